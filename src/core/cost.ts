@@ -1,0 +1,94 @@
+import { RoutingError } from './errors.js';
+import type { CostPenalties, CostWeights, NodeTelemetry, NodeStates, RoutingRequest, Stage } from './types.js';
+
+/** The seed's weights: every term counts once. */
+export const DEFAULT_WEIGHTS: CostWeights = Object.freeze({ latency: 1, load: 1, capability: 1, hops: 1, tokens: 1 });
+
+/** What an unmeasured node counts as (SPEC §4 [decision]). */
+export const DEFAULT_PENALTIES: CostPenalties = Object.freeze({ latencyMs: 100, load: 1, score: 1 });
+
+/** A request with every default filled in and every number checked. */
+export interface ResolvedRequest {
+  readonly tokens: number;
+  readonly weights: CostWeights;
+  readonly penalties: CostPenalties;
+  /** True when weights and penalties are the defaults (the per-model index applies). */
+  readonly isDefault: boolean;
+}
+
+function checkNumber(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new RoutingError('InvalidRequest', `request field "${field}" must be a finite number >= 0, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Fills the defaults of a request and rejects NaN, infinite or negative numbers. */
+export function resolveRequest(request: RoutingRequest = {}): ResolvedRequest {
+  const tokens = request.tokens === undefined ? 0 : checkNumber(request.tokens, 'tokens');
+  let isDefault = true;
+  let weights = DEFAULT_WEIGHTS;
+  if (request.weights !== undefined) {
+    const w: { -readonly [K in keyof CostWeights]: number } = { ...DEFAULT_WEIGHTS };
+    for (const key of Object.keys(DEFAULT_WEIGHTS) as (keyof CostWeights)[]) {
+      const value = request.weights[key];
+      if (value !== undefined) w[key] = checkNumber(value, `weights.${key}`);
+      if (w[key] !== DEFAULT_WEIGHTS[key]) isDefault = false;
+    }
+    weights = w;
+  }
+  let penalties = DEFAULT_PENALTIES;
+  if (request.penalties !== undefined) {
+    const p: { -readonly [K in keyof CostPenalties]: number } = { ...DEFAULT_PENALTIES };
+    for (const key of Object.keys(DEFAULT_PENALTIES) as (keyof CostPenalties)[]) {
+      const value = request.penalties[key];
+      if (value !== undefined) p[key] = checkNumber(value, `penalties.${key}`);
+      if (p[key] !== DEFAULT_PENALTIES[key]) isDefault = false;
+    }
+    penalties = p;
+  }
+  return { tokens, weights, penalties, isDefault };
+}
+
+/**
+ * The cost of one stage's node: `w_l·latency + w_c·load·120 + w_k·100/max(score, 0.01)`.
+ * Unknown values count as the penalties, so an unmeasured node is never the cheapest by accident.
+ * `extraLoad` is added to the measured load (in-flight reservations).
+ */
+export function nodeCost(
+  telemetry: NodeTelemetry | undefined,
+  weights: CostWeights = DEFAULT_WEIGHTS,
+  penalties: CostPenalties = DEFAULT_PENALTIES,
+  extraLoad = 0,
+): number {
+  const latency = telemetry?.latencyMs ?? penalties.latencyMs;
+  const load = (telemetry?.load ?? penalties.load) + extraLoad;
+  const score = telemetry?.score ?? penalties.score;
+  return weights.latency * latency + weights.load * load * 120 + (weights.capability * 100) / Math.max(score, 0.01);
+}
+
+/** The part of a pipeline's cost that does not depend on its nodes: hops and tokens. */
+export function fixedCost(stageCount: number, tokens: number, weights: CostWeights = DEFAULT_WEIGHTS): number {
+  return weights.hops * 15 * Math.max(stageCount - 1, 0) + (weights.tokens * 10 * tokens) / 1024;
+}
+
+/**
+ * The cost of a chain of stages (SPEC §4): the sum of its nodes' costs, then hops and tokens.
+ * The summation order (stages in order, then the fixed terms) is part of the contract: the
+ * per-model index adds in the same order so that both choose bit-identical costs.
+ */
+export function pipelineCost(
+  stages: readonly Stage[],
+  nodes: NodeStates,
+  request: RoutingRequest | ResolvedRequest = {},
+): number {
+  const r = 'isDefault' in request ? request : resolveRequest(request);
+  return sumNodeCosts(stages, (id) => nodeCost(nodes[id], r.weights, r.penalties)) + fixedCost(stages.length, r.tokens, r.weights);
+}
+
+/** Sums per-node costs in stage order. */
+export function sumNodeCosts(stages: readonly Stage[], costOf: (nodeId: string) => number): number {
+  let sum = 0;
+  for (const stage of stages) sum += costOf(stage.nodeId);
+  return sum;
+}

@@ -1,0 +1,156 @@
+import { nodeCost, resolveRequest, type ResolvedRequest } from './cost.js';
+import { RoutingError } from './errors.js';
+import { deadNodesOf, planIndex } from './plan-index.js';
+import { cheapestIntact, makeRoute, requireModel } from './route.js';
+import type { LayerRange, NodeStates, Pipeline, Recovery, Replacement, Route, RoutingRequest, Stage, SwarmStateLike } from './types.js';
+
+/** How far a failover may go. */
+export interface FailoverOptions {
+  /** Serve the survivors of the lost route with layers missing rather than throw. @defaultValue false */
+  readonly allowDegraded?: boolean;
+  /** The reserve model a degraded route reports; else the model spec's `fallback`. */
+  readonly fallbackModel?: string;
+  /** The request whose cost the recovered route reports. @defaultValue `{}` */
+  readonly request?: RoutingRequest;
+}
+
+/**
+ * Recovers `route` after `failedNodeId` failed (SPEC §6), in this order and no other:
+ * an intact copy of the same model → a per-layer splice over live nodes of other copies →
+ * the degraded survivors (only if allowed) → `RoutingError` `Unrecoverable`. The failed node
+ * counts as dead even if `state` has not marked it yet. A route that does not use the failed
+ * node comes back as it is (`strategy: 'unaffected'`).
+ *
+ * @example
+ * const recovery = failoverInSwarm(route, 'gpu', state, { allowDegraded: true });
+ */
+export function failoverInSwarm(route: Route, failedNodeId: string, state: SwarmStateLike, options: FailoverOptions = {}): Recovery {
+  const r = resolveRequest(options.request);
+  const model = requireModel(route.modelId, state);
+  if (options.fallbackModel !== undefined) requireModel(options.fallbackModel, state);
+  if (!route.stages.some((s) => s.nodeId === failedNodeId)) {
+    return { strategy: 'unaffected', degraded: route.degraded, route, from: route, replaced: [], missingLayers: [] };
+  }
+  const nodes = state.nodes;
+  const isDead = (id: string) => id === failedNodeId || nodes[id]?.alive !== true;
+  const pipelines = planIndex(state.plan).pipelinesByModel.get(model.id) ?? [];
+
+  const copy = cheapestIntact(pipelines, nodes, r, failedNodeId);
+  if (copy !== undefined) {
+    return { strategy: 'copy', degraded: false, route: makeRoute(model.id, copy.pipeline.id, copy.pipeline.stages, nodes, r), from: route, replaced: [], missingLayers: [] };
+  }
+
+  const lost = lostRanges(route.stages, isDead);
+  const splice = spliceRoute(route, lost, pipelines, nodes, r, isDead);
+  if (splice !== undefined) {
+    return { strategy: 'splice', degraded: false, route: makeRoute(model.id, route.pipelineId, splice.stages, nodes, r), from: route, replaced: splice.replaced, missingLayers: [] };
+  }
+
+  const survivors = route.stages.filter((s) => !isDead(s.nodeId));
+  if (options.allowDegraded === true && survivors.length > 0) {
+    const reserve = options.fallbackModel ?? model.fallback ?? model.id;
+    const missingLayers = mergeRanges(lost.map((l) => l.range));
+    return { strategy: 'degraded', degraded: true, route: makeRoute(reserve, route.pipelineId, survivors, nodes, r, true), from: route, replaced: [], missingLayers };
+  }
+
+  const others = pipelines.filter((p) => p.id !== route.pipelineId).map((p) => `${p.id}: ${deadNodesOf(p, nodes, failedNodeId).join(', ')} down`);
+  const uncovered = splice === undefined ? mergeRanges(lost.map((l) => l.range)).map((l) => `[${l.layerStart}, ${l.layerEnd})`).join(' ') : '';
+  const why = [
+    others.length > 0 ? `no intact copy (${others.join('; ')})` : 'no other copy',
+    `layers ${uncovered} held by no live node of another copy`,
+    survivors.length === 0 ? 'no survivor to degrade to' : options.allowDegraded === true ? '' : 'degradation not allowed',
+  ].filter((s) => s.length > 0);
+  throw new RoutingError('Unrecoverable', `cannot recover model "${model.id}" after node "${failedNodeId}" failed: ${why.join(', ')}`);
+}
+
+interface LostStage {
+  readonly nodeId: string;
+  readonly range: LayerRange;
+}
+
+function lostRanges(stages: readonly Stage[], isDead: (id: string) => boolean): LostStage[] {
+  return stages.filter((s) => isDead(s.nodeId)).map((s) => ({ nodeId: s.nodeId, range: { layerStart: s.layerStart, layerEnd: s.layerEnd } }));
+}
+
+/** Merges touching or overlapping ranges, sorted. */
+export function mergeRanges(ranges: readonly LayerRange[]): LayerRange[] {
+  const sorted = [...ranges].sort((a, b) => a.layerStart - b.layerStart);
+  const out: { layerStart: number; layerEnd: number }[] = [];
+  for (const r of sorted) {
+    const last = out[out.length - 1];
+    if (last !== undefined && r.layerStart <= last.layerEnd) last.layerEnd = Math.max(last.layerEnd, r.layerEnd);
+    else out.push({ layerStart: r.layerStart, layerEnd: r.layerEnd });
+  }
+  return out;
+}
+
+/**
+ * Covers every lost range with live nodes that hold those layers in some pipeline of the model,
+ * as a shortest path over layer boundaries: an edge from boundary x runs to the furthest layer a
+ * live holder of x reaches, weighted by that node's cost plus one hop. Returns undefined if any
+ * lost layer has no live holder.
+ */
+function spliceRoute(
+  route: Route,
+  lost: readonly LostStage[],
+  pipelines: readonly Pipeline[],
+  nodes: NodeStates,
+  r: ResolvedRequest,
+  isDead: (id: string) => boolean,
+): { stages: Stage[]; replaced: Replacement[] } | undefined {
+  const holders: Stage[] = [];
+  for (const p of pipelines) for (const s of p.stages) if (!isDead(s.nodeId)) holders.push(s);
+  const hop = r.weights.hops * 15;
+  const covers: Stage[] = [];
+  for (const range of mergeRanges(lost.map((l) => l.range))) {
+    const { layerStart: a, layerEnd: b } = range;
+    const span = b - a;
+    const dist = new Array<number>(span + 1).fill(Infinity);
+    const prev = new Array<{ from: number; nodeId: string } | undefined>(span + 1).fill(undefined);
+    dist[0] = 0;
+    for (let x = a; x < b; x++) {
+      const dx = dist[x - a] ?? Infinity;
+      if (dx === Infinity) continue;
+      for (const h of holders) {
+        if (h.layerStart > x || h.layerEnd <= x) continue;
+        const y = Math.min(h.layerEnd, b);
+        const d = dx + nodeCost(nodes[h.nodeId], r.weights, r.penalties) + hop;
+        if (d < (dist[y - a] ?? Infinity)) {
+          dist[y - a] = d;
+          prev[y - a] = { from: x, nodeId: h.nodeId };
+        }
+      }
+    }
+    if ((dist[span] ?? Infinity) === Infinity) return undefined;
+    const segment: Stage[] = [];
+    for (let y = b; y > a; ) {
+      const step = prev[y - a];
+      if (step === undefined) return undefined;
+      segment.unshift({ nodeId: step.nodeId, layerStart: step.from, layerEnd: y });
+      y = step.from;
+    }
+    covers.push(...segment);
+  }
+  const replaced: Replacement[] = [];
+  for (const c of covers) {
+    for (const l of lost) {
+      const start = Math.max(c.layerStart, l.range.layerStart);
+      const end = Math.min(c.layerEnd, l.range.layerEnd);
+      if (start < end) replaced.push({ layerStart: start, layerEnd: end, from: l.nodeId, to: c.nodeId });
+    }
+  }
+  const survivors = route.stages.filter((s) => !isDead(s.nodeId));
+  const stages = mergeAdjacent([...survivors, ...covers].sort((x, y) => x.layerStart - y.layerStart));
+  return { stages, replaced };
+}
+
+/** Joins consecutive stages held by the same node: one node, one hop. */
+function mergeAdjacent(stages: readonly Stage[]): Stage[] {
+  const out: Stage[] = [];
+  for (const s of stages) {
+    const last = out[out.length - 1];
+    if (last !== undefined && last.nodeId === s.nodeId && last.layerEnd === s.layerStart) out[out.length - 1] = { ...last, layerEnd: s.layerEnd };
+    else out.push({ ...s });
+  }
+  return out;
+}

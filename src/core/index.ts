@@ -1,0 +1,14 @@
+export type * from './types.js';
+export { RoutingError, PlanError, SwarmError } from './errors.js';
+export type { RoutingErrorCode, PlanErrorCode, SwarmErrorCode } from './errors.js';
+export { DEFAULT_WEIGHTS, DEFAULT_PENALTIES, nodeCost, pipelineCost, fixedCost, resolveRequest } from './cost.js';
+export type { ResolvedRequest } from './cost.js';
+export { planSwarm } from './plan.js';
+export type { PlanConfig } from './plan.js';
+export { validatePlan, baseModelId } from './validate.js';
+export type { PlanIssue, PlanIssueCode } from './validate.js';
+export { SwarmState } from './state.js';
+export type { TelemetryPatch } from './state.js';
+export { routeRequest } from './route.js';
+export { failoverInSwarm } from './failover.js';
+export type { FailoverOptions } from './failover.js';

@@ -1,0 +1,137 @@
+/**
+ * The plain-data vocabulary of hecate-swarm (SPEC §1). Every value here is
+ * JSON-serialisable: plans, routes and recoveries print, diff and snapshot cleanly.
+ */
+
+/** One machine of the swarm. `score` is its capability (higher is faster). */
+export interface NodeProfile {
+  readonly id: string;
+  readonly memoryGb: number;
+  /** Capability; higher is faster. @defaultValue 1 */
+  readonly score?: number;
+  /** Latency the node declares, in milliseconds. */
+  readonly latencyMs?: number;
+}
+
+/** `base` is the model the swarm serves by default; experts are extra models. */
+export type ModelKind = 'base' | 'expert';
+
+/** A model to serve: `layers` layers of `layerGb` each, in `pipelines` copies. */
+export interface ModelSpec {
+  readonly id: string;
+  readonly layers: number;
+  /** Memory one layer needs, in GB. @defaultValue 1 */
+  readonly layerGb?: number;
+  /** Number of complete copies to plan. @defaultValue 1 */
+  readonly pipelines?: number;
+  /** @defaultValue 'base' for the first model listed, 'expert' for the others */
+  readonly kind?: ModelKind;
+  /** The reserve model a degraded route reports (SPEC §6.3). */
+  readonly fallback?: string;
+}
+
+/** A half-open layer range `[layerStart, layerEnd)` held by one node. */
+export interface Stage {
+  readonly nodeId: string;
+  readonly layerStart: number;
+  readonly layerEnd: number;
+}
+
+/** One complete copy of one model: ordered stages covering `[0, layers)`. */
+export interface Pipeline {
+  readonly id: string;
+  readonly modelId: string;
+  readonly stages: readonly Stage[];
+}
+
+/** Who should run what: every pipeline of every model. */
+export interface SwarmPlan {
+  readonly models: readonly ModelSpec[];
+  readonly pipelines: readonly Pipeline[];
+}
+
+/** How one node is now. Unmeasured values are absent, never zero. */
+export interface NodeTelemetry {
+  readonly alive: boolean;
+  readonly latencyMs?: number;
+  readonly load?: number;
+  readonly score?: number;
+  readonly samples: number;
+}
+
+/** Telemetry of every node, keyed by node id. */
+export type NodeStates = Readonly<Record<string, NodeTelemetry>>;
+
+/** What routing and failover read: a plan and the telemetry of its nodes. */
+export interface SwarmStateLike {
+  readonly plan: SwarmPlan;
+  readonly nodes: NodeStates;
+}
+
+/** The weights of the cost formula (SPEC §4); all default to 1. */
+export interface CostWeights {
+  readonly latency: number;
+  readonly load: number;
+  readonly capability: number;
+  readonly hops: number;
+  readonly tokens: number;
+}
+
+/** What an unmeasured value counts as: a node without telemetry is penalised, not ignored. */
+export interface CostPenalties {
+  /** @defaultValue 100 */
+  readonly latencyMs: number;
+  /** @defaultValue 1 */
+  readonly load: number;
+  /** @defaultValue 1 */
+  readonly score: number;
+}
+
+/** One request to route. */
+export interface RoutingRequest {
+  /** @defaultValue 0 */
+  readonly tokens?: number;
+  readonly weights?: Partial<CostWeights>;
+  readonly penalties?: Partial<CostPenalties>;
+}
+
+/** A chosen path through the swarm for one model. */
+export interface Route {
+  readonly modelId: string;
+  /** The planned pipeline, or the pipeline a splice/degraded route was rebuilt from. */
+  readonly pipelineId: string;
+  readonly stages: readonly Stage[];
+  /** Milliseconds-like cost from the formula of SPEC §4. */
+  readonly cost: number;
+  readonly hops: number;
+  /** True only for a degraded recovery: layers are missing. */
+  readonly degraded: boolean;
+}
+
+/** A half-open range of layers. */
+export interface LayerRange {
+  readonly layerStart: number;
+  readonly layerEnd: number;
+}
+
+/** One lost range re-served by another node in a splice. */
+export interface Replacement extends LayerRange {
+  /** The dead node that held the range. */
+  readonly from: string;
+  /** The live node that now serves it. */
+  readonly to: string;
+}
+
+/** How a route was recovered: in this order of preference. */
+export type RecoveryStrategy = 'unaffected' | 'copy' | 'splice' | 'degraded';
+
+/** The outcome of a failover (SPEC §6). */
+export interface Recovery {
+  readonly strategy: RecoveryStrategy;
+  readonly degraded: boolean;
+  readonly route: Route;
+  /** The route that was lost. */
+  readonly from: Route;
+  readonly replaced: readonly Replacement[];
+  readonly missingLayers: readonly LayerRange[];
+}

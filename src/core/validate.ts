@@ -1,0 +1,197 @@
+import { PlanError } from './errors.js';
+import type { ModelSpec, NodeProfile, SwarmPlan } from './types.js';
+
+/** What is wrong with a plan, a profile or a model. */
+export type PlanIssueCode =
+  | 'BadProfile'
+  | 'DuplicateNode'
+  | 'BadModel'
+  | 'DuplicateModel'
+  | 'UnknownModel'
+  | 'UnknownNode'
+  | 'DuplicatePipeline'
+  | 'BadStage'
+  | 'Gap'
+  | 'Overlap'
+  | 'Coverage'
+  | 'SharedNode'
+  | 'OverCapacity';
+
+/** One problem found by {@link validatePlan}; `message` names the culprit. */
+export interface PlanIssue {
+  readonly code: PlanIssueCode;
+  readonly message: string;
+  readonly modelId?: string;
+  readonly pipelineId?: string;
+  readonly nodeId?: string;
+}
+
+const isFiniteAtLeast = (v: unknown, min: number): v is number => typeof v === 'number' && Number.isFinite(v) && v >= min;
+const isPositiveInt = (v: unknown): v is number => Number.isInteger(v) && (v as number) > 0;
+
+/** Checks node profiles: ids present and unique, memory finite and >= 0, score > 0, latency >= 0. */
+export function profileIssues(profiles: readonly NodeProfile[]): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  if (!Array.isArray(profiles)) return [{ code: 'BadProfile', message: 'profiles must be an array of NodeProfile' }];
+  const seen = new Set<string>();
+  profiles.forEach((p, i) => {
+    if (p === null || typeof p !== 'object' || typeof p.id !== 'string' || p.id.length === 0) {
+      issues.push({ code: 'BadProfile', message: `node #${i}: "id" must be a non-empty string` });
+      return;
+    }
+    const nodeId = p.id;
+    if (seen.has(nodeId)) issues.push({ code: 'DuplicateNode', nodeId, message: `node "${nodeId}" is listed twice` });
+    seen.add(nodeId);
+    if (!isFiniteAtLeast(p.memoryGb, 0)) {
+      issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "memoryGb" must be a finite number >= 0, got ${String(p.memoryGb)}` });
+    }
+    if (p.score !== undefined && !(isFiniteAtLeast(p.score, 0) && p.score > 0)) {
+      issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "score" must be a finite number > 0, got ${String(p.score)}` });
+    }
+    if (p.latencyMs !== undefined && !isFiniteAtLeast(p.latencyMs, 0)) {
+      issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "latencyMs" must be a finite number >= 0, got ${String(p.latencyMs)}` });
+    }
+  });
+  return issues;
+}
+
+/** Checks model specs: ids unique, layers a positive integer, layerGb > 0, copies >= 1, fallback known. */
+export function modelIssues(models: readonly ModelSpec[]): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  if (!Array.isArray(models) || models.length === 0) {
+    return [{ code: 'BadModel', message: 'at least one model is required' }];
+  }
+  const ids = new Set<string>();
+  let bases = 0;
+  models.forEach((m, i) => {
+    if (m === null || typeof m !== 'object' || typeof m.id !== 'string' || m.id.length === 0) {
+      issues.push({ code: 'BadModel', message: `model #${i}: "id" must be a non-empty string` });
+      return;
+    }
+    const modelId = m.id;
+    if (ids.has(modelId)) issues.push({ code: 'DuplicateModel', modelId, message: `model "${modelId}" is listed twice` });
+    ids.add(modelId);
+    if (!isPositiveInt(m.layers)) {
+      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "layers" must be a positive integer, got ${String(m.layers)}` });
+    }
+    if (m.layerGb !== undefined && !(isFiniteAtLeast(m.layerGb, 0) && m.layerGb > 0)) {
+      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "layerGb" must be a finite number > 0, got ${String(m.layerGb)}` });
+    }
+    if (m.pipelines !== undefined && !isPositiveInt(m.pipelines)) {
+      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "pipelines" must be a positive integer, got ${String(m.pipelines)}` });
+    }
+    if (m.kind !== undefined && m.kind !== 'base' && m.kind !== 'expert') {
+      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "kind" must be "base" or "expert", got ${String(m.kind)}` });
+    }
+    if (modelKind(models, i) === 'base') bases++;
+  });
+  if (bases > 1) issues.push({ code: 'BadModel', message: `only one model may be "base", found ${bases}` });
+  for (const m of models) {
+    if (m?.fallback !== undefined && (!ids.has(m.fallback) || m.fallback === m.id)) {
+      issues.push({ code: 'BadModel', modelId: m.id, message: `model "${m.id}": "fallback" must name another model of the plan, got "${String(m.fallback)}"` });
+    }
+  }
+  return issues;
+}
+
+/** The kind of the model at `index`: declared, else 'base' for the first and 'expert' for the rest. */
+export function modelKind(models: readonly ModelSpec[], index: number): 'base' | 'expert' {
+  return models[index]?.kind ?? (index === 0 ? 'base' : 'expert');
+}
+
+/** The id of the model `route()` serves by default: the base model, else the first. */
+export function baseModelId(models: readonly ModelSpec[]): string {
+  const index = models.findIndex((_, i) => modelKind(models, i) === 'base');
+  const model = models[index === -1 ? 0 : index];
+  if (model === undefined) throw new PlanError('InvalidInput', 'the plan has no model');
+  return model.id;
+}
+
+/** Memory `layers` layers of `model` need, in GB. */
+export function layersGb(model: ModelSpec, layers: number): number {
+  return layers * (model.layerGb ?? 1);
+}
+
+/**
+ * Checks a plan against the node profiles: every pipeline covers `[0, layers)` of a known
+ * model in order with no gap or overlap, on known nodes, copies of one model on disjoint
+ * nodes, and no node holding more than its memory. An empty result means valid.
+ */
+export function validatePlan(plan: SwarmPlan, profiles: readonly NodeProfile[]): PlanIssue[] {
+  if (plan === null || typeof plan !== 'object' || !Array.isArray(plan.pipelines)) {
+    return [{ code: 'BadStage', message: 'a plan must be an object { models, pipelines }' }];
+  }
+  const issues: PlanIssue[] = [...profileIssues(profiles), ...modelIssues(plan.models)];
+  const models = new Map<string, ModelSpec>();
+  for (const m of plan.models ?? []) if (m && typeof m.id === 'string') models.set(m.id, m);
+  const memory = new Map<string, number>();
+  for (const p of Array.isArray(profiles) ? profiles : []) if (p && typeof p.id === 'string') memory.set(p.id, p.memoryGb);
+  const usedGb = new Map<string, number>();
+  const ownerOf = new Map<string, string>(); // `${modelId}\0${nodeId}` → pipeline id
+  const pipelineIds = new Set<string>();
+
+  for (const pipeline of plan.pipelines) {
+    const pipelineId = pipeline?.id;
+    if (typeof pipelineId !== 'string' || pipelineId.length === 0 || !Array.isArray(pipeline.stages)) {
+      issues.push({ code: 'BadStage', message: 'every pipeline needs a string "id" and a "stages" array' });
+      continue;
+    }
+    if (pipelineIds.has(pipelineId)) issues.push({ code: 'DuplicatePipeline', pipelineId, message: `pipeline "${pipelineId}" is listed twice` });
+    pipelineIds.add(pipelineId);
+    const model = models.get(pipeline.modelId);
+    if (model === undefined) {
+      issues.push({ code: 'UnknownModel', pipelineId, modelId: pipeline.modelId, message: `pipeline "${pipelineId}" serves unknown model "${String(pipeline.modelId)}"` });
+      continue;
+    }
+    let next = 0;
+    const inThisPipeline = new Set<string>();
+    for (const [i, stage] of pipeline.stages.entries()) {
+      const where = `pipeline "${pipelineId}" stage ${i}`;
+      if (stage === null || typeof stage !== 'object' || !Number.isInteger(stage.layerStart) || !Number.isInteger(stage.layerEnd) || stage.layerStart >= stage.layerEnd || stage.layerStart < 0) {
+        issues.push({ code: 'BadStage', pipelineId, message: `${where}: needs integer layers with 0 <= layerStart < layerEnd` });
+        next = Number.NaN;
+        continue;
+      }
+      const nodeId = stage.nodeId;
+      if (!memory.has(nodeId)) {
+        issues.push({ code: 'UnknownNode', pipelineId, nodeId, message: `${where}: unknown node "${String(nodeId)}"` });
+      }
+      if (stage.layerStart > next) {
+        issues.push({ code: 'Gap', pipelineId, nodeId, message: `${where}: layers [${next}, ${stage.layerStart}) are held by no stage` });
+      } else if (stage.layerStart < next) {
+        issues.push({ code: 'Overlap', pipelineId, nodeId, message: `${where}: layers [${stage.layerStart}, ${next}) are held twice` });
+      }
+      next = Math.max(next, stage.layerEnd);
+      const key = `${model.id}\0${nodeId}`;
+      const owner = ownerOf.get(key);
+      if (owner !== undefined && (owner !== pipelineId || inThisPipeline.has(nodeId))) {
+        issues.push({ code: 'SharedNode', pipelineId, nodeId, modelId: model.id, message: `${where}: node "${nodeId}" already holds layers of model "${model.id}" in pipeline "${owner}" (copies must use disjoint nodes)` });
+      }
+      ownerOf.set(key, pipelineId);
+      inThisPipeline.add(nodeId);
+      usedGb.set(nodeId, (usedGb.get(nodeId) ?? 0) + layersGb(model, stage.layerEnd - stage.layerStart));
+    }
+    if (Number.isFinite(next) && next !== model.layers) {
+      issues.push({ code: 'Coverage', pipelineId, modelId: model.id, message: `pipeline "${pipelineId}" covers layers [0, ${next}) but model "${model.id}" has ${model.layers}` });
+    }
+  }
+  for (const [nodeId, used] of usedGb) {
+    const mem = memory.get(nodeId);
+    if (mem !== undefined && used > mem + 1e-9) {
+      issues.push({ code: 'OverCapacity', nodeId, message: `node "${nodeId}" holds ${round(used)} GB of layers but has ${mem} GB` });
+    }
+  }
+  return issues;
+}
+
+function round(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
+
+/** Throws a {@link PlanError} `InvalidPlan` listing every issue, if any. */
+export function assertValidPlan(plan: SwarmPlan, profiles: readonly NodeProfile[]): void {
+  const issues = validatePlan(plan, profiles);
+  if (issues.length > 0) {
+    throw new PlanError('InvalidPlan', `invalid plan: ${issues.map((i) => i.message).join('; ')}`);
+  }
+}
