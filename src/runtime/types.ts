@@ -1,0 +1,126 @@
+import type { CostPenalties, ModelSpec, NodeProfile, Recovery, Route, RoutingRequest } from '../core/types.js';
+import type { PlanConfig } from '../core/plan.js';
+
+/** Milliseconds since an arbitrary origin; replace it to run in virtual time. */
+export interface Clock {
+  now(): number;
+}
+
+/** Mints ids for new pipelines and leases. */
+export type IdSource = () => string;
+
+/** The swarm's status, one per state of the Swarm statechart. */
+export type SwarmStatus = 'healthy' | 'degraded' | 'failed' | 'stopped';
+
+/** What a swarm serves and how it behaves. Build the simple case with `swarmConfig(layers, pipelines)`. */
+export interface SwarmConfig extends PlanConfig {
+  readonly models: readonly ModelSpec[];
+  /** Serve the survivors of a lost copy (with layers missing) rather than fail. @defaultValue true */
+  readonly allowDegraded?: boolean;
+  /** EWMA smoothing factor of every node actor, in (0, 1]. @defaultValue 0.3 */
+  readonly alpha?: number;
+  /** What unmeasured values count as in the cost. */
+  readonly penalties?: Partial<CostPenalties>;
+  /** How long a reservation lives before it expires on its own, in ms. @defaultValue 30000 */
+  readonly leaseTtlMs?: number;
+}
+
+/** Options of `createSwarm`: the things that make a run observable and deterministic. */
+export interface SwarmOptions {
+  /** An XState inspection observer, passed to the Swarm actor and its node actors. */
+  readonly inspect?: unknown;
+  /** Where new pipeline and lease ids come from. @defaultValue nanoid */
+  readonly idSource?: IdSource;
+  /** Seeds a deterministic id source (ignored when `idSource` is given). */
+  readonly seed?: number;
+  /** The clock for lease expiry and time-based decay. @defaultValue Date */
+  readonly clock?: Clock;
+}
+
+/** A request to the swarm: the routing request, plus which model (the base model by default). */
+export interface SwarmRequest extends RoutingRequest {
+  readonly model?: string;
+}
+
+/** Options of `swarm.route`. */
+export interface RouteOptions {
+  /** Count this request as in flight on the route's nodes until released or expired. @defaultValue false */
+  readonly reserve?: boolean;
+}
+
+/** An in-flight reservation on a route's nodes. */
+export interface Lease {
+  readonly id: string;
+  readonly modelId: string;
+  readonly nodes: readonly string[];
+  readonly expiresAt: number;
+}
+
+/** A route with its reservation. */
+export interface LeasedRoute extends Route {
+  readonly lease: Lease;
+}
+
+/** How a reserved request ended. */
+export interface ReleaseOutcome {
+  /** Observed end-to-end latency, fed into each node's latency EWMA. */
+  readonly latencyMs?: number;
+  /** @defaultValue true */
+  readonly ok?: boolean;
+}
+
+/** One telemetry sample for a node's EWMA. */
+export interface TelemetrySample {
+  readonly load?: number;
+  readonly latencyMs?: number;
+  readonly score?: number;
+}
+
+/** What `markDown` did: one recovery per model whose route used the node, computed before the mark. */
+export interface Rescue {
+  readonly nodeId: string;
+  readonly status: SwarmStatus;
+  readonly recoveries: readonly Recovery[];
+  /** Models that have nothing left to serve with. */
+  readonly unrecoverable: readonly string[];
+}
+
+/** The role the growth policy (telomerase) gave a newcomer. */
+export type GrowthRole = 'restore' | 'copy' | 'expert' | 'spare';
+
+/** What `addNode` did. */
+export interface Growth {
+  readonly nodeId: string;
+  readonly role: GrowthRole;
+  /** The model it now serves, if any. */
+  readonly modelId?: string;
+  /** Pipelines created or rebuilt for it. */
+  readonly pipelines: readonly string[];
+  readonly status: SwarmStatus;
+}
+
+/** A range of layers moved from a retired node to another. */
+export interface Relocation {
+  readonly pipelineId: string;
+  readonly layerStart: number;
+  readonly layerEnd: number;
+  readonly from: string;
+  readonly to: string;
+}
+
+/** What `removeNode` did. */
+export interface Retirement {
+  readonly nodeId: string;
+  readonly relocated: readonly Relocation[];
+  /** Pipelines that could not be rebuilt and were dropped whole. */
+  readonly dropped: readonly string[];
+  readonly status: SwarmStatus;
+}
+
+/** What `markAlive` did. */
+export interface Revival {
+  readonly nodeId: string;
+  readonly status: SwarmStatus;
+}
+
+export type { NodeProfile };
