@@ -67,15 +67,39 @@ export function nodeCost(
   return weights.latency * latency + weights.load * load * 120 + (weights.capability * 100) / Math.max(score, 0.01);
 }
 
-/** The part of a pipeline's cost that does not depend on its nodes: hops and tokens. */
-export function fixedCost(stageCount: number, tokens: number, weights: CostWeights = DEFAULT_WEIGHTS): number {
-  return weights.hops * 15 * Math.max(stageCount - 1, 0) + (weights.tokens * 10 * tokens) / 1024;
+/** Extra load per node on top of its measured EWMA (in-flight reservations); absent means 0. */
+export type ExtraLoad = Readonly<Record<string, number>>;
+
+/** The hops term: `w_h · 15 · (stages − 1)`. */
+export function hopsCost(stageCount: number, weights: CostWeights = DEFAULT_WEIGHTS): number {
+  return weights.hops * 15 * Math.max(stageCount - 1, 0);
+}
+
+/** The tokens term: `w_p · 10 · tokens / 1024`, the same for every pipeline of a request. */
+export function tokensCost(tokens: number, weights: CostWeights = DEFAULT_WEIGHTS): number {
+  return (weights.tokens * 10 * tokens) / 1024;
 }
 
 /**
- * The cost of a chain of stages (SPEC §4): the sum of its nodes' costs, then hops and tokens.
- * The summation order (stages in order, then the fixed terms) is part of the contract: the
- * per-model index adds in the same order so that both choose bit-identical costs.
+ * The part of a pipeline's cost that decides the choice: its nodes' costs summed in stage order,
+ * plus hops. The tokens term is added after, since it is equal for every pipeline of a request;
+ * the per-model index relies on this order to choose bit-identically to a scan.
+ */
+export function chainCost(
+  stages: readonly Stage[],
+  nodes: NodeStates,
+  r: ResolvedRequest,
+  extra?: ExtraLoad,
+): number {
+  let sum = 0;
+  for (const stage of stages) sum += nodeCost(nodes[stage.nodeId], r.weights, r.penalties, extra?.[stage.nodeId] ?? 0);
+  return sum + hopsCost(stages.length, r.weights);
+}
+
+/**
+ * The cost of a chain of stages (SPEC §4):
+ * `Σ cost(n) + w_h·15·hops + w_p·10·tokens/1024`.
+ * @example pipelineCost(pipeline.stages, state.nodes, { tokens: 512 })
  */
 export function pipelineCost(
   stages: readonly Stage[],
@@ -83,12 +107,5 @@ export function pipelineCost(
   request: RoutingRequest | ResolvedRequest = {},
 ): number {
   const r = 'isDefault' in request ? request : resolveRequest(request);
-  return sumNodeCosts(stages, (id) => nodeCost(nodes[id], r.weights, r.penalties)) + fixedCost(stages.length, r.tokens, r.weights);
-}
-
-/** Sums per-node costs in stage order. */
-export function sumNodeCosts(stages: readonly Stage[], costOf: (nodeId: string) => number): number {
-  let sum = 0;
-  for (const stage of stages) sum += costOf(stage.nodeId);
-  return sum;
+  return chainCost(stages, nodes, r) + tokensCost(r.tokens, r.weights);
 }

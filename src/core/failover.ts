@@ -1,4 +1,4 @@
-import { nodeCost, resolveRequest, type ResolvedRequest } from './cost.js';
+import { nodeCost, resolveRequest, type ExtraLoad, type ResolvedRequest } from './cost.js';
 import { RoutingError } from './errors.js';
 import { deadNodesOf, planIndex } from './plan-index.js';
 import { cheapestIntact, makeRoute, requireModel } from './route.js';
@@ -21,10 +21,18 @@ export interface FailoverOptions {
  * counts as dead even if `state` has not marked it yet. A route that does not use the failed
  * node comes back as it is (`strategy: 'unaffected'`).
  *
+ * `extra` is in-flight load per node on top of the telemetry (the runtime's reservations).
+ *
  * @example
  * const recovery = failoverInSwarm(route, 'gpu', state, { allowDegraded: true });
  */
-export function failoverInSwarm(route: Route, failedNodeId: string, state: SwarmStateLike, options: FailoverOptions = {}): Recovery {
+export function failoverInSwarm(
+  route: Route,
+  failedNodeId: string,
+  state: SwarmStateLike,
+  options: FailoverOptions = {},
+  extra?: ExtraLoad,
+): Recovery {
   const r = resolveRequest(options.request);
   const model = requireModel(route.modelId, state);
   if (options.fallbackModel !== undefined) requireModel(options.fallbackModel, state);
@@ -35,22 +43,22 @@ export function failoverInSwarm(route: Route, failedNodeId: string, state: Swarm
   const isDead = (id: string) => id === failedNodeId || nodes[id]?.alive !== true;
   const pipelines = planIndex(state.plan).pipelinesByModel.get(model.id) ?? [];
 
-  const copy = cheapestIntact(pipelines, nodes, r, failedNodeId);
+  const copy = cheapestIntact(pipelines, nodes, r, failedNodeId, extra);
   if (copy !== undefined) {
-    return { strategy: 'copy', degraded: false, route: makeRoute(model.id, copy.pipeline.id, copy.pipeline.stages, nodes, r), from: route, replaced: [], missingLayers: [] };
+    return { strategy: 'copy', degraded: false, route: makeRoute(model.id, copy.pipeline.id, copy.pipeline.stages, nodes, r, false, extra), from: route, replaced: [], missingLayers: [] };
   }
 
   const lost = lostRanges(route.stages, isDead);
-  const splice = spliceRoute(route, lost, pipelines, nodes, r, isDead);
+  const splice = spliceRoute(route, lost, pipelines, nodes, r, isDead, extra);
   if (splice !== undefined) {
-    return { strategy: 'splice', degraded: false, route: makeRoute(model.id, route.pipelineId, splice.stages, nodes, r), from: route, replaced: splice.replaced, missingLayers: [] };
+    return { strategy: 'splice', degraded: false, route: makeRoute(model.id, route.pipelineId, splice.stages, nodes, r, false, extra), from: route, replaced: splice.replaced, missingLayers: [] };
   }
 
   const survivors = route.stages.filter((s) => !isDead(s.nodeId));
   if (options.allowDegraded === true && survivors.length > 0) {
     const reserve = options.fallbackModel ?? model.fallback ?? model.id;
     const missingLayers = mergeRanges(lost.map((l) => l.range));
-    return { strategy: 'degraded', degraded: true, route: makeRoute(reserve, route.pipelineId, survivors, nodes, r, true), from: route, replaced: [], missingLayers };
+    return { strategy: 'degraded', degraded: true, route: makeRoute(reserve, route.pipelineId, survivors, nodes, r, true, extra), from: route, replaced: [], missingLayers };
   }
 
   const others = pipelines.filter((p) => p.id !== route.pipelineId).map((p) => `${p.id}: ${deadNodesOf(p, nodes, failedNodeId).join(', ')} down`);
@@ -97,6 +105,7 @@ function spliceRoute(
   nodes: NodeStates,
   r: ResolvedRequest,
   isDead: (id: string) => boolean,
+  extra?: ExtraLoad,
 ): { stages: Stage[]; replaced: Replacement[] } | undefined {
   const holders: Stage[] = [];
   for (const p of pipelines) for (const s of p.stages) if (!isDead(s.nodeId)) holders.push(s);
@@ -114,7 +123,7 @@ function spliceRoute(
       for (const h of holders) {
         if (h.layerStart > x || h.layerEnd <= x) continue;
         const y = Math.min(h.layerEnd, b);
-        const d = dx + nodeCost(nodes[h.nodeId], r.weights, r.penalties) + hop;
+        const d = dx + nodeCost(nodes[h.nodeId], r.weights, r.penalties, extra?.[h.nodeId] ?? 0) + hop;
         if (d < (dist[y - a] ?? Infinity)) {
           dist[y - a] = d;
           prev[y - a] = { from: x, nodeId: h.nodeId };

@@ -1,8 +1,8 @@
 export type * from './types.js';
 export { RoutingError, PlanError, SwarmError } from './errors.js';
 export type { RoutingErrorCode, PlanErrorCode, SwarmErrorCode } from './errors.js';
-export { DEFAULT_WEIGHTS, DEFAULT_PENALTIES, nodeCost, pipelineCost, fixedCost, resolveRequest } from './cost.js';
-export type { ResolvedRequest } from './cost.js';
+export { DEFAULT_WEIGHTS, DEFAULT_PENALTIES, nodeCost, pipelineCost, chainCost, hopsCost, tokensCost, resolveRequest } from './cost.js';
+export type { ResolvedRequest, ExtraLoad } from './cost.js';
 export { planSwarm } from './plan.js';
 export type { PlanConfig } from './plan.js';
 export { validatePlan, baseModelId } from './validate.js';

@@ -1,4 +1,4 @@
-import { fixedCost, nodeCost, resolveRequest, sumNodeCosts, type ResolvedRequest } from './cost.js';
+import { chainCost, resolveRequest, tokensCost, type ExtraLoad, type ResolvedRequest } from './cost.js';
 import { RoutingError } from './errors.js';
 import { deadNodesOf, isIntact, planIndex } from './plan-index.js';
 import type { ModelSpec, NodeStates, Pipeline, Route, RoutingRequest, Stage, SwarmStateLike } from './types.js';
@@ -21,26 +21,28 @@ export function makeRoute(
   nodes: NodeStates,
   r: ResolvedRequest,
   degraded = false,
+  extra?: ExtraLoad,
 ): Route {
-  const cost = sumNodeCosts(stages, (id) => nodeCost(nodes[id], r.weights, r.penalties)) + fixedCost(stages.length, r.tokens, r.weights);
+  const cost = chainCost(stages, nodes, r, extra) + tokensCost(r.tokens, r.weights);
   return { modelId, pipelineId, stages: stages.map((s) => ({ ...s })), cost, hops: Math.max(stages.length - 1, 0), degraded };
 }
 
 /**
- * The cheapest intact pipeline of `modelId` among `pipelines` (sorted by id), skipping any that
- * uses `alsoDead` or `excludeId`. Ties go to the smaller pipeline id because the list is sorted.
+ * The cheapest intact pipeline among `pipelines` (sorted by id), skipping any that uses
+ * `alsoDead`; `cost` is its chain cost (without the tokens term, equal for all). Ties go to the
+ * smaller pipeline id because the list is sorted and only a strictly lower cost replaces.
  */
 export function cheapestIntact(
   pipelines: readonly Pipeline[],
   nodes: NodeStates,
   r: ResolvedRequest,
   alsoDead?: string,
-  excludeId?: string,
+  extra?: ExtraLoad,
 ): { pipeline: Pipeline; cost: number } | undefined {
   let best: { pipeline: Pipeline; cost: number } | undefined;
   for (const p of pipelines) {
-    if (p.id === excludeId || !isIntact(p, nodes, alsoDead)) continue;
-    const cost = sumNodeCosts(p.stages, (id) => nodeCost(nodes[id], r.weights, r.penalties)) + fixedCost(p.stages.length, r.tokens, r.weights);
+    if (!isIntact(p, nodes, alsoDead)) continue;
+    const cost = chainCost(p.stages, nodes, r, extra);
     if (best === undefined || cost < best.cost) best = { pipeline: p, cost };
   }
   return best;
@@ -55,12 +57,16 @@ export function cheapestIntact(
  * const route = routeRequest('base', { tokens: 512 }, SwarmState.fromPlan(plan));
  */
 export function routeRequest(modelId: string, request: RoutingRequest, state: SwarmStateLike): Route {
-  const r = resolveRequest(request);
+  return routeResolved(modelId, resolveRequest(request), state);
+}
+
+/** {@link routeRequest} with a resolved request and optional in-flight load (used by the runtime). */
+export function routeResolved(modelId: string, r: ResolvedRequest, state: SwarmStateLike, extra?: ExtraLoad): Route {
   requireModel(modelId, state);
   const pipelines = planIndex(state.plan).pipelinesByModel.get(modelId) ?? [];
-  const best = cheapestIntact(pipelines, state.nodes, r);
+  const best = cheapestIntact(pipelines, state.nodes, r, undefined, extra);
   if (best === undefined) throw noHealthyPipeline(modelId, pipelines, state.nodes);
-  return makeRoute(modelId, best.pipeline.id, best.pipeline.stages, state.nodes, r);
+  return makeRoute(modelId, best.pipeline.id, best.pipeline.stages, state.nodes, r, false, extra);
 }
 
 /** The error for a model with no intact copy, naming each copy and its dead nodes. */
