@@ -12,3 +12,5 @@ export type { TelemetryPatch } from './state.js';
 export { routeRequest } from './route.js';
 export { failoverInSwarm } from './failover.js';
 export type { FailoverOptions } from './failover.js';
+export { serveModel, bestRecovery } from './serve.js';
+export type { ServeOptions } from './serve.js';

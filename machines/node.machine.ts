@@ -1,0 +1,111 @@
+import { assign, setup } from 'xstate';
+
+/** One telemetry sample; every field optional, every present field finite and >= 0. */
+export interface NodeSample {
+  readonly load?: number;
+  readonly latencyMs?: number;
+  readonly score?: number;
+}
+
+/** A node actor's context: its EWMAs and how many samples fed them. */
+export interface NodeContext {
+  readonly id: string;
+  /** EWMA smoothing factor in (0, 1]. */
+  readonly alpha: number;
+  readonly load?: number;
+  readonly latencyMs?: number;
+  readonly score?: number;
+  readonly samples: number;
+}
+
+/** What a node actor is created with. */
+export interface NodeInput {
+  readonly id: string;
+  /** @defaultValue 0.3 */
+  readonly alpha?: number;
+  readonly latencyMs?: number;
+  readonly score?: number;
+}
+
+/** The events a node actor understands. */
+export type NodeEvent =
+  | { readonly type: 'node.telemetry'; readonly sample: NodeSample }
+  | { readonly type: 'node.down' }
+  | { readonly type: 'node.alive' }
+  | { readonly type: 'node.retire' };
+
+/** True for a number the EWMA may take: finite and not negative (score must also be > 0). */
+export function isGoodValue(field: keyof NodeSample, v: unknown): boolean {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 && (field !== 'score' || v > 0);
+}
+
+/** The first bad field of a sample, or undefined when every present field is good. */
+export function badSampleField(sample: NodeSample): keyof NodeSample | 'sample' | undefined {
+  if (sample === null || typeof sample !== 'object') return 'sample';
+  for (const field of ['load', 'latencyMs', 'score'] as const) {
+    if (sample[field] !== undefined && !isGoodValue(field, sample[field])) return field;
+  }
+  return undefined;
+}
+
+/** `ewma ← α·sample + (1−α)·ewma`; the first sample initialises. */
+export function ewma(previous: number | undefined, sample: number | undefined, alpha: number): number | undefined {
+  if (sample === undefined) return previous;
+  return previous === undefined ? sample : alpha * sample + (1 - alpha) * previous;
+}
+
+/** The context after one good sample. */
+export function applySample(ctx: NodeContext, sample: NodeSample): NodeContext {
+  return {
+    ...ctx,
+    load: ewma(ctx.load, sample.load, ctx.alpha),
+    latencyMs: ewma(ctx.latencyMs, sample.latencyMs, ctx.alpha),
+    score: ewma(ctx.score, sample.score, ctx.alpha),
+    samples: ctx.samples + 1,
+  };
+}
+
+/**
+ * One node of the swarm: alive or down (and finally retired), holding its load, latency and
+ * score EWMAs. A bad sample (NaN, ±Infinity, negative) is refused by a guard and leaves every
+ * EWMA untouched. A down node ignores telemetry: it is stale by definition.
+ */
+export const nodeMachine = setup({
+  types: {
+    context: {} as NodeContext,
+    events: {} as NodeEvent,
+    input: {} as NodeInput,
+  },
+  guards: {
+    goodSample: ({ event }) => event.type === 'node.telemetry' && badSampleField(event.sample) === undefined,
+  },
+  actions: {
+    recordSample: assign(({ context, event }) => (event.type === 'node.telemetry' ? applySample(context, event.sample) : context)),
+  },
+}).createMachine({
+  id: 'node',
+  context: ({ input }) => ({
+    id: input.id,
+    alpha: input.alpha ?? 0.3,
+    samples: 0,
+    ...(input.latencyMs !== undefined ? { latencyMs: input.latencyMs } : {}),
+    ...(input.score !== undefined ? { score: input.score } : {}),
+  }),
+  initial: 'alive',
+  states: {
+    alive: {
+      on: {
+        'node.telemetry': { guard: 'goodSample', actions: 'recordSample' },
+        'node.down': { target: 'down' },
+        'node.retire': { target: 'retired' },
+      },
+    },
+    down: {
+      on: {
+        'node.alive': { target: 'alive' },
+        'node.retire': { target: 'retired' },
+      },
+    },
+    retired: { type: 'final' },
+  },
+});

@@ -1,0 +1,222 @@
+import { and, assign, sendTo, setup, type ActorRefFrom } from 'xstate';
+import { failoverInSwarm } from '../src/core/failover.js';
+import { RoutingError } from '../src/core/errors.js';
+import { resolveRequest, type ExtraLoad } from '../src/core/cost.js';
+import { serveModel } from '../src/core/serve.js';
+import { planNodeIds } from '../src/core/state.js';
+import type { NodeProfile, NodeStates, Recovery, SwarmPlan } from '../src/core/types.js';
+import { nodeMachine } from './node.machine.js';
+
+/** A node actor spawned by the Swarm. */
+export type NodeActorRef = ActorRefFrom<typeof nodeMachine>;
+
+/** The rescue computed by `node.down` before the node is marked (status is added by the runtime). */
+export interface PendingRescue {
+  readonly nodeId: string;
+  readonly recoveries: readonly Recovery[];
+  readonly unrecoverable: readonly string[];
+}
+
+/** What the Swarm actor is created with. */
+export interface SwarmInput {
+  readonly plan: SwarmPlan;
+  readonly profiles: readonly NodeProfile[];
+  /** @defaultValue 0.3 */
+  readonly alpha?: number;
+  /** @defaultValue true */
+  readonly allowDegraded?: boolean;
+  /**
+   * The runtime's live telemetry table, kept in step with the node actors; read here to compute
+   * rescues from the state before a mark. Never written by the machine.
+   */
+  readonly telemetry?: NodeStates;
+  /** In-flight load per node, live; read like `telemetry`. */
+  readonly inflight?: ExtraLoad;
+}
+
+/** The Swarm's context. Counters make every guard O(1). */
+export interface SwarmContext {
+  readonly plan: SwarmPlan;
+  /** Alive/down of every member node (plan nodes and spares): the parent's mirror of its children. */
+  readonly alive: Readonly<Record<string, boolean>>;
+  readonly inPlan: Readonly<Record<string, boolean>>;
+  readonly aliveCount: number;
+  /** Nodes of the current plan that are down. */
+  readonly planDownCount: number;
+  readonly nodes: Readonly<Record<string, NodeActorRef>>;
+  readonly alpha: number;
+  readonly allowDegraded: boolean;
+  readonly telemetry: NodeStates;
+  readonly inflight: ExtraLoad;
+  readonly rescue: PendingRescue | undefined;
+}
+
+/** The events of the Swarm statechart. */
+export type SwarmEvent =
+  | { readonly type: 'node.down'; readonly nodeId: string }
+  | { readonly type: 'node.alive'; readonly nodeId: string }
+  | { readonly type: 'node.added'; readonly profile: NodeProfile; readonly plan: SwarmPlan }
+  | { readonly type: 'node.removed'; readonly nodeId: string; readonly plan: SwarmPlan }
+  | { readonly type: 'swarm.stop' };
+
+function countPlanDown(plan: SwarmPlan, alive: Readonly<Record<string, boolean>>): { inPlan: Record<string, boolean>; planDownCount: number } {
+  const inPlan: Record<string, boolean> = {};
+  let planDownCount = 0;
+  for (const id of planNodeIds(plan)) {
+    inPlan[id] = true;
+    if (alive[id] !== true) planDownCount++;
+  }
+  return { inPlan, planDownCount };
+}
+
+/**
+ * The rescue for `nodeId`, from the state before the mark: for every model whose served route
+ * uses the node, its failover (intact copy → splice → degraded → Unrecoverable).
+ */
+export function computeRescue(context: SwarmContext, nodeId: string): PendingRescue {
+  const state = { plan: context.plan, nodes: context.telemetry };
+  const r = resolveRequest({});
+  const recoveries: Recovery[] = [];
+  const unrecoverable: string[] = [];
+  for (const model of context.plan.models) {
+    let current;
+    try {
+      current = serveModel(model.id, r, state, { allowDegraded: context.allowDegraded, extra: context.inflight });
+    } catch {
+      continue; // nothing was being served for this model: nothing to rescue
+    }
+    if (!current.stages.some((s) => s.nodeId === nodeId)) continue;
+    try {
+      recoveries.push(failoverInSwarm(current, nodeId, state, { allowDegraded: context.allowDegraded }, context.inflight));
+    } catch (error) {
+      if (!(error instanceof RoutingError) || error.code !== 'Unrecoverable') throw error;
+      unrecoverable.push(model.id);
+    }
+  }
+  return { nodeId, recoveries, unrecoverable };
+}
+
+/**
+ * The Swarm: its states are the swarm's status. `node.down` runs `computeRescue` and only then
+ * `markNodeDown`, so the failover knows what was lost, not only that something is missing.
+ * Status follows from counters through eventless transitions: failed ⇔ zero nodes alive;
+ * degraded ⇔ some node of the plan down; healthy otherwise.
+ */
+export const swarmMachine = setup({
+  types: {
+    context: {} as SwarmContext,
+    events: {} as SwarmEvent,
+    input: {} as SwarmInput,
+  },
+  actors: { node: nodeMachine },
+  guards: {
+    isAliveMember: ({ context, event }) => 'nodeId' in event && context.alive[event.nodeId] === true,
+    isDownMember: ({ context, event }) => 'nodeId' in event && context.alive[event.nodeId] === false,
+    isNewNode: ({ context, event }) => event.type === 'node.added' && context.alive[event.profile.id] === undefined,
+    isMember: ({ context, event }) => 'nodeId' in event && context.alive[event.nodeId] !== undefined,
+    noneAlive: ({ context }) => context.aliveCount === 0,
+    someAlive: ({ context }) => context.aliveCount > 0,
+    somePlanNodeDown: ({ context }) => context.planDownCount > 0,
+    allPlanNodesAlive: ({ context }) => context.planDownCount === 0,
+  },
+  actions: {
+    computeRescue: assign({
+      rescue: ({ context, event }) => (event.type === 'node.down' ? computeRescue(context, event.nodeId) : undefined),
+    }),
+    markNodeDown: assign(({ context, event }) => {
+      if (event.type !== 'node.down') return {};
+      return {
+        alive: { ...context.alive, [event.nodeId]: false },
+        aliveCount: context.aliveCount - 1,
+        planDownCount: context.planDownCount + (context.inPlan[event.nodeId] === true ? 1 : 0),
+      };
+    }),
+    markNodeAlive: assign(({ context, event }) => {
+      if (event.type !== 'node.alive') return {};
+      return {
+        alive: { ...context.alive, [event.nodeId]: true },
+        aliveCount: context.aliveCount + 1,
+        planDownCount: context.planDownCount - (context.inPlan[event.nodeId] === true ? 1 : 0),
+      };
+    }),
+    tellNodeDown: sendTo(({ context, event }) => context.nodes[(event as { nodeId: string }).nodeId] as NodeActorRef, { type: 'node.down' }),
+    tellNodeAlive: sendTo(({ context, event }) => context.nodes[(event as { nodeId: string }).nodeId] as NodeActorRef, { type: 'node.alive' }),
+    tellNodeRetire: sendTo(({ context, event }) => context.nodes[(event as { nodeId: string }).nodeId] as NodeActorRef, { type: 'node.retire' }),
+    spawnNode: assign(({ context, event, spawn }) => {
+      if (event.type !== 'node.added') return {};
+      const p = event.profile;
+      const ref = spawn('node', { id: `node:${p.id}`, input: { id: p.id, alpha: context.alpha, ...declared(p) } });
+      const alive = { ...context.alive, [p.id]: true };
+      return { nodes: { ...context.nodes, [p.id]: ref }, alive, aliveCount: context.aliveCount + 1 };
+    }),
+    forgetNode: assign(({ context, event }) => {
+      if (event.type !== 'node.removed') return {};
+      const { [event.nodeId]: _ref, ...nodes } = context.nodes;
+      const { [event.nodeId]: wasAlive, ...alive } = context.alive;
+      return { nodes, alive, aliveCount: context.aliveCount - (wasAlive === true ? 1 : 0) };
+    }),
+    adoptPlan: assign(({ context, event }) => {
+      if (event.type !== 'node.added' && event.type !== 'node.removed') return {};
+      return { plan: event.plan, ...countPlanDown(event.plan, context.alive) };
+    }),
+  },
+}).createMachine({
+  id: 'swarm',
+  context: ({ input, spawn }) => {
+    const alpha = input.alpha ?? 0.3;
+    const nodes: Record<string, NodeActorRef> = {};
+    const alive: Record<string, boolean> = {};
+    // Spawned here, in one pass: a spawnChild action per node is O(N²) in xstate 5.33.
+    for (const p of input.profiles) {
+      nodes[p.id] = spawn('node', { id: `node:${p.id}`, input: { id: p.id, alpha, ...declared(p) } });
+      alive[p.id] = true;
+    }
+    return {
+      plan: input.plan,
+      alive,
+      ...countPlanDown(input.plan, alive),
+      aliveCount: input.profiles.length,
+      nodes,
+      alpha,
+      allowDegraded: input.allowDegraded ?? true,
+      telemetry: input.telemetry ?? {},
+      inflight: input.inflight ?? {},
+      rescue: undefined,
+    };
+  },
+  on: {
+    'node.down': { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'tellNodeDown'] },
+    'node.alive': { guard: 'isDownMember', actions: ['markNodeAlive', 'tellNodeAlive'] },
+    'node.added': { guard: 'isNewNode', actions: ['spawnNode', 'adoptPlan'] },
+    'node.removed': { guard: 'isMember', actions: ['tellNodeRetire', 'forgetNode', 'adoptPlan'] },
+  },
+  initial: 'healthy',
+  states: {
+    healthy: {
+      always: [
+        { guard: 'noneAlive', target: 'failed' },
+        { guard: 'somePlanNodeDown', target: 'degraded' },
+      ],
+      on: { 'swarm.stop': 'stopped' },
+    },
+    degraded: {
+      always: [
+        { guard: 'noneAlive', target: 'failed' },
+        { guard: 'allPlanNodesAlive', target: 'healthy' },
+      ],
+      on: { 'swarm.stop': 'stopped' },
+    },
+    failed: {
+      always: [
+        { guard: and(['someAlive', 'allPlanNodesAlive']), target: 'healthy' },
+        { guard: 'someAlive', target: 'degraded' },
+      ],
+      on: { 'swarm.stop': 'stopped' },
+    },
+    stopped: { type: 'final' },
+  },
+});
+
+function declared(p: NodeProfile): { latencyMs?: number; score?: number } {
+  return { ...(p.latencyMs !== undefined ? { latencyMs: p.latencyMs } : {}), ...(p.score !== undefined ? { score: p.score } : {}) };
+}
