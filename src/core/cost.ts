@@ -23,8 +23,21 @@ function checkNumber(value: unknown, field: string): number {
   return value;
 }
 
-/** Fills the defaults of a request and rejects NaN, infinite or negative numbers. */
+function checkObject(value: unknown, field: string): void {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new RoutingError('InvalidRequest', `${field} must be an object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
+  }
+}
+
+/**
+ * Fills the defaults of a request and rejects NaN, infinite or negative numbers, and a request,
+ * `weights` or `penalties` that is not an object (a JS caller's mistake must not become a TypeError).
+ * @throws {RoutingError} `InvalidRequest` naming the field.
+ */
 export function resolveRequest(request: RoutingRequest = {}): ResolvedRequest {
+  checkObject(request, 'the request');
+  if (request.weights !== undefined) checkObject(request.weights, 'request field "weights"');
+  if (request.penalties !== undefined) checkObject(request.penalties, 'request field "penalties"');
   const tokens = request.tokens === undefined ? 0 : checkNumber(request.tokens, 'tokens');
   let isDefault = true;
   let weights = DEFAULT_WEIGHTS;
