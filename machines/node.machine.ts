@@ -7,7 +7,7 @@ export interface NodeSample {
   readonly score?: number;
 }
 
-/** A node actor's context: its EWMAs and how many samples fed them. */
+/** A node actor's context: its EWMAs (measured values only) and how many samples fed them. */
 export interface NodeContext {
   readonly id: string;
   /** EWMA smoothing factor in (0, 1]. */
@@ -16,6 +16,8 @@ export interface NodeContext {
   readonly latencyMs?: number;
   readonly score?: number;
   readonly samples: number;
+  /** What the profile declared; stands in until the first measured sample of that field. */
+  readonly declared: { readonly latencyMs?: number; readonly score?: number };
 }
 
 /** What a node actor is created with. */
@@ -56,12 +58,28 @@ export function ewma(previous: number | undefined, sample: number | undefined, a
 
 /** The context after one good sample. */
 export function applySample(ctx: NodeContext, sample: NodeSample): NodeContext {
+  const load = ewma(ctx.load, sample.load, ctx.alpha);
+  const latencyMs = ewma(ctx.latencyMs, sample.latencyMs, ctx.alpha);
+  const score = ewma(ctx.score, sample.score, ctx.alpha);
   return {
-    ...ctx,
-    load: ewma(ctx.load, sample.load, ctx.alpha),
-    latencyMs: ewma(ctx.latencyMs, sample.latencyMs, ctx.alpha),
-    score: ewma(ctx.score, sample.score, ctx.alpha),
+    id: ctx.id,
+    alpha: ctx.alpha,
+    declared: ctx.declared,
     samples: ctx.samples + 1,
+    ...(load !== undefined ? { load } : {}),
+    ...(latencyMs !== undefined ? { latencyMs } : {}),
+    ...(score !== undefined ? { score } : {}),
+  };
+}
+
+/** The values routing uses: measured EWMAs, else the declared ones. */
+export function effectiveValues(ctx: NodeContext): { load?: number; latencyMs?: number; score?: number } {
+  const latencyMs = ctx.latencyMs ?? ctx.declared.latencyMs;
+  const score = ctx.score ?? ctx.declared.score;
+  return {
+    ...(ctx.load !== undefined ? { load: ctx.load } : {}),
+    ...(latencyMs !== undefined ? { latencyMs } : {}),
+    ...(score !== undefined ? { score } : {}),
   };
 }
 
@@ -88,8 +106,10 @@ export const nodeMachine = setup({
     id: input.id,
     alpha: input.alpha ?? 0.3,
     samples: 0,
-    ...(input.latencyMs !== undefined ? { latencyMs: input.latencyMs } : {}),
-    ...(input.score !== undefined ? { score: input.score } : {}),
+    declared: {
+      ...(input.latencyMs !== undefined ? { latencyMs: input.latencyMs } : {}),
+      ...(input.score !== undefined ? { score: input.score } : {}),
+    },
   }),
   initial: 'alive',
   states: {

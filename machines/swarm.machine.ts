@@ -1,4 +1,4 @@
-import { and, assign, sendTo, setup, type ActorRefFrom } from 'xstate';
+import { and, assign, createActor, sendTo, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
 import { failoverInSwarm } from '../src/core/failover.js';
 import { RoutingError } from '../src/core/errors.js';
 import { resolveRequest, type ExtraLoad } from '../src/core/cost.js';
@@ -108,7 +108,6 @@ export const swarmMachine = setup({
     events: {} as SwarmEvent,
     input: {} as SwarmInput,
   },
-  actors: { node: nodeMachine },
   guards: {
     isAliveMember: ({ context, event }) => 'nodeId' in event && context.alive[event.nodeId] === true,
     isDownMember: ({ context, event }) => 'nodeId' in event && context.alive[event.nodeId] === false,
@@ -142,13 +141,23 @@ export const swarmMachine = setup({
     tellNodeDown: sendTo(({ context, event }) => context.nodes[(event as { nodeId: string }).nodeId] as NodeActorRef, { type: 'node.down' }),
     tellNodeAlive: sendTo(({ context, event }) => context.nodes[(event as { nodeId: string }).nodeId] as NodeActorRef, { type: 'node.alive' }),
     tellNodeRetire: sendTo(({ context, event }) => context.nodes[(event as { nodeId: string }).nodeId] as NodeActorRef, { type: 'node.retire' }),
-    spawnNode: assign(({ context, event, spawn }) => {
+    spawnNode: assign(({ context, event, self }) => {
       if (event.type !== 'node.added') return {};
       const p = event.profile;
-      const ref = spawn('node', { id: `node:${p.id}`, input: { id: p.id, alpha: context.alpha, ...declared(p) } });
+      const ref = createNodeActor(self, p, context.alpha);
       const alive = { ...context.alive, [p.id]: true };
       return { nodes: { ...context.nodes, [p.id]: ref }, alive, aliveCount: context.aliveCount + 1 };
     }),
+    startNode: ({ context, event }) => {
+      if (event.type === 'node.added') context.nodes[event.profile.id]?.start();
+    },
+    startNodes: ({ context }) => {
+      for (const ref of Object.values(context.nodes)) ref.start();
+    },
+    // Retiring a node actor ends it (final state); one pass, O(N).
+    retireNodes: ({ context }) => {
+      for (const ref of Object.values(context.nodes)) ref.send({ type: 'node.retire' });
+    },
     forgetNode: assign(({ context, event }) => {
       if (event.type !== 'node.removed') return {};
       const { [event.nodeId]: _ref, ...nodes } = context.nodes;
@@ -162,13 +171,14 @@ export const swarmMachine = setup({
   },
 }).createMachine({
   id: 'swarm',
-  context: ({ input, spawn }) => {
+  context: ({ input, self }) => {
     const alpha = input.alpha ?? 0.3;
     const nodes: Record<string, NodeActorRef> = {};
     const alive: Record<string, boolean> = {};
-    // Spawned here, in one pass: a spawnChild action per node is O(N²) in xstate 5.33.
+    // Node actors live in this keyed collection, in the Swarm's actor system (so inspection sees
+    // them) but not in its snapshot's children: xstate 5.33 spawns and stops children in O(N²).
     for (const p of input.profiles) {
-      nodes[p.id] = spawn('node', { id: `node:${p.id}`, input: { id: p.id, alpha, ...declared(p) } });
+      nodes[p.id] = createNodeActor(self, p, alpha);
       alive[p.id] = true;
     }
     return {
@@ -187,9 +197,10 @@ export const swarmMachine = setup({
   on: {
     'node.down': { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'tellNodeDown'] },
     'node.alive': { guard: 'isDownMember', actions: ['markNodeAlive', 'tellNodeAlive'] },
-    'node.added': { guard: 'isNewNode', actions: ['spawnNode', 'adoptPlan'] },
+    'node.added': { guard: 'isNewNode', actions: ['spawnNode', 'startNode', 'adoptPlan'] },
     'node.removed': { guard: 'isMember', actions: ['tellNodeRetire', 'forgetNode', 'adoptPlan'] },
   },
+  entry: 'startNodes',
   initial: 'healthy',
   states: {
     healthy: {
@@ -213,9 +224,14 @@ export const swarmMachine = setup({
       ],
       on: { 'swarm.stop': 'stopped' },
     },
-    stopped: { type: 'final' },
+    stopped: { type: 'final', entry: 'retireNodes' },
   },
 });
+
+/** A node actor in the Swarm's system, not yet started (the Swarm starts it in an action). */
+function createNodeActor(parent: AnyActorRef, p: NodeProfile, alpha: number): NodeActorRef {
+  return createActor(nodeMachine, { parent, id: `node:${p.id}`, input: { id: p.id, alpha, ...declared(p) } });
+}
 
 function declared(p: NodeProfile): { latencyMs?: number; score?: number } {
   return { ...(p.latencyMs !== undefined ? { latencyMs: p.latencyMs } : {}), ...(p.score !== undefined ? { score: p.score } : {}) };

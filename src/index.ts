@@ -4,3 +4,8 @@
  * @packageDocumentation
  */
 export * from './core/index.js';
+export * from './runtime/index.js';
+export { nodeMachine } from '../machines/node.machine.js';
+export type { NodeContext, NodeEvent, NodeInput, NodeSample } from '../machines/node.machine.js';
+export { swarmMachine } from '../machines/swarm.machine.js';
+export type { SwarmContext, SwarmEvent, SwarmInput, PendingRescue, NodeActorRef } from '../machines/swarm.machine.js';

@@ -1,0 +1,395 @@
+import { createActor, type Actor, type InspectionEvent, type Observer } from 'xstate';
+import { badSampleField, effectiveValues, type NodeContext } from '../../machines/node.machine.js';
+import { swarmMachine, type NodeActorRef } from '../../machines/swarm.machine.js';
+import { resolveRequest, tokensCost } from '../core/cost.js';
+import { PlanError, SwarmError } from '../core/errors.js';
+import { planSwarm } from '../core/plan.js';
+import { routeResolved } from '../core/route.js';
+import { serveModel } from '../core/serve.js';
+import { declaredTelemetry, SwarmState } from '../core/state.js';
+import type { ModelSpec, NodeProfile, NodeTelemetry, Route, Stage, SwarmPlan } from '../core/types.js';
+import { baseModelId, modelIssues, profileIssues, validatePlan } from '../core/validate.js';
+import { systemClock } from './clock.js';
+import { randomIds, seededIds } from './ids.js';
+import { inflightLoad } from './inflight.js';
+import { RouterIndex } from './router-index.js';
+import { planGrowth, planRetirement } from './telomerase.js';
+import type {
+  Clock,
+  Growth,
+  IdSource,
+  Lease,
+  LeasedRoute,
+  ReleaseOutcome,
+  Rescue,
+  Retirement,
+  Revival,
+  RouteOptions,
+  SwarmConfig,
+  SwarmOptions,
+  SwarmRequest,
+  SwarmStatus,
+  TelemetrySample,
+} from './types.js';
+
+/** The running Swarm actor. */
+export type SwarmActor = Actor<typeof swarmMachine>;
+
+interface LeaseRecord {
+  readonly lease: Lease;
+  released: boolean;
+}
+
+/** Freezes plain data deeply, so the runtime can hand out plan objects without copying. */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/**
+ * A swarm at run time: the Swarm statechart and one actor per node, wired to the pure core.
+ * `route` reads the current plan and telemetry and never passes through actor messages;
+ * everything else is an event of the statechart. Create it with {@link createSwarm}.
+ */
+export class Swarm {
+  /** The running Swarm actor (its children are the node actors). */
+  readonly actor: SwarmActor;
+  private plan: SwarmPlan;
+  private readonly profiles = new Map<string, NodeProfile>();
+  /** The live telemetry table, kept in step with the node actors. Entries are replaced, never mutated. */
+  private readonly telemetry: Record<string, NodeTelemetry> = {};
+  /** Extra load per node from in-flight reservations. */
+  private readonly inflight: Record<string, number> = {};
+  private readonly inflightCount = new Map<string, number>();
+  private readonly leases = new Map<string, LeaseRecord>();
+  private index: RouterIndex;
+  private readonly wanted: Map<string, number>;
+  private readonly baseModel: string;
+  private readonly allowDegraded: boolean;
+  private readonly leaseTtlMs: number;
+  private readonly clock: Clock;
+  private readonly ids: IdSource;
+  private leaseSeq = 0;
+  private snapshot: SwarmState | undefined;
+
+  /** @internal use {@link createSwarm} */
+  constructor(profiles: readonly NodeProfile[], config: SwarmConfig, options: SwarmOptions = {}) {
+    const issue = configIssue(config);
+    if (issue !== undefined) throw new SwarmError('InvalidInput', issue);
+    this.plan = deepFreeze(planSwarm(profiles, config));
+    for (const p of profiles) {
+      this.profiles.set(p.id, deepFreeze({ ...p }));
+      this.telemetry[p.id] = Object.freeze(declaredTelemetry(p));
+    }
+    this.wanted = new Map(config.models.map((m) => [m.id, m.pipelines ?? 1]));
+    this.baseModel = baseModelId(this.plan.models);
+    this.allowDegraded = config.allowDegraded ?? true;
+    this.leaseTtlMs = config.leaseTtlMs ?? 30_000;
+    this.clock = options.clock ?? systemClock;
+    this.ids = options.idSource ?? (options.seed !== undefined ? seededIds(options.seed) : randomIds);
+    this.index = new RouterIndex(this.plan, this.telemetry, this.inflight);
+    this.actor = createActor(swarmMachine, {
+      input: {
+        plan: this.plan,
+        profiles: [...this.profiles.values()],
+        alpha: config.alpha ?? 0.3,
+        allowDegraded: this.allowDegraded,
+        telemetry: this.telemetry,
+        inflight: this.inflight,
+      },
+      ...(options.inspect !== undefined ? { inspect: options.inspect as Observer<InspectionEvent> | ((e: InspectionEvent) => void) } : {}),
+    });
+    this.actor.start();
+  }
+
+  /** The swarm's status: the Swarm statechart's current state. */
+  status(): SwarmStatus {
+    return this.actor.getSnapshot().value as SwarmStatus;
+  }
+
+  /** The current plan and telemetry as an immutable {@link SwarmState} (plain data). */
+  state(): SwarmState {
+    this.snapshot ??= SwarmState.from({ plan: this.plan, nodes: this.telemetry });
+    return this.snapshot;
+  }
+
+  /**
+   * Routes one request (SPEC §4, §7): the cheapest intact copy of the model (the base model unless
+   * `request.model` names another); when none is left, the best recovery — a splice, else the
+   * degraded survivors. With `{ reserve: true }` the route carries a lease and counts as in flight
+   * on its nodes until released or expired.
+   * @throws {RoutingError} `UnknownModel`, `NoHealthyPipeline`, `InvalidRequest`
+   * @example const route = swarm.route({ tokens: 512 });
+   */
+  route(request?: SwarmRequest): Route;
+  route(request: SwarmRequest | undefined, options: RouteOptions & { reserve: true }): LeasedRoute;
+  route(request?: SwarmRequest, options?: RouteOptions): Route | LeasedRoute;
+  route(request: SwarmRequest = {}, options: RouteOptions = {}): Route | LeasedRoute {
+    this.assertRunning();
+    if (this.leases.size > 0) this.expireLeases();
+    const modelId = request.model ?? this.baseModel;
+    const r = resolveRequest(request);
+    let route: Route;
+    const best = r.isDefault ? this.index.best(modelId) : undefined;
+    if (best !== undefined) {
+      const p = best.pipeline;
+      route = { modelId, pipelineId: p.id, stages: p.stages, cost: best.chain + tokensCost(r.tokens, r.weights), hops: p.stages.length - 1, degraded: false };
+    } else {
+      route = serveModel(modelId, r, { plan: this.plan, nodes: this.telemetry }, { allowDegraded: this.allowDegraded, extra: this.inflight });
+    }
+    if (options.reserve !== true) return route;
+    return { ...route, lease: this.reserve(route) };
+  }
+
+  /** The pure scan for a request, bypassing the index (for benchmarks and equivalence tests). */
+  routeByScan(request: SwarmRequest = {}): Route {
+    this.assertRunning();
+    return routeResolved(request.model ?? this.baseModel, resolveRequest(request), { plan: this.plan, nodes: this.telemetry }, this.inflight);
+  }
+
+  /**
+   * Ends a reservation: its nodes stop counting it, and an observed latency feeds their EWMA
+   * (split over the route's nodes in proportion to their current latency estimates).
+   * @throws {SwarmError} `UnknownLease` for a lease never issued, already released or expired.
+   */
+  release(lease: Lease | string, outcome: ReleaseOutcome = {}): void {
+    this.assertRunning();
+    const id = typeof lease === 'string' ? lease : lease?.id;
+    const record = id === undefined ? undefined : this.leases.get(id);
+    if (record === undefined || record.released) {
+      throw new SwarmError('UnknownLease', `unknown lease "${String(id)}": never issued, already released, or expired after ${this.leaseTtlMs} ms`);
+    }
+    if (outcome.latencyMs !== undefined && !(typeof outcome.latencyMs === 'number' && Number.isFinite(outcome.latencyMs) && outcome.latencyMs >= 0)) {
+      throw new SwarmError('BadTelemetry', `release of lease "${id}": "latencyMs" must be a finite number >= 0, got ${String(outcome.latencyMs)}`);
+    }
+    this.endLease(record);
+    if (outcome.latencyMs !== undefined && outcome.ok !== false) {
+      const live = record.lease.nodes.filter((n) => this.telemetry[n]?.alive === true);
+      const estimates = live.map((n) => this.telemetry[n]?.latencyMs ?? 0);
+      const total = estimates.reduce((s, x) => s + x, 0);
+      live.forEach((n, i) => {
+        const share = total > 0 ? (estimates[i] ?? 0) / total : 1 / live.length;
+        this.ingest(n, { latencyMs: outcome.latencyMs! * share });
+      });
+    }
+  }
+
+  /** In-flight reservations not yet released or expired. */
+  inFlight(): number {
+    if (this.leases.size > 0) this.expireLeases();
+    return this.leases.size;
+  }
+
+  /**
+   * Marks a node down. First computes the rescue — the failover of every model whose served
+   * route uses the node, from the state before the mark — then marks it, then re-derives the
+   * status (the order is the statechart's `node.down` transition). A node already down: no-op.
+   * @throws {SwarmError} `UnknownNode`, `Stopped`
+   * @example const rescue = swarm.markDown('gpu'); rescue.recoveries[0]?.route;
+   */
+  markDown(nodeId: string): Rescue {
+    this.requireMember(nodeId);
+    if (this.telemetry[nodeId]?.alive !== true) return { nodeId, status: this.status(), recoveries: [], unrecoverable: [] };
+    this.actor.send({ type: 'node.down', nodeId });
+    this.setAlive(nodeId, false);
+    const rescue = this.actor.getSnapshot().context.rescue;
+    return { nodeId, status: this.status(), recoveries: rescue?.recoveries ?? [], unrecoverable: rescue?.unrecoverable ?? [] };
+  }
+
+  /**
+   * Marks a node alive again; its EWMAs keep their last values. A node already alive: no-op.
+   * @throws {SwarmError} `UnknownNode`, `Stopped`
+   */
+  markAlive(nodeId: string): Revival {
+    this.requireMember(nodeId);
+    if (this.telemetry[nodeId]?.alive !== true) {
+      this.actor.send({ type: 'node.alive', nodeId });
+      this.setAlive(nodeId, true);
+    }
+    return { nodeId, status: this.status() };
+  }
+
+  /**
+   * Adds a node without restart. The telomerase decides its role: restore a missing copy, add a
+   * copy, host an expert, or wait as a spare. Existing intact pipelines are untouched.
+   * @throws {SwarmError} `InvalidInput` for a bad profile, `DuplicateNode`, `Stopped`
+   */
+  addNode(profile: NodeProfile): Growth {
+    this.assertRunning();
+    const issues = profileIssues([profile]);
+    if (issues.length > 0) throw new SwarmError('InvalidInput', `cannot add node: ${issues.map((i) => i.message).join('; ')}`);
+    if (this.profiles.has(profile.id)) throw new SwarmError('DuplicateNode', `node "${profile.id}" is already in the swarm; remove it first or use another id`);
+    const frozen = deepFreeze({ ...profile });
+    const profiles = [...this.profiles.values(), frozen];
+    const nodes = { ...this.telemetry, [profile.id]: declaredTelemetry(profile) };
+    const decision = planGrowth(this.plan, profiles, nodes, frozen, this.wanted, this.ids);
+    this.assertPlan(decision.plan, profiles);
+    this.profiles.set(profile.id, frozen);
+    this.telemetry[profile.id] = Object.freeze(declaredTelemetry(profile));
+    this.adopt(decision.plan);
+    this.actor.send({ type: 'node.added', profile: frozen, plan: this.plan });
+    return { nodeId: profile.id, role: decision.role, ...(decision.modelId !== undefined ? { modelId: decision.modelId } : {}), pipelines: decision.pipelines, status: this.status() };
+  }
+
+  /**
+   * Retires a node and relocates its layers to live nodes with room; a copy that cannot be
+   * rebuilt is dropped whole and reported.
+   * @throws {SwarmError} `UnknownNode`, `Stopped`
+   */
+  removeNode(nodeId: string): Retirement {
+    this.requireMember(nodeId);
+    const decision = planRetirement(this.plan, [...this.profiles.values()], this.telemetry, nodeId);
+    const remaining = [...this.profiles.values()].filter((p) => p.id !== nodeId);
+    this.assertPlan(decision.plan, remaining);
+    this.actor.send({ type: 'node.removed', nodeId, plan: deepFreeze(decision.plan) });
+    this.profiles.delete(nodeId);
+    delete this.telemetry[nodeId];
+    this.adopt(decision.plan);
+    return { nodeId, relocated: decision.relocated, dropped: decision.dropped, status: this.status() };
+  }
+
+  /**
+   * Feeds one telemetry sample into a node's EWMA (its actor). NaN, infinite or negative values
+   * are refused and leave the EWMA untouched. Telemetry for a down node is stale and ignored.
+   * @throws {SwarmError} `BadTelemetry`, `UnknownNode`, `Stopped`
+   * @example swarm.report('gpu', { load: 0.7, latencyMs: 9 });
+   */
+  report(nodeId: string, sample: TelemetrySample): NodeTelemetry {
+    this.requireMember(nodeId);
+    const bad = badSampleField(sample);
+    if (bad !== undefined) {
+      const value = bad === 'sample' ? sample : (sample as Record<string, unknown>)[bad];
+      throw new SwarmError('BadTelemetry', `telemetry for node "${nodeId}": "${bad}" must be a finite number >= 0${bad === 'score' ? ' (and > 0)' : ''}, got ${String(value)}; the EWMA is unchanged`);
+    }
+    return this.ingest(nodeId, sample);
+  }
+
+  /** Stops the swarm and its node actors; every later call but `status`/`state`/`stop` throws `Stopped`. */
+  stop(): void {
+    if (this.status() !== 'stopped') this.actor.send({ type: 'swarm.stop' });
+  }
+
+  /** The one narrow intake of telemetry: into the node actor, then the table and the index. */
+  private ingest(nodeId: string, sample: TelemetrySample): NodeTelemetry {
+    const ref = this.actor.getSnapshot().context.nodes[nodeId] as NodeActorRef | undefined;
+    const current = this.telemetry[nodeId] as NodeTelemetry;
+    if (ref === undefined || !current.alive) return current;
+    ref.send({ type: 'node.telemetry', sample });
+    const next = fromNodeContext(ref.getSnapshot().context, current.alive);
+    this.telemetry[nodeId] = next;
+    this.changed(nodeId);
+    return next;
+  }
+
+  private setAlive(nodeId: string, alive: boolean): void {
+    const current = this.telemetry[nodeId];
+    if (current === undefined) return;
+    this.telemetry[nodeId] = Object.freeze({ ...current, alive });
+    this.changed(nodeId);
+  }
+
+  private changed(nodeId: string): void {
+    this.snapshot = undefined;
+    this.index.nodeChanged(nodeId);
+  }
+
+  private adopt(plan: SwarmPlan): void {
+    this.plan = deepFreeze(plan);
+    this.snapshot = undefined;
+    this.index = new RouterIndex(this.plan, this.telemetry, this.inflight);
+  }
+
+  private reserve(route: Route): Lease {
+    const id = `lease-${++this.leaseSeq}`;
+    const nodes = [...new Set(route.stages.map((s: Stage) => s.nodeId))];
+    const lease: Lease = Object.freeze({ id, modelId: route.modelId, nodes: Object.freeze(nodes), expiresAt: this.clock.now() + this.leaseTtlMs });
+    this.leases.set(id, { lease, released: false });
+    for (const n of nodes) this.bumpInflight(n, +1);
+    return lease;
+  }
+
+  private endLease(record: LeaseRecord): void {
+    record.released = true;
+    this.leases.delete(record.lease.id);
+    for (const n of record.lease.nodes) this.bumpInflight(n, -1);
+  }
+
+  /** Leases share one TTL, so they expire in issue order: pop from the front. */
+  private expireLeases(): void {
+    const now = this.clock.now();
+    for (const record of this.leases.values()) {
+      if (record.lease.expiresAt > now) break;
+      this.endLease(record);
+    }
+  }
+
+  private bumpInflight(nodeId: string, delta: number): void {
+    const count = Math.max((this.inflightCount.get(nodeId) ?? 0) + delta, 0);
+    if (count === 0) {
+      this.inflightCount.delete(nodeId);
+      delete this.inflight[nodeId];
+    } else {
+      this.inflightCount.set(nodeId, count);
+      this.inflight[nodeId] = inflightLoad(count);
+    }
+    if (this.telemetry[nodeId] !== undefined) this.index.nodeChanged(nodeId);
+  }
+
+  private assertPlan(plan: SwarmPlan, profiles: readonly NodeProfile[]): void {
+    const issues = validatePlan(plan, profiles);
+    if (issues.length > 0) throw new PlanError('InvalidPlan', `refused a plan change that would not validate: ${issues.map((i) => i.message).join('; ')}`);
+  }
+
+  private assertRunning(): void {
+    if (this.status() === 'stopped') throw new SwarmError('Stopped', 'the swarm is stopped; create a new one with createSwarm()');
+  }
+
+  private requireMember(nodeId: string): void {
+    this.assertRunning();
+    if (typeof nodeId !== 'string' || !this.profiles.has(nodeId)) {
+      const known = [...this.profiles.keys()];
+      const list = known.length > 12 ? `${known.slice(0, 12).join(', ')}, … (${known.length} nodes)` : known.join(', ');
+      throw new SwarmError('UnknownNode', `unknown node "${String(nodeId)}": the swarm has ${list || 'no node'}`);
+    }
+  }
+}
+
+function fromNodeContext(ctx: NodeContext, alive: boolean): NodeTelemetry {
+  return Object.freeze({ alive, samples: ctx.samples, ...effectiveValues(ctx) });
+}
+
+function configIssue(config: SwarmConfig): string | undefined {
+  if (config === null || typeof config !== 'object') return 'config must be an object { models, ... }';
+  const models = modelIssues(config.models);
+  if (models.length > 0) return models.map((i) => i.message).join('; ');
+  if (config.alpha !== undefined && !(typeof config.alpha === 'number' && config.alpha > 0 && config.alpha <= 1)) return `config "alpha" must be in (0, 1], got ${String(config.alpha)}`;
+  if (config.leaseTtlMs !== undefined && !(typeof config.leaseTtlMs === 'number' && config.leaseTtlMs > 0)) return `config "leaseTtlMs" must be a number > 0, got ${String(config.leaseTtlMs)}`;
+  if (config.allowDegraded !== undefined && typeof config.allowDegraded !== 'boolean') return `config "allowDegraded" must be a boolean`;
+  return undefined;
+}
+
+/**
+ * Creates and starts a swarm: plans every copy of every model over `profiles`, spawns one actor
+ * per node and the Swarm statechart over them.
+ * @throws {PlanError} for bad profiles or models, or `InsufficientCapacity`
+ * @throws {SwarmError} `InvalidInput` for a bad option
+ * @example
+ * const swarm = createSwarm(profiles, swarmConfig(12, 2));
+ * swarm.route({ tokens: 512 });
+ */
+export function createSwarm(profiles: readonly NodeProfile[], config: SwarmConfig, options: SwarmOptions = {}): Swarm {
+  return new Swarm(profiles, config, options);
+}
+
+/**
+ * A config with one base model, `base`, of `layers` layers in `pipelines` copies.
+ * @example createSwarm(profiles, swarmConfig(12, 2))
+ */
+export function swarmConfig(layers: number, pipelines = 1): SwarmConfig {
+  const model: ModelSpec = { id: 'base', layers, pipelines, kind: 'base' };
+  return { models: [model] };
+}
+

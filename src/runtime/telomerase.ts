@@ -1,0 +1,227 @@
+import { byCapability, splitLayers } from '../core/plan.js';
+import { isIntact, planIndex } from '../core/plan-index.js';
+import type { ModelSpec, NodeProfile, NodeStates, Pipeline, Stage, SwarmPlan } from '../core/types.js';
+import type { GrowthRole, IdSource, Relocation } from './types.js';
+
+/**
+ * The telomerase: the growth component. It decides what a newcomer does (restore a missing copy,
+ * add a copy, host an expert, or wait as a spare) and relocates the layers of a retiring node.
+ * Pure but for the ids it mints for new pipelines. Existing pipelines are never changed by
+ * growth except a broken one that the newcomer restores.
+ */
+
+/** What growth decided, before the Swarm applies it. */
+export interface GrowthDecision {
+  readonly plan: SwarmPlan;
+  readonly role: GrowthRole;
+  readonly modelId?: string;
+  readonly pipelines: readonly string[];
+}
+
+/** What retirement decided, before the Swarm applies it. */
+export interface RetirementDecision {
+  readonly plan: SwarmPlan;
+  readonly relocated: readonly Relocation[];
+  readonly dropped: readonly string[];
+}
+
+/** Memory each node has left once the plan's stages are counted, in GB. */
+function freeMemory(plan: SwarmPlan, profiles: readonly NodeProfile[]): Map<string, number> {
+  const free = new Map(profiles.map((p) => [p.id, p.memoryGb] as const));
+  const models = planIndex(plan).models;
+  for (const p of plan.pipelines) {
+    const layerGb = models.get(p.modelId)?.layerGb ?? 1;
+    for (const s of p.stages) free.set(s.nodeId, (free.get(s.nodeId) ?? 0) - (s.layerEnd - s.layerStart) * layerGb);
+  }
+  return free;
+}
+
+const capOf = (free: Map<string, number>, id: string, model: ModelSpec) => Math.floor((free.get(id) ?? 0) / (model.layerGb ?? 1) + 1e-9);
+
+/** Nodes of a model's pipelines. */
+function nodesOfModel(plan: SwarmPlan, modelId: string): Set<string> {
+  const used = new Set<string>();
+  for (const p of planIndex(plan).pipelinesByModel.get(modelId) ?? []) for (const s of p.stages) used.add(s.nodeId);
+  return used;
+}
+
+/** Joins consecutive stages held by the same node. */
+function mergeStages(stages: readonly Stage[]): Stage[] {
+  const out: Stage[] = [];
+  for (const s of stages) {
+    const last = out[out.length - 1];
+    if (last !== undefined && last.nodeId === s.nodeId && last.layerEnd === s.layerStart) out[out.length - 1] = { ...last, layerEnd: s.layerEnd };
+    else out.push({ ...s });
+  }
+  return out;
+}
+
+/**
+ * One new copy of `model` from the newcomer and idle live nodes (nodes in no pipeline of the
+ * model, with memory left), water-filled by capability. Undefined unless it fits and the
+ * newcomer takes part.
+ */
+function buildCopy(plan: SwarmPlan, profiles: readonly NodeProfile[], nodes: NodeStates, model: ModelSpec, newcomer: string): Stage[] | undefined {
+  const free = freeMemory(plan, profiles);
+  const used = nodesOfModel(plan, model.id);
+  const candidates = profiles
+    .filter((p) => !used.has(p.id) && (p.id === newcomer || nodes[p.id]?.alive === true))
+    .map((p) => ({ id: p.id, score: p.score ?? 1, cap: capOf(free, p.id, model) }))
+    .filter((c) => c.cap > 0)
+    .sort(byCapability);
+  if (candidates.reduce((s, c) => s + Math.min(c.cap, model.layers), 0) < model.layers) return undefined;
+  const stages = splitLayers(candidates, model.layers);
+  return stages.some((s) => s.nodeId === newcomer) ? stages : undefined;
+}
+
+/**
+ * Decides a newcomer's role, in this order: restore a model short of intact copies (by taking
+ * the dead stages of a broken copy, or by building a dropped copy), add a copy of the base model,
+ * host a copy of an expert, else wait as a spare.
+ *
+ * @param profiles every member's profile, the newcomer's included
+ * @param wanted each model's planned number of copies
+ */
+export function planGrowth(
+  plan: SwarmPlan,
+  profiles: readonly NodeProfile[],
+  nodes: NodeStates,
+  newcomer: NodeProfile,
+  wanted: ReadonlyMap<string, number>,
+  ids: IdSource,
+): GrowthDecision {
+  const index = planIndex(plan);
+  const free = freeMemory(plan, profiles);
+  const newId = (modelId: string) => `${modelId}/${ids()}`;
+
+  for (const model of plan.models) {
+    const pipelines = index.pipelinesByModel.get(model.id) ?? [];
+    const intact = pipelines.filter((p) => isIntact(p, nodes)).length;
+    if (intact >= (wanted.get(model.id) ?? 1)) continue;
+    // Restore a broken copy: the newcomer takes the dead stages when they are one contiguous block.
+    for (const p of pipelines) {
+      const deadIdx = p.stages.flatMap((s, i) => (nodes[s.nodeId]?.alive === true ? [] : [i]));
+      const first = deadIdx[0];
+      const last = deadIdx[deadIdx.length - 1];
+      if (first === undefined || last === undefined || last - first + 1 !== deadIdx.length) continue;
+      const lostLayers = deadIdx.reduce((sum, i) => sum + ((p.stages[i]?.layerEnd ?? 0) - (p.stages[i]?.layerStart ?? 0)), 0);
+      if (capOf(free, newcomer.id, model) < lostLayers) continue;
+      const stages = mergeStages(p.stages.map((s) => (nodes[s.nodeId]?.alive === true ? s : { ...s, nodeId: newcomer.id })));
+      const rebuilt: Pipeline = { id: newId(model.id), modelId: model.id, stages };
+      return {
+        plan: { models: plan.models, pipelines: plan.pipelines.map((q) => (q === p ? rebuilt : q)) },
+        role: 'restore',
+        modelId: model.id,
+        pipelines: [rebuilt.id],
+      };
+    }
+    // Rebuild a dropped copy.
+    if (pipelines.length < (wanted.get(model.id) ?? 1)) {
+      const stages = buildCopy(plan, profiles, nodes, model, newcomer.id);
+      if (stages !== undefined) return added(plan, { id: newId(model.id), modelId: model.id, stages }, 'restore');
+    }
+  }
+  const [base, ...experts] = [...plan.models].sort((a, b) => kindRank(plan, a) - kindRank(plan, b));
+  if (base !== undefined) {
+    const stages = buildCopy(plan, profiles, nodes, base, newcomer.id);
+    if (stages !== undefined) return added(plan, { id: newId(base.id), modelId: base.id, stages }, 'copy');
+  }
+  const byFewestCopies = experts.sort((a, b) => (index.pipelinesByModel.get(a.id)?.length ?? 0) - (index.pipelinesByModel.get(b.id)?.length ?? 0));
+  for (const expert of byFewestCopies) {
+    const stages = buildCopy(plan, profiles, nodes, expert, newcomer.id);
+    if (stages !== undefined) return added(plan, { id: newId(expert.id), modelId: expert.id, stages }, 'expert');
+  }
+  return { plan, role: 'spare', pipelines: [] };
+}
+
+function kindRank(plan: SwarmPlan, model: ModelSpec): number {
+  const i = plan.models.indexOf(model);
+  return (model.kind ?? (i === 0 ? 'base' : 'expert')) === 'base' ? -1 : i;
+}
+
+function added(plan: SwarmPlan, pipeline: Pipeline, role: GrowthRole): GrowthDecision {
+  return { plan: { models: plan.models, pipelines: [...plan.pipelines, pipeline] }, role, modelId: pipeline.modelId, pipelines: [pipeline.id] };
+}
+
+/**
+ * Retires `nodeId`: every stage it holds moves to live nodes with room — one node that can take
+ * the whole range if there is one, else the neighbouring stages stretch and idle nodes fill the
+ * middle. A copy that cannot be rebuilt is dropped whole and reported, never left half-built.
+ *
+ * @param profiles the members' profiles, the retiring node's included
+ */
+export function planRetirement(plan: SwarmPlan, profiles: readonly NodeProfile[], nodes: NodeStates, nodeId: string): RetirementDecision {
+  const remaining = profiles.filter((p) => p.id !== nodeId);
+  const free = freeMemory(plan, profiles);
+  const models = planIndex(plan).models;
+  const relocated: Relocation[] = [];
+  const dropped: string[] = [];
+  const pipelines: Pipeline[] = [];
+  let current: SwarmPlan = plan;
+  for (const p of plan.pipelines) {
+    const at = p.stages.findIndex((s) => s.nodeId === nodeId);
+    if (at === -1) {
+      pipelines.push(p);
+      continue;
+    }
+    const model = models.get(p.modelId) as ModelSpec;
+    const stage = p.stages[at] as Stage;
+    const moves = relocateStage(current, remaining, nodes, free, model, p, at);
+    if (moves === undefined) {
+      dropped.push(p.id);
+      for (const s of p.stages) free.set(s.nodeId, (free.get(s.nodeId) ?? 0) + (s.layerEnd - s.layerStart) * (model.layerGb ?? 1));
+      current = { models: plan.models, pipelines: current.pipelines.filter((q) => q.id !== p.id) };
+      continue;
+    }
+    for (const m of moves) {
+      free.set(m.nodeId, (free.get(m.nodeId) ?? 0) - (m.layerEnd - m.layerStart) * (model.layerGb ?? 1));
+      relocated.push({ pipelineId: p.id, layerStart: m.layerStart, layerEnd: m.layerEnd, from: stage.nodeId, to: m.nodeId });
+    }
+    const stages = mergeStages([...p.stages.slice(0, at), ...moves, ...p.stages.slice(at + 1)]);
+    const rebuilt: Pipeline = { id: p.id, modelId: p.modelId, stages };
+    pipelines.push(rebuilt);
+    current = { models: plan.models, pipelines: current.pipelines.map((q) => (q.id === p.id ? rebuilt : q)) };
+  }
+  return { plan: { models: plan.models, pipelines }, relocated, dropped };
+}
+
+/** New stages covering the retiring stage `at` of `p`, or undefined if live memory cannot. */
+function relocateStage(
+  plan: SwarmPlan,
+  profiles: readonly NodeProfile[],
+  nodes: NodeStates,
+  free: Map<string, number>,
+  model: ModelSpec,
+  p: Pipeline,
+  at: number,
+): Stage[] | undefined {
+  const stage = p.stages[at] as Stage;
+  const { layerStart: a, layerEnd: b } = stage;
+  const used = nodesOfModel(plan, model.id);
+  const outside = profiles
+    .filter((q) => !used.has(q.id) && nodes[q.id]?.alive === true)
+    .map((q) => ({ id: q.id, score: q.score ?? 1, cap: capOf(free, q.id, model) }))
+    .filter((c) => c.cap > 0)
+    .sort(byCapability);
+  const whole = outside.find((c) => c.cap >= b - a);
+  if (whole !== undefined) return [{ nodeId: whole.id, layerStart: a, layerEnd: b }];
+
+  const prev = p.stages[at - 1];
+  const next = p.stages[at + 1];
+  const room = (s: Stage | undefined) => (s !== undefined && nodes[s.nodeId]?.alive === true ? capOf(free, s.nodeId, model) : 0);
+  const takePrev = Math.min(room(prev), b - a);
+  const takeNext = Math.min(room(next), b - a - takePrev);
+  const moves: Stage[] = [];
+  if (prev !== undefined && takePrev > 0) moves.push({ nodeId: prev.nodeId, layerStart: a, layerEnd: a + takePrev });
+  let cursor = a + takePrev;
+  const middleEnd = b - takeNext;
+  for (const c of outside) {
+    if (cursor >= middleEnd) break;
+    const take = Math.min(c.cap, middleEnd - cursor);
+    moves.push({ nodeId: c.id, layerStart: cursor, layerEnd: cursor + take });
+    cursor += take;
+  }
+  if (cursor < middleEnd) return undefined;
+  if (next !== undefined && takeNext > 0) moves.push({ nodeId: next.nodeId, layerStart: middleEnd, layerEnd: b });
+  return moves;
+}
