@@ -21,6 +21,10 @@ export interface FailoverOptions {
  * counts as dead even if `state` has not marked it yet. A route that does not use the failed
  * node comes back as it is (`strategy: 'unaffected'`).
  *
+ * The route may itself be a recovery: a splice keeps its pipeline's id, and a degraded route
+ * (whose `modelId` is the fallback) is recovered as its pipeline's model, every layer it
+ * misses counting as lost, so a copy or splice of it is whole again and never a half route.
+ *
  * `extra` is in-flight load per node on top of the telemetry (the runtime's reservations).
  *
  * @example
@@ -34,7 +38,8 @@ export function failoverInSwarm(
   extra?: ExtraLoad,
 ): Recovery {
   const r = resolveRequest(options.request);
-  const model = requireModel(route.modelId, state);
+  const source = sourcePipeline(route, state);
+  const model = requireModel(source?.modelId ?? route.modelId, state);
   if (options.fallbackModel !== undefined) requireModel(options.fallbackModel, state);
   if (!route.stages.some((s) => s.nodeId === failedNodeId)) {
     return { strategy: 'unaffected', degraded: route.degraded, route, from: route, replaced: [], missingLayers: [] };
@@ -48,7 +53,7 @@ export function failoverInSwarm(
     return { strategy: 'copy', degraded: false, route: makeRoute(model.id, copy.pipeline.id, copy.pipeline.stages, nodes, r, false, extra), from: route, replaced: [], missingLayers: [] };
   }
 
-  const lost = lostRanges(route.stages, isDead);
+  const lost = lostRanges(route.stages, model.layers, source, isDead, failedNodeId);
   const splice = spliceRoute(route, lost, pipelines, nodes, r, isDead, extra);
   if (splice !== undefined) {
     return { strategy: 'splice', degraded: false, route: makeRoute(model.id, route.pipelineId, splice.stages, nodes, r, false, extra), from: route, replaced: splice.replaced, missingLayers: [] };
@@ -62,13 +67,23 @@ export function failoverInSwarm(
   }
 
   const others = pipelines.filter((p) => p.id !== route.pipelineId).map((p) => `${p.id}: ${deadNodesOf(p, nodes, failedNodeId).join(', ')} down`);
-  const uncovered = splice === undefined ? mergeRanges(lost.map((l) => l.range)).map((l) => `[${l.layerStart}, ${l.layerEnd})`).join(' ') : '';
+  const unheld = unheldRanges(lost, pipelines, isDead).map((l) => `[${l.layerStart}, ${l.layerEnd})`).join(' ');
   const why = [
     others.length > 0 ? `no intact copy (${others.join('; ')})` : 'no other copy',
-    `layers ${uncovered} held by no live node of another copy`,
+    `layers ${unheld} held by no live node of another copy`,
     survivors.length === 0 ? 'no survivor to degrade to' : options.allowDegraded === true ? '' : 'degradation not allowed',
   ].filter((s) => s.length > 0);
   throw new RoutingError('Unrecoverable', `cannot recover model "${model.id}" after node "${failedNodeId}" failed: ${why.join(', ')}`);
+}
+
+/**
+ * The planned pipeline a route was taken from. A degraded route reports the fallback model as
+ * its `modelId`, so its own model is found through `pipelineId`; other routes keep their model.
+ */
+function sourcePipeline(route: Route, state: SwarmStateLike): Pipeline | undefined {
+  const pipeline = state.plan.pipelines.find((p) => p.id === route.pipelineId);
+  if (pipeline === undefined) return undefined;
+  return route.degraded || pipeline.modelId === route.modelId ? pipeline : undefined;
 }
 
 interface LostStage {
@@ -76,8 +91,42 @@ interface LostStage {
   readonly range: LayerRange;
 }
 
-function lostRanges(stages: readonly Stage[], isDead: (id: string) => boolean): LostStage[] {
-  return stages.filter((s) => isDead(s.nodeId)).map((s) => ({ nodeId: s.nodeId, range: { layerStart: s.layerStart, layerEnd: s.layerEnd } }));
+/**
+ * Every layer of `[0, layers)` no live stage of the route serves: the stages of dead nodes, and
+ * the layers a degraded route already misses. Each lost range names the node that held it: the
+ * route's dead node, else the planned pipeline's node, else the failed node.
+ */
+function lostRanges(
+  stages: readonly Stage[],
+  layers: number,
+  source: Pipeline | undefined,
+  isDead: (id: string) => boolean,
+  failedNodeId: string,
+): LostStage[] {
+  const holderAt = (list: readonly Stage[], layer: number) => list.find((s) => s.layerStart <= layer && layer < s.layerEnd);
+  const live = stages.filter((s) => !isDead(s.nodeId));
+  const lost: { nodeId: string; range: { layerStart: number; layerEnd: number } }[] = [];
+  for (let layer = 0; layer < layers; layer++) {
+    if (holderAt(live, layer) !== undefined) continue;
+    const nodeId = holderAt(stages, layer)?.nodeId ?? (source ? holderAt(source.stages, layer)?.nodeId : undefined) ?? failedNodeId;
+    const last = lost[lost.length - 1];
+    if (last !== undefined && last.nodeId === nodeId && last.range.layerEnd === layer) last.range.layerEnd = layer + 1;
+    else lost.push({ nodeId, range: { layerStart: layer, layerEnd: layer + 1 } });
+  }
+  return lost;
+}
+
+/** The lost layers no live node of the model holds, merged: what makes a splice impossible. */
+function unheldRanges(lost: readonly LostStage[], pipelines: readonly Pipeline[], isDead: (id: string) => boolean): LayerRange[] {
+  const held: LayerRange[] = [];
+  for (const p of pipelines) for (const s of p.stages) if (!isDead(s.nodeId)) held.push(s);
+  const out: LayerRange[] = [];
+  for (const { range } of lost) {
+    for (let layer = range.layerStart; layer < range.layerEnd; layer++) {
+      if (!held.some((h) => h.layerStart <= layer && layer < h.layerEnd)) out.push({ layerStart: layer, layerEnd: layer + 1 });
+    }
+  }
+  return mergeRanges(out);
 }
 
 /** Merges touching or overlapping ranges, sorted. */
