@@ -123,7 +123,7 @@ export function validatePlan(plan: SwarmPlan, profiles: readonly NodeProfile[]):
   }
   const issues: PlanIssue[] = [...profileIssues(profiles), ...modelIssues(plan.models)];
   const models = new Map<string, ModelSpec>();
-  for (const m of plan.models ?? []) if (m && typeof m.id === 'string') models.set(m.id, m);
+  for (const m of Array.isArray(plan.models) ? plan.models : []) if (m && typeof m.id === 'string') models.set(m.id, m);
   const memory = new Map<string, number>();
   for (const p of Array.isArray(profiles) ? profiles : []) if (p && typeof p.id === 'string') memory.set(p.id, p.memoryGb);
   const usedGb = new Map<string, number>();
