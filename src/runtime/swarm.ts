@@ -231,7 +231,7 @@ export class Swarm {
     this.telemetry[profile.id] = Object.freeze(declaredTelemetry(profile));
     this.adopt(decision.plan);
     this.actor.send({ type: 'node.added', profile: frozen, plan: this.plan });
-    return { nodeId: profile.id, role: decision.role, ...(decision.modelId !== undefined ? { modelId: decision.modelId } : {}), pipelines: decision.pipelines, status: this.status() };
+    return { nodeId: profile.id, role: decision.role, ...(decision.modelId !== undefined ? { modelId: decision.modelId } : {}), pipelines: decision.pipelines, replaced: decision.replaced, status: this.status() };
   }
 
   /**

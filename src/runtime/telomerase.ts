@@ -16,6 +16,7 @@ export interface GrowthDecision {
   readonly role: GrowthRole;
   readonly modelId?: string;
   readonly pipelines: readonly string[];
+  readonly replaced: readonly string[];
 }
 
 /** What retirement decided, before the Swarm applies it. */
@@ -113,6 +114,7 @@ export function planGrowth(
         role: 'restore',
         modelId: model.id,
         pipelines: [rebuilt.id],
+        replaced: [p.id],
       };
     }
     // Rebuild a dropped copy.
@@ -131,7 +133,7 @@ export function planGrowth(
     const stages = buildCopy(plan, profiles, nodes, expert, newcomer.id);
     if (stages !== undefined) return added(plan, { id: newId(expert.id), modelId: expert.id, stages }, 'expert');
   }
-  return { plan, role: 'spare', pipelines: [] };
+  return { plan, role: 'spare', pipelines: [], replaced: [] };
 }
 
 function kindRank(plan: SwarmPlan, model: ModelSpec): number {
@@ -140,7 +142,7 @@ function kindRank(plan: SwarmPlan, model: ModelSpec): number {
 }
 
 function added(plan: SwarmPlan, pipeline: Pipeline, role: GrowthRole): GrowthDecision {
-  return { plan: { models: plan.models, pipelines: [...plan.pipelines, pipeline] }, role, modelId: pipeline.modelId, pipelines: [pipeline.id] };
+  return { plan: { models: plan.models, pipelines: [...plan.pipelines, pipeline] }, role, modelId: pipeline.modelId, pipelines: [pipeline.id], replaced: [] };
 }
 
 /**

@@ -96,6 +96,8 @@ export interface Growth {
   readonly modelId?: string;
   /** Pipelines created or rebuilt for it. */
   readonly pipelines: readonly string[];
+  /** Broken pipelines it restored, now replaced by the rebuilt ones in `pipelines`. */
+  readonly replaced: readonly string[];
   readonly status: SwarmStatus;
 }
 
