@@ -56,6 +56,15 @@ describe('routeRequest', () => {
     expect(routeRequest('base', {}, state).pipelineId).toBe('base/1');
   });
 
+  it('treats a node missing from the telemetry as down, not as alive', () => {
+    const cold = stateOf(plan);
+    const { a: _dropped, ...rest } = cold.nodes;
+    // Plain data with no entry for 'a': base/0 cannot be vouched for.
+    const route = routeRequest('base', {}, { plan, nodes: { ...rest, b: fast } });
+    expect(route.pipelineId).toBe('base/1');
+    expect(_dropped).toBeDefined();
+  });
+
   it('matches the model exactly: an idle expert never serves the base model', () => {
     const idleExpert = { latencyMs: 0, load: 0, score: 100 };
     const busy = { latencyMs: 500, load: 5, score: 0.1 };
