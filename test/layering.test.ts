@@ -1,0 +1,119 @@
+/**
+ * Data flows one way: CLI → runtime → machines → core (STYLE.md). This test reads the import
+ * statements of every .ts file and fails on an upward or forbidden import. Directories that do
+ * not exist yet are simply empty.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Every module specifier a TypeScript source imports or re-exports, comments ignored. */
+function importsOf(source: string): string[] {
+  const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const patterns = [
+    /\bfrom\s*['"]([^'"]+)['"]/g, // import … from 'x', export … from 'x'
+    /\bimport\s*['"]([^'"]+)['"]/g, // import 'x'
+    /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g, // import('x')
+    /\brequire\s*\(\s*['"]([^'"]+)['"]\s*\)/g, // require('x')
+  ];
+  const found: string[] = [];
+  for (const pattern of patterns) for (const match of code.matchAll(pattern)) if (match[1] !== undefined) found.push(match[1]);
+  return found;
+}
+
+/** The .ts files under a repo-relative directory, recursively; none if it does not exist. */
+function tsFiles(dir: string): string[] {
+  const abs = join(root, dir);
+  if (!existsSync(abs)) return [];
+  const out: string[] = [];
+  for (const entry of readdirSync(abs)) {
+    const path = join(abs, entry);
+    if (statSync(path).isDirectory()) out.push(...tsFiles(relative(root, path)));
+    else if (/\.(c|m)?tsx?$/.test(entry) && !entry.endsWith('.d.ts')) out.push(relative(root, path));
+  }
+  return out;
+}
+
+/** The repo-relative path (with '/') a relative specifier points to, or undefined for a package. */
+function target(file: string, spec: string): string | undefined {
+  if (!spec.startsWith('.')) return undefined;
+  return relative(root, resolve(root, dirname(file), spec)).split(sep).join('/');
+}
+
+const isNodeBuiltin = (spec: string) => spec.startsWith('node:') || builtinModules.includes(spec.split('/')[0] ?? spec);
+const within = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
+
+/** Every forbidden import of the tree: `file → specifier (why)`. */
+function violations(files: Readonly<Record<string, string>>): string[] {
+  const out: string[] = [];
+  for (const [file, source] of Object.entries(files)) {
+    const path = file.split(sep).join('/');
+    for (const spec of importsOf(source)) {
+      const to = target(path, spec);
+      if (within(path, 'src/core')) {
+        if (isNodeBuiltin(spec)) out.push(`${path} → ${spec} (core is pure: no node: module)`);
+        else if (/^(@xstate\/|xstate$|xstate\/)/.test(spec)) out.push(`${path} → ${spec} (core is pure: no xstate)`);
+        else if (to === undefined) out.push(`${path} → ${spec} (core imports no package)`);
+        else if (!within(to, 'src/core')) out.push(`${path} → ${spec} (core imports nothing outside src/core)`);
+      }
+      if (within(path, 'machines') && to !== undefined) {
+        for (const up of ['src/runtime', 'src/sim', 'src/cli']) if (within(to, up)) out.push(`${path} → ${spec} (machines must not import ${up})`);
+      }
+      if (within(path, 'src/runtime') && to !== undefined) {
+        for (const up of ['src/sim', 'src/cli']) if (within(to, up)) out.push(`${path} → ${spec} (runtime must not import ${up})`);
+      }
+    }
+  }
+  return out;
+}
+
+describe('layering', () => {
+  it('finds every form of import statement', () => {
+    const source = [
+      "import { a } from './a.js';",
+      'import type {\n  B,\n  C,\n} from "../b.js";',
+      "export * from './c.js';",
+      "export { d } from './d.js';",
+      "import './e.js';",
+      "const f = await import('./f.js');",
+      "// import { no } from 'commented-out';",
+      "/* import { no } from 'block-comment'; */",
+      "/** @example import { no } from 'tsdoc'; */",
+    ].join('\n');
+    expect(importsOf(source).sort()).toEqual(['../b.js', './a.js', './c.js', './d.js', './e.js', './f.js']);
+  });
+
+  it('flags an upward or impure import in each layer', () => {
+    expect(
+      violations({
+        'src/core/route.ts': "import { setup } from 'xstate';\nimport { x } from '../runtime/x.js';\nimport { y } from './y.js';",
+        'src/core/io.ts': "import { readFileSync } from 'node:fs';\nimport path from 'path';\nimport { nanoid } from 'nanoid';",
+        'machines/swarm.machine.ts': "import { a } from '../src/core/a.js';\nimport { b } from '../src/runtime/b.js';\nimport { c } from '../src/sim/c.js';\nimport { d } from '../src/cli/d.js';",
+        'src/runtime/swarm.ts': "import { a } from '../../machines/a.js';\nimport { b } from '../sim/b.js';\nimport { c } from '../cli/c.js';",
+        'src/cli/main.ts': "import { a } from '../runtime/a.js';\nimport { b } from 'node:fs';",
+      }),
+    ).toEqual([
+      "src/core/route.ts → xstate (core is pure: no xstate)",
+      'src/core/route.ts → ../runtime/x.js (core imports nothing outside src/core)',
+      'src/core/io.ts → node:fs (core is pure: no node: module)',
+      'src/core/io.ts → path (core is pure: no node: module)',
+      'src/core/io.ts → nanoid (core imports no package)',
+      'machines/swarm.machine.ts → ../src/runtime/b.js (machines must not import src/runtime)',
+      'machines/swarm.machine.ts → ../src/sim/c.js (machines must not import src/sim)',
+      'machines/swarm.machine.ts → ../src/cli/d.js (machines must not import src/cli)',
+      'src/runtime/swarm.ts → ../sim/b.js (runtime must not import src/sim)',
+      'src/runtime/swarm.ts → ../cli/c.js (runtime must not import src/cli)',
+    ]);
+  });
+
+  it('holds for the tree: CLI → runtime → machines → core, core pure', () => {
+    const files: Record<string, string> = {};
+    for (const dir of ['src/core', 'machines', 'src/runtime']) for (const file of tsFiles(dir)) files[file] = readFileSync(join(root, file), 'utf8');
+    expect(Object.keys(files).some((f) => f.startsWith('src/core/'))).toBe(true);
+    expect(violations(files)).toEqual([]);
+  });
+});
