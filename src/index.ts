@@ -5,6 +5,7 @@
  */
 export * from './core/index.js';
 export * from './runtime/index.js';
+export * from './sim/index.js';
 export { nodeMachine } from '../machines/node.machine.js';
 export type { NodeContext, NodeEvent, NodeInput, NodeSample } from '../machines/node.machine.js';
 export { swarmMachine } from '../machines/swarm.machine.js';

@@ -1,0 +1,20 @@
+/** The shape every `hecate-node` command implements, and the IO it is given. */
+
+/** The only IO a command may do; main.ts binds it to the process, tests may bind it to memory. */
+export interface CliIO {
+  /** Directory relative paths are read from. */
+  readonly cwd: string;
+  /** Reads a UTF-8 file. @throws the fs error (ENOENT…) — use `readInput` to turn it into an InputError. */
+  readFile(path: string): string;
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+/** One subcommand: `hecate-node <name> ...`. */
+export interface Command {
+  readonly name: string;
+  /** One line for `hecate-node --help`. */
+  readonly summary: string;
+  /** Runs the command; returns the exit code. Throws UsageError or InputError for bad input (exit 2). */
+  run(argv: readonly string[], io: CliIO): number | Promise<number>;
+}

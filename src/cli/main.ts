@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+/**
+ * `hecate-node`: dispatches to a subcommand. The only place that touches the process: argv,
+ * files, stdout/stderr and the exit code (0 ok, 1 a scenario expectation failed, 2 bad usage
+ * or input, 70 an internal error).
+ */
+import { readFileSync, realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { InputError } from '../sim/input-error.js';
+import { UsageError } from './args.js';
+import type { CliIO, Command } from './command.js';
+
+/** Every subcommand, loaded on demand. Adding a command is one line here plus its own file. */
+const registry: Readonly<Record<string, () => Promise<{ command: Command }>>> = {
+  'swarm-sim': () => import('./swarm-sim.js'),
+  scenario: () => import('./scenario.js'),
+};
+
+/** Exit codes of `hecate-node`. */
+export const EXIT = { ok: 0, failed: 1, usage: 2, internal: 70 } as const;
+
+/** Runs `hecate-node` with `argv` (without node and the script); returns the exit code. */
+export async function main(argv: readonly string[], io: CliIO): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    const topic = name === 'help' ? rest[0] : undefined;
+    if (topic !== undefined && topic in registry) return main([topic, '--help'], io);
+    io.stdout(await overview());
+    return EXIT.ok;
+  }
+  if (name === '--version' || name === '-v') {
+    io.stdout(`${version()}\n`);
+    return EXIT.ok;
+  }
+  const load = registry[name];
+  if (load === undefined) {
+    io.stderr(`hecate-node: unknown command "${name}" (commands: ${Object.keys(registry).join(', ')}; see --help)\n`);
+    return EXIT.usage;
+  }
+  const { command } = await load();
+  try {
+    return await command.run(rest, io);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof InputError) {
+      io.stderr(`hecate-node ${name}: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    io.stderr(`hecate-node ${name}: internal error: ${message.replace(/\s+/g, ' ')}\n`);
+    if (process.env['HECATE_DEBUG'] && error instanceof Error && error.stack) io.stderr(`${error.stack}\n`);
+    return EXIT.internal;
+  }
+}
+
+async function overview(): Promise<string> {
+  const rows: [string, string][] = [];
+  for (const [name, load] of Object.entries(registry)) rows.push([name, (await load()).command.summary]);
+  const width = Math.max(...rows.map(([n]) => n.length));
+  return [
+    'Usage: hecate-node <command> [flags]',
+    '',
+    'Commands:',
+    ...rows.map(([n, s]) => `  ${n.padEnd(width)}  ${s}`),
+    '',
+    'Run "hecate-node <command> --help" for the flags of a command.',
+    'Exit codes: 0 ok, 1 a scenario expectation failed, 2 bad usage or input, 70 internal error.',
+    '',
+  ].join('\n');
+}
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+const processIO: CliIO = {
+  cwd: process.cwd(),
+  readFile: (path) => readFileSync(resolve(process.cwd(), path), 'utf8'),
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+};
+
+// Run only when executed as the bin, not when imported (tests import `main`).
+if (isEntryPoint(process.argv[1])) {
+  main(process.argv.slice(2), processIO).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`hecate-node: internal error: ${String(error)}\n`);
+      process.exitCode = EXIT.internal;
+    },
+  );
+}
+
+function isEntryPoint(script: string | undefined): boolean {
+  if (script === undefined) return false;
+  try {
+    // npm links the bin through a symlink: compare real paths.
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}

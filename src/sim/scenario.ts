@@ -1,0 +1,346 @@
+/**
+ * Scenarios: a topology plus a list of steps (`kill`, `revive`, `add`, `remove`, `report`,
+ * `route`, `stop`), each with optional expectations, run against the real runtime. Pure: the
+ * CLI reads the files; this module validates the JSON and returns one result per expectation.
+ */
+import { z } from 'zod';
+import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
+import type { NodeProfile, Recovery, Route } from '../core/types.js';
+import { baseModelId, validatePlan } from '../core/validate.js';
+import { createSwarm } from '../runtime/index.js';
+import type { SwarmStatus } from '../runtime/types.js';
+import { parseJsonText, type Loaded } from './input-error.js';
+import { firstIssue, nodeProfileSchema, topologyFromValue, type Topology } from './topology.js';
+
+const nodeId = z.string().min(1, 'must be a non-empty node id');
+const errorCodes = [
+  'UnknownModel',
+  'NoHealthyPipeline',
+  'Unrecoverable',
+  'InvalidRequest',
+  'InvalidInput',
+  'InsufficientCapacity',
+  'InvalidPlan',
+  'UnknownNode',
+  'DuplicateNode',
+  'Stopped',
+  'BadTelemetry',
+  'UnknownLease',
+] as const;
+
+/** What a step may expect. Every field is optional; each one given is checked and reported. */
+export const expectationSchema = z.strictObject({
+  /** `swarm.status()` after the step. */
+  status: z.enum(['healthy', 'degraded', 'failed', 'stopped']).optional(),
+  /** The step must throw an error with this code (RoutingError, SwarmError or PlanError). */
+  error: z.enum(errorCodes).optional(),
+  /** Which model's route/recovery the route expectations look at (base model by default). */
+  model: z.string().min(1).optional(),
+  /** kill: the strategy of the model's recovery. */
+  strategy: z.enum(['unaffected', 'copy', 'splice', 'degraded']).optional(),
+  /** The route's `modelId` (the reserve model for a degraded route). */
+  modelId: z.string().min(1).optional(),
+  /** The route's `pipelineId`. */
+  pipelineId: z.string().min(1).optional(),
+  /** The route's `degraded` flag. */
+  degraded: z.boolean().optional(),
+  /** Nodes the route must not use. */
+  avoid: z.array(nodeId).optional(),
+  /** Nodes the route must use. */
+  use: z.array(nodeId).optional(),
+  /** kill: number of layers the recovery is missing. */
+  missingLayers: z.int().min(0).optional(),
+  /** kill: number of ranges a splice re-served. */
+  replaced: z.int().min(0).optional(),
+  /** kill: the models left with nothing to serve with, in any order. */
+  unrecoverable: z.array(z.string().min(1)).optional(),
+  /** add: the role the growth policy gave the newcomer. */
+  role: z.enum(['restore', 'copy', 'expert', 'spare']).optional(),
+  /** add: the model the newcomer serves (`null`: none, a spare). */
+  growthModel: z.string().min(1).nullable().optional(),
+  /** remove: number of ranges relocated to other nodes. */
+  relocated: z.int().min(0).optional(),
+  /** remove: number of pipelines dropped because they could not be rebuilt. */
+  dropped: z.int().min(0).optional(),
+  /** The plan validates against the live profiles after the step. Checked on every step; `false` expects an invalid plan. */
+  planValid: z.boolean().optional(),
+});
+
+/** Expectations of one step. */
+export type Expectation = z.infer<typeof expectationSchema>;
+
+const common = { expect: expectationSchema.optional(), note: z.string().optional() };
+const sampleNumber = z.number();
+
+/** One step of a scenario, told apart by its `step` field. */
+export const scenarioStepSchema = z.discriminatedUnion('step', [
+  z.strictObject({ step: z.literal('kill'), node: nodeId, ...common }),
+  z.strictObject({ step: z.literal('revive'), node: nodeId, ...common }),
+  z.strictObject({ step: z.literal('add'), node: nodeProfileSchema, ...common }),
+  z.strictObject({ step: z.literal('remove'), node: nodeId, ...common }),
+  z.strictObject({
+    step: z.literal('report'),
+    node: nodeId,
+    sample: z.strictObject({ load: sampleNumber.optional(), latencyMs: sampleNumber.optional(), score: sampleNumber.optional() }),
+    ...common,
+  }),
+  z.strictObject({ step: z.literal('route'), model: z.string().min(1).optional(), tokens: z.int().min(0).optional(), ...common }),
+  z.strictObject({ step: z.literal('stop'), ...common }),
+]);
+
+/** One step of a scenario. */
+export type ScenarioStep = z.infer<typeof scenarioStepSchema>;
+
+/** Schema of a scenario file. `topology` is inline, or a path relative to the scenario file. */
+export const scenarioSchema = z.strictObject({
+  name: z.string().min(1),
+  description: z.string().optional(),
+  topology: z.union([z.string().min(1), z.record(z.string(), z.unknown())]),
+  /** Sets the number of copies of every model. */
+  pipelines: z.int().min(1).max(64).optional(),
+  /** Swarm policy: serve survivors rather than fail (SwarmConfig.allowDegraded). @defaultValue true */
+  allowDegraded: z.boolean().optional(),
+  /** Seed of the id source. @defaultValue 1 */
+  seed: z.int().min(0).optional(),
+  steps: z.array(scenarioStepSchema).min(1, 'a scenario needs at least one step'),
+});
+
+/** A parsed scenario file; `topology` still unresolved when it is a path. */
+export type ScenarioFile = z.infer<typeof scenarioSchema>;
+
+/** A validated scenario, ready to run. */
+export interface Scenario {
+  readonly file: string;
+  readonly name: string;
+  readonly description?: string;
+  readonly topology: Topology;
+  readonly allowDegraded?: boolean;
+  readonly seed: number;
+  readonly steps: readonly ScenarioStep[];
+}
+
+/**
+ * Parses and validates a scenario file's text. Never throws.
+ * @param resolveTopology loads a topology named by path (relative to the scenario file); the CLI does the IO.
+ */
+export function loadScenario(text: string, file: string, resolveTopology: (path: string, options: { pipelines?: number }) => Loaded<Topology>): Loaded<Scenario> {
+  const json = parseJsonText(text, file);
+  if (!json.ok) return json;
+  const parsed = scenarioSchema.safeParse(json.value);
+  if (!parsed.success) return { ok: false, error: firstIssue(parsed.error.issues, file, '$') };
+  const s = parsed.data;
+  const options = s.pipelines === undefined ? {} : { pipelines: s.pipelines };
+  const topology = typeof s.topology === 'string' ? resolveTopology(s.topology, options) : topologyFromValue(s.topology, file, { ...options, at: '$.topology' });
+  if (!topology.ok) return topology;
+  return {
+    ok: true,
+    value: {
+      file,
+      name: s.name,
+      ...(s.description === undefined ? {} : { description: s.description }),
+      topology: topology.value,
+      ...(s.allowDegraded === undefined ? {} : { allowDegraded: s.allowDegraded }),
+      seed: s.seed ?? 1,
+      steps: s.steps,
+    },
+  };
+}
+
+/** One checked expectation. */
+export interface ExpectationResult {
+  /** What was checked, e.g. `status`, `avoid gpu`, `no error`. */
+  readonly name: string;
+  readonly expected: unknown;
+  readonly actual: unknown;
+  readonly pass: boolean;
+  /** Checked on every step without being written: no unexpected error, plan valid. */
+  readonly implicit: boolean;
+}
+
+/** What one step did and how its expectations fared. */
+export interface StepResult {
+  readonly index: number;
+  /** Human label: `kill gpu`, `route hecate-8b`. */
+  readonly label: string;
+  readonly note?: string;
+  readonly pass: boolean;
+  readonly expectations: readonly ExpectationResult[];
+}
+
+/** The outcome of one scenario. Plain data. */
+export interface ScenarioResult {
+  readonly file: string;
+  readonly name: string;
+  readonly pass: boolean;
+  readonly steps: readonly StepResult[];
+}
+
+/** What a step produced, for the checks. */
+interface Outcome {
+  route?: Route;
+  recovery?: Recovery;
+  unrecoverable?: readonly string[];
+  role?: string;
+  growthModel?: string | null;
+  relocated?: number;
+  dropped?: number;
+  error?: { code: string; message: string };
+}
+
+type Swarm = ReturnType<typeof createSwarm>;
+
+/**
+ * Runs a scenario against the real runtime (`createSwarm`), step by step, and checks every
+ * expectation. A step that throws is recorded, not propagated: the run goes on.
+ */
+export function runScenario(scenario: Scenario): ScenarioResult {
+  const profiles = new Map<string, NodeProfile>(scenario.topology.nodes.map((n) => [n.id, n]));
+  const config = { models: scenario.topology.models, ...(scenario.allowDegraded === undefined ? {} : { allowDegraded: scenario.allowDegraded }) };
+  const swarm = createSwarm(scenario.topology.nodes, config, { seed: scenario.seed });
+  const base = baseModelId(scenario.topology.models);
+  const steps = scenario.steps.map((step, index): StepResult => {
+    const outcome = perform(swarm, step, base, profiles);
+    const expectations = check(swarm, step, outcome, base, profiles);
+    return { index, label: labelOf(step), ...(step.note === undefined ? {} : { note: step.note }), pass: expectations.every((e) => e.pass), expectations };
+  });
+  return { file: scenario.file, name: scenario.name, pass: steps.every((s) => s.pass), steps };
+}
+
+function labelOf(step: ScenarioStep): string {
+  switch (step.step) {
+    case 'kill':
+    case 'revive':
+    case 'remove':
+      return `${step.step} ${step.node}`;
+    case 'add':
+      return `add ${step.node.id}`;
+    case 'report':
+      return `report ${step.node} ${JSON.stringify(step.sample)}`;
+    case 'route':
+      return `route${step.model === undefined ? '' : ` ${step.model}`}${step.tokens === undefined ? '' : ` (${step.tokens} tokens)`}`;
+    case 'stop':
+      return 'stop';
+  }
+}
+
+function perform(swarm: Swarm, step: ScenarioStep, base: string, profiles: Map<string, NodeProfile>): Outcome {
+  const model = step.expect?.model ?? base;
+  try {
+    switch (step.step) {
+      case 'kill': {
+        // A degraded route carries its reserve model's id, so a recovery is told apart by the pipeline it came from.
+        const owner = new Map(swarm.state().plan.pipelines.map((p) => [p.id, p.modelId] as const));
+        const rescue = swarm.markDown(step.node);
+        const recovery = rescue.recoveries.find((r) => (owner.get(r.from.pipelineId) ?? r.from.modelId) === model);
+        return { ...(recovery === undefined ? {} : { recovery, route: recovery.route }), unrecoverable: rescue.unrecoverable };
+      }
+      case 'revive':
+        swarm.markAlive(step.node);
+        return {};
+      case 'add': {
+        const growth = swarm.addNode(step.node);
+        profiles.set(step.node.id, step.node);
+        return { role: growth.role, growthModel: growth.modelId ?? null };
+      }
+      case 'remove': {
+        const retirement = swarm.removeNode(step.node);
+        profiles.delete(step.node);
+        return { relocated: retirement.relocated.length, dropped: retirement.dropped.length };
+      }
+      case 'report':
+        swarm.report(step.node, step.sample);
+        return {};
+      case 'route':
+        return { route: swarm.route({ ...(step.model === undefined ? {} : { model: step.model }), ...(step.tokens === undefined ? {} : { tokens: step.tokens }) }) };
+      case 'stop':
+        swarm.stop();
+        return {};
+    }
+  } catch (error) {
+    return { error: describeError(error) };
+  }
+}
+
+function describeError(error: unknown): { code: string; message: string } {
+  if (error instanceof RoutingError || error instanceof SwarmError || error instanceof PlanError) return { code: error.code, message: error.message };
+  // Not a domain error: a runtime bug. Reported as such so the expectation fails visibly.
+  return { code: error instanceof Error ? `uncaught ${error.name}` : 'uncaught', message: error instanceof Error ? error.message : String(error) };
+}
+
+const ROUTE_FIELDS = ['modelId', 'pipelineId', 'degraded', 'avoid', 'use'] as const;
+
+function check(swarm: Swarm, step: ScenarioStep, outcome: Outcome, base: string, profiles: Map<string, NodeProfile>): ExpectationResult[] {
+  const want: Expectation = step.expect ?? {};
+  const results: ExpectationResult[] = [];
+  const add = (name: string, expected: unknown, actual: unknown, pass: boolean, implicit = false) => results.push({ name, expected, actual, pass, implicit });
+  const actualError = outcome.error === undefined ? null : `${outcome.error.code}: ${outcome.error.message}`;
+
+  if (want.error !== undefined) add('error', want.error, actualError ?? 'no error', outcome.error?.code === want.error);
+  else add('no error', 'none', actualError, outcome.error === undefined, true);
+
+  const status = statusOf(swarm);
+  if (want.status !== undefined) add('status', want.status, status, status === want.status);
+
+  // The route the expectations look at: the step's own (route, recovery), else the one the swarm serves now.
+  let route = outcome.route;
+  let routeError: string | undefined;
+  const needsRoute = ROUTE_FIELDS.some((f) => want[f] !== undefined);
+  if (needsRoute && route === undefined && outcome.error === undefined) {
+    const model = want.model ?? (step.step === 'route' ? step.model : undefined) ?? base;
+    try {
+      route = swarm.route({ model });
+    } catch (error) {
+      const e = describeError(error);
+      routeError = `no route (${e.code}: ${e.message})`;
+    }
+  }
+  const nodes = route?.stages.map((s) => s.nodeId);
+  const routeActual = (value: unknown) => (route === undefined ? (routeError ?? actualError ?? 'no route') : value);
+  if (want.modelId !== undefined) add('route.modelId', want.modelId, routeActual(route?.modelId), route?.modelId === want.modelId);
+  if (want.pipelineId !== undefined) add('route.pipelineId', want.pipelineId, routeActual(route?.pipelineId), route?.pipelineId === want.pipelineId);
+  if (want.degraded !== undefined) add('route.degraded', want.degraded, routeActual(route?.degraded), route?.degraded === want.degraded);
+  for (const n of want.avoid ?? []) add(`route avoids ${n}`, `not ${n}`, routeActual(nodes), nodes !== undefined && !nodes.includes(n));
+  for (const n of want.use ?? []) add(`route uses ${n}`, n, routeActual(nodes), nodes !== undefined && nodes.includes(n));
+
+  const recovery = outcome.recovery;
+  const noRecovery = outcome.error === undefined ? 'no recovery (the route did not use the node)' : actualError;
+  if (want.strategy !== undefined) add('recovery.strategy', want.strategy, recovery?.strategy ?? noRecovery, recovery?.strategy === want.strategy);
+  if (want.missingLayers !== undefined) {
+    const missing = recovery?.missingLayers.reduce((s, r) => s + (r.layerEnd - r.layerStart), 0);
+    add('recovery.missingLayers', want.missingLayers, missing ?? noRecovery, missing === want.missingLayers);
+  }
+  if (want.replaced !== undefined) add('recovery.replaced', want.replaced, recovery?.replaced.length ?? noRecovery, recovery?.replaced.length === want.replaced);
+  if (want.unrecoverable !== undefined) {
+    const actual = outcome.unrecoverable === undefined ? null : [...outcome.unrecoverable].sort();
+    add('unrecoverable', [...want.unrecoverable].sort(), actual ?? actualError, JSON.stringify(actual) === JSON.stringify([...want.unrecoverable].sort()));
+  }
+  if (want.role !== undefined) add('growth.role', want.role, outcome.role ?? actualError, outcome.role === want.role);
+  if (want.growthModel !== undefined) add('growth.modelId', want.growthModel, outcome.growthModel ?? actualError, outcome.growthModel === want.growthModel);
+  if (want.relocated !== undefined) add('retirement.relocated', want.relocated, outcome.relocated ?? actualError, outcome.relocated === want.relocated);
+  if (want.dropped !== undefined) add('retirement.dropped', want.dropped, outcome.dropped ?? actualError, outcome.dropped === want.dropped);
+
+  // SPEC §7: the plan validates after every operation.
+  if (status !== 'stopped') {
+    const issues = planIssues(swarm, profiles);
+    const valid = issues.length === 0;
+    add('plan valid', want.planValid ?? true, valid ? true : issues, valid === (want.planValid ?? true), want.planValid === undefined);
+  }
+  return results;
+}
+
+function statusOf(swarm: Swarm): SwarmStatus | string {
+  try {
+    return swarm.status();
+  } catch (error) {
+    if (error instanceof SwarmError && error.code === 'Stopped') return 'stopped';
+    return `error: ${describeError(error).message}`;
+  }
+}
+
+function planIssues(swarm: Swarm, profiles: Map<string, NodeProfile>): string[] {
+  try {
+    return validatePlan(swarm.state().plan, [...profiles.values()]).map((i) => i.message);
+  } catch (error) {
+    return [`cannot read the state: ${describeError(error).message}`];
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * `swarm-sim` (SPEC §8): the whole lifecycle of a swarm in memory — start, failover of one node,
+ * growth by a newcomer, the dead node's revival, and optionally a retirement — returned as one
+ * plain JSON document. Pure but for the ids the runtime mints (seeded with `seed`).
+ */
+import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
+import type { NodeProfile, Recovery, Route, SwarmPlan } from '../core/types.js';
+import { baseModelId, validatePlan } from '../core/validate.js';
+import { createSwarm } from '../runtime/index.js';
+import type { GrowthRole, Relocation, SwarmStatus } from '../runtime/types.js';
+import type { Topology } from './topology.js';
+
+/** Options of {@link runSwarmSim}. */
+export interface SwarmSimOptions {
+  /** The node that fails. @defaultValue the first node of the initial route */
+  readonly kill?: string;
+  /** The newcomer of the growth step. @defaultValue a twin of the killed node, id `<kill>-2` */
+  readonly add?: NodeProfile;
+  /** Also retire this node in a last `retire` step (it may be the newcomer). */
+  readonly retire?: string;
+  /** Run the `revive` step (markAlive of the killed node). @defaultValue true */
+  readonly revive?: boolean;
+  /** Model whose route each step reports. @defaultValue the base model */
+  readonly model?: string;
+  /** Tokens of the request routed after each step. @defaultValue 512 */
+  readonly tokens?: number;
+  /** Seeds the runtime's id source: same seed, same bytes. */
+  readonly seed?: number;
+  /** Label of the topology in the output (its file). */
+  readonly source?: string;
+  /** `--pipelines`, echoed in the output (the topology already has it applied). */
+  readonly pipelines?: number;
+}
+
+/** An error a step ran into, as plain data. */
+export interface SimError {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** What every step reports. */
+interface StepBase {
+  readonly status: SwarmStatus;
+  /** What the swarm serves for the model after the step; `null` with `routeError` when nothing. */
+  readonly route: Route | null;
+  readonly routeError?: SimError;
+}
+
+/** One step of the simulated lifecycle. */
+export type SimStep =
+  | (StepBase & { readonly step: 'start'; readonly pipelines: readonly string[] })
+  | (StepBase & {
+      readonly step: 'failover';
+      readonly killed: string;
+      /** The recovery of the reported model's route, or `null` when its route did not use the node. */
+      readonly recovery: Recovery | null;
+      /** Every recovery of the rescue (one per model whose route used the node). */
+      readonly recoveries: readonly Recovery[];
+      readonly unrecoverable: readonly string[];
+    })
+  | (StepBase & { readonly step: 'growth'; readonly added: NodeProfile; readonly role: GrowthRole; readonly modelId: string | null; readonly pipelines: readonly string[] })
+  | (StepBase & { readonly step: 'revive'; readonly revived: string })
+  | (StepBase & { readonly step: 'retire'; readonly retired: string; readonly relocated: readonly Relocation[]; readonly dropped: readonly string[] });
+
+/** The document `swarm-sim` prints. */
+export interface SwarmSimReport {
+  readonly topology: string | null;
+  readonly seed: number | null;
+  readonly pipelines: number | null;
+  readonly model: string;
+  readonly tokens: number;
+  readonly kill: string;
+  readonly steps: readonly SimStep[];
+  /** The plan at the end of the run. */
+  readonly plan: SwarmPlan;
+  /** `validatePlan` of the final plan against the final members is empty. */
+  readonly planValid: boolean;
+  readonly planIssues: readonly string[];
+}
+
+/**
+ * Checks the options against the topology; the message names the flag and the problem.
+ * @returns undefined when the options can run.
+ */
+export function swarmSimOptionIssue(topology: Topology, options: SwarmSimOptions): string | undefined {
+  const ids = topology.nodes.map((n) => n.id);
+  const list = ids.length > 12 ? `${ids.slice(0, 12).join(', ')}, …` : ids.join(', ');
+  const where = options.source === undefined ? '' : ` in ${options.source}`;
+  if (options.kill !== undefined && !ids.includes(options.kill)) return `--kill: unknown node "${options.kill}"${where} (nodes: ${list})`;
+  if (options.add !== undefined && ids.includes(options.add.id)) return `--add: node "${options.add.id}" is already${where}; pick a new id`;
+  if (options.retire !== undefined && !ids.includes(options.retire) && options.retire !== newcomerOf(topology, options)?.id) {
+    return `--retire: unknown node "${options.retire}"${where} (nodes: ${list}, or the newcomer)`;
+  }
+  const models = topology.models.map((m) => m.id);
+  if (options.model !== undefined && !models.includes(options.model)) return `--model: unknown model "${options.model}"${where} (models: ${models.join(', ')})`;
+  return undefined;
+}
+
+/** The growth step's newcomer: `options.add`, else a twin of the killed node under a fresh id. */
+export function newcomerOf(topology: Topology, options: SwarmSimOptions, kill = options.kill): NodeProfile | undefined {
+  if (options.add !== undefined) return options.add;
+  const twin = topology.nodes.find((n) => n.id === kill);
+  if (twin === undefined) return undefined;
+  const taken = new Set(topology.nodes.map((n) => n.id));
+  let i = 2;
+  while (taken.has(`${twin.id}-${i}`)) i++;
+  return { ...twin, id: `${twin.id}-${i}` };
+}
+
+/**
+ * Runs start → failover (`kill`) → growth (`add`) → revive → retire (if asked), reporting after
+ * each step the status and the route the swarm serves.
+ * @throws {PlanError} or {SwarmError} when the topology or an option cannot run (the CLI checks first).
+ * @example runSwarmSim(topology, { kill: 'gpu', seed: 1 }).steps.map((s) => s.status)
+ */
+export function runSwarmSim(topology: Topology, options: SwarmSimOptions = {}): SwarmSimReport {
+  const model = options.model ?? baseModelId(topology.models);
+  const tokens = options.tokens ?? 512;
+  const swarm = createSwarm(topology.nodes, { models: topology.models }, options.seed === undefined ? {} : { seed: options.seed });
+  const members = new Map(topology.nodes.map((n) => [n.id, n] as const));
+  const serve = (): StepBase => {
+    const status = swarm.status();
+    try {
+      return { status, route: swarm.route({ model, tokens }) };
+    } catch (error) {
+      return { status, route: null, routeError: simError(error) };
+    }
+  };
+  const steps: SimStep[] = [];
+  try {
+    const start = serve();
+    steps.push({ step: 'start', ...start, pipelines: swarm.state().plan.pipelines.map((p) => p.id) });
+
+    const kill = options.kill ?? start.route?.stages[0]?.nodeId ?? topology.nodes[0]?.id ?? '';
+    // A degraded route carries its reserve model's id, so a recovery is told apart by the pipeline it came from.
+    const owner = new Map(swarm.state().plan.pipelines.map((p) => [p.id, p.modelId] as const));
+    const rescue = swarm.markDown(kill);
+    const recovery = rescue.recoveries.find((r) => (owner.get(r.from.pipelineId) ?? r.from.modelId) === model) ?? null;
+    steps.push({ step: 'failover', ...serve(), killed: kill, recovery, recoveries: rescue.recoveries, unrecoverable: rescue.unrecoverable });
+
+    const newcomer = newcomerOf(topology, options, kill);
+    if (newcomer !== undefined) {
+      const growth = swarm.addNode(newcomer);
+      members.set(newcomer.id, newcomer);
+      steps.push({ step: 'growth', ...serve(), added: newcomer, role: growth.role, modelId: growth.modelId ?? null, pipelines: growth.pipelines });
+    }
+
+    if (options.revive !== false) {
+      swarm.markAlive(kill);
+      steps.push({ step: 'revive', ...serve(), revived: kill });
+    }
+
+    if (options.retire !== undefined) {
+      const retirement = swarm.removeNode(options.retire);
+      members.delete(options.retire);
+      steps.push({ step: 'retire', ...serve(), retired: options.retire, relocated: retirement.relocated, dropped: retirement.dropped });
+    }
+
+    const plan = swarm.state().plan;
+    const issues = validatePlan(plan, [...members.values()]).map((i) => i.message);
+    return {
+      topology: options.source ?? null,
+      seed: options.seed ?? null,
+      pipelines: options.pipelines ?? null,
+      model,
+      tokens,
+      kill,
+      steps,
+      plan: JSON.parse(JSON.stringify(plan)) as SwarmPlan,
+      planValid: issues.length === 0,
+      planIssues: issues,
+    };
+  } finally {
+    swarm.stop();
+  }
+}
+
+function simError(error: unknown): SimError {
+  if (error instanceof RoutingError || error instanceof SwarmError || error instanceof PlanError) return { code: error.code, message: error.message };
+  throw error;
+}
