@@ -1,4 +1,5 @@
-import { SwarmError } from './errors.js';
+import { PlanError, SwarmError } from './errors.js';
+import { assertPlanShape, profileIssues } from './validate.js';
 import type { NodeProfile, NodeStates, NodeTelemetry, SwarmPlan, SwarmStateLike } from './types.js';
 
 /** The fields of a node's telemetry a caller may set. */
@@ -41,16 +42,25 @@ export class SwarmState implements SwarmStateLike {
 
   /**
    * Cold telemetry: every node of the plan alive, nothing measured.
+   * @throws {PlanError} `InvalidPlan` for a plan with a gap, an overlap, wrong coverage, an unknown
+   * model or copies sharing a node: routing must never serve half a copy.
    * @example const state = SwarmState.fromPlan(planSwarm(profiles, { models }));
    */
   static fromPlan(plan: SwarmPlan): SwarmState {
+    assertPlanShape(plan);
     const nodes: Record<string, NodeTelemetry> = {};
     for (const id of planNodeIds(plan)) nodes[id] = Object.freeze({ alive: true, samples: 0 });
     return new SwarmState(plan, nodes);
   }
 
-  /** Like {@link SwarmState.fromPlan}, plus each profile's declared latency and score (spares too). */
+  /**
+   * Like {@link SwarmState.fromPlan}, plus each profile's declared latency and score (spares too).
+   * @throws {PlanError} `InvalidInput` for a bad profile (a NaN latency would poison every cost).
+   */
   static fromProfiles(plan: SwarmPlan, profiles: readonly NodeProfile[]): SwarmState {
+    assertPlanShape(plan);
+    const issues = profileIssues(profiles);
+    if (issues.length > 0) throw new PlanError('InvalidInput', issues.map((i) => i.message).join('; '));
     const nodes: Record<string, NodeTelemetry> = {};
     for (const id of planNodeIds(plan)) nodes[id] = Object.freeze({ alive: true, samples: 0 });
     for (const p of profiles) nodes[p.id] = Object.freeze(declaredTelemetry(p));

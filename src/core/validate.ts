@@ -118,10 +118,22 @@ export function layersGb(model: ModelSpec, layers: number): number {
  * nodes, and no node holding more than its memory. An empty result means valid.
  */
 export function validatePlan(plan: SwarmPlan, profiles: readonly NodeProfile[]): PlanIssue[] {
+  return checkPlan(plan, profiles);
+}
+
+/**
+ * The issues of a plan that need no node profile: models, stage ranges (gap, overlap,
+ * coverage) and disjoint copies. Memory and unknown nodes are not checked.
+ */
+export function planShapeIssues(plan: SwarmPlan): PlanIssue[] {
+  return checkPlan(plan, undefined);
+}
+
+function checkPlan(plan: SwarmPlan, profiles: readonly NodeProfile[] | undefined): PlanIssue[] {
   if (plan === null || typeof plan !== 'object' || !Array.isArray(plan.pipelines)) {
     return [{ code: 'BadStage', message: 'a plan must be an object { models, pipelines }' }];
   }
-  const issues: PlanIssue[] = [...profileIssues(profiles), ...modelIssues(plan.models)];
+  const issues: PlanIssue[] = [...(profiles === undefined ? [] : profileIssues(profiles)), ...modelIssues(plan.models)];
   const models = new Map<string, ModelSpec>();
   for (const m of Array.isArray(plan.models) ? plan.models : []) if (m && typeof m.id === 'string') models.set(m.id, m);
   const memory = new Map<string, number>();
@@ -153,7 +165,9 @@ export function validatePlan(plan: SwarmPlan, profiles: readonly NodeProfile[]):
         continue;
       }
       const nodeId = stage.nodeId;
-      if (!memory.has(nodeId)) {
+      if (typeof nodeId !== 'string' || nodeId.length === 0) {
+        issues.push({ code: 'BadStage', pipelineId, message: `${where}: "nodeId" must be a non-empty string` });
+      } else if (profiles !== undefined && !memory.has(nodeId)) {
         issues.push({ code: 'UnknownNode', pipelineId, nodeId, message: `${where}: unknown node "${String(nodeId)}"` });
       }
       if (stage.layerStart > next) {
@@ -186,6 +200,17 @@ export function validatePlan(plan: SwarmPlan, profiles: readonly NodeProfile[]):
 
 function round(x: number): number {
   return Math.round(x * 1000) / 1000;
+}
+
+/**
+ * Throws a {@link PlanError} `InvalidPlan` listing every shape issue of a hand-written plan (see
+ * {@link planShapeIssues}), so that routing never serves a copy with a gap or an overlap.
+ */
+export function assertPlanShape(plan: SwarmPlan): void {
+  const issues = planShapeIssues(plan);
+  if (issues.length > 0) {
+    throw new PlanError('InvalidPlan', `invalid plan: ${issues.map((i) => i.message).join('; ')}`);
+  }
 }
 
 /** Throws a {@link PlanError} `InvalidPlan` listing every issue, if any. */

@@ -153,7 +153,7 @@ describe('failoverInSwarm', () => {
   });
 
   it('keeps the model id on a degraded route when no fallback is named anywhere', () => {
-    const plain: SwarmPlan = { ...two, models: [{ id: 'm', layers: 8, pipelines: 2 }] };
+    const plain: SwarmPlan = { models: [{ id: 'm', layers: 8, pipelines: 2 }], pipelines: two.pipelines.filter((p) => p.modelId === 'm') };
     const state = stateOf(plain, { c: { alive: false } });
     const recovery = failoverInSwarm(routeOf(plain, 'm/0', state), 'a', state, { allowDegraded: true });
     expect(recovery.strategy).toBe('degraded');

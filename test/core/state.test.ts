@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SwarmError, SwarmState } from '../../src/index.js';
+import { PlanError, SwarmError, SwarmState } from '../../src/index.js';
 import type { NodeProfile, SwarmPlan, TelemetryPatch } from '../../src/index.js';
 import { pipe, st } from './fixtures.js';
 
@@ -88,5 +88,32 @@ describe('SwarmState', () => {
 
   it('throws BadTelemetry for a patch that is not an object', () => {
     expect(swarmError(() => SwarmState.fromPlan(plan).withNode('gpu', null as unknown as TelemetryPatch)).code).toBe('BadTelemetry');
+  });
+});
+
+describe('SwarmState input checks', () => {
+  it.each<[string, SwarmPlan, string]>([
+    ['a gap', { models: [{ id: 'm', layers: 4 }], pipelines: [pipe('m/0', 'm', st('a', 0, 1), st('b', 2, 4))] }, '[1, 2)'],
+    ['an overlap', { models: [{ id: 'm', layers: 4 }], pipelines: [pipe('m/0', 'm', st('a', 0, 3), st('b', 2, 4))] }, '[2, 3)'],
+    ['short coverage', { models: [{ id: 'm', layers: 4 }], pipelines: [pipe('m/0', 'm', st('a', 0, 3))] }, '"m" has 4'],
+    ['an unknown model', { models: [{ id: 'm', layers: 4 }], pipelines: [pipe('x/0', 'x', st('a', 0, 4))] }, '"x"'],
+    ['copies sharing a node', { models: [{ id: 'm', layers: 1, pipelines: 2 }], pipelines: [pipe('m/0', 'm', st('a', 0, 1)), pipe('m/1', 'm', st('a', 0, 1))] }, '"a"'],
+  ])('fromPlan rejects a hand-written plan with %s as InvalidPlan, naming it', (_, bad, culprit) => {
+    for (const make of [() => SwarmState.fromPlan(bad), () => SwarmState.fromProfiles(bad, [])]) {
+      try {
+        make();
+        throw new Error('expected a PlanError');
+      } catch (e) {
+        expect(e).toBeInstanceOf(PlanError);
+        expect((e as PlanError).code).toBe('InvalidPlan');
+        expect((e as PlanError).message).toContain(culprit);
+      }
+    }
+  });
+
+  it('fromProfiles rejects a profile whose declared latency would poison every cost', () => {
+    const bad: NodeProfile[] = [{ id: 'gpu', memoryGb: 24, latencyMs: Number.NaN }];
+    expect(() => SwarmState.fromProfiles(plan, bad)).toThrow(PlanError);
+    expect(() => SwarmState.fromProfiles(plan, bad)).toThrow(/"gpu".*"latencyMs"/);
   });
 });
