@@ -37,6 +37,11 @@ export function failoverInSwarm(
   options: FailoverOptions = {},
   extra?: ExtraLoad,
 ): Recovery {
+  if (route === null || typeof route !== 'object' || !Array.isArray(route.stages) || typeof route.modelId !== 'string') {
+    throw new RoutingError('InvalidRequest', 'failover needs the lost route: an object { modelId, pipelineId, stages, ... } as routeRequest returns');
+  }
+  if (typeof failedNodeId !== 'string') throw new RoutingError('InvalidRequest', `the failed node id must be a string, got ${String(failedNodeId)}`);
+  if (options === null || typeof options !== 'object') throw new RoutingError('InvalidRequest', 'failover options must be an object { allowDegraded?, fallbackModel?, request? }');
   const r = resolveRequest(options.request);
   const source = sourcePipeline(route, state);
   const model = requireModel(source?.modelId ?? route.modelId, state);

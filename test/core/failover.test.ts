@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { failoverInSwarm, pipelineCost, routeRequest, RoutingError } from '../../src/index.js';
-import type { Recovery, SwarmPlan } from '../../src/index.js';
+import type { FailoverOptions, Recovery, Route, SwarmPlan } from '../../src/index.js';
 import { nodesOf, pipe, st, stateOf } from './fixtures.js';
 
 function unrecoverable(fn: () => unknown): RoutingError {
@@ -259,5 +259,22 @@ describe('failoverInSwarm', () => {
       { layerStart: 4, layerEnd: 6 },
     ]);
     expect(() => failoverInSwarm(degraded.route, 'c', first)).toThrow(RoutingError);
+  });
+});
+
+describe('failoverInSwarm input checks', () => {
+  it.each<[string, () => unknown]>([
+    ['a null route', () => failoverInSwarm(null as unknown as Route, 'a', stateOf(two))],
+    ['a route without stages', () => failoverInSwarm({ modelId: 'm' } as unknown as Route, 'a', stateOf(two))],
+    ['a numeric node id', () => failoverInSwarm(routeOf(two, 'm/0'), 7 as unknown as string, stateOf(two))],
+    ['null options', () => failoverInSwarm(routeOf(two, 'm/0'), 'a', stateOf(two), null as unknown as FailoverOptions)],
+    ['NaN tokens in the request', () => failoverInSwarm(routeOf(two, 'm/0'), 'a', stateOf(two), { request: { tokens: Number.NaN } })],
+  ])('rejects %s as InvalidRequest rather than crashing', (_, call) => {
+    expect(unrecoverable(call).code).toBe('InvalidRequest');
+  });
+
+  it('rejects a route of an unknown model as UnknownModel', () => {
+    const route = { ...routeOf(two, 'm/0'), modelId: 'ghost', pipelineId: 'ghost/0' };
+    expect(unrecoverable(() => failoverInSwarm(route, 'a', stateOf(two))).code).toBe('UnknownModel');
   });
 });
