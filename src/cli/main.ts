@@ -87,6 +87,11 @@ const processIO: CliIO = {
 
 // Run only when executed as the bin, not when imported (tests import `main`).
 if (isEntryPoint(process.argv[1])) {
+  // `hecate-node swarm-sim ... | head`: a reader that goes away is not an error worth a stack trace.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
   main(process.argv.slice(2), processIO).then(
     (code) => {
       process.exitCode = code;

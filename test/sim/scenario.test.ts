@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadScenario, runScenario, type Scenario } from '../../src/sim/scenario.js';
 import { loadTopology } from '../../src/sim/topology.js';
@@ -93,5 +94,34 @@ describe('runScenario', () => {
   it('says there was no recovery when the route did not use the node', () => {
     const result = run([{ step: 'kill', node: 'b', expect: { strategy: 'copy' } }]);
     expect(result.steps[0]?.expectations.find((e) => e.name === 'recovery.strategy')).toMatchObject({ pass: false, actual: expect.stringMatching(/^no recovery/) });
+  });
+});
+
+describe('loadScenario (fuzz)', () => {
+  const FUZZ = { seed: 424242, numRuns: 200 } as const;
+  const contract = (r: Loaded<Scenario>) => {
+    if (!r.ok) {
+      expect(r.error.message.startsWith('s.json')).toBe(true);
+      expect(r.error.message).not.toMatch(/\n/);
+    }
+  };
+  it('never throws on arbitrary JSON, nor on near-valid step lists', () => {
+    fc.assert(fc.property(fc.jsonValue(), (v) => contract(loadScenario(JSON.stringify(v) ?? 'null', 's.json', noRef))), FUZZ);
+    const step = fc.record(
+      {
+        step: fc.constantFrom('kill', 'revive', 'add', 'remove', 'report', 'route', 'stop', 'explode'),
+        node: fc.oneof(fc.constantFrom('a', 'b', ''), fc.record({ id: fc.constantFrom('n', 'a'), memoryGb: fc.integer({ min: -1, max: 8 }) })),
+        expect: fc.record({ status: fc.constantFrom('healthy', 'sad'), avoid: fc.array(fc.constantFrom('a', 'b')) }, { requiredKeys: [] }),
+      },
+      { requiredKeys: ['step'] },
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 6 }), (steps) => {
+        const r = inline({ name: 'fuzz', topology, steps });
+        contract(r);
+        if (r.ok) expect(typeof runScenario(r.value).pass).toBe('boolean');
+      }),
+      FUZZ,
+    );
   });
 });
