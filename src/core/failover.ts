@@ -208,7 +208,7 @@ function spliceRoute(
 }
 
 /** Joins consecutive stages held by the same node: one node, one hop. */
-function mergeAdjacent(stages: readonly Stage[]): Stage[] {
+export function mergeAdjacent(stages: readonly Stage[]): Stage[] {
   const out: Stage[] = [];
   for (const s of stages) {
     const last = out[out.length - 1];

@@ -1,3 +1,4 @@
+import { mergeAdjacent } from '../core/failover.js';
 import { byCapability, splitLayers } from '../core/plan.js';
 import { isIntact, planIndex } from '../core/plan-index.js';
 import type { ModelSpec, NodeProfile, NodeStates, Pipeline, Stage, SwarmPlan } from '../core/types.js';
@@ -44,17 +45,6 @@ function nodesOfModel(plan: SwarmPlan, modelId: string): Set<string> {
   const used = new Set<string>();
   for (const p of planIndex(plan).pipelinesByModel.get(modelId) ?? []) for (const s of p.stages) used.add(s.nodeId);
   return used;
-}
-
-/** Joins consecutive stages held by the same node. */
-function mergeStages(stages: readonly Stage[]): Stage[] {
-  const out: Stage[] = [];
-  for (const s of stages) {
-    const last = out[out.length - 1];
-    if (last !== undefined && last.nodeId === s.nodeId && last.layerEnd === s.layerStart) out[out.length - 1] = { ...last, layerEnd: s.layerEnd };
-    else out.push({ ...s });
-  }
-  return out;
 }
 
 /**
@@ -107,7 +97,7 @@ export function planGrowth(
       if (first === undefined || last === undefined || last - first + 1 !== deadIdx.length) continue;
       const lostLayers = deadIdx.reduce((sum, i) => sum + ((p.stages[i]?.layerEnd ?? 0) - (p.stages[i]?.layerStart ?? 0)), 0);
       if (capOf(free, newcomer.id, model) < lostLayers) continue;
-      const stages = mergeStages(p.stages.map((s) => (nodes[s.nodeId]?.alive === true ? s : { ...s, nodeId: newcomer.id })));
+      const stages = mergeAdjacent(p.stages.map((s) => (nodes[s.nodeId]?.alive === true ? s : { ...s, nodeId: newcomer.id })));
       const rebuilt: Pipeline = { id: newId(model.id), modelId: model.id, stages };
       return {
         plan: { models: plan.models, pipelines: plan.pipelines.map((q) => (q === p ? rebuilt : q)) },
@@ -179,7 +169,7 @@ export function planRetirement(plan: SwarmPlan, profiles: readonly NodeProfile[]
       free.set(m.nodeId, (free.get(m.nodeId) ?? 0) - (m.layerEnd - m.layerStart) * (model.layerGb ?? 1));
       relocated.push({ pipelineId: p.id, layerStart: m.layerStart, layerEnd: m.layerEnd, from: stage.nodeId, to: m.nodeId });
     }
-    const stages = mergeStages([...p.stages.slice(0, at), ...moves, ...p.stages.slice(at + 1)]);
+    const stages = mergeAdjacent([...p.stages.slice(0, at), ...moves, ...p.stages.slice(at + 1)]);
     const rebuilt: Pipeline = { id: p.id, modelId: p.modelId, stages };
     pipelines.push(rebuilt);
     current = { models: plan.models, pipelines: current.pipelines.map((q) => (q.id === p.id ? rebuilt : q)) };
