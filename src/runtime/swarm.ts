@@ -2,7 +2,7 @@ import { createActor, type Actor, type InspectionEvent, type Observer } from 'xs
 import { badSampleField, effectiveValues, type NodeContext } from '../../machines/node.machine.js';
 import { swarmMachine, type NodeActorRef } from '../../machines/swarm.machine.js';
 import { resolveRequest, tokensCost } from '../core/cost.js';
-import { PlanError, SwarmError } from '../core/errors.js';
+import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
 import { planSwarm } from '../core/plan.js';
 import { routeResolved } from '../core/route.js';
 import { serveModel } from '../core/serve.js';
@@ -130,8 +130,9 @@ export class Swarm {
   route(request: SwarmRequest = {}, options: RouteOptions = {}): Route | LeasedRoute {
     this.assertRunning();
     if (this.leases.size > 0) this.expireLeases();
+    const r = resolveRequest(request); // first: it rejects a null or malformed request
     const modelId = request.model ?? this.baseModel;
-    const r = resolveRequest(request);
+    if (typeof modelId !== 'string') throw new RoutingError('InvalidRequest', `request field "model" must be a model id string, got ${String(modelId)}`);
     let route: Route;
     const best = r.isDefault ? this.index.best(modelId) : undefined;
     if (best !== undefined) {

@@ -307,3 +307,27 @@ describe('inspection', () => {
     swarm.stop();
   });
 });
+
+describe('bad input never crashes the runtime', () => {
+  it('answers malformed calls with a named error and leaves the swarm as it was', () => {
+    const swarm = createSwarm(four, withReserve);
+    const before = snapshot(swarm);
+    const calls: [() => unknown, string][] = [
+      [() => swarm.route(null as never), 'InvalidRequest'],
+      [() => swarm.route({ model: 42 as never }), 'InvalidRequest'],
+      [() => swarm.route({ tokens: -1 }), 'InvalidRequest'],
+      [() => swarm.markDown(undefined as never), 'UnknownNode'],
+      [() => swarm.addNode(null as never), 'InvalidInput'],
+      [() => swarm.addNode({ id: '', memoryGb: 4 }), 'InvalidInput'],
+      [() => swarm.report('n1', null as never), 'BadTelemetry'],
+      [() => swarm.report('n1', { score: 0 }), 'BadTelemetry'],
+      [() => swarm.release('lease-404'), 'UnknownLease'],
+    ];
+    for (const [call, code] of calls) {
+      const error = caught(call) as { code?: string };
+      expect(error.code).toBe(code);
+    }
+    expect(snapshot(swarm)).toBe(before);
+    swarm.stop();
+  });
+});
