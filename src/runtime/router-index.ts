@@ -1,16 +1,27 @@
-import { chainCost, resolveRequest, type ExtraLoad, type ResolvedRequest } from '../core/cost.js';
+import { DEFAULT_PENALTIES, DEFAULT_WEIGHTS, hopsCost, nodeCost, type ExtraLoad } from '../core/cost.js';
 import { planIndex } from '../core/plan-index.js';
 import type { NodeStates, Pipeline, SwarmPlan } from '../core/types.js';
 
-const DEFAULT_REQUEST: ResolvedRequest = resolveRequest({});
+/** One node of the plan as the index sees it: its cost under the default weights, cached. */
+interface NodeEntry {
+  readonly id: string;
+  /** `nodeCost` with the default weights and penalties and the node's in-flight load. */
+  cost: number;
+  alive: boolean;
+  /** The model slots and pipeline indices it appears in, pairwise (one entry per stage). */
+  readonly slots: ModelSlot[];
+  readonly pipes: number[];
+}
 
 /** One model's pipelines, their chain costs and a tournament tree over them. */
 interface ModelSlot {
   readonly pipelines: readonly Pipeline[];
+  /** Each pipeline's stage nodes, in stage order (the order `chainCost` sums in). */
+  readonly stageNodes: readonly (readonly NodeEntry[])[];
   /** Chain cost (nodes + hops, default weights) of each pipeline, by index. */
   readonly chain: Float64Array;
-  /** Dead nodes of each pipeline; a pipeline is eligible when 0. */
-  readonly dead: Int32Array;
+  /** Ranking key of each pipeline: its chain cost when intact, Infinity when any node is down. */
+  readonly key: Float64Array;
   /** Tournament tree: tree[1] is the winner's index; leaves start at `size`. -1 = empty. */
   readonly tree: Int32Array;
   readonly size: number;
@@ -19,14 +30,17 @@ interface ModelSlot {
 /**
  * The per-model routing index (SPEC §10): for the default weights, each model's cheapest intact
  * pipeline is kept in a tournament tree updated when a node's telemetry, liveness or in-flight
- * load changes, so a route costs O(1) and a telemetry update O(log pipelines) — independent of
- * swarm size. It computes costs with the same `chainCost` as the scan, in the same order, and
- * breaks ties by pipeline id, so it always chooses what `routeRequest` would.
+ * load changes, so a route costs O(1) and a telemetry update O(stages + log pipelines) for each
+ * pipeline the node is in — independent of swarm size.
+ *
+ * It chooses exactly what the scan (`routeRequest`) would, with a bit-identical cost: each
+ * node's cost is the scan's own `nodeCost` call with the same arguments, cached until that node
+ * changes; a pipeline's chain is those costs summed in stage order from 0, plus `hopsCost`, as
+ * `chainCost` does; ties go to the lower index, and pipelines are sorted by id.
  */
 export class RouterIndex {
   private readonly slots = new Map<string, ModelSlot>();
-  /** node id → [slot, pipeline index] pairs it appears in. */
-  private readonly uses = new Map<string, Array<readonly [ModelSlot, number]>>();
+  private readonly entries = new Map<string, NodeEntry>();
 
   constructor(
     plan: SwarmPlan,
@@ -38,22 +52,22 @@ export class RouterIndex {
       while (size < pipelines.length) size *= 2;
       const slot: ModelSlot = {
         pipelines,
+        stageNodes: pipelines.map((p) => p.stages.map((s) => this.entry(s.nodeId))),
         chain: new Float64Array(pipelines.length),
-        dead: new Int32Array(pipelines.length),
+        key: new Float64Array(pipelines.length),
         tree: new Int32Array(2 * size).fill(-1),
         size,
       };
       this.slots.set(modelId, slot);
-      pipelines.forEach((p, i) => {
-        for (const s of p.stages) {
-          let list = this.uses.get(s.nodeId);
-          if (list === undefined) this.uses.set(s.nodeId, (list = []));
-          list.push([slot, i]);
+      slot.stageNodes.forEach((entries, i) => {
+        for (const e of entries) {
+          e.slots.push(slot);
+          e.pipes.push(i);
         }
         this.refresh(slot, i);
         slot.tree[size + i] = i;
       });
-      for (let k = size - 1; k >= 1; k--) slot.tree[k] = this.winner(slot, slot.tree[2 * k] ?? -1, slot.tree[2 * k + 1] ?? -1);
+      for (let k = size - 1; k >= 1; k--) slot.tree[k] = winner(slot, slot.tree[2 * k] ?? -1, slot.tree[2 * k + 1] ?? -1);
     }
   }
 
@@ -62,38 +76,66 @@ export class RouterIndex {
     const slot = this.slots.get(modelId);
     if (slot === undefined) return undefined;
     const i = slot.tree[1] ?? -1;
-    if (i < 0 || (slot.dead[i] ?? 1) > 0) return undefined;
+    if (i < 0 || (slot.key[i] ?? Infinity) === Infinity) return undefined;
     return { pipeline: slot.pipelines[i] as Pipeline, chain: slot.chain[i] ?? Infinity };
   }
 
   /** Re-reads one node's telemetry and in-flight load and re-ranks the pipelines it is in. */
   nodeChanged(nodeId: string): void {
-    const list = this.uses.get(nodeId);
-    if (list === undefined) return;
-    for (const [slot, i] of list) {
+    const e = this.entries.get(nodeId);
+    if (e === undefined) return;
+    this.read(e);
+    const { slots, pipes } = e;
+    for (let j = 0; j < slots.length; j++) {
+      const slot = slots[j] as ModelSlot;
+      const i = pipes[j] as number;
       this.refresh(slot, i);
+      const tree = slot.tree;
       for (let k = (slot.size + i) >> 1; k >= 1; k >>= 1) {
-        slot.tree[k] = this.winner(slot, slot.tree[2 * k] ?? -1, slot.tree[2 * k + 1] ?? -1);
+        tree[k] = winner(slot, tree[2 * k] ?? -1, tree[2 * k + 1] ?? -1);
       }
     }
   }
 
-  private refresh(slot: ModelSlot, i: number): void {
-    const p = slot.pipelines[i] as Pipeline;
-    let dead = 0;
-    for (const s of p.stages) if (this.nodes[s.nodeId]?.alive !== true) dead++;
-    slot.dead[i] = dead;
-    slot.chain[i] = chainCost(p.stages, this.nodes, DEFAULT_REQUEST, this.extra);
+  private entry(nodeId: string): NodeEntry {
+    let e = this.entries.get(nodeId);
+    if (e === undefined) {
+      e = { id: nodeId, cost: 0, alive: false, slots: [], pipes: [] };
+      this.read(e);
+      this.entries.set(nodeId, e);
+    }
+    return e;
   }
 
-  /** The better of two leaves: intact before broken, then lower cost, then lower index (= id). */
-  private winner(slot: ModelSlot, a: number, b: number): number {
-    if (a < 0) return b;
-    if (b < 0) return a;
-    const ka = (slot.dead[a] ?? 1) > 0 ? Infinity : (slot.chain[a] ?? Infinity);
-    const kb = (slot.dead[b] ?? 1) > 0 ? Infinity : (slot.chain[b] ?? Infinity);
-    if (ka < kb) return a;
-    if (kb < ka) return b;
-    return a < b ? a : b;
+  /** The same call the scan makes for this node (`chainCost` → `nodeCost`), cached. */
+  private read(e: NodeEntry): void {
+    const t = this.nodes[e.id];
+    e.alive = t?.alive === true;
+    e.cost = nodeCost(t, DEFAULT_WEIGHTS, DEFAULT_PENALTIES, this.extra[e.id] ?? 0);
   }
+
+  private refresh(slot: ModelSlot, i: number): void {
+    const entries = slot.stageNodes[i] as readonly NodeEntry[];
+    let sum = 0;
+    let intact = true;
+    for (let s = 0; s < entries.length; s++) {
+      const e = entries[s] as NodeEntry;
+      sum += e.cost;
+      if (!e.alive) intact = false;
+    }
+    const chain = sum + hopsCost(entries.length, DEFAULT_WEIGHTS);
+    slot.chain[i] = chain;
+    slot.key[i] = intact ? chain : Infinity;
+  }
+}
+
+/** The better of two leaves: intact before broken, then lower cost, then lower index (= id). */
+function winner(slot: ModelSlot, a: number, b: number): number {
+  if (a < 0) return b;
+  if (b < 0) return a;
+  const ka = slot.key[a] as number;
+  const kb = slot.key[b] as number;
+  if (ka < kb) return a;
+  if (kb < ka) return b;
+  return a < b ? a : b;
 }
