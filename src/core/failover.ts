@@ -47,7 +47,7 @@ export function failoverInSwarm(
   const model = requireModel(source?.modelId ?? route.modelId, state);
   if (options.fallbackModel !== undefined) requireModel(options.fallbackModel, state);
   if (!route.stages.some((s) => s.nodeId === failedNodeId)) {
-    return { strategy: 'unaffected', degraded: route.degraded, route, from: route, replaced: [], missingLayers: [] };
+    return { modelId: model.id, strategy: 'unaffected', degraded: route.degraded, route, from: route, replaced: [], missingLayers: [] };
   }
   const nodes = state.nodes;
   const isDead = (id: string) => id === failedNodeId || nodes[id]?.alive !== true;
@@ -55,20 +55,20 @@ export function failoverInSwarm(
 
   const copy = cheapestIntact(pipelines, nodes, r, failedNodeId, extra);
   if (copy !== undefined) {
-    return { strategy: 'copy', degraded: false, route: makeRoute(model.id, copy.pipeline.id, copy.pipeline.stages, nodes, r, false, extra), from: route, replaced: [], missingLayers: [] };
+    return { modelId: model.id, strategy: 'copy', degraded: false, route: makeRoute(model.id, copy.pipeline.id, copy.pipeline.stages, nodes, r, false, extra), from: route, replaced: [], missingLayers: [] };
   }
 
   const lost = lostRanges(route.stages, model.layers, source, isDead, failedNodeId);
   const splice = spliceRoute(route, lost, pipelines, nodes, r, isDead, extra);
   if (splice !== undefined) {
-    return { strategy: 'splice', degraded: false, route: makeRoute(model.id, route.pipelineId, splice.stages, nodes, r, false, extra), from: route, replaced: splice.replaced, missingLayers: [] };
+    return { modelId: model.id, strategy: 'splice', degraded: false, route: makeRoute(model.id, route.pipelineId, splice.stages, nodes, r, false, extra), from: route, replaced: splice.replaced, missingLayers: [] };
   }
 
   const survivors = route.stages.filter((s) => !isDead(s.nodeId));
   if (options.allowDegraded === true && survivors.length > 0) {
     const reserve = options.fallbackModel ?? model.fallback ?? model.id;
     const missingLayers = mergeRanges(lost.map((l) => l.range));
-    return { strategy: 'degraded', degraded: true, route: makeRoute(reserve, route.pipelineId, survivors, nodes, r, true, extra), from: route, replaced: [], missingLayers };
+    return { modelId: model.id, strategy: 'degraded', degraded: true, route: makeRoute(reserve, route.pipelineId, survivors, nodes, r, true, extra), from: route, replaced: [], missingLayers };
   }
 
   const others = pipelines.filter((p) => p.id !== route.pipelineId).map((p) => `${p.id}: ${deadNodesOf(p, nodes, failedNodeId).join(', ')} down`);

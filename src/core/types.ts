@@ -127,6 +127,8 @@ export type RecoveryStrategy = 'unaffected' | 'copy' | 'splice' | 'degraded';
 
 /** The outcome of a failover (SPEC §6). */
 export interface Recovery {
+  /** The model being recovered: the lost route's model, even when a degraded route reports its reserve. */
+  readonly modelId: string;
   readonly strategy: RecoveryStrategy;
   readonly degraded: boolean;
   readonly route: Route;

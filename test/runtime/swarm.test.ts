@@ -108,7 +108,7 @@ describe('Swarm.markDown', () => {
     const rescue = swarm.markDown(victim);
     expect(rescue.nodeId).toBe(victim);
     expect(rescue.status).toBe('degraded');
-    const base = rescue.recoveries.find((r) => r.from.modelId === 'base');
+    const base = rescue.recoveries.find((r) => r.modelId === 'base');
     expect(base?.strategy).toBe('copy');
     expect(base?.from.pipelineId).toBe(served.pipelineId);
     expect(nodesOf(base!.from)).toContain(victim);
@@ -120,12 +120,12 @@ describe('Swarm.markDown', () => {
   it('goes copy → splice → degraded → Unrecoverable as copies run out', () => {
     const swarm = createSwarm(four, withReserve);
     expect(swarm.route().pipelineId).toBe('base/0'); // equal costs: the tie goes to the smaller id
-    expect(swarm.markDown('n3').recoveries.find((r) => r.from.modelId === 'base')?.strategy).toBe('copy');
-    const splice = swarm.markDown('n2').recoveries.find((r) => r.from.modelId === 'base');
+    expect(swarm.markDown('n3').recoveries.find((r) => r.modelId === 'base')?.strategy).toBe('copy');
+    const splice = swarm.markDown('n2').recoveries.find((r) => r.modelId === 'base');
     expect(splice?.strategy).toBe('splice');
     expect(splice?.replaced).toEqual([{ layerStart: 0, layerEnd: 6, from: 'n2', to: 'n1' }]);
     expect(nodesOf(splice!.route)).toEqual(['n1', 'n4']);
-    const degraded = swarm.markDown('n4').recoveries.find((r) => r.from.modelId === 'base');
+    const degraded = swarm.markDown('n4').recoveries.find((r) => r.modelId === 'base');
     expect(degraded?.strategy).toBe('degraded');
     expect(degraded?.route.modelId).toBe('tiny');
     expect(degraded?.missingLayers).toEqual([{ layerStart: 6, layerEnd: 12 }]);
@@ -143,7 +143,7 @@ describe('Swarm.markDown', () => {
     swarm.markDown('n2');
     const rescue = swarm.markDown('n4');
     expect(rescue.unrecoverable).toEqual(['base']);
-    expect(rescue.recoveries.filter((r) => r.from.modelId === 'base')).toEqual([]);
+    expect(rescue.recoveries.filter((r) => r.modelId === 'base')).toEqual([]);
     expect((caught(() => swarm.route()) as RoutingError).code).toBe('NoHealthyPipeline');
     swarm.stop();
   });
