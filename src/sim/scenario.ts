@@ -228,10 +228,8 @@ function perform(swarm: Swarm, step: ScenarioStep, base: string, profiles: Map<s
   try {
     switch (step.step) {
       case 'kill': {
-        // A degraded route carries its reserve model's id, so a recovery is told apart by the pipeline it came from.
-        const owner = new Map(swarm.state().plan.pipelines.map((p) => [p.id, p.modelId] as const));
         const rescue = swarm.markDown(step.node);
-        const recovery = rescue.recoveries.find((r) => (owner.get(r.from.pipelineId) ?? r.from.modelId) === model);
+        const recovery = rescue.recoveries.find((r) => r.modelId === model);
         return { ...(recovery === undefined ? {} : { recovery, route: recovery.route }), unrecoverable: rescue.unrecoverable };
       }
       case 'revive':

@@ -7,7 +7,8 @@ import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
 import type { NodeProfile, Recovery, Route, SwarmPlan } from '../core/types.js';
 import { baseModelId, validatePlan } from '../core/validate.js';
 import { createSwarm } from '../runtime/index.js';
-import type { GrowthRole, Relocation, SwarmStatus } from '../runtime/types.js';
+import type { GrowthRole, Relocation, SwarmOptions, SwarmStatus } from '../runtime/types.js';
+import type { SwarmState } from '../core/state.js';
 import type { Topology } from './topology.js';
 
 /** Options of {@link runSwarmSim}. */
@@ -30,6 +31,10 @@ export interface SwarmSimOptions {
   readonly source?: string;
   /** `--pipelines`, echoed in the output (the topology already has it applied). */
   readonly pipelines?: number;
+  /** An XState inspection observer for the Swarm actor and its node actors (`--inspect`). */
+  readonly inspect?: SwarmOptions['inspect'];
+  /** Called after each step with the swarm's plan and telemetry then (`--html` draws them). */
+  readonly onStep?: (step: SimStep, state: SwarmState) => void;
 }
 
 /** An error a step ran into, as plain data. */
@@ -116,7 +121,10 @@ export function newcomerOf(topology: Topology, options: SwarmSimOptions, kill = 
 export function runSwarmSim(topology: Topology, options: SwarmSimOptions = {}): SwarmSimReport {
   const model = options.model ?? baseModelId(topology.models);
   const tokens = options.tokens ?? 512;
-  const swarm = createSwarm(topology.nodes, { models: topology.models }, options.seed === undefined ? {} : { seed: options.seed });
+  const swarm = createSwarm(topology.nodes, { models: topology.models }, {
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+    ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
+  });
   const members = new Map(topology.nodes.map((n) => [n.id, n] as const));
   const serve = (): StepBase => {
     const status = swarm.status();
@@ -127,33 +135,35 @@ export function runSwarmSim(topology: Topology, options: SwarmSimOptions = {}): 
     }
   };
   const steps: SimStep[] = [];
+  const record = (step: SimStep): void => {
+    steps.push(step);
+    options.onStep?.(step, swarm.state());
+  };
   try {
     const start = serve();
-    steps.push({ step: 'start', ...start, pipelines: swarm.state().plan.pipelines.map((p) => p.id) });
+    record({ step: 'start', ...start, pipelines: swarm.state().plan.pipelines.map((p) => p.id) });
 
     const kill = options.kill ?? start.route?.stages[0]?.nodeId ?? topology.nodes[0]?.id ?? '';
-    // A degraded route carries its reserve model's id, so a recovery is told apart by the pipeline it came from.
-    const owner = new Map(swarm.state().plan.pipelines.map((p) => [p.id, p.modelId] as const));
     const rescue = swarm.markDown(kill);
-    const recovery = rescue.recoveries.find((r) => (owner.get(r.from.pipelineId) ?? r.from.modelId) === model) ?? null;
-    steps.push({ step: 'failover', ...serve(), killed: kill, recovery, recoveries: rescue.recoveries, unrecoverable: rescue.unrecoverable });
+    const recovery = rescue.recoveries.find((r) => r.modelId === model) ?? null;
+    record({ step: 'failover', ...serve(), killed: kill, recovery, recoveries: rescue.recoveries, unrecoverable: rescue.unrecoverable });
 
     const newcomer = newcomerOf(topology, options, kill);
     if (newcomer !== undefined) {
       const growth = swarm.addNode(newcomer);
       members.set(newcomer.id, newcomer);
-      steps.push({ step: 'growth', ...serve(), added: newcomer, role: growth.role, modelId: growth.modelId ?? null, pipelines: growth.pipelines });
+      record({ step: 'growth', ...serve(), added: newcomer, role: growth.role, modelId: growth.modelId ?? null, pipelines: growth.pipelines });
     }
 
     if (options.revive !== false) {
       swarm.markAlive(kill);
-      steps.push({ step: 'revive', ...serve(), revived: kill });
+      record({ step: 'revive', ...serve(), revived: kill });
     }
 
     if (options.retire !== undefined) {
       const retirement = swarm.removeNode(options.retire);
       members.delete(options.retire);
-      steps.push({ step: 'retire', ...serve(), retired: options.retire, relocated: retirement.relocated, dropped: retirement.dropped });
+      record({ step: 'retire', ...serve(), retired: options.retire, relocated: retirement.relocated, dropped: retirement.dropped });
     }
 
     const plan = swarm.state().plan;
