@@ -6,6 +6,7 @@ import type { NodeProfile } from '../core/types.js';
 import { helpText, integerFlag, parseCommandArgs, requiredFlag, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
 import { readInput } from './io.js';
+import { seeIt } from './see.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -18,6 +19,9 @@ const spec: ArgsSpec = {
     model: { type: 'string', value: 'id', description: 'Model whose route each step reports (default: the base model).' },
     tokens: { type: 'string', value: 'n', description: 'Tokens of the request routed after each step (default 512).' },
     seed: { type: 'string', value: 'n', description: 'Seed of the id source: the same seed prints the same bytes.' },
+    inspect: { type: 'string', value: 'ws-url', description: 'Stream XState inspection events to a Stately-compatible WebSocket inspector (loopback only).' },
+    'inspect-remote': { type: 'boolean', description: 'Allow --inspect to an address other than loopback.' },
+    html: { type: 'string', value: 'file', description: 'Also write a self-contained HTML report: one SVG per step.' },
   },
 };
 
@@ -53,7 +57,7 @@ function parseNewcomer(raw: string | undefined): NodeProfile | undefined {
 export const command: Command = {
   name: 'swarm-sim',
   summary: SUMMARY,
-  run(argv, io) {
+  async run(argv, io) {
     const args = parseCommandArgs(argv, spec);
     if (args.values['help'] === true) {
       io.stdout(helpText('swarm-sim', SUMMARY, spec, DETAILS));
@@ -84,7 +88,7 @@ export const command: Command = {
     };
     const issue = swarmSimOptionIssue(topology.value, options);
     if (issue !== undefined) throw new UsageError(issue);
-    const report = runSwarmSim(topology.value, options);
+    const report = await seeIt(args, io, topology.value, options, runSwarmSim);
     io.stdout(`${JSON.stringify(report, null, 2)}\n`);
     return 0;
   },

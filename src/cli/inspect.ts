@@ -1,0 +1,179 @@
+/**
+ * Live inspection for `swarm-sim --inspect URL`: XState inspection events of the Swarm actor and
+ * its node actors, streamed as Stately inspection events (`@statelyai/inspect`) over a WebSocket
+ * to a Stately-compatible inspector — the same JSON messages `createWebSocketInspector` sends.
+ * Loopback only unless a remote address is asked for explicitly.
+ */
+import { isIP } from 'node:net';
+import { createInspector, type StatelyInspectionEvent } from '@statelyai/inspect';
+import type { InspectionEvent, Observer } from 'xstate';
+import WebSocket from 'ws';
+import { UsageError } from './args.js';
+
+/** Options of {@link connectInspector}. */
+export interface InspectorConnectOptions {
+  /** Accept an address other than loopback. @defaultValue false */
+  readonly allowRemote?: boolean;
+  /** How long to wait for the inspector to accept the connection. @defaultValue 5000 */
+  readonly timeoutMs?: number;
+  /** How long {@link LiveInspector.close} waits for queued events to leave. @defaultValue 5000 */
+  readonly flushTimeoutMs?: number;
+}
+
+/** An open connection to an inspector. */
+export interface LiveInspector {
+  /** The observer to pass as `createSwarm(..., { inspect })`. */
+  readonly inspect: Observer<InspectionEvent>;
+  /** Sends what is still queued, then closes. Resolves with the number of events sent and dropped. */
+  close(): Promise<{ sent: number; dropped: number }>;
+}
+
+/** True for `localhost`, 127.0.0.0/8, `::1` and IPv4-mapped loopback. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  if (isIP(host) === 6) return host === '::1' || /^(0:){7}1$/.test(host) || /^::ffff:127\./.test(host) || /^::ffff:7f[0-9a-f]{2}:/.test(host);
+  return false;
+}
+
+/**
+ * Checks an `--inspect` value: a `ws://` or `wss://` URL, on loopback unless `allowRemote`.
+ * @throws {UsageError} naming the flag and what to do.
+ */
+export function parseInspectUrl(raw: string, allowRemote = false): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`flag --inspect: expected a WebSocket URL like ws://127.0.0.1:8080, got "${raw}"`);
+  }
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
+    throw new UsageError(`flag --inspect: expected a ws:// or wss:// URL, got "${raw}"`);
+  }
+  if (!allowRemote && !isLoopbackHost(url.hostname)) {
+    throw new UsageError(`flag --inspect: "${url.hostname}" is not a loopback address; inspection events carry the swarm's plan and telemetry, so add --inspect-remote to send them off this machine`);
+  }
+  return url;
+}
+
+/**
+ * The WebSocket leg of the inspector. Unlike `createWebSocketInspector`'s adapter (which reconnects
+ * every 5 s forever, keeps only the last 200 events before the socket opens, and cannot say when
+ * it has flushed), this one is opened before the run, never reconnects, and can be drained.
+ */
+class SocketAdapter {
+  sent = 0;
+  dropped = 0;
+  constructor(private readonly socket: WebSocket) {}
+
+  send(event: StatelyInspectionEvent): void {
+    if (this.socket.readyState !== WebSocket.OPEN) {
+      this.dropped++;
+      return;
+    }
+    this.socket.send(safeJson(event));
+    this.sent++;
+  }
+}
+
+/** JSON that survives cycles and functions (inspection payloads are user data). */
+function safeJson(value: unknown): string {
+  const seen = new WeakSet<object>();
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v === 'function') return { type: (v as { name?: string }).name ?? 'function' };
+    if (typeof v === 'bigint') return v.toString();
+    if (v !== null && typeof v === 'object') {
+      if (seen.has(v)) return '[Circular]';
+      seen.add(v);
+    }
+    return v;
+  });
+}
+
+/**
+ * Opens a WebSocket to the inspector at `url` and returns the observer to inspect a swarm with.
+ * @throws {UsageError} for a bad or remote URL (see {@link parseInspectUrl}) or when nothing accepts the connection.
+ * @example
+ * const live = await connectInspector('ws://127.0.0.1:8080');
+ * const swarm = createSwarm(profiles, config, { inspect: live.inspect });
+ * // ... run ...
+ * swarm.stop();
+ * await live.close();
+ */
+export async function connectInspector(raw: string, options: InspectorConnectOptions = {}): Promise<LiveInspector> {
+  const url = parseInspectUrl(raw, options.allowRemote ?? false);
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  const socket = new WebSocket(url, { handshakeTimeout: timeoutMs });
+  await new Promise<void>((resolve, reject) => {
+    const fail = (reason: string): void => {
+      socket.removeAllListeners();
+      socket.on('error', () => {});
+      socket.terminate();
+      reject(new UsageError(`flag --inspect: cannot connect to ${url.href}: ${reason} (is an inspector listening there?)`));
+    };
+    socket.once('open', () => {
+      socket.removeAllListeners();
+      resolve();
+    });
+    socket.once('error', (error) => fail(error.message || String(error)));
+    socket.once('unexpected-response', (_req, res) => fail(`HTTP ${String(res.statusCode)} instead of a WebSocket upgrade`));
+  });
+  // A dropped connection mid-run loses the rest of the events, never the run itself.
+  socket.on('error', () => {});
+  const adapter = new SocketAdapter(socket);
+  const inspector = createInspector(adapter, { sanitizeContext: plainContext });
+  return {
+    inspect: inspector.inspect as Observer<InspectionEvent>,
+    async close() {
+      // The inspector converts each event on a later macrotask (setTimeout 0): let those run first.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      await drain(socket, options.flushTimeoutMs ?? 5_000);
+      await new Promise<void>((resolve) => {
+        if (socket.readyState === WebSocket.CLOSED) return resolve();
+        const timer = setTimeout(() => {
+          socket.terminate();
+          resolve();
+        }, 1_000);
+        socket.once('close', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        socket.close(1000, 'done');
+      });
+      return { sent: adapter.sent, dropped: adapter.dropped };
+    },
+  };
+}
+
+/** Waits until the socket has handed every queued byte to the OS (or the deadline passes). */
+async function drain(socket: WebSocket, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (socket.readyState === WebSocket.OPEN && socket.bufferedAmount > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** Actor references in a context become their ids, so a snapshot is data, not a graph of actors. */
+function plainContext(context: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(context)) out[key] = isActorRecord(value) ? mapValues(value, actorId) : value;
+  return out;
+}
+
+function isActorRecord(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const first = Object.values(value)[0];
+  return first !== undefined && actorId(first) !== undefined;
+}
+
+function actorId(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const v = value as { xstate$$type?: unknown; id?: unknown; sessionId?: unknown };
+  if (typeof v.id === 'string' && (v.xstate$$type !== undefined || typeof v.sessionId === 'string')) return v.id;
+  return undefined;
+}
+
+function mapValues<T>(record: Record<string, unknown>, f: (v: unknown) => T): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, f(v)]));
+}
