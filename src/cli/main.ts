@@ -15,6 +15,7 @@ import type { CliIO, Command } from './command.js';
 const registry: Readonly<Record<string, () => Promise<{ command: Command }>>> = {
   'swarm-sim': () => import('./swarm-sim.js'),
   scenario: () => import('./scenario.js'),
+  chart: () => import('./chart.js'),
 };
 
 /** Exit codes of `hecate-node`. */
