@@ -16,6 +16,7 @@ const registry: Readonly<Record<string, () => Promise<{ command: Command }>>> = 
   'swarm-sim': () => import('./swarm-sim.js'),
   scenario: () => import('./scenario.js'),
   chart: () => import('./chart.js'),
+  'load-sim': () => import('./load-sim.js'),
 };
 
 /** Exit codes of `hecate-node`. */

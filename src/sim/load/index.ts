@@ -1,0 +1,23 @@
+/**
+ * The load simulation: a seeded discrete-event simulation of requests through pipelines of
+ * heterogeneous speed, comparing load-balancing policies side by side. Pure: no IO.
+ */
+export { runLoadSim, selectWorkloads, median } from './run.js';
+export type { LoadSimOptions, LoadSimResult, PolicyResult, WorkloadResult } from './run.js';
+export { runEngine, simClock, OUTCOME } from './engine.js';
+export type { EngineOptions, EngineTrace, MonitorOptions, SimClock } from './engine.js';
+export { EventQueue } from './event-queue.js';
+export { createRng, deriveSeed } from './rng.js';
+export type { Rng } from './rng.js';
+export { buildTopology, DEFAULT_TOPOLOGY } from './topology.js';
+export type { BuiltTopology, LoadTopology, SimNodeSpec } from './topology.js';
+export { WORKLOADS, DEFAULT_SIZE_CV } from './workloads.js';
+export type { Arrival, Disruption, Workload, WorkloadSpec } from './workloads.js';
+export { POLICIES } from './policies.js';
+export type { Policy, Router, RouterContext, Pick, Outcome } from './router.js';
+export { measure, quantile, CDF_LEVELS } from './metrics.js';
+export type { RunMetrics } from './metrics.js';
+export { evaluateTargets } from './targets.js';
+export type { TargetResult } from './targets.js';
+export { resultsTable, sharesTable } from './table.js';
+export { cdfSvg, cdfSvgs } from './svg.js';

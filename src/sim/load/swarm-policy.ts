@@ -1,0 +1,88 @@
+/**
+ * The seed's policy and ours, both through the real runtime: a `Swarm` built by `createSwarm`
+ * on the simulation's virtual clock, fed by the same monitor as every other policy. The seed
+ * routes on the cost argmin alone; ours reserves each route (`{ reserve: true }`) and releases
+ * it with the observed latency, so the next route sees it at once.
+ */
+import { RoutingError } from '../../core/errors.js';
+import type { Route } from '../../core/types.js';
+import { createSwarm } from '../../runtime/index.js';
+import type { Lease, LeasedRoute, SwarmConfig } from '../../runtime/types.js';
+import type { Outcome, Pick, Policy, Router, RouterContext } from './router.js';
+import { resolveStages, type SimStage } from './topology.js';
+
+/** Options of the Swarm-backed policies. */
+export interface SwarmPolicyOptions {
+  /** Reserve every route and release it on completion (ours); false is the seed. */
+  readonly reserve: boolean;
+  /** Lease lifetime, ms. @defaultValue the runtime's (30 000) */
+  readonly leaseTtlMs?: number;
+}
+
+class SwarmRouter implements Router {
+  private readonly swarm;
+  /** Leases the runtime had already expired when the client released them. */
+  expiredReleases = 0;
+
+  constructor(private readonly context: RouterContext, private readonly options: SwarmPolicyOptions) {
+    const { topology } = context;
+    const config: SwarmConfig = { models: [topology.spec.model], ...(options.leaseTtlMs !== undefined ? { leaseTtlMs: options.leaseTtlMs } : {}) };
+    this.swarm = createSwarm(topology.profiles, config, { clock: context.clock, seed: context.seed });
+  }
+
+  pick(): Pick | undefined {
+    let route: Route | LeasedRoute;
+    try {
+      route = this.options.reserve ? this.swarm.route({}, { reserve: true }) : this.swarm.route({});
+    } catch (error) {
+      if (error instanceof RoutingError && error.code === 'NoHealthyPipeline') return undefined;
+      throw error;
+    }
+    const { topology } = this.context;
+    const index = topology.pipelineIndex.get(route.pipelineId);
+    if (index === undefined) throw new Error(`the swarm routed to pipeline "${route.pipelineId}" that the simulation does not know`);
+    const planned = topology.pipelines[index] as { stages: readonly SimStage[] };
+    const stages = sameNodes(planned.stages, route) ? planned.stages : resolveStages(route.stages, topology.nodes, topology.nodeIndex, topology.spec.msPerLayer);
+    return { pipeline: index, stages, ...('lease' in route ? { token: route.lease } : {}) };
+  }
+
+  done(_now: number, pick: Pick, outcome: Outcome): void {
+    const lease = pick.token as Lease | undefined;
+    if (lease === undefined) return;
+    if (lease.expiresAt <= this.context.clock.now()) {
+      this.expiredReleases++;
+      return;
+    }
+    this.swarm.release(lease, { latencyMs: outcome.latencyMs, ok: outcome.ok });
+  }
+
+  telemetry(_now: number, nodeId: string, sample: Parameters<Router['telemetry']>[2]): void {
+    this.swarm.report(nodeId, sample);
+  }
+
+  health(_now: number, nodeId: string, alive: boolean): void {
+    if (alive) this.swarm.markAlive(nodeId);
+    else this.swarm.markDown(nodeId);
+  }
+}
+
+function sameNodes(stages: readonly SimStage[], route: Route): boolean {
+  if (stages.length !== route.stages.length) return false;
+  return stages.every((s, i) => s.nodeId === route.stages[i]?.nodeId && s.layers === (route.stages[i]?.layerEnd ?? 0) - (route.stages[i]?.layerStart ?? 0));
+}
+
+/** The seed: the real Swarm's cost argmin, no reservation; telemetry only from the monitor. */
+export const seedArgmin: Policy = {
+  id: 'seed-argmin',
+  label: "the seed's cost argmin (real Swarm, no reservation)",
+  create: (context) => new SwarmRouter(context, { reserve: false }),
+};
+
+/** Ours: the real Swarm with in-flight reservations, released with the observed latency. */
+export function oursReserve(options: Omit<SwarmPolicyOptions, 'reserve'> = {}): Policy {
+  return {
+    id: 'ours-reserve',
+    label: 'ours: Swarm cost argmin + in-flight leases (real Swarm)',
+    create: (context) => new SwarmRouter(context, { ...options, reserve: true }),
+  };
+}

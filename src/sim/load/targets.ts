@@ -1,0 +1,56 @@
+/**
+ * The issue's targets, checked against the medians: ours against P2C + peak-EWMA, the strongest
+ * baseline users would pick.
+ */
+import type { PolicyResult, WorkloadResult } from './run.js';
+
+/** One target and whether the measured medians meet it. */
+export interface TargetResult {
+  readonly target: string;
+  readonly workload: string;
+  /** Our median, and the baseline's (or the absolute limit's basis). */
+  readonly ours: number;
+  readonly baseline: number | null;
+  /** ours / baseline for ratio targets. */
+  readonly ratio: number | null;
+  readonly limit: number;
+  readonly pass: boolean;
+}
+
+const OURS = 'ours-reserve';
+const BASELINE = 'p2c-peak-ewma';
+
+function find(w: WorkloadResult, policy: string): PolicyResult | undefined {
+  return w.policies.find((p) => p.policy === policy);
+}
+
+/** Every target whose workload and policies were run. */
+export function evaluateTargets(workloads: readonly WorkloadResult[], copies: number): TargetResult[] {
+  const out: TargetResult[] = [];
+  const ratio = (id: string, limit: number, text: string) => {
+    const w = workloads.find((x) => x.workload === id);
+    const ours = w && find(w, OURS);
+    const base = w && find(w, BASELINE);
+    if (!ours || !base) return;
+    const r = base.median.p99 > 0 ? ours.median.p99 / base.median.p99 : Infinity;
+    out.push({ target: text, workload: id, ours: ours.median.p99, baseline: base.median.p99, ratio: Math.round(r * 1000) / 1000, limit, pass: r <= limit });
+  };
+  ratio('w1-rho0.7', 0.7, 'p99 ≤ 0.70 × P2C+peak-EWMA p99');
+  ratio('w2-bursty', 0.7, 'p99 ≤ 0.70 × P2C+peak-EWMA p99');
+  ratio('w3-slowdown', 1.1, 'p99 ≤ 1.1 × P2C+peak-EWMA p99');
+  for (const id of ['w4-black-hole', 'w4-fail-fast']) {
+    const w = workloads.find((x) => x.workload === id);
+    const ours = w && find(w, OURS);
+    const base = w && find(w, BASELINE);
+    if (!ours || !base) continue;
+    out.push({ target: 'requests to the dead node ≤ P2C+peak-EWMA', workload: id, ours: ours.median.deadSent, baseline: base.median.deadSent, ratio: null, limit: base.median.deadSent, pass: ours.median.deadSent <= base.median.deadSent });
+  }
+  const w2 = workloads.find((x) => x.workload === 'w2-bursty');
+  const herd = w2 && find(w2, OURS)?.median.herdIndex;
+  if (typeof herd === 'number') {
+    const limit = Math.round((2 / copies) * 10000) / 10000;
+    out.push({ target: `herd index ≤ 2/N = ${limit}`, workload: 'w2-bursty', ours: herd, baseline: null, ratio: null, limit, pass: herd <= limit });
+  }
+  ratio('w5-four-routers', 1.0, 'p99 ≤ 1.0 × P2C+peak-EWMA p99 (four routers, own leases only)');
+  return out;
+}

@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest';
+import { SwarmError } from '../../src/core/errors.js';
+import type { NodeProfile } from '../../src/core/types.js';
+import { createSwarm, ManualClock, type SwarmConfig } from '../../src/runtime/index.js';
+import { inflightLoad } from '../../src/runtime/inflight.js';
+
+/** Two single-node copies of equal nodes, so one reservation decides the next route. */
+const twins: NodeProfile[] = [
+  { id: 'a', memoryGb: 8, score: 4, latencyMs: 10 },
+  { id: 'b', memoryGb: 8, score: 4, latencyMs: 10 },
+];
+const config: SwarmConfig = { models: [{ id: 'base', layers: 8, pipelines: 2 }], leaseTtlMs: 1000 };
+
+function caught(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw');
+}
+
+describe('swarm.route with reserve', () => {
+  it('returns a lease on the route nodes that the very next route sees', () => {
+    const swarm = createSwarm(twins, config, { clock: new ManualClock(), seed: 1 });
+    const first = swarm.route({}, { reserve: true });
+    expect(first.lease.nodes).toEqual(first.stages.map((s) => s.nodeId));
+    expect(first.lease.modelId).toBe('base');
+    const second = swarm.route({}, { reserve: true });
+    expect(second.pipelineId).not.toBe(first.pipelineId);
+    expect(swarm.inFlight()).toBe(2);
+    swarm.stop();
+  });
+
+  it('raises the cost of a reserved copy by w_c · inflightLoad(count) · 120', () => {
+    const swarm = createSwarm(twins, config, { clock: new ManualClock(), seed: 1 });
+    const idle = swarm.route({});
+    swarm.route({}, { reserve: true });
+    swarm.route({}, { reserve: true }); // one reservation on each twin now
+    const loaded = swarm.route({});
+    expect(loaded.cost).toBeCloseTo(idle.cost + inflightLoad(1) * 120, 9);
+    expect(swarm.routeByScan({}).cost).toBeCloseTo(loaded.cost, 9);
+    swarm.stop();
+  });
+
+  it('without reserve behaves like the seed: no lease, nothing in flight, same choice every time', () => {
+    const swarm = createSwarm(twins, config, { clock: new ManualClock(), seed: 1 });
+    const routes = Array.from({ length: 5 }, () => swarm.route({}));
+    expect(routes.every((r) => !('lease' in r) && r.pipelineId === routes[0]?.pipelineId)).toBe(true);
+    expect(swarm.inFlight()).toBe(0);
+    swarm.stop();
+  });
+});
+
+describe('swarm.release', () => {
+  it('ends the reservation and feeds the latency into the nodes EWMA', () => {
+    const swarm = createSwarm(twins, config, { clock: new ManualClock(), seed: 1 });
+    const route = swarm.route({}, { reserve: true });
+    const node = route.stages[0]?.nodeId as string;
+    const before = swarm.state().nodes[node];
+    swarm.release(route.lease, { latencyMs: 40 });
+    const after = swarm.state().nodes[node];
+    expect(swarm.inFlight()).toBe(0);
+    expect(after?.samples).toBe((before?.samples ?? 0) + 1);
+    expect(after?.latencyMs).toBe(40); // first measured sample initialises the EWMA
+    swarm.stop();
+  });
+
+  it('with ok: false ends the reservation without feeding a latency', () => {
+    const swarm = createSwarm(twins, config, { clock: new ManualClock(), seed: 1 });
+    const route = swarm.route({}, { reserve: true });
+    const node = route.stages[0]?.nodeId as string;
+    const before = swarm.state().nodes[node];
+    swarm.release(route.lease, { latencyMs: 5, ok: false });
+    expect(swarm.inFlight()).toBe(0);
+    expect(swarm.state().nodes[node]).toEqual(before);
+    swarm.stop();
+  });
+
+  it('refuses a second release of the same lease with UnknownLease', () => {
+    const swarm = createSwarm(twins, config, { clock: new ManualClock(), seed: 1 });
+    const route = swarm.route({}, { reserve: true });
+    swarm.release(route.lease);
+    const error = caught(() => swarm.release(route.lease)) as SwarmError;
+    expect(error).toBeInstanceOf(SwarmError);
+    expect(error.code).toBe('UnknownLease');
+    expect(swarm.inFlight()).toBe(0);
+    swarm.stop();
+  });
+
+  it('refuses a lease it never issued with UnknownLease, naming it', () => {
+    const swarm = createSwarm(twins, config, { clock: new ManualClock(), seed: 1 });
+    swarm.route({}, { reserve: true });
+    const error = caught(() => swarm.release({ id: 'lease-999', modelId: 'base', nodes: ['a'], expiresAt: 0 })) as SwarmError;
+    expect(error.code).toBe('UnknownLease');
+    expect(error.message).toContain('lease-999');
+    expect(swarm.inFlight()).toBe(1); // the real lease is untouched
+    swarm.stop();
+  });
+
+  it('rejects a bad latency and keeps the lease', () => {
+    const swarm = createSwarm(twins, config, { clock: new ManualClock(), seed: 1 });
+    const route = swarm.route({}, { reserve: true });
+    expect((caught(() => swarm.release(route.lease, { latencyMs: Number.NaN })) as SwarmError).code).toBe('BadTelemetry');
+    expect(swarm.inFlight()).toBe(1);
+    swarm.release(route.lease, { latencyMs: 3 });
+    expect(swarm.inFlight()).toBe(0);
+    swarm.stop();
+  });
+});
+
+describe('lease expiry', () => {
+  it('expires a lease never released after leaseTtlMs on the injected clock', () => {
+    const clock = new ManualClock(5000);
+    const swarm = createSwarm(twins, config, { clock, seed: 1 });
+    const first = swarm.route({}, { reserve: true });
+    expect(first.lease.expiresAt).toBe(6000);
+    clock.advance(999);
+    expect(swarm.inFlight()).toBe(1);
+    clock.advance(1);
+    expect(swarm.inFlight()).toBe(0);
+    // The copy it pinned is free again: the next route is the first route again.
+    expect(swarm.route({}).pipelineId).toBe(first.pipelineId);
+    expect((caught(() => swarm.release(first.lease)) as SwarmError).code).toBe('UnknownLease');
+    swarm.stop();
+  });
+
+  it('expires leases in issue order and keeps the younger ones', () => {
+    const clock = new ManualClock();
+    const swarm = createSwarm(twins, config, { clock, seed: 1 });
+    const old = swarm.route({}, { reserve: true });
+    clock.advance(600);
+    const young = swarm.route({}, { reserve: true });
+    clock.advance(500); // old is 1100 ms old, young 500 ms
+    expect(swarm.inFlight()).toBe(1);
+    expect((caught(() => swarm.release(old.lease)) as SwarmError).code).toBe('UnknownLease');
+    swarm.release(young.lease);
+    expect(swarm.inFlight()).toBe(0);
+    swarm.stop();
+  });
+
+  // Known runtime gap: `release` only finds a lease expired once `route`/`inFlight` swept it, so an
+  // expired lease released first still succeeds. Flip to `it` when release checks `expiresAt`.
+  it.fails('refuses the release of an expired lease even before anything swept it', () => {
+    const clock = new ManualClock();
+    const swarm = createSwarm(twins, config, { clock, seed: 1 });
+    const route = swarm.route({}, { reserve: true });
+    clock.advance(1000);
+    expect((caught(() => swarm.release(route.lease)) as SwarmError).code).toBe('UnknownLease');
+    swarm.stop();
+  });
+});
