@@ -44,9 +44,11 @@ export function isGoodValue(field: keyof NodeSample, v: unknown): boolean {
 /** The first bad field of a sample, or undefined when every present field is good. */
 export function badSampleField(sample: NodeSample): keyof NodeSample | 'sample' | undefined {
   if (sample === null || typeof sample !== 'object') return 'sample';
-  for (const field of ['load', 'latencyMs', 'score'] as const) {
-    if (sample[field] !== undefined && !isGoodValue(field, sample[field])) return field;
-  }
+  // Unrolled: it runs twice per report (the runtime's check and this machine's guard).
+  const { load, latencyMs, score } = sample;
+  if (load !== undefined && !isGoodValue('load', load)) return 'load';
+  if (latencyMs !== undefined && !isGoodValue('latencyMs', latencyMs)) return 'latencyMs';
+  if (score !== undefined && !isGoodValue('score', score)) return 'score';
   return undefined;
 }
 
@@ -58,29 +60,38 @@ export function ewma(previous: number | undefined, sample: number | undefined, a
 
 /** The context after one good sample. */
 export function applySample(ctx: NodeContext, sample: NodeSample): NodeContext {
+  const next: { -readonly [K in keyof NodeContext]: NodeContext[K] } = { id: ctx.id, alpha: ctx.alpha, declared: ctx.declared, samples: ctx.samples + 1 };
   const load = ewma(ctx.load, sample.load, ctx.alpha);
   const latencyMs = ewma(ctx.latencyMs, sample.latencyMs, ctx.alpha);
   const score = ewma(ctx.score, sample.score, ctx.alpha);
-  return {
-    id: ctx.id,
-    alpha: ctx.alpha,
-    declared: ctx.declared,
-    samples: ctx.samples + 1,
-    ...(load !== undefined ? { load } : {}),
-    ...(latencyMs !== undefined ? { latencyMs } : {}),
-    ...(score !== undefined ? { score } : {}),
-  };
+  // Conditional assignments, not spreads: this runs on every report (spreads cost several times more).
+  if (load !== undefined) next.load = load;
+  if (latencyMs !== undefined) next.latencyMs = latencyMs;
+  if (score !== undefined) next.score = score;
+  return next;
+}
+
+/**
+ * The fields one good sample changes: the sample count and the EWMA of each field it carries.
+ * Merged over the context it gives exactly {@link applySample}; `assign` copies the context once.
+ */
+function sampleUpdate(ctx: NodeContext, sample: NodeSample): Partial<NodeContext> {
+  const update: { -readonly [K in keyof NodeContext]?: NodeContext[K] } = { samples: ctx.samples + 1 };
+  if (sample.load !== undefined) update.load = ewma(ctx.load, sample.load, ctx.alpha);
+  if (sample.latencyMs !== undefined) update.latencyMs = ewma(ctx.latencyMs, sample.latencyMs, ctx.alpha);
+  if (sample.score !== undefined) update.score = ewma(ctx.score, sample.score, ctx.alpha);
+  return update;
 }
 
 /** The values routing uses: measured EWMAs, else the declared ones. */
 export function effectiveValues(ctx: NodeContext): { load?: number; latencyMs?: number; score?: number } {
+  const out: { load?: number; latencyMs?: number; score?: number } = {};
   const latencyMs = ctx.latencyMs ?? ctx.declared.latencyMs;
   const score = ctx.score ?? ctx.declared.score;
-  return {
-    ...(ctx.load !== undefined ? { load: ctx.load } : {}),
-    ...(latencyMs !== undefined ? { latencyMs } : {}),
-    ...(score !== undefined ? { score } : {}),
-  };
+  if (ctx.load !== undefined) out.load = ctx.load;
+  if (latencyMs !== undefined) out.latencyMs = latencyMs;
+  if (score !== undefined) out.score = score;
+  return out;
 }
 
 /**
@@ -98,7 +109,7 @@ export const nodeMachine = setup({
     goodSample: ({ event }) => event.type === 'node.telemetry' && badSampleField(event.sample) === undefined,
   },
   actions: {
-    recordSample: assign(({ context, event }) => (event.type === 'node.telemetry' ? applySample(context, event.sample) : context)),
+    recordSample: assign(({ context, event }) => (event.type === 'node.telemetry' ? sampleUpdate(context, event.sample) : {})),
   },
 }).createMachine({
   id: 'node',

@@ -69,16 +69,41 @@ function countPlanDown(plan: SwarmPlan, alive: Readonly<Record<string, boolean>>
   return { inPlan, planDownCount };
 }
 
+/** For each plan (immutable, so the cache never goes stale): node id → the models whose pipelines use it. */
+const modelsByNode = new WeakMap<SwarmPlan, ReadonlyMap<string, ReadonlySet<string>>>();
+
+function modelsUsing(plan: SwarmPlan, nodeId: string): ReadonlySet<string> | undefined {
+  let index = modelsByNode.get(plan);
+  if (index === undefined) {
+    const map = new Map<string, Set<string>>();
+    for (const p of plan.pipelines) {
+      for (const s of p.stages) {
+        let models = map.get(s.nodeId);
+        if (models === undefined) map.set(s.nodeId, (models = new Set()));
+        models.add(p.modelId);
+      }
+    }
+    modelsByNode.set(plan, map);
+    index = map;
+  }
+  return index.get(nodeId);
+}
+
 /**
  * The rescue for `nodeId`, from the state before the mark: for every model whose served route
  * uses the node, its failover (intact copy → splice → degraded → Unrecoverable).
+ * A model none of whose pipelines uses the node is skipped without routing it: whatever it
+ * serves (a copy, a splice or the survivors of a copy) is made of its own pipelines' nodes.
  */
 export function computeRescue(context: SwarmContext, nodeId: string): PendingRescue {
   const state = { plan: context.plan, nodes: context.telemetry };
   const r = resolveRequest({});
   const recoveries: Recovery[] = [];
   const unrecoverable: string[] = [];
+  const models = modelsUsing(context.plan, nodeId);
+  if (models === undefined) return { nodeId, recoveries, unrecoverable };
   for (const model of context.plan.models) {
+    if (!models.has(model.id)) continue;
     let current;
     try {
       current = serveModel(model.id, r, state, { allowDegraded: context.allowDegraded, extra: context.inflight });

@@ -18,6 +18,8 @@ interface ModelSlot {
   readonly pipelines: readonly Pipeline[];
   /** Each pipeline's stage nodes, in stage order (the order `chainCost` sums in). */
   readonly stageNodes: readonly (readonly NodeEntry[])[];
+  /** The hops term of each pipeline (constant: it depends on the stage count only). */
+  readonly hops: Float64Array;
   /** Chain cost (nodes + hops, default weights) of each pipeline, by index. */
   readonly chain: Float64Array;
   /** Ranking key of each pipeline: its chain cost when intact, Infinity when any node is down. */
@@ -53,6 +55,7 @@ export class RouterIndex {
       const slot: ModelSlot = {
         pipelines,
         stageNodes: pipelines.map((p) => p.stages.map((s) => this.entry(s.nodeId))),
+        hops: Float64Array.from(pipelines, (p) => hopsCost(p.stages.length, DEFAULT_WEIGHTS)),
         chain: new Float64Array(pipelines.length),
         key: new Float64Array(pipelines.length),
         tree: new Int32Array(2 * size).fill(-1),
@@ -123,7 +126,7 @@ export class RouterIndex {
       sum += e.cost;
       if (!e.alive) intact = false;
     }
-    const chain = sum + hopsCost(entries.length, DEFAULT_WEIGHTS);
+    const chain = sum + (slot.hops[i] as number);
     slot.chain[i] = chain;
     slot.key[i] = intact ? chain : Infinity;
   }

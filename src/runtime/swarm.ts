@@ -1,5 +1,5 @@
 import { createActor, type Actor, type InspectionEvent, type Observer } from 'xstate';
-import { badSampleField, effectiveValues, type NodeContext } from '../../machines/node.machine.js';
+import { badSampleField, type NodeContext } from '../../machines/node.machine.js';
 import { swarmMachine, type NodeActorRef } from '../../machines/swarm.machine.js';
 import { resolveRequest, tokensCost } from '../core/cost.js';
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
@@ -358,8 +358,16 @@ export class Swarm {
   }
 }
 
+/** The telemetry entry of a node actor's context; built field by field, as it runs on every report. */
 function fromNodeContext(ctx: NodeContext, alive: boolean): NodeTelemetry {
-  return Object.freeze({ alive, samples: ctx.samples, ...effectiveValues(ctx) });
+  // effectiveValues(ctx), inlined: measured EWMAs, else the declared values.
+  const t: { -readonly [K in keyof NodeTelemetry]: NodeTelemetry[K] } = { alive, samples: ctx.samples };
+  const latencyMs = ctx.latencyMs ?? ctx.declared.latencyMs;
+  const score = ctx.score ?? ctx.declared.score;
+  if (ctx.load !== undefined) t.load = ctx.load;
+  if (latencyMs !== undefined) t.latencyMs = latencyMs;
+  if (score !== undefined) t.score = score;
+  return Object.freeze(t);
 }
 
 function configIssue(config: SwarmConfig): string | undefined {
