@@ -320,8 +320,9 @@ function stepSummary(step: SimStep, report: SwarmSimReport): [string, string | u
     case 'start':
       return [`planned ${step.pipelines.length} cop${step.pipelines.length === 1 ? 'y' : 'ies'} of ${countModels(step.pipelines)} model(s)`, undefined];
     case 'failover': {
-      const lost = step.unrecoverable.length > 0 ? ` · unrecoverable: ${step.unrecoverable.join(', ')}` : '';
-      return [`${step.killed} dies`, `Recovery: ${recoveryText(step.recovery, step.killed, report.model)}${lost}`];
+      const others = step.unrecoverable.filter((m) => m !== report.model);
+      const lost = others.length > 0 ? ` · unrecoverable: ${others.join(', ')}` : '';
+      return [`${step.killed} dies`, `Recovery: ${failoverText(step, report.model)}${lost}`];
     }
     case 'growth':
       return [`${step.added.id} joins (${step.added.memoryGb} GB)`, `Growth: ${growthText(step)}`];
@@ -366,6 +367,14 @@ function growthText(step: Extract<SimStep, { step: 'growth' }>): string {
   }
 }
 
+/** The failover of the reported model, spelled out, including when there was none to be had. */
+function failoverText(step: Extract<SimStep, { step: 'failover' }>, model: string): string {
+  if (step.recovery === null && step.unrecoverable.includes(model)) {
+    return `none — ${model} is unrecoverable (no intact copy, no splice, nothing left to degrade to)`;
+  }
+  return recoveryText(step.recovery, step.killed, model);
+}
+
 /** The recovery strategy, spelled out. */
 export function recoveryText(recovery: Recovery | null, killed: string, model: string): string {
   if (recovery === null) return `the route of ${model} did not use ${killed}: nothing to recover`;
@@ -387,7 +396,7 @@ function stepDetails(step: SimStep, report: SwarmSimReport): string {
   const rows: [string, string][] = [['status', step.status], ['route', routeLine(step)]];
   if (step.step === 'start') rows.push(['copies', step.pipelines.join(', ')]);
   if (step.step === 'failover') {
-    rows.push(['killed', step.killed], ['recovery', recoveryText(step.recovery, step.killed, report.model)]);
+    rows.push(['killed', step.killed], ['recovery', failoverText(step, report.model)]);
     const others = step.recoveries.filter((r) => r !== step.recovery && r.modelId !== report.model);
     for (const r of others) rows.push([`recovery of ${r.modelId}`, recoveryText(r, step.killed, r.modelId)]);
     if (step.unrecoverable.length > 0) rows.push(['unrecoverable', step.unrecoverable.join(', ')]);

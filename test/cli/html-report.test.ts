@@ -68,6 +68,19 @@ describe('renderHtmlReport', () => {
     if (failover?.step === 'failover' && failover.recovery !== null) expect(html).toContain(`Recovery: ${words[failover.recovery.strategy]}`);
   });
 
+  it('draws a failed step with no route and says the model is unrecoverable', () => {
+    const solo = { models: [{ id: 'm', layers: 8 }], nodes: [{ id: 'solo', memoryGb: 8 }] };
+    const failed = runSwarmSim(solo, { kill: 'solo', seed: 1 });
+    const page = renderHtmlReport({ report: failed });
+    const step = failed.steps.findIndex((s) => s.step === 'failover');
+    expect(failed.steps[step]).toMatchObject({ status: 'failed', route: null });
+    const svg = page.split('<svg ')[step + 1] ?? '';
+    expect(svg).toContain('>failed<');
+    expect(svg).toContain('No route: NoHealthyPipeline');
+    expect(svg).toContain('Recovery: none — m is unrecoverable');
+    expect(svg).not.toContain('stroke-width="2.5"');
+  });
+
   it('escapes ids from user files', () => {
     const evil = { ...topology, nodes: [...topology.nodes, { id: '<img src=x onerror=alert(1)>', memoryGb: 4 }] };
     const page = renderHtmlReport({ report: runSwarmSim(evil, { kill: 'mid', seed: 1 }), profiles: evil.nodes });
