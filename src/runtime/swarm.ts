@@ -70,6 +70,7 @@ export class Swarm {
   private readonly baseModel: string;
   private readonly allowDegraded: boolean;
   private readonly leaseTtlMs: number;
+  private readonly failurePenaltyMs: number;
   private readonly clock: Clock;
   private readonly ids: IdSource;
   private leaseSeq = 0;
@@ -88,6 +89,7 @@ export class Swarm {
     this.baseModel = baseModelId(this.plan.models);
     this.allowDegraded = config.allowDegraded ?? true;
     this.leaseTtlMs = config.leaseTtlMs ?? 30_000;
+    this.failurePenaltyMs = config.failurePenaltyMs ?? 1000;
     this.clock = options.clock ?? systemClock;
     this.ids = options.idSource ?? (options.seed !== undefined ? seededIds(options.seed) : randomIds);
     this.index = new RouterIndex(this.plan, this.telemetry, this.inflight);
@@ -158,22 +160,29 @@ export class Swarm {
    */
   release(lease: Lease | string, outcome: ReleaseOutcome = {}): void {
     this.assertRunning();
+    if (this.leases.size > 0) this.expireLeases(); // an expired lease is gone even if nothing swept it yet
     const id = typeof lease === 'string' ? lease : lease?.id;
     const record = id === undefined ? undefined : this.leases.get(id);
     if (record === undefined || record.released) {
       throw new SwarmError('UnknownLease', `unknown lease "${String(id)}": never issued, already released, or expired after ${this.leaseTtlMs} ms`);
     }
+    if (outcome === null || typeof outcome !== 'object') throw new SwarmError('BadTelemetry', `release of lease "${id}": the outcome must be an object { latencyMs?, ok? }`);
     if (outcome.latencyMs !== undefined && !(typeof outcome.latencyMs === 'number' && Number.isFinite(outcome.latencyMs) && outcome.latencyMs >= 0)) {
       throw new SwarmError('BadTelemetry', `release of lease "${id}": "latencyMs" must be a finite number >= 0, got ${String(outcome.latencyMs)}`);
     }
     this.endLease(record);
-    if (outcome.latencyMs !== undefined && outcome.ok !== false) {
-      const live = record.lease.nodes.filter((n) => this.telemetry[n]?.alive === true);
+    const live = record.lease.nodes.filter((n) => this.telemetry[n]?.alive === true);
+    if (outcome.ok === false) {
+      // A failure is a signal too: otherwise a fail-fast node looks idle, hence cheapest, until
+      // the monitor marks it down. Which node failed is unknown, so every node of the route pays.
+      const penalty = Math.max(outcome.latencyMs ?? 0, this.failurePenaltyMs);
+      for (const n of live) this.ingest(n, { latencyMs: penalty });
+    } else if (outcome.latencyMs !== undefined) {
       const estimates = live.map((n) => this.telemetry[n]?.latencyMs ?? 0);
       const total = estimates.reduce((s, x) => s + x, 0);
       live.forEach((n, i) => {
         const share = total > 0 ? (estimates[i] ?? 0) / total : 1 / live.length;
-        this.ingest(n, { latencyMs: outcome.latencyMs! * share });
+        this.ingest(n, { latencyMs: (outcome.latencyMs as number) * share });
       });
     }
   }
@@ -376,6 +385,7 @@ function configIssue(config: SwarmConfig): string | undefined {
   if (models.length > 0) return models.map((i) => i.message).join('; ');
   if (config.alpha !== undefined && !(typeof config.alpha === 'number' && config.alpha > 0 && config.alpha <= 1)) return `config "alpha" must be in (0, 1], got ${String(config.alpha)}`;
   if (config.leaseTtlMs !== undefined && !(typeof config.leaseTtlMs === 'number' && config.leaseTtlMs > 0)) return `config "leaseTtlMs" must be a number > 0, got ${String(config.leaseTtlMs)}`;
+  if (config.failurePenaltyMs !== undefined && !(typeof config.failurePenaltyMs === 'number' && Number.isFinite(config.failurePenaltyMs) && config.failurePenaltyMs >= 0)) return `config "failurePenaltyMs" must be a finite number >= 0, got ${String(config.failurePenaltyMs)}`;
   if (config.allowDegraded !== undefined && typeof config.allowDegraded !== 'boolean') return `config "allowDegraded" must be a boolean`;
   return undefined;
 }

@@ -23,6 +23,11 @@ export interface SwarmConfig extends PlanConfig {
   readonly penalties?: Partial<CostPenalties>;
   /** How long a reservation lives before it expires on its own, in ms. @defaultValue 30000 */
   readonly leaseTtlMs?: number;
+  /**
+   * The latency sample, in ms, that `release(lease, { ok: false })` feeds into each live node of
+   * the failed route, so a fail-fast node stops looking idle. @defaultValue 1000
+   */
+  readonly failurePenaltyMs?: number;
 }
 
 /** Options of `createSwarm`: the things that make a run observable and deterministic. */

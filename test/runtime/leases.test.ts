@@ -66,14 +66,13 @@ describe('swarm.release', () => {
     swarm.stop();
   });
 
-  it('with ok: false ends the reservation without feeding a latency', () => {
+  it('with ok: false ends the reservation and feeds the failure penalty, not the observed latency', () => {
     const swarm = createSwarm(twins, config, { clock: new ManualClock(), seed: 1 });
     const route = swarm.route({}, { reserve: true });
     const node = route.stages[0]?.nodeId as string;
-    const before = swarm.state().nodes[node];
     swarm.release(route.lease, { latencyMs: 5, ok: false });
     expect(swarm.inFlight()).toBe(0);
-    expect(swarm.state().nodes[node]).toEqual(before);
+    expect(swarm.state().nodes[node]?.latencyMs).toBe(1000); // the default failurePenaltyMs
     swarm.stop();
   });
 
@@ -139,14 +138,30 @@ describe('lease expiry', () => {
     swarm.stop();
   });
 
-  // Known runtime gap: `release` only finds a lease expired once `route`/`inFlight` swept it, so an
-  // expired lease released first still succeeds. Flip to `it` when release checks `expiresAt`.
-  it.fails('refuses the release of an expired lease even before anything swept it', () => {
+  it('refuses the release of an expired lease even before anything swept it', () => {
     const clock = new ManualClock();
     const swarm = createSwarm(twins, config, { clock, seed: 1 });
     const route = swarm.route({}, { reserve: true });
     clock.advance(1000);
     expect((caught(() => swarm.release(route.lease)) as SwarmError).code).toBe('UnknownLease');
+    swarm.stop();
+  });
+
+  it('treats a failed release as a latency penalty on every live node of the route', () => {
+    const swarm = createSwarm(twins, { ...config, failurePenaltyMs: 800 }, { seed: 1 });
+    const route = swarm.route({}, { reserve: true });
+    swarm.release(route.lease, { ok: false, latencyMs: 3 });
+    for (const s of route.stages) expect(swarm.state().nodes[s.nodeId]?.latencyMs).toBe(800);
+    expect(swarm.route().pipelineId).not.toBe(route.pipelineId);
+    swarm.stop();
+  });
+
+  it('refuses a bad failurePenaltyMs and a non-object outcome', () => {
+    expect((caught(() => createSwarm(twins, { ...config, failurePenaltyMs: -1 })) as SwarmError).code).toBe('InvalidInput');
+    const swarm = createSwarm(twins, config, { seed: 1 });
+    const route = swarm.route({}, { reserve: true });
+    expect((caught(() => swarm.release(route.lease, null as never)) as SwarmError).code).toBe('BadTelemetry');
+    expect(swarm.inFlight()).toBe(1); // nothing changed: the lease is still held
     swarm.stop();
   });
 });
