@@ -1,7 +1,7 @@
 import { adjacencyMapToArray, getAdjacencyMap } from '@xstate/graph';
 import { afterAll, describe, expect, it } from 'vitest';
 import { initialTransition, type SnapshotFrom } from 'xstate';
-import { createSwarm, planSwarm, swarmMachine, SwarmState, type NodeProfile, type SwarmConfig, type SwarmEvent } from '../../src/index.js';
+import { aliveRecord, createSwarm, planSwarm, swarmMachine, SwarmState, type NodeProfile, type SwarmConfig, type SwarmEvent } from '../../src/index.js';
 
 /**
  * Model-based tests: paths generated from the Swarm statechart with @xstate/graph, each run
@@ -54,7 +54,8 @@ const covered = new Set<string>();
 
 /** Bounded: the status and who is alive; EWMAs, plans and rescues stay out of the key. */
 function serialize(s: Snap): string {
-  const alive = Object.keys(s.context.alive).sort().map((id) => `${id}:${s.context.alive[id] ? 1 : 0}`);
+  const mirror = aliveRecord(s.context);
+  const alive = Object.keys(mirror).sort().map((id) => `${id}:${mirror[id] ? 1 : 0}`);
   return `${String(s.value)}|${alive.join(',')}`;
 }
 
