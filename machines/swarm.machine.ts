@@ -2,9 +2,10 @@ import { and, assign, createActor, sendTo, setup, type ActorRefFrom, type AnyAct
 import { failoverInSwarm } from '../src/core/failover.js';
 import { RoutingError } from '../src/core/errors.js';
 import { resolveRequest, type ExtraLoad } from '../src/core/cost.js';
+import { makeRoute } from '../src/core/route.js';
 import { serveModel } from '../src/core/serve.js';
 import { planNodeIds } from '../src/core/state.js';
-import type { NodeProfile, NodeStates, Recovery, SwarmPlan } from '../src/core/types.js';
+import type { NodeProfile, NodeStates, Pipeline, Recovery, Route, SwarmPlan } from '../src/core/types.js';
 import { nodeMachine } from './node.machine.js';
 
 /** A node actor spawned by the Swarm. */
@@ -15,6 +16,15 @@ export interface PendingRescue {
   readonly nodeId: string;
   readonly recoveries: readonly Recovery[];
   readonly unrecoverable: readonly string[];
+}
+
+/**
+ * The runtime's per-model routing index, for the default request: what a model serves now and
+ * the copy a failover of a node would take, each chosen exactly as the scan would choose it.
+ */
+export interface RescueIndex {
+  best(modelId: string): { readonly pipeline: Pipeline; readonly chain: number } | undefined;
+  bestWithout(modelId: string, nodeId: string): { readonly pipeline: Pipeline; readonly chain: number } | undefined;
 }
 
 /** What the Swarm actor is created with. */
@@ -32,6 +42,8 @@ export interface SwarmInput {
   readonly telemetry?: NodeStates;
   /** In-flight load per node, live; read like `telemetry`. */
   readonly inflight?: ExtraLoad;
+  /** The routing index over `telemetry` and `inflight`; without it, rescues scan. */
+  readonly index?: RescueIndex;
 }
 
 /** The Swarm's context. Counters make every guard O(1). */
@@ -53,6 +65,7 @@ export interface SwarmContext {
   readonly allowDegraded: boolean;
   readonly telemetry: NodeStates;
   readonly inflight: ExtraLoad;
+  readonly index: RescueIndex | undefined;
   readonly rescue: PendingRescue | undefined;
 }
 
@@ -130,11 +143,25 @@ export function computeRescue(context: SwarmContext, nodeId: string): PendingRes
   if (models === undefined) return { nodeId, recoveries, unrecoverable };
   for (const model of context.plan.models) {
     if (!models.has(model.id)) continue;
-    let current;
-    try {
-      current = serveModel(model.id, r, state, { allowDegraded: context.allowDegraded, extra: context.inflight });
-    } catch {
-      continue; // nothing was being served for this model: nothing to rescue
+    // The common case, from the index in O(log P): the model serves an intact copy, and another
+    // intact copy without the node exists. The same choice and cost as the scan below.
+    const served = context.index?.best(model.id);
+    let current: Route;
+    if (served !== undefined) {
+      if (!served.pipeline.stages.some((s) => s.nodeId === nodeId)) continue;
+      current = makeRoute(model.id, served.pipeline.id, served.pipeline.stages, state.nodes, r, false, context.inflight);
+      const copy = context.index?.bestWithout(model.id, nodeId);
+      if (copy !== undefined) {
+        const route = makeRoute(model.id, copy.pipeline.id, copy.pipeline.stages, state.nodes, r, false, context.inflight);
+        recoveries.push({ modelId: model.id, strategy: 'copy', degraded: false, route, from: current, replaced: [], missingLayers: [] });
+        continue;
+      }
+    } else {
+      try {
+        current = serveModel(model.id, r, state, { allowDegraded: context.allowDegraded, extra: context.inflight });
+      } catch {
+        continue; // nothing was being served for this model: nothing to rescue
+      }
     }
     if (!current.stages.some((s) => s.nodeId === nodeId)) continue;
     try {
@@ -245,6 +272,7 @@ export const swarmMachine = setup({
       allowDegraded: input.allowDegraded ?? true,
       telemetry: input.telemetry ?? {},
       inflight: input.inflight ?? {},
+      index: input.index,
       rescue: undefined,
     };
   },

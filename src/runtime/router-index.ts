@@ -83,6 +83,29 @@ export class RouterIndex {
     return { pipeline: slot.pipelines[i] as Pipeline, chain: slot.chain[i] ?? Infinity };
   }
 
+  /**
+   * The cheapest intact pipeline of a model among those that do not use `nodeId`: the copy a
+   * failover of that node takes. O(k·log P) for the k pipelines of the model holding the node.
+   */
+  bestWithout(modelId: string, nodeId: string): { readonly pipeline: Pipeline; readonly chain: number } | undefined {
+    const slot = this.slots.get(modelId);
+    const e = this.entries.get(nodeId);
+    if (slot === undefined) return undefined;
+    const hidden: number[] = [];
+    if (e !== undefined) e.slots.forEach((s, j) => s === slot && hidden.push(e.pipes[j] as number));
+    const saved = hidden.map((i) => slot.key[i] as number);
+    for (const i of hidden) this.rekey(slot, i, Infinity);
+    const best = this.best(modelId);
+    hidden.forEach((i, j) => this.rekey(slot, i, saved[j] as number));
+    return best;
+  }
+
+  private rekey(slot: ModelSlot, i: number, key: number): void {
+    slot.key[i] = key;
+    const tree = slot.tree;
+    for (let k = (slot.size + i) >> 1; k >= 1; k >>= 1) tree[k] = winner(slot, tree[2 * k] ?? -1, tree[2 * k + 1] ?? -1);
+  }
+
   /** Re-reads one node's telemetry and in-flight load and re-ranks the pipelines it is in. */
   nodeChanged(nodeId: string): void {
     const e = this.entries.get(nodeId);

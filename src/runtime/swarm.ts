@@ -101,6 +101,8 @@ export class Swarm {
         allowDegraded: this.allowDegraded,
         telemetry: this.telemetry,
         inflight: this.inflight,
+        // Through `this`: the index is rebuilt whenever the plan changes.
+        index: { best: (m) => this.index.best(m), bestWithout: (m, n) => this.index.bestWithout(m, n) },
       },
       ...(options.inspect !== undefined ? { inspect: options.inspect as Observer<InspectionEvent> | ((e: InspectionEvent) => void) } : {}),
     });
