@@ -7,7 +7,7 @@
  * 1,000 nodes. Run alone (`node dist/bench/plan-quality.js`) it prints a table.
  */
 import { pathToFileURL } from 'node:url';
-import { planSwarm } from '../src/index.js';
+import { planSwarm, uniform } from '../src/index.js';
 import type { ModelSpec, NodeProfile, Pipeline } from '../src/index.js';
 import type { BenchRow } from './types.js';
 import { planExo } from './planners/exo.js';
@@ -152,7 +152,7 @@ const CLASSES: readonly (readonly [string, readonly [number, number], readonly [
 
 /** A seeded swarm of `count` heterogeneous nodes and 4 models x 4 copies x 80 layers. */
 export function largeSwarm(count: number, seed: number): { nodes: NodeProfile[]; models: ModelSpec[] } {
-  const random = mulberry32(seed);
+  const random = uniform(seed);
   const nodes: NodeProfile[] = [];
   for (let i = 0; i < count; i++) {
     let pick = random();
@@ -167,18 +167,6 @@ export function largeSwarm(count: number, seed: number): { nodes: NodeProfile[];
     { id: 'small', layers: 80, layerGb: 0.125, pipelines: 4 },
   ];
   return { nodes, models };
-}
-
-/** Small seeded PRNG (mulberry32): the same seed gives the same swarm on every machine. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function formatTable(rows: readonly BenchRow[]): string {

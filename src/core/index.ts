@@ -14,3 +14,4 @@ export { failoverInSwarm } from './failover.js';
 export type { FailoverOptions } from './failover.js';
 export { serveModel, bestRecovery } from './serve.js';
 export type { ServeOptions } from './serve.js';
+export { mulberry32, uniform } from './random.js';

@@ -1,17 +1,6 @@
 import { customRandom, nanoid, urlAlphabet } from 'nanoid';
+import { mulberry32 } from '../core/random.js';
 import type { IdSource } from './types.js';
-
-/** mulberry32: a small, fast, seeded PRNG returning integers in [0, 2^32). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 /** nanoid ids (21 chars): the default id source. */
 export const randomIds: IdSource = () => nanoid();

@@ -1,7 +1,8 @@
 /**
- * A small seeded PRNG (mulberry32) for the load simulation: the same seed gives the same
+ * The load simulation's draws, from the project's one seeded PRNG (mulberry32): the same seed gives the same
  * numbers on every platform, so a seeded run prints the same bytes.
  */
+import { uniform } from '../../core/random.js';
 
 /** Uniform and exponential draws from one seeded stream. */
 export interface Rng {
@@ -20,14 +21,7 @@ export interface Rng {
  * @example const rng = createRng(42); rng.exp(10);
  */
 export function createRng(seed: number): Rng {
-  let a = seed >>> 0;
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = uniform(seed);
   return {
     next,
     int: (n) => Math.floor(next() * n),
