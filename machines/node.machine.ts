@@ -58,22 +58,9 @@ export function ewma(previous: number | undefined, sample: number | undefined, a
   return previous === undefined ? sample : alpha * sample + (1 - alpha) * previous;
 }
 
-/** The context after one good sample. */
-export function applySample(ctx: NodeContext, sample: NodeSample): NodeContext {
-  const next: { -readonly [K in keyof NodeContext]: NodeContext[K] } = { id: ctx.id, alpha: ctx.alpha, declared: ctx.declared, samples: ctx.samples + 1 };
-  const load = ewma(ctx.load, sample.load, ctx.alpha);
-  const latencyMs = ewma(ctx.latencyMs, sample.latencyMs, ctx.alpha);
-  const score = ewma(ctx.score, sample.score, ctx.alpha);
-  // Conditional assignments, not spreads: this runs on every report (spreads cost several times more).
-  if (load !== undefined) next.load = load;
-  if (latencyMs !== undefined) next.latencyMs = latencyMs;
-  if (score !== undefined) next.score = score;
-  return next;
-}
-
 /**
- * The fields one good sample changes: the sample count and the EWMA of each field it carries.
- * Merged over the context it gives exactly {@link applySample}; `assign` copies the context once.
+ * The fields one good sample changes: the sample count and the EWMA of each field it carries
+ * (only those, so `assign` copies the context once; this runs on every report).
  */
 function sampleUpdate(ctx: NodeContext, sample: NodeSample): Partial<NodeContext> {
   const update: { -readonly [K in keyof NodeContext]?: NodeContext[K] } = { samples: ctx.samples + 1 };
