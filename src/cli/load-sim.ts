@@ -25,7 +25,8 @@ const spec: ArgsSpec = {
 const SUMMARY = 'Simulate load spreading (seeded, virtual time) and compare balancers with the Swarm.';
 const DETAILS = `Workloads: ${WORKLOADS.map((w) => w.id).join(', ')}.
 Policies: wrr, random, least-outstanding, p2c, p2c-peak-ewma, seed-argmin (the real Swarm),
-ours-reserve (the real Swarm with in-flight leases), oracle-sed (reference: reads the truth).
+ours-reserve (the real Swarm with in-flight leases), ours-latency-weights (the same with the
+capability and hop priors off: an experiment), oracle-sed (reference: reads the truth).
 A progress bar goes to stderr when it is a terminal. The same flags print the same bytes.
 
 Example:

@@ -292,6 +292,9 @@ export class Swarm {
     ref.send({ type: 'node.telemetry', sample });
     const next = fromNodeContext(ref.getSnapshot().context, current.alive);
     this.telemetry[nodeId] = next;
+    // A reservation costs the node's latency estimate: re-price its in-flight load before the index reads it.
+    const count = this.inflightCount.get(nodeId);
+    if (count !== undefined) this.inflight[nodeId] = inflightLoad(count, next);
     this.changed(nodeId);
     return next;
   }
@@ -345,7 +348,7 @@ export class Swarm {
       delete this.inflight[nodeId];
     } else {
       this.inflightCount.set(nodeId, count);
-      this.inflight[nodeId] = inflightLoad(count);
+      this.inflight[nodeId] = inflightLoad(count, this.telemetry[nodeId]);
     }
     if (this.telemetry[nodeId] !== undefined) this.index.nodeChanged(nodeId);
   }

@@ -32,13 +32,13 @@ describe('swarm.route with reserve', () => {
     swarm.stop();
   });
 
-  it('raises the cost of a reserved copy by w_c · inflightLoad(count) · 120', () => {
+  it('raises the cost of a reserved copy by w_c · inflightLoad(count, telemetry) · 120', () => {
     const swarm = createSwarm(twins, config, { clock: new ManualClock(), seed: 1 });
     const idle = swarm.route({});
     swarm.route({}, { reserve: true });
     swarm.route({}, { reserve: true }); // one reservation on each twin now
     const loaded = swarm.route({});
-    expect(loaded.cost).toBeCloseTo(idle.cost + inflightLoad(1) * 120, 9);
+    expect(loaded.cost).toBeCloseTo(idle.cost + inflightLoad(1, swarm.state().nodes[loaded.stages[0]?.nodeId as string]) * 120, 9);
     expect(swarm.routeByScan({}).cost).toBeCloseTo(loaded.cost, 9);
     swarm.stop();
   });

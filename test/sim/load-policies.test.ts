@@ -6,7 +6,7 @@ import { p2cPeakEwma } from '../../src/sim/load/peak-ewma.js';
 import { createRng } from '../../src/sim/load/rng.js';
 import type { EngineView } from '../../src/sim/load/router.js';
 import { runLoadSim } from '../../src/sim/load/run.js';
-import { oursReserve, seedArgmin } from '../../src/sim/load/swarm-policy.js';
+import { LATENCY_WEIGHTS, oursLatencyWeights, oursReserve, seedArgmin } from '../../src/sim/load/swarm-policy.js';
 import { evaluateTargets } from '../../src/sim/load/targets.js';
 import { buildTopology, DEFAULT_TOPOLOGY } from '../../src/sim/load/topology.js';
 import type { Workload } from '../../src/sim/load/workloads.js';
@@ -47,7 +47,7 @@ describe('baseline policies', () => {
   });
 
   it('skip copies whose node the monitor reported down, and come back to them', () => {
-    for (const policy of [weightedRoundRobin, randomPolicy, leastOutstanding, powerOfTwo, p2cPeakEwma(), seedArgmin, oursReserve()]) {
+    for (const policy of [weightedRoundRobin, randomPolicy, leastOutstanding, powerOfTwo, p2cPeakEwma(), seedArgmin, oursReserve(), oursLatencyWeights()]) {
       const router = policy.create(context());
       const victim = topology.pipelines[0]?.stages[0]?.nodeId as string;
       router.health(0, victim, false);
@@ -91,6 +91,19 @@ describe('the seed and ours through the real Swarm', () => {
     expect(ours?.median.herdIndex).toBeLessThanOrEqual(2 / 6);
   });
 
+  it('ours with latency weights routes with capability and hop weights 0, and differs from ours', () => {
+    expect(LATENCY_WEIGHTS).toEqual({ capability: 0, hops: 0 });
+    const policy = oursLatencyWeights();
+    expect(policy.id).toBe('ours-latency-weights');
+    expect(policy.label).toContain('capability 0, hops 0');
+    // Nothing measured yet: every node costs the same latency, so without the capability and hop
+    // priors the multi-stage copies are no longer dearer than the fast single-node ones.
+    const ours = oursReserve().create(context());
+    const latency = policy.create(context());
+    const picks = (r: typeof ours) => Array.from({ length: 6 }, () => r.pick(0)?.pipeline);
+    expect(picks(latency)).not.toEqual(picks(ours));
+  });
+
   it('ours releases every lease it takes (none left to expire)', () => {
     const router = oursReserve().create(context());
     const picks = Array.from({ length: 20 }, () => router.pick(0));
@@ -111,11 +124,16 @@ describe('herdIndex', () => {
 
 describe('evaluateTargets', () => {
   it('checks ours against P2C + peak-EWMA and reports the ratio', () => {
-    const result = runLoadSim({ seeds: 1, requests: 600, workloads: ['w1-rho0.7', 'w4-black-hole'], policies: [p2cPeakEwma(), oursReserve()] });
+    const result = runLoadSim({ seeds: 1, requests: 600, workloads: ['w1-rho0.7', 'w4-black-hole'], policies: [p2cPeakEwma(), oursReserve(), oracleSed] });
     const targets = evaluateTargets(result.workloads, 6);
     expect(targets.map((t) => t.workload)).toEqual(['w1-rho0.7', 'w4-black-hole']);
     const w1 = targets[0];
     expect(w1?.ratio).toBeCloseTo((w1?.ours ?? 0) / (w1?.baseline ?? 1), 3);
     expect(w1?.pass).toBe((w1?.ratio ?? Infinity) <= 0.7);
+    // The oracle's ratio rides along to read a miss; the experiment was not run.
+    const oracle = result.workloads[0]?.policies.find((p) => p.policy === 'oracle-sed')?.median.p99 ?? 0;
+    expect(w1?.oracle).toBeCloseTo(oracle / (w1?.baseline ?? 1), 3);
+    expect(w1?.latencyWeights).toBeNull();
+    expect(targets[1]?.oracle).toBe(result.workloads[1]?.policies.find((p) => p.policy === 'oracle-sed')?.median.deadSent);
   });
 });

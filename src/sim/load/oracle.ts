@@ -1,6 +1,7 @@
 /**
  * A reference, not an option: shortest expected delay computed from the engine's truth (every
- * node's real queue, speed and liveness, this instant). It bounds what any router could reach.
+ * node's real queue, speed and liveness, this instant): what better information alone could
+ * reach. Greedy, one request at a time, so not a strict bound (a router can beat it at ρ 0.9).
  */
 import type { Pick, Policy } from './router.js';
 

@@ -5,7 +5,7 @@
  * it with the observed latency, so the next route sees it at once.
  */
 import { RoutingError } from '../../core/errors.js';
-import type { Route } from '../../core/types.js';
+import type { CostWeights, Route } from '../../core/types.js';
 import { createSwarm } from '../../runtime/index.js';
 import type { Lease, LeasedRoute, SwarmConfig } from '../../runtime/types.js';
 import type { Outcome, Pick, Policy, Router, RouterContext } from './router.js';
@@ -17,6 +17,8 @@ export interface SwarmPolicyOptions {
   readonly reserve: boolean;
   /** Lease lifetime, ms. @defaultValue the runtime's (30 000) */
   readonly leaseTtlMs?: number;
+  /** Cost weights of every route; any but the defaults takes the scan path. @defaultValue SPEC §4's */
+  readonly weights?: Partial<CostWeights>;
 }
 
 class SwarmRouter implements Router {
@@ -33,7 +35,8 @@ class SwarmRouter implements Router {
   pick(): Pick | undefined {
     let route: Route | LeasedRoute;
     try {
-      route = this.options.reserve ? this.swarm.route({}, { reserve: true }) : this.swarm.route({});
+      const request = this.options.weights !== undefined ? { weights: this.options.weights } : {};
+      route = this.options.reserve ? this.swarm.route(request, { reserve: true }) : this.swarm.route(request);
     } catch (error) {
       if (error instanceof RoutingError && error.code === 'NoHealthyPipeline') return undefined;
       throw error;
@@ -84,5 +87,24 @@ export function oursReserve(options: Omit<SwarmPolicyOptions, 'reserve'> = {}): 
     id: 'ours-reserve',
     label: 'ours: Swarm cost argmin + in-flight leases (real Swarm)',
     create: (context) => new SwarmRouter(context, { ...options, reserve: true }),
+  };
+}
+
+/**
+ * The priors off: the seed's capability term (100/score per node) and hop term (15 per hop) are
+ * guesses of a node's delay made before anything is measured, and count it twice once the
+ * latency EWMA measures it. This routes on the measured latency, utilisation and reservations
+ * alone: `capability: 0`, `hops: 0` (a hop's network delay is inside the end-to-end latency each
+ * release feeds back). An experiment reported beside ours; the default formula is SPEC §4's.
+ */
+export const LATENCY_WEIGHTS: Partial<CostWeights> = Object.freeze({ capability: 0, hops: 0 });
+
+/** Ours with {@link LATENCY_WEIGHTS}: in-flight leases, cost on measurements only (real Swarm, scan path). */
+export function oursLatencyWeights(options: Omit<SwarmPolicyOptions, 'reserve' | 'weights'> & { readonly weights?: Partial<CostWeights> } = {}): Policy {
+  const weights = options.weights ?? LATENCY_WEIGHTS;
+  return {
+    id: 'ours-latency-weights',
+    label: `ours with measured-latency weights (${Object.entries(weights).map(([k, v]) => `${k} ${v}`).join(', ')}; real Swarm, scan path)`,
+    create: (context) => new SwarmRouter(context, { ...options, weights, reserve: true }),
   };
 }
