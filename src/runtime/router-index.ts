@@ -43,6 +43,12 @@ interface ModelSlot {
 export class RouterIndex {
   private readonly slots = new Map<string, ModelSlot>();
   private readonly entries = new Map<string, NodeEntry>();
+  /**
+   * Nodes whose telemetry, liveness or in-flight load changed since the last query. Telemetry
+   * arrives far more often than routes are asked for, so updates are coalesced: a burst of reports
+   * costs one re-rank per node, paid by the next query.
+   */
+  private readonly dirty = new Set<NodeEntry>();
 
   constructor(
     plan: SwarmPlan,
@@ -76,6 +82,7 @@ export class RouterIndex {
 
   /** The cheapest intact pipeline of a model and its chain cost, or undefined if none is intact. */
   best(modelId: string): { readonly pipeline: Pipeline; readonly chain: number } | undefined {
+    if (this.dirty.size > 0) this.flush();
     const slot = this.slots.get(modelId);
     if (slot === undefined) return undefined;
     const i = slot.tree[1] ?? -1;
@@ -88,6 +95,7 @@ export class RouterIndex {
    * failover of that node takes. O(k·log P) for the k pipelines of the model holding the node.
    */
   bestWithout(modelId: string, nodeId: string): { readonly pipeline: Pipeline; readonly chain: number } | undefined {
+    if (this.dirty.size > 0) this.flush(); // before hiding: a flush re-keys every changed pipeline
     const slot = this.slots.get(modelId);
     const e = this.entries.get(nodeId);
     if (slot === undefined) return undefined;
@@ -106,21 +114,28 @@ export class RouterIndex {
     for (let k = (slot.size + i) >> 1; k >= 1; k >>= 1) tree[k] = winner(slot, tree[2 * k] ?? -1, tree[2 * k + 1] ?? -1);
   }
 
-  /** Re-reads one node's telemetry and in-flight load and re-ranks the pipelines it is in. */
+  /** Notes that a node's telemetry, liveness or in-flight load changed; the next query re-ranks. */
   nodeChanged(nodeId: string): void {
     const e = this.entries.get(nodeId);
-    if (e === undefined) return;
-    this.read(e);
-    const { slots, pipes } = e;
-    for (let j = 0; j < slots.length; j++) {
-      const slot = slots[j] as ModelSlot;
-      const i = pipes[j] as number;
-      this.refresh(slot, i);
-      const tree = slot.tree;
-      for (let k = (slot.size + i) >> 1; k >= 1; k >>= 1) {
-        tree[k] = winner(slot, tree[2 * k] ?? -1, tree[2 * k + 1] ?? -1);
+    if (e !== undefined) this.dirty.add(e);
+  }
+
+  /** Re-reads every changed node and re-ranks the pipelines it is in. */
+  private flush(): void {
+    for (const e of this.dirty) {
+      this.read(e);
+      const { slots, pipes } = e;
+      for (let j = 0; j < slots.length; j++) {
+        const slot = slots[j] as ModelSlot;
+        const i = pipes[j] as number;
+        this.refresh(slot, i);
+        const tree = slot.tree;
+        for (let k = (slot.size + i) >> 1; k >= 1; k >>= 1) {
+          tree[k] = winner(slot, tree[2 * k] ?? -1, tree[2 * k + 1] ?? -1);
+        }
       }
     }
+    this.dirty.clear();
   }
 
   private entry(nodeId: string): NodeEntry {

@@ -74,6 +74,8 @@ export class Swarm {
   private readonly clock: Clock;
   private readonly ids: IdSource;
   private leaseSeq = 0;
+  /** Mirrors the statechart's final state, read on every call (cheaper than a snapshot). */
+  private stopped = false;
   private snapshot: SwarmState | undefined;
 
   /** @internal use {@link createSwarm} */
@@ -266,6 +268,7 @@ export class Swarm {
   /**
    * Feeds one telemetry sample into a node's EWMA (its actor). NaN, infinite or negative values
    * are refused and leave the EWMA untouched. Telemetry for a down node is stale and ignored.
+   * Returns the node's telemetry after the sample (read-only: it is the live table's entry).
    * @throws {SwarmError} `BadTelemetry`, `UnknownNode`, `Stopped`
    * @example swarm.report('gpu', { load: 0.7, latencyMs: 9 });
    */
@@ -281,7 +284,9 @@ export class Swarm {
 
   /** Stops the swarm and its node actors; every later call but `status`/`state`/`stop` throws `Stopped`. */
   stop(): void {
-    if (this.status() !== 'stopped') this.actor.send({ type: 'swarm.stop' });
+    if (this.stopped) return;
+    this.stopped = true;
+    this.actor.send({ type: 'swarm.stop' });
   }
 
   /** The one narrow intake of telemetry: into the node actor, then the table and the index. */
@@ -359,7 +364,7 @@ export class Swarm {
   }
 
   private assertRunning(): void {
-    if (this.status() === 'stopped') throw new SwarmError('Stopped', 'the swarm is stopped; create a new one with createSwarm()');
+    if (this.stopped) throw new SwarmError('Stopped', 'the swarm is stopped; create a new one with createSwarm()');
   }
 
   private requireMember(nodeId: string): void {
@@ -381,7 +386,7 @@ function fromNodeContext(ctx: NodeContext, alive: boolean): NodeTelemetry {
   if (ctx.load !== undefined) t.load = ctx.load;
   if (latencyMs !== undefined) t.latencyMs = latencyMs;
   if (score !== undefined) t.score = score;
-  return Object.freeze(t);
+  return t; // not frozen: this runs on every report, entries are replaced (never mutated), and state() freezes its copy
 }
 
 function configIssue(config: SwarmConfig): string | undefined {
