@@ -70,7 +70,15 @@ function partitionCopies(candidates: readonly Candidate[], model: ModelSpec): Ca
       `model "${model.id}" needs ${copies} disjoint ${copies === 1 ? 'copy' : 'copies'} of ${layers} layers ` +
         `(${copies * layers} layers of ${model.layerGb ?? 1} GB) but the free memory holds ${have}: short by ${copies * layers - have} layers`,
     );
-  if (candidates.length < copies || totalCap < copies * layers) throw shortfall(Math.min(totalCap, copies * layers - 1));
+  if (candidates.length < copies) {
+    // Disjoint copies need at least one node each: memory is not the missing thing, nodes are.
+    throw new PlanError(
+      'InsufficientCapacity',
+      `model "${model.id}" needs ${copies} disjoint copies but only ${candidates.length} ${candidates.length === 1 ? 'node has' : 'nodes have'} ` +
+        `free memory for a layer of ${model.layerGb ?? 1} GB: short by ${copies - candidates.length} ${copies - candidates.length === 1 ? 'node' : 'nodes'}`,
+    );
+  }
+  if (totalCap < copies * layers) throw shortfall(totalCap);
 
   const sorted = [...candidates].sort(byCapability);
   const groups: Candidate[][] = Array.from({ length: copies }, () => []);

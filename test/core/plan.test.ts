@@ -88,6 +88,8 @@ describe('planSwarm', () => {
     const error = planError(() => planSwarm([{ id: 'big', memoryGb: 100 }], { models: [{ id: 'm', layers: 10, pipelines: 2 }] }));
     expect(error.code).toBe('InsufficientCapacity');
     expect(error.message).toContain('"m"');
+    // The shortfall is in nodes, not memory: 100 GB is plenty, one node cannot hold two disjoint copies.
+    expect(error.message).toContain('short by 1 node');
   });
 
   it('is deterministic: the same profiles and config give the same plan', () => {
