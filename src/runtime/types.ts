@@ -1,4 +1,4 @@
-import type { CostPenalties, ModelSpec, NodeProfile, Recovery, Route, RoutingRequest } from '../core/types.js';
+import type { ModelSpec, NodeProfile, Recovery, Route, RoutingRequest } from '../core/types.js';
 import type { PlanConfig } from '../core/plan.js';
 
 /** Milliseconds since an arbitrary origin; replace it to run in virtual time. */
@@ -19,8 +19,6 @@ export interface SwarmConfig extends PlanConfig {
   readonly allowDegraded?: boolean;
   /** EWMA smoothing factor of every node actor, in (0, 1]. @defaultValue 0.3 */
   readonly alpha?: number;
-  /** What unmeasured values count as in the cost. */
-  readonly penalties?: Partial<CostPenalties>;
   /** How long a reservation lives before it expires on its own, in ms. @defaultValue 30000 */
   readonly leaseTtlMs?: number;
   /**
