@@ -1,4 +1,4 @@
-import { createActor, type Actor, type InspectionEvent, type Observer } from 'xstate';
+import { createActor, type Actor } from 'xstate';
 import { badSampleField, type NodeContext } from '../../machines/node.machine.js';
 import { swarmMachine, type NodeActorRef } from '../../machines/swarm.machine.js';
 import { resolveRequest, tokensCost } from '../core/cost.js';
@@ -80,7 +80,7 @@ export class Swarm {
 
   /** @internal use {@link createSwarm} */
   constructor(profiles: readonly NodeProfile[], config: SwarmConfig, options: SwarmOptions = {}) {
-    const issue = configIssue(config);
+    const issue = configIssue(config) ?? optionsIssue(options);
     if (issue !== undefined) throw new SwarmError('InvalidInput', issue);
     this.plan = deepFreeze(planSwarm(profiles, config));
     for (const p of profiles) {
@@ -106,7 +106,7 @@ export class Swarm {
         // Through `this`: the index is rebuilt whenever the plan changes.
         index: { best: (m) => this.index.best(m), bestWithout: (m, n) => this.index.bestWithout(m, n) },
       },
-      ...(options.inspect !== undefined ? { inspect: options.inspect as Observer<InspectionEvent> | ((e: InspectionEvent) => void) } : {}),
+      ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
     });
     this.actor.start();
   }
@@ -387,6 +387,16 @@ function fromNodeContext(ctx: NodeContext, alive: boolean): NodeTelemetry {
   if (latencyMs !== undefined) t.latencyMs = latencyMs;
   if (score !== undefined) t.score = score;
   return t; // not frozen: this runs on every report, entries are replaced (never mutated), and state() freezes its copy
+}
+
+function optionsIssue(options: SwarmOptions): string | undefined {
+  if (options === null || typeof options !== 'object') return 'options must be an object { inspect?, seed?, idSource?, clock? }';
+  if (options.clock !== undefined && typeof options.clock?.now !== 'function') return 'option "clock" must have a now() method returning milliseconds';
+  if (options.idSource !== undefined && typeof options.idSource !== 'function') return 'option "idSource" must be a function returning a new id';
+  if (options.seed !== undefined && !Number.isInteger(options.seed)) return `option "seed" must be an integer, got ${String(options.seed)}`;
+  const inspect = options.inspect as unknown;
+  if (inspect !== undefined && typeof inspect !== 'function' && (inspect === null || typeof inspect !== 'object')) return 'option "inspect" must be an XState inspection observer (a function or { next })';
+  return undefined;
 }
 
 function configIssue(config: SwarmConfig): string | undefined {

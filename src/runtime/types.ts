@@ -1,3 +1,4 @@
+import type { InspectionEvent, Observer } from 'xstate';
 import type { ModelSpec, NodeProfile, Recovery, Route, RoutingRequest } from '../core/types.js';
 import type { PlanConfig } from '../core/plan.js';
 
@@ -31,7 +32,7 @@ export interface SwarmConfig extends PlanConfig {
 /** Options of `createSwarm`: the things that make a run observable and deterministic. */
 export interface SwarmOptions {
   /** An XState inspection observer, passed to the Swarm actor and its node actors. */
-  readonly inspect?: unknown;
+  readonly inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   /** Where new pipeline and lease ids come from. @defaultValue nanoid */
   readonly idSource?: IdSource;
   /** Seeds a deterministic id source (ignored when `idSource` is given). */

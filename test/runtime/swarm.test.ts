@@ -331,3 +331,12 @@ describe('bad input never crashes the runtime', () => {
     swarm.stop();
   });
 });
+
+describe('createSwarm options', () => {
+  it('refuses a clock without now(), a non-function id source and a fractional seed', () => {
+    for (const options of [{ clock: {} }, { idSource: 'x' }, { seed: 1.5 }, { inspect: 42 }]) {
+      const error = caught(() => createSwarm(four, withReserve, options as never));
+      expect((error as SwarmError).code).toBe('InvalidInput');
+    }
+  });
+});
