@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { failoverInSwarm, pipelineCost, routeRequest, RoutingError } from '../../src/index.js';
 import type { FailoverOptions, Recovery, Route, SwarmPlan } from '../../src/index.js';
-import { nodesOf, pipe, st, stateOf } from './fixtures.js';
+import { nodesOf, pipe, st, stateOf, thrown } from './fixtures.js';
 
-function unrecoverable(fn: () => unknown): RoutingError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(RoutingError);
-    return e as RoutingError;
-  }
-  throw new Error('expected a RoutingError, got a recovery');
-}
+const unrecoverable = (fn: () => unknown): RoutingError => thrown(fn, RoutingError);
 
 // m: 8 layers in two copies; 'small' is the reserve model.
 const two: SwarmPlan = {

@@ -3,6 +3,7 @@
  * (or generated) independently of the planner, so routing and failover are tested on their own.
  */
 import fc from 'fast-check';
+import { expect } from 'vitest';
 import { SwarmState } from '../../src/index.js';
 import type { ModelSpec, NodeTelemetry, Pipeline, Route, Stage, SwarmPlan } from '../../src/index.js';
 
@@ -17,6 +18,17 @@ export function stateOf(plan: SwarmPlan, telemetry: Record<string, Partial<NodeT
   let state = SwarmState.fromPlan(plan);
   for (const [id, patch] of Object.entries(telemetry)) state = state.withNode(id, patch);
   return state;
+}
+
+/** The error `fn` throws, checked to be an instance of `cls`; a failure if it returns. */
+export function thrown<E extends Error>(fn: () => unknown, cls: new (...args: never[]) => E): E {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(cls);
+    return e as E;
+  }
+  throw new Error(`expected a ${cls.name}, got a result`);
 }
 
 /** The ids of a route's nodes. */

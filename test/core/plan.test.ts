@@ -2,17 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PlanError, planSwarm, validatePlan } from '../../src/index.js';
 import type { ModelSpec, NodeProfile, PlanConfig, SwarmPlan } from '../../src/index.js';
-import { coversExactly, SEEDED } from './fixtures.js';
+import { coversExactly, SEEDED, thrown } from './fixtures.js';
 
-function planError(fn: () => unknown): PlanError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(PlanError);
-    return e as PlanError;
-  }
-  throw new Error('expected a PlanError, got a plan');
-}
+const planError = (fn: () => unknown): PlanError => thrown(fn, PlanError);
 
 /** Layers each node holds, summed over every stage of every model, in GB. */
 function usedGb(plan: SwarmPlan): Map<string, number> {

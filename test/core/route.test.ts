@@ -1,18 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { routeRequest, RoutingError } from '../../src/index.js';
 import type { RoutingRequest, SwarmPlan } from '../../src/index.js';
-import { nodesOf, pipe, st, stateOf } from './fixtures.js';
+import { nodesOf, pipe, st, stateOf, thrown } from './fixtures.js';
 
-/** The error `fn` throws, or a failure if it returns. */
-function thrown(fn: () => unknown): RoutingError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(RoutingError);
-    return e as RoutingError;
-  }
-  throw new Error('expected a RoutingError, got a result');
-}
+const routingError = (fn: () => unknown): RoutingError => thrown(fn, RoutingError);
 
 // base: two copies (b0 on a+b, b1 on c+d); expert: one copy on e.
 const plan: SwarmPlan = {
@@ -60,7 +51,7 @@ describe('routeRequest', () => {
     const cold = stateOf(plan);
     const { a: _dropped, ...rest } = cold.nodes;
     // Plain data with no entry for 'a': base/0 cannot be vouched for.
-    const route = routeRequest('base', {}, { plan, nodes: { ...rest, b: fast } });
+    const route = routeRequest('base', {}, { plan, nodes: { ...rest, b: { alive: true, samples: 1, ...fast } } });
     expect(route.pipelineId).toBe('base/1');
     expect(_dropped).toBeDefined();
   });
@@ -73,12 +64,12 @@ describe('routeRequest', () => {
     expect(routeRequest('base', {}, state).pipelineId).toMatch(/^base\//);
     // Every base copy down: an error, not the expert.
     const down = state.withNode('a', { alive: false }).withNode('c', { alive: false });
-    expect(thrown(() => routeRequest('base', {}, down)).code).toBe('NoHealthyPipeline');
+    expect(routingError(() => routeRequest('base', {}, down)).code).toBe('NoHealthyPipeline');
     expect(routeRequest('expert', {}, down).pipelineId).toBe('expert/0');
   });
 
   it('throws UnknownModel naming the model and the models served', () => {
-    const error = thrown(() => routeRequest('gpt-9', {}, stateOf(plan)));
+    const error = routingError(() => routeRequest('gpt-9', {}, stateOf(plan)));
     expect(error.code).toBe('UnknownModel');
     expect(error.message).toContain('"gpt-9"');
     expect(error.message).toContain('"base"');
@@ -86,7 +77,7 @@ describe('routeRequest', () => {
 
   it('throws NoHealthyPipeline naming every pipeline and its dead nodes', () => {
     const state = stateOf(plan, { b: { alive: false }, c: { alive: false }, d: { alive: false } });
-    const error = thrown(() => routeRequest('base', {}, state));
+    const error = routingError(() => routeRequest('base', {}, state));
     expect(error.code).toBe('NoHealthyPipeline');
     expect(error.message).toContain('"base"');
     expect(error.message).toContain('base/0 (b down)');
@@ -95,13 +86,13 @@ describe('routeRequest', () => {
 
   it('throws NoHealthyPipeline for a model the plan has no pipeline for', () => {
     const empty: SwarmPlan = { models: [{ id: 'base', layers: 4 }], pipelines: [] };
-    expect(thrown(() => routeRequest('base', {}, stateOf(empty))).code).toBe('NoHealthyPipeline');
+    expect(routingError(() => routeRequest('base', {}, stateOf(empty))).code).toBe('NoHealthyPipeline');
   });
 
   it('rejects NaN tokens and negative weights as InvalidRequest, naming the field', () => {
     const bad: RoutingRequest[] = [{ tokens: Number.NaN }, { weights: { load: -1 } }];
     for (const request of bad) {
-      const error = thrown(() => routeRequest('base', request, stateOf(plan)));
+      const error = routingError(() => routeRequest('base', request, stateOf(plan)));
       expect(error.code).toBe('InvalidRequest');
       expect(error.message).toMatch(/"(tokens|weights\.load)"/);
     }

@@ -1,22 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { PlanError, SwarmError, SwarmState } from '../../src/index.js';
 import type { NodeProfile, SwarmPlan, TelemetryPatch } from '../../src/index.js';
-import { pipe, st } from './fixtures.js';
+import { pipe, st, thrown } from './fixtures.js';
 
 const plan: SwarmPlan = {
   models: [{ id: 'base', layers: 4 }],
   pipelines: [pipe('base/0', 'base', st('gpu', 0, 3), st('laptop', 3, 4))],
 };
 
-function swarmError(fn: () => unknown): SwarmError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(SwarmError);
-    return e as SwarmError;
-  }
-  throw new Error('expected a SwarmError');
-}
+const swarmError = (fn: () => unknown): SwarmError => thrown(fn, SwarmError);
 
 describe('SwarmState', () => {
   it('fromPlan: every node of the plan alive, nothing measured', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PlanError, planSwarm, validatePlan } from '../../src/index.js';
 import type { ModelSpec, NodeProfile, PlanIssue, SwarmPlan } from '../../src/index.js';
-import { pipe, st } from './fixtures.js';
+import { pipe, st, thrown } from './fixtures.js';
 
 const profiles: NodeProfile[] = [
   { id: 'a', memoryGb: 8 },
@@ -21,15 +21,7 @@ function issue(issues: readonly PlanIssue[], code: PlanIssue['code'], culprit: s
   return first;
 }
 
-function planError(fn: () => unknown): PlanError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(PlanError);
-    return e as PlanError;
-  }
-  throw new Error('expected a PlanError, got a plan');
-}
+const planError = (fn: () => unknown): PlanError => thrown(fn, PlanError);
 
 describe('validatePlan', () => {
   it('accepts a valid hand-written plan', () => {

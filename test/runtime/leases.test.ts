@@ -3,6 +3,7 @@ import { SwarmError } from '../../src/core/errors.js';
 import type { NodeProfile } from '../../src/core/types.js';
 import { createSwarm, ManualClock, type SwarmConfig } from '../../src/runtime/index.js';
 import { inflightLoad } from '../../src/runtime/inflight.js';
+import { caught } from './fixtures.js';
 
 /** Two single-node copies of equal nodes, so one reservation decides the next route. */
 const twins: NodeProfile[] = [
@@ -10,15 +11,6 @@ const twins: NodeProfile[] = [
   { id: 'b', memoryGb: 8, score: 4, latencyMs: 10 },
 ];
 const config: SwarmConfig = { models: [{ id: 'base', layers: 8, pipelines: 2 }], leaseTtlMs: 1000 };
-
-function caught(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('swarm.route with reserve', () => {
   it('returns a lease on the route nodes that the very next route sees', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  caught,
   createSwarm,
   PlanError,
   RoutingError,
@@ -29,15 +30,6 @@ const lab: NodeProfile[] = [
 ];
 
 const nodesOf = (route: { stages: readonly { nodeId: string }[] }) => route.stages.map((s) => s.nodeId);
-
-function caught(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a throw');
-}
 
 function snapshot(swarm: Swarm) {
   return JSON.stringify({ status: swarm.status(), state: swarm.state() });
@@ -297,7 +289,7 @@ describe('Swarm.stop', () => {
 describe('inspection', () => {
   it('passes an inspect observer to the Swarm actor and its node actors', () => {
     const events: InspectionEventLike[] = [];
-    const swarm = createSwarm(four, withReserve, { inspect: (e: InspectionEventLike) => events.push(e) });
+    const swarm = createSwarm(four, withReserve, { inspect: (e) => void events.push(e as unknown as InspectionEventLike) });
     swarm.markDown('n1');
     swarm.report('n2', { load: 0.5 });
     const received = events.filter((e) => e.type === '@xstate.event').map((e) => `${e.actorRef?.id}:${e.event?.type}`);
