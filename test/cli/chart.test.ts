@@ -1,20 +1,11 @@
-import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { nodeMachine } from '../../machines/node.machine.js';
 import { swarmMachine } from '../../machines/swarm.machine.js';
 import { chartMermaid, guardName, machineChart, transitionLabel, type MachineChart } from '../../src/sim/chart.js';
 import { renderCharts } from '../../src/cli/chart.js';
+import { cli } from './run-cli.js';
 
 // `npm test` builds first (pretest); in a manual run, `npm run build` before vitest.
-const BIN = 'dist/src/cli/main.js';
-
-function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { encoding: 'utf8' }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
-    });
-  });
-}
 
 /** One transition as read straight from a machine's config object (not from its state nodes). */
 interface ConfigTransition {

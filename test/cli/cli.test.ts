@@ -1,28 +1,11 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { cli } from './run-cli.js';
 
 // `npm test` builds first (pretest); in a manual run, `npm run build` before vitest.
-const BIN = 'dist/src/cli/main.js';
 const SEED_COMMAND = ['swarm-sim', '--topology', 'examples/swarm.json', '--kill', 'gpu', '--pipelines', '2'];
-
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs the built CLI as a child process; async so independent runs overlap. */
-function cli(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 const tmp = mkdtempSync(join(tmpdir(), 'hecate-cli-'));
 function file(name: string, content: string): string {

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -7,19 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderHtmlReport } from '../../src/sim/report-html.js';
 import { runSwarmSim, type SwarmSimReport } from '../../src/sim/swarm-sim.js';
 import { findChromium, HeadlessPage } from './cdp.js';
+import { cli } from './run-cli.js';
 
 // `npm test` builds first (pretest); in a manual run, `npm run build` before vitest.
-const BIN = 'dist/src/cli/main.js';
 const SCREENSHOT = 'docs/report-screenshot.png';
 const tmp = mkdtempSync(join(tmpdir(), 'hecate-html-'));
-
-function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 20_000 }, (error, stdout, stderr) => {
-      done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
-    });
-  });
-}
 
 const topology = {
   models: [

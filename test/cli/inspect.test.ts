@@ -1,28 +1,13 @@
-import { execFile } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { createWebSocketReceiver, type StatelyInspectionEvent } from '@statelyai/inspect';
 import { createInspectorServer } from '@statelyai/inspect/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { isLoopbackHost, parseInspectUrl } from '../../src/cli/inspect.js';
+import { cli } from './run-cli.js';
 
 // `npm test` builds first (pretest); in a manual run, `npm run build` before vitest.
-const BIN = 'dist/src/cli/main.js';
 const SIM = ['swarm-sim', '--topology', 'examples/swarm.json', '--kill', 'gpu', '--pipelines', '2', '--seed', '1'];
-
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function cli(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 20_000 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
-    });
-  });
-}
 
 /** A WebSocket inspector on 127.0.0.1 that keeps every message it receives, per connection. */
 async function localInspector(): Promise<{ url: string; events: StatelyInspectionEvent[]; closed: Promise<void>; stop(): Promise<void> }> {
