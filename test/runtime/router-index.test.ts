@@ -187,7 +187,7 @@ describe('Swarm.route', () => {
               } catch (error) {
                 if (!(error instanceof RoutingError)) throw error;
               }
-            } else if (leases.length > 0) swarm.release(leases.splice(o.which % leases.length, 1)[0] as string);
+            } else if (leases.length > 0 && 'which' in o) swarm.release(leases.splice(o.which % leases.length, 1)[0] as string);
             for (const model of ['base', 'coder']) {
               let scan;
               try {
