@@ -35,6 +35,13 @@ import type {
 /** The running Swarm actor. */
 export type SwarmActor = Actor<typeof swarmMachine>;
 
+/** Released latencies of one node waiting to be fed as one sample. */
+interface ReleaseWindow {
+  fedAt: number;
+  sum: number;
+  count: number;
+}
+
 interface LeaseRecord {
   readonly lease: Lease;
   released: boolean;
@@ -71,6 +78,9 @@ export class Swarm {
   private readonly allowDegraded: boolean;
   private readonly leaseTtlMs: number;
   private readonly failurePenaltyMs: number;
+  private readonly releaseSampleMs: number;
+  /** Per node: released latencies not yet fed, and when a release sample was last fed. Plain data. */
+  private readonly releaseWindows = new Map<string, ReleaseWindow>();
   private readonly clock: Clock;
   private readonly ids: IdSource;
   private leaseSeq = 0;
@@ -92,6 +102,7 @@ export class Swarm {
     this.allowDegraded = config.allowDegraded ?? true;
     this.leaseTtlMs = config.leaseTtlMs ?? 30_000;
     this.failurePenaltyMs = config.failurePenaltyMs ?? 1000;
+    this.releaseSampleMs = config.releaseSampleMs ?? 400;
     this.clock = options.clock ?? systemClock;
     this.ids = options.idSource ?? (options.seed !== undefined ? seededIds(options.seed) : randomIds);
     this.index = new RouterIndex(this.plan, this.telemetry, this.inflight);
@@ -186,7 +197,7 @@ export class Swarm {
       const total = estimates.reduce((s, x) => s + x, 0);
       live.forEach((n, i) => {
         const share = total > 0 ? (estimates[i] ?? 0) / total : 1 / live.length;
-        this.ingest(n, { latencyMs: (outcome.latencyMs as number) * share });
+        this.releaseSample(n, (outcome.latencyMs as number) * share);
       });
     }
   }
@@ -209,6 +220,7 @@ export class Swarm {
     if (this.telemetry[nodeId]?.alive !== true) return { nodeId, status: this.status(), recoveries: [], unrecoverable: [] };
     this.actor.send({ type: 'node.down', nodeId });
     this.setAlive(nodeId, false);
+    this.releaseWindows.delete(nodeId); // what it served before dying says nothing of it when back
     const rescue = this.actor.getSnapshot().context.rescue;
     return { nodeId, status: this.status(), recoveries: rescue?.recoveries ?? [], unrecoverable: rescue?.unrecoverable ?? [] };
   }
@@ -261,6 +273,7 @@ export class Swarm {
     this.actor.send({ type: 'node.removed', nodeId, plan: deepFreeze(decision.plan) });
     this.profiles.delete(nodeId);
     delete this.telemetry[nodeId];
+    this.releaseWindows.delete(nodeId);
     this.adopt(decision.plan);
     return { nodeId, relocated: decision.relocated, dropped: decision.dropped, status: this.status() };
   }
@@ -287,6 +300,28 @@ export class Swarm {
     if (this.stopped) return;
     this.stopped = true;
     this.actor.send({ type: 'swarm.stop' });
+  }
+
+  /**
+   * Feeds one released latency, windowed: at once after a quiet window, else summed and fed as
+   * the mean on the first release at least `releaseSampleMs` after the last feed.
+   */
+  private releaseSample(nodeId: string, latencyMs: number): void {
+    const now = this.clock.now();
+    const w = this.releaseWindows.get(nodeId);
+    if (w === undefined || this.releaseSampleMs === 0) {
+      if (this.releaseSampleMs > 0) this.releaseWindows.set(nodeId, { fedAt: now, sum: 0, count: 0 });
+      this.ingest(nodeId, { latencyMs });
+      return;
+    }
+    w.sum += latencyMs;
+    w.count++;
+    if (now - w.fedAt < this.releaseSampleMs) return;
+    const mean = w.sum / w.count;
+    w.fedAt = now;
+    w.sum = 0;
+    w.count = 0;
+    this.ingest(nodeId, { latencyMs: mean });
   }
 
   /** The one narrow intake of telemetry: into the node actor, then the table and the index. */
@@ -405,6 +440,7 @@ function configIssue(config: SwarmConfig): string | undefined {
   if (models.length > 0) return models.map((i) => i.message).join('; ');
   if (config.alpha !== undefined && !(typeof config.alpha === 'number' && config.alpha > 0 && config.alpha <= 1)) return `config "alpha" must be in (0, 1], got ${String(config.alpha)}`;
   if (config.leaseTtlMs !== undefined && !(typeof config.leaseTtlMs === 'number' && config.leaseTtlMs > 0)) return `config "leaseTtlMs" must be a number > 0, got ${String(config.leaseTtlMs)}`;
+  if (config.releaseSampleMs !== undefined && !(typeof config.releaseSampleMs === 'number' && Number.isFinite(config.releaseSampleMs) && config.releaseSampleMs >= 0)) return `config "releaseSampleMs" must be a finite number >= 0, got ${String(config.releaseSampleMs)}`;
   if (config.failurePenaltyMs !== undefined && !(typeof config.failurePenaltyMs === 'number' && Number.isFinite(config.failurePenaltyMs) && config.failurePenaltyMs >= 0)) return `config "failurePenaltyMs" must be a finite number >= 0, got ${String(config.failurePenaltyMs)}`;
   if (config.allowDegraded !== undefined && typeof config.allowDegraded !== 'boolean') return `config "allowDegraded" must be a boolean`;
   return undefined;

@@ -27,6 +27,14 @@ export interface SwarmConfig extends PlanConfig {
    * the failed route, so a fail-fast node stops looking idle. @defaultValue 1000
    */
   readonly failurePenaltyMs?: number;
+  /**
+   * Released latencies feed a node's EWMA at most once per this many ms, as the mean of what was
+   * released on it meanwhile; the first release after a quiet window goes in at once. One
+   * request's latency is a noisy sample: fed one by one, at a few hundred releases a second the
+   * EWMA (α per sample) would remember only the last few requests. 0 feeds every release alone.
+   * @defaultValue 400
+   */
+  readonly releaseSampleMs?: number;
 }
 
 /** Options of `createSwarm`: the things that make a run observable and deterministic. */

@@ -157,3 +157,62 @@ describe('lease expiry', () => {
     swarm.stop();
   });
 });
+
+describe('release sampling window (releaseSampleMs)', () => {
+  /** One single-node copy, so every lease is on node "a". */
+  const solo: NodeProfile[] = [{ id: 'a', memoryGb: 8, score: 4, latencyMs: 10 }];
+  const soloConfig: SwarmConfig = { models: [{ id: 'base', layers: 8, pipelines: 1 }], releaseSampleMs: 100 };
+  const releaseWith = (swarm: ReturnType<typeof createSwarm>, latencyMs: number): void => swarm.release(swarm.route({}, { reserve: true }).lease, { latencyMs });
+
+  it('feeds the first release at once and the next ones as their mean, once per window', () => {
+    const clock = new ManualClock();
+    const swarm = createSwarm(solo, soloConfig, { clock, seed: 1 });
+    releaseWith(swarm, 40); // quiet before: fed at once, initialises the EWMA
+    expect(swarm.state().nodes.a?.latencyMs).toBe(40);
+    clock.advance(30);
+    releaseWith(swarm, 10);
+    clock.advance(30);
+    releaseWith(swarm, 20);
+    expect(swarm.state().nodes.a?.latencyMs).toBe(40); // held: the window is not over
+    expect(swarm.state().nodes.a?.samples).toBe(1);
+    clock.advance(40); // 100 ms since the last feed
+    releaseWith(swarm, 90);
+    // One sample, the mean of 10, 20 and 90 (40), with alpha 0.3: 0.3 · 40 + 0.7 · 40.
+    expect(swarm.state().nodes.a?.samples).toBe(2);
+    expect(swarm.state().nodes.a?.latencyMs).toBeCloseTo(40, 9);
+    clock.advance(100);
+    releaseWith(swarm, 140); // a window later with nothing held: fed alone, at once
+    expect(swarm.state().nodes.a?.latencyMs).toBeCloseTo(0.3 * 140 + 0.7 * 40, 9);
+    swarm.stop();
+  });
+
+  it('with releaseSampleMs 0 feeds every release alone', () => {
+    const swarm = createSwarm(solo, { ...soloConfig, releaseSampleMs: 0 }, { clock: new ManualClock(), seed: 1 });
+    releaseWith(swarm, 40);
+    releaseWith(swarm, 10);
+    expect(swarm.state().nodes.a?.samples).toBe(2);
+    expect(swarm.state().nodes.a?.latencyMs).toBeCloseTo(0.3 * 10 + 0.7 * 40, 9);
+    swarm.stop();
+  });
+
+  it('drops what a node had pending when it goes down', () => {
+    const clock = new ManualClock();
+    const swarm = createSwarm(solo, soloConfig, { clock, seed: 1 });
+    releaseWith(swarm, 40);
+    releaseWith(swarm, 400); // held
+    swarm.markDown('a');
+    swarm.markAlive('a');
+    clock.advance(100);
+    releaseWith(swarm, 40); // fed at once and alone: the 400 from before the death is gone
+    expect(swarm.state().nodes.a?.latencyMs).toBeCloseTo(40, 9);
+    swarm.stop();
+  });
+
+  it('refuses a negative or non-finite releaseSampleMs, naming the field', () => {
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, '100' as never]) {
+      const error = caught(() => createSwarm(solo, { ...soloConfig, releaseSampleMs: bad })) as SwarmError;
+      expect(error.code).toBe('InvalidInput');
+      expect(error.message).toContain('releaseSampleMs');
+    }
+  });
+});
