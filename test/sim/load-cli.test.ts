@@ -29,7 +29,7 @@ describe('hecate-node load-sim', () => {
     const io = memoryIO();
     expect(await command.run(['--help'], io)).toBe(0);
     const help = io.out.join('');
-    for (const flag of ['--seed', '--seeds', '--workload', '--requests', '--out', '--json']) expect(help).toContain(flag);
+    for (const flag of ['--seed', '--seeds', '--workload', '--requests', '--w2', '--out', '--json']) expect(help).toContain(flag);
   });
 
   it('turns bad flags into one-line usage errors with nothing on stdout', async () => {
@@ -38,6 +38,10 @@ describe('hecate-node load-sim', () => {
     expect(await usageError(['--seeds', 'many'])).toMatch(/--seeds: must be an integer/);
     expect(await usageError(['--workload', 'w9'])).toMatch(/--workload: unknown workload "w9"/);
     expect(await usageError(['--out', ''])).toMatch(/--out/);
+    expect(await usageError(['--w2', 'on=0.7,burst=3'])).toMatch(/--w2: "burst=3" is not one of on=<number>/);
+    expect(await usageError(['--w2', 'on=fast'])).toMatch(/--w2: "on" must be a number, got "fast"/);
+    expect(await usageError(['--w2', 'every=0'])).toMatch(/--w2: W2 shape "burstEveryMs" must be a finite number > 0, got 0/);
+    expect(await usageError(['--w2', 'on=3'])).toMatch(/--w2: W2 shape: onRho and offRho must be at most 2/);
     for (const m of [await usageError(['--requests', '5'])]) expect(m).not.toContain('\n');
   });
 
@@ -60,6 +64,26 @@ describe('hecate-node load-sim', () => {
       const json = JSON.parse(readFileSync(join(dir, 'res', 'results.json'), 'utf8')) as { workloads: unknown[] };
       expect(json.workloads).toHaveLength(2);
       expect(readFileSync(join(dir, 'res', 'cdf-w2-bursty.svg'), 'utf8')).toMatch(/^<svg[\s\S]*<polyline[\s\S]*<\/svg>\n$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('runs W2 with the shape --w2 gives, and records it in the JSON and the Markdown', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'load-sim-'));
+    try {
+      const run = async (argv: string[]) => {
+        const io = memoryIO(dir);
+        expect(await command.run(['--seeds', '1', '--requests', '400', '--workload', 'w2', ...argv], io)).toBe(0);
+        return JSON.parse(readFileSync(join(dir, 'res', 'results.json'), 'utf8')) as { bursty: Record<string, number>; workloads: { rho: number }[] };
+      };
+      const base = await run(['--out', 'res']);
+      expect(base.bursty).toEqual({ onRho: 0.9, offRho: 0.2, periodMs: 400, burstEveryMs: 1000 });
+      expect(readFileSync(join(dir, 'res', 'results.md'), 'utf8')).not.toContain('--w2');
+      const light = await run(['--w2', 'on=0.3, off=0.1,every=5000', '--out', 'res']);
+      expect(light.bursty).toEqual({ onRho: 0.3, offRho: 0.1, periodMs: 400, burstEveryMs: 5000 });
+      expect(light.workloads[0]?.rho).toBeLessThan(base.workloads[0]?.rho ?? 0);
+      expect(readFileSync(join(dir, 'res', 'results.md'), 'utf8')).toContain('--w2 on=0.3,off=0.1,period=400,every=5000');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -9,7 +9,7 @@ import { createRng, deriveSeed } from './rng.js';
 import type { Policy } from './router.js';
 import { evaluateTargets, type TargetResult } from './targets.js';
 import { buildTopology, DEFAULT_TOPOLOGY, type LoadTopology } from './topology.js';
-import { DEFAULT_SIZE_CV, WORKLOADS, type WorkloadSpec } from './workloads.js';
+import { burstyShape, DEFAULT_SIZE_CV, WORKLOADS, type BurstyShape, type WorkloadSpec } from './workloads.js';
 
 /** What to simulate. */
 export interface LoadSimOptions {
@@ -29,6 +29,8 @@ export interface LoadSimOptions {
   readonly monitor?: Partial<MonitorOptions>;
   /** Request-size variability. @defaultValue {@link DEFAULT_SIZE_CV} */
   readonly sizeCv?: number;
+  /** W2's traffic shape. @defaultValue {@link DEFAULT_BURSTY} */
+  readonly bursty?: Partial<BurstyShape>;
   /** Called after each run, for a progress bar. */
   readonly onProgress?: (done: number, total: number, label: string) => void;
 }
@@ -64,6 +66,8 @@ export interface LoadSimResult {
   readonly requestsPerRun: number;
   readonly timeoutMs: number;
   readonly sizeCv: number;
+  /** W2's traffic shape. */
+  readonly bursty: BurstyShape;
   readonly monitor: MonitorOptions;
   readonly topology: {
     readonly hopMs: number;
@@ -100,6 +104,7 @@ export function runLoadSim(options: LoadSimOptions = {}): LoadSimResult {
   const monitor: MonitorOptions = { periodMs: options.monitor?.periodMs ?? 100, delayMs: options.monitor?.delayMs ?? 50 };
   const policies = options.policies ?? POLICIES;
   const sizeCv = options.sizeCv ?? DEFAULT_SIZE_CV;
+  const bursty = burstyShape(options.bursty);
   const specs = selectWorkloads(options.workloads);
   const topology = buildTopology(options.topology ?? DEFAULT_TOPOLOGY);
   const total = specs.length * seeds.length * policies.length;
@@ -111,7 +116,7 @@ export function runLoadSim(options: LoadSimOptions = {}): LoadSimResult {
     let routers = 1;
     let deadNode: string | null = null;
     for (const seed of seeds) {
-      const workload = spec.build(topology, seed, requests, { sizeCv });
+      const workload = spec.build(topology, seed, requests, { sizeCv, bursty });
       rhos.push(workload.rho);
       routers = workload.routers;
       deadNode = workload.deadNode ?? null;
@@ -148,6 +153,7 @@ export function runLoadSim(options: LoadSimOptions = {}): LoadSimResult {
     requestsPerRun: requests,
     timeoutMs,
     sizeCv,
+    bursty,
     monitor,
     topology: {
       hopMs: topology.spec.hopMs,

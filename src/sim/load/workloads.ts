@@ -53,10 +53,37 @@ export interface WorkloadShape {
    * exponential sizes. @defaultValue {@link DEFAULT_SIZE_CV}
    */
   readonly sizeCv?: number;
+  /** W2's traffic shape. @defaultValue {@link DEFAULT_BURSTY} */
+  readonly bursty?: Partial<BurstyShape>;
 }
 
 /** Request sizes vary by half their mean: short chat turns of similar length. */
 export const DEFAULT_SIZE_CV = 0.5;
+
+/** The shape of W2's traffic: on/off Poisson plus flash bursts of 2N–10N requests within 1 ms. */
+export interface BurstyShape {
+  /** Offered load while on, as a share of capacity. */
+  readonly onRho: number;
+  /** Offered load while off. */
+  readonly offRho: number;
+  /** Mean length of an on or off period, ms (exponential). */
+  readonly periodMs: number;
+  /** Mean time between flash bursts, ms (exponential). */
+  readonly burstEveryMs: number;
+}
+
+/** W2 by default: ρ 0.9 on, 0.2 off, 400 ms periods, a burst about every second. */
+export const DEFAULT_BURSTY: BurstyShape = Object.freeze({ onRho: 0.9, offRho: 0.2, periodMs: 400, burstEveryMs: 1000 });
+
+/** The W2 shape with every default filled in. @throws RangeError naming a bad field. */
+export function burstyShape(shape: Partial<BurstyShape> = {}): BurstyShape {
+  const out = { ...DEFAULT_BURSTY, ...shape };
+  for (const [field, value] of Object.entries(out)) {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new RangeError(`W2 shape "${field}" must be a finite number > 0, got ${String(value)}`);
+  }
+  if (out.onRho > 2 || out.offRho > 2) throw new RangeError(`W2 shape: onRho and offRho must be at most 2 (twice the capacity), got ${out.onRho} and ${out.offRho}`);
+  return out;
+}
 
 /** Poisson arrivals at `rate` per ms until `count` requests. */
 function poisson(rng: Rng, sizes: () => number, rate: number, count: number, routers: number, routerRng: Rng): Arrival[] {
@@ -96,8 +123,8 @@ export function poissonWorkload(rho: number): WorkloadSpec {
 }
 
 /**
- * W2: on/off traffic (ρ 0.9 while on, 0.2 while off, periods of 400 ms on average) plus flash
- * bursts of 2N–10N requests within 1 ms, about one a second.
+ * W2: on/off traffic (by default ρ 0.9 while on, 0.2 while off, periods of 400 ms on average)
+ * plus flash bursts of 2N–10N requests within 1 ms, about one a second ({@link BurstyShape}).
  */
 export const burstyWorkload: WorkloadSpec = {
   id: 'w2-bursty',
@@ -105,13 +132,14 @@ export const burstyWorkload: WorkloadSpec = {
   build(topology, seed, requests, shape) {
     const s = streams(seed, this.id, shape);
     const n = topology.pipelines.length;
+    const shapeOf = burstyShape(shape?.bursty);
     const out: Arrival[] = [];
-    const onRate = 0.9 * topology.capacity;
-    const offRate = 0.2 * topology.capacity;
+    const onRate = shapeOf.onRho * topology.capacity;
+    const offRate = shapeOf.offRho * topology.capacity;
     let t = 0;
     let on = true;
-    let periodEnd = s.arrivals.exp(400);
-    let nextBurst = s.arrivals.exp(1000);
+    let periodEnd = s.arrivals.exp(shapeOf.periodMs);
+    let nextBurst = s.arrivals.exp(shapeOf.burstEveryMs);
     let bursts = 0;
     while (out.length < requests) {
       const gap = s.arrivals.exp(1 / (on ? onRate : offRate));
@@ -122,14 +150,14 @@ export const burstyWorkload: WorkloadSpec = {
         for (const time of times) out.push({ time, size: s.sizes(), router: 0, burst: bursts });
         bursts++;
         t = nextBurst;
-        nextBurst = t + s.arrivals.exp(1000);
+        nextBurst = t + s.arrivals.exp(shapeOf.burstEveryMs);
         continue;
       }
       if (t + gap > periodEnd) {
         // Memoryless: restart the gap in the next period.
         t = periodEnd;
         on = !on;
-        periodEnd = t + s.arrivals.exp(400);
+        periodEnd = t + s.arrivals.exp(shapeOf.periodMs);
         continue;
       }
       t += gap;
