@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { leastOutstanding, powerOfTwo, randomPolicy, weightedRoundRobin } from '../../src/sim/load/baselines.js';
 import { herdIndex } from '../../src/sim/load/metrics.js';
-import { oracleSed } from '../../src/sim/load/oracle.js';
+import { runEngine, simClock } from '../../src/sim/load/engine.js';
+import { oracleEft, oracleSed } from '../../src/sim/load/oracle.js';
 import { p2cPeakEwma } from '../../src/sim/load/peak-ewma.js';
 import { createRng } from '../../src/sim/load/rng.js';
 import type { EngineView } from '../../src/sim/load/router.js';
@@ -9,10 +10,10 @@ import { runLoadSim } from '../../src/sim/load/run.js';
 import { LATENCY_WEIGHTS, oursLatencyWeights, oursReserve, seedArgmin } from '../../src/sim/load/swarm-policy.js';
 import { evaluateTargets } from '../../src/sim/load/targets.js';
 import { buildTopology, DEFAULT_TOPOLOGY } from '../../src/sim/load/topology.js';
-import type { Workload } from '../../src/sim/load/workloads.js';
+import { burstyWorkload, type Workload } from '../../src/sim/load/workloads.js';
 
 const topology = buildTopology(DEFAULT_TOPOLOGY);
-const view: EngineView = { outstanding: () => 0, speed: () => 1, alive: () => true };
+const view: EngineView = { outstanding: () => 0, speed: () => 1, alive: () => true, requestSize: () => 1 };
 const context = (seed = 1) => ({ topology, clock: { now: () => 0 }, view, routerIndex: 0, seed, rng: createRng(seed) });
 
 describe('DEFAULT_TOPOLOGY', () => {
@@ -80,6 +81,26 @@ describe('oracleSed', () => {
     expect(oracleSed.oracle).toBe(true);
     const fastest = topology.pipelines.reduce((a, b) => (a.idleLatencyMs <= b.idleLatencyMs ? a : b));
     expect(oracleSed.create(context()).pick(0)?.pipeline).toBe(fastest.index);
+  });
+});
+
+describe('the clairvoyant earliest-finish reference', () => {
+  it('predicts every latency of W2 exactly: its schedule and the engine agree', () => {
+    const workload = burstyWorkload.build(topology, 3, 3000);
+    const clock = simClock();
+    const predicted: number[] = [];
+    const observed: number[] = [];
+    runEngine({
+      topology,
+      workload,
+      clock,
+      routers: (engineView) => {
+        const inner = oracleEft.create({ ...context(), clock, view: engineView });
+        return [{ ...inner, pick: (now) => inner.pick(now), done: (_now, pick, outcome) => void (predicted.push(pick.token as number), observed.push(outcome.latencyMs)) }];
+      },
+    });
+    expect(observed).toHaveLength(3000);
+    observed.forEach((latency, i) => expect(latency).toBeCloseTo(predicted[i] as number, 6));
   });
 });
 

@@ -121,6 +121,7 @@ export function runEngine(options: EngineOptions): EngineTrace {
   // Requests routed through a node and not yet served there (queued, in service, or on their way).
   const committed = new Int32Array(nodes.length);
   const q = new EventQueue<Ev>();
+  let routingSize = 0; // the size of the request being routed, for the oracles' view
   const lastArrival = workload.arrivals[n - 1]?.time ?? 0;
   let open = 0; // requests not finished yet
 
@@ -137,6 +138,7 @@ export function runEngine(options: EngineOptions): EngineTrace {
     outstanding: (node) => committed[node] ?? 0,
     speed: (node) => nodeOf(node).speed,
     alive: (node) => nodeOf(node).alive,
+    requestSize: () => routingSize,
   };
   const routers = options.routers(view);
 
@@ -202,7 +204,9 @@ export function runEngine(options: EngineOptions): EngineTrace {
       case 'arrive': {
         const a = workload.arrivals[ev.i] as Workload['arrivals'][number];
         const router = routers[a.router] as Router;
+        routingSize = a.size;
         const pick = router.pick(t);
+        routingSize = 0;
         if (pick === undefined) {
           trace.latency[ev.i] = 0;
           trace.outcome[ev.i] = OUTCOME.unroutable;

@@ -29,6 +29,8 @@ export interface EngineView {
   speed(node: number): number;
   /** Whether the node is really alive now. */
   alive(node: number): boolean;
+  /** The true size (work multiplier) of the request being routed now; 0 outside `pick`. */
+  requestSize(): number;
 }
 
 /** One client-side router running one policy. */
