@@ -303,25 +303,37 @@ export class Swarm {
   }
 
   /**
-   * Feeds one released latency, windowed: at once after a quiet window, else summed and fed as
-   * the mean on the first release at least `releaseSampleMs` after the last feed.
+   * Feeds one released latency, windowed per node. Within `releaseSampleMs` of the last feed it is
+   * held; the first release after that closes the window and is fed with what was held, as their
+   * mean. After a quiet gap (more than a whole window with nothing released) what was held is fed
+   * on its own first and the new release alone, so an old sample never masks a fresh one. A clock
+   * that stepped back (the default is the wall clock) ends the window rather than freezing it.
    */
   private releaseSample(nodeId: string, latencyMs: number): void {
     const now = this.clock.now();
+    const windowMs = this.releaseSampleMs;
     const w = this.releaseWindows.get(nodeId);
-    if (w === undefined || this.releaseSampleMs === 0) {
-      if (this.releaseSampleMs > 0) this.releaseWindows.set(nodeId, { fedAt: now, sum: 0, count: 0 });
+    if (w === undefined || windowMs === 0) {
+      if (windowMs > 0) this.releaseWindows.set(nodeId, { fedAt: now, sum: 0, count: 0 });
       this.ingest(nodeId, { latencyMs });
       return;
     }
-    w.sum += latencyMs;
-    w.count++;
-    if (now - w.fedAt < this.releaseSampleMs) return;
-    const mean = w.sum / w.count;
+    const elapsed = now - w.fedAt;
+    if (elapsed >= 0 && elapsed < windowMs) {
+      w.sum += latencyMs;
+      w.count++;
+      return;
+    }
+    const { sum, count } = w;
     w.fedAt = now;
     w.sum = 0;
     w.count = 0;
-    this.ingest(nodeId, { latencyMs: mean });
+    if (count > 0 && (elapsed < 0 || elapsed >= 2 * windowMs)) {
+      this.ingest(nodeId, { latencyMs: sum / count }); // held across a quiet gap: on its own
+      this.ingest(nodeId, { latencyMs });
+    } else {
+      this.ingest(nodeId, { latencyMs: (sum + latencyMs) / (count + 1) });
+    }
   }
 
   /** The one narrow intake of telemetry: into the node actor, then the table and the index. */

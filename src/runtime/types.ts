@@ -28,8 +28,9 @@ export interface SwarmConfig extends PlanConfig {
    */
   readonly failurePenaltyMs?: number;
   /**
-   * Released latencies feed a node's EWMA at most once per this many ms, as the mean of what was
-   * released on it meanwhile; the first release after a quiet window goes in at once. One
+   * Released latencies feed a node's EWMA at most once per this many ms: those released inside a
+   * window are held, and fed as one mean with the release that closes it. The first release after
+   * a quiet window goes in at once (what was held across the gap goes in first, on its own). One
    * request's latency is a noisy sample: fed one by one, at a few hundred releases a second the
    * EWMA (α per sample) would remember only the last few requests. 0 feeds every release alone.
    * @defaultValue 400

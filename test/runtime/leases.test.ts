@@ -208,6 +208,68 @@ describe('release sampling window (releaseSampleMs)', () => {
     swarm.stop();
   });
 
+  it('after a quiet gap feeds what was held on its own, then the new release alone', () => {
+    const clock = new ManualClock();
+    const swarm = createSwarm(solo, soloConfig, { clock, seed: 1 });
+    releaseWith(swarm, 40); // fed at once
+    clock.advance(10);
+    releaseWith(swarm, 2000);
+    clock.advance(10);
+    releaseWith(swarm, 2000); // both held
+    clock.advance(3_600_000);
+    releaseWith(swarm, 20);
+    expect(swarm.state().nodes.a?.samples).toBe(3);
+    expect(swarm.state().nodes.a?.latencyMs).toBeCloseTo(0.3 * 20 + 0.7 * (0.3 * 2000 + 0.7 * 40), 9);
+    swarm.stop();
+  });
+
+  it('ends the window when the clock steps back instead of holding samples until it catches up', () => {
+    let t = 1_000_000;
+    const swarm = createSwarm(solo, soloConfig, { clock: { now: () => t }, seed: 1 });
+    releaseWith(swarm, 40); // fed at once
+    t += 10;
+    releaseWith(swarm, 500); // held
+    t = 0; // the wall clock stepped back (NTP)
+    releaseWith(swarm, 100);
+    expect(swarm.state().nodes.a?.samples).toBe(3);
+    expect(swarm.state().nodes.a?.latencyMs).toBeCloseTo(0.3 * 100 + 0.7 * (0.3 * 500 + 0.7 * 40), 9);
+    t += 10;
+    releaseWith(swarm, 100); // a new window started at 0: held again
+    expect(swarm.state().nodes.a?.samples).toBe(3);
+    swarm.stop();
+  });
+
+  it('feeds a failed release at once, even inside an open window', () => {
+    const clock = new ManualClock();
+    const swarm = createSwarm(solo, soloConfig, { clock, seed: 1 });
+    releaseWith(swarm, 40); // fed at once: the window is open now
+    clock.advance(10);
+    swarm.release(swarm.route({}, { reserve: true }).lease, { ok: false });
+    expect(swarm.state().nodes.a?.samples).toBe(2);
+    expect(swarm.state().nodes.a?.latencyMs).toBeCloseTo(0.3 * 1000 + 0.7 * 40, 9);
+    swarm.stop();
+  });
+
+  it('forgets what a removed node had pending: the same id added back starts with no window', () => {
+    const clock = new ManualClock();
+    const swarm = createSwarm(twins, { ...config, releaseSampleMs: 100 }, { clock, seed: 1 });
+    const onA = () => {
+      for (let i = 0; i < 10; i++) {
+        const route = swarm.route({}, { reserve: true });
+        if (route.lease.nodes.includes('a')) return route;
+      }
+      throw new Error('no route through node "a" in 10 tries');
+    };
+    swarm.release(onA().lease, { latencyMs: 40 }); // fed at once
+    swarm.release(onA().lease, { latencyMs: 400 }); // held
+    swarm.removeNode('a');
+    swarm.addNode({ id: 'a', memoryGb: 8, score: 4, latencyMs: 10 });
+    swarm.release(onA().lease, { latencyMs: 30 }); // a new node: fed at once, alone
+    expect(swarm.state().nodes.a?.samples).toBe(1);
+    expect(swarm.state().nodes.a?.latencyMs).toBe(30);
+    swarm.stop();
+  });
+
   it('refuses a negative or non-finite releaseSampleMs, naming the field', () => {
     for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, '100' as never]) {
       const error = caught(() => createSwarm(solo, { ...soloConfig, releaseSampleMs: bad })) as SwarmError;
