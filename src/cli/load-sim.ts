@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { runLoadSim, selectWorkloads, type LoadSimResult } from '../sim/load/run.js';
 import { cdfSvgs } from '../sim/load/svg.js';
 import { resultsTable, sharesTable } from '../sim/load/table.js';
-import { burstyShape, DEFAULT_BURSTY, WORKLOADS, type BurstyShape } from '../sim/load/workloads.js';
+import { burstyFieldIssue, DEFAULT_BURSTY, WORKLOADS, type BurstyShape } from '../sim/load/workloads.js';
 import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { CliIO, Command } from './command.js';
 
@@ -67,22 +67,24 @@ export const command: Command = {
 
 const W2_KEYS: Readonly<Record<string, keyof BurstyShape>> = { on: 'onRho', off: 'offRho', period: 'periodMs', every: 'burstEveryMs' };
 
-/** Parses `--w2 on=0.7,every=3000` into a W2 shape. @throws {UsageError} naming the bad part. */
+/** Parses `--w2 on=0.7,every=3000` into a W2 shape. @throws {UsageError} naming the bad part, in the flag's own words. */
 export function w2Flag(raw: string | undefined): Partial<BurstyShape> | undefined {
   if (raw === undefined) return undefined;
+  const usage = Object.keys(W2_KEYS).map((k) => `${k}=<number>`).join(', ');
+  const parts = raw.split(',').map((p) => p.trim()).filter((p) => p.length > 0);
+  if (parts.length === 0) throw new UsageError(`flag --w2 needs at least one of ${usage}`);
   const shape: { -readonly [K in keyof BurstyShape]?: number } = {};
-  for (const part of raw.split(',').map((p) => p.trim()).filter((p) => p.length > 0)) {
-    const [key = '', value = '', ...rest] = part.split('=');
-    const field = W2_KEYS[key.trim()];
-    if (field === undefined || rest.length > 0) throw new UsageError(`flag --w2: "${part}" is not one of ${Object.keys(W2_KEYS).map((k) => `${k}=<number>`).join(', ')}`);
+  for (const part of parts) {
+    const [rawKey = '', value = '', ...rest] = part.split('=');
+    const key = rawKey.trim();
+    const field = W2_KEYS[key];
+    if (field === undefined || rest.length > 0) throw new UsageError(`flag --w2: "${part}" is not one of ${usage}`);
+    if (shape[field] !== undefined) throw new UsageError(`flag --w2: "${key}" is given twice`);
+    if (!/^\d+(\.\d+)?([eE][+-]?\d+)?$/.test(value.trim())) throw new UsageError(`flag --w2: "${key}" must be a decimal number, got "${value}"`);
     const n = Number(value.trim());
-    if (value.trim().length === 0 || !Number.isFinite(n)) throw new UsageError(`flag --w2: "${key}" must be a number, got "${value}"`);
+    const issue = burstyFieldIssue(field, n);
+    if (issue !== undefined) throw new UsageError(`flag --w2: "${key}" ${issue}`);
     shape[field] = n;
-  }
-  try {
-    burstyShape(shape);
-  } catch (error) {
-    throw new UsageError(`flag --w2: ${(error as Error).message}`);
   }
   return shape;
 }

@@ -39,9 +39,13 @@ describe('hecate-node load-sim', () => {
     expect(await usageError(['--workload', 'w9'])).toMatch(/--workload: unknown workload "w9"/);
     expect(await usageError(['--out', ''])).toMatch(/--out/);
     expect(await usageError(['--w2', 'on=0.7,burst=3'])).toMatch(/--w2: "burst=3" is not one of on=<number>/);
-    expect(await usageError(['--w2', 'on=fast'])).toMatch(/--w2: "on" must be a number, got "fast"/);
-    expect(await usageError(['--w2', 'every=0'])).toMatch(/--w2: W2 shape "burstEveryMs" must be a finite number > 0, got 0/);
-    expect(await usageError(['--w2', 'on=3'])).toMatch(/--w2: W2 shape: onRho and offRho must be at most 2/);
+    expect(await usageError(['--w2', 'on=fast'])).toMatch(/--w2: "on" must be a decimal number, got "fast"/);
+    expect(await usageError(['--w2', 'every=0'])).toMatch(/--w2: "every" must be a number >= 1 and <= 1000000000, got 0/);
+    expect(await usageError(['--w2', 'period=1e-9'])).toMatch(/--w2: "period" must be a number >= 1/);
+    expect(await usageError(['--w2', 'on=0.5,off=3'])).toMatch(/--w2: "off" must be a number > 0 and <= 2, got 3/);
+    expect(await usageError(['--w2', 'on=0b1'])).toMatch(/--w2: "on" must be a decimal number, got "0b1"/);
+    expect(await usageError(['--w2', 'on=0.5,on=0.7'])).toMatch(/--w2: "on" is given twice/);
+    expect(await usageError(['--w2', ' , '])).toMatch(/--w2 needs at least one of on=<number>/);
     for (const m of [await usageError(['--requests', '5'])]) expect(m).not.toContain('\n');
   });
 

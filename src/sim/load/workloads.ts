@@ -75,13 +75,28 @@ export interface BurstyShape {
 /** W2 by default: ρ 0.9 on, 0.2 off, 400 ms periods, a burst about every second. */
 export const DEFAULT_BURSTY: BurstyShape = Object.freeze({ onRho: 0.9, offRho: 0.2, periodMs: 400, burstEveryMs: 1000 });
 
+/** The range each W2 shape field must fall in: loads up to twice the capacity, times of at least 1 ms. */
+export const BURSTY_LIMITS: Readonly<Record<keyof BurstyShape, { readonly min: number; readonly minOpen: boolean; readonly max: number }>> = Object.freeze({
+  onRho: { min: 0, minOpen: true, max: 2 },
+  offRho: { min: 0, minOpen: true, max: 2 },
+  periodMs: { min: 1, minOpen: false, max: 1e9 },
+  burstEveryMs: { min: 1, minOpen: false, max: 1e9 },
+});
+
+/** Why `value` is not a good `field` of a W2 shape, or undefined when it is. */
+export function burstyFieldIssue(field: keyof BurstyShape, value: unknown): string | undefined {
+  const { min, minOpen, max } = BURSTY_LIMITS[field];
+  const ok = typeof value === 'number' && Number.isFinite(value) && (minOpen ? value > min : value >= min) && value <= max;
+  return ok ? undefined : `must be a number ${minOpen ? '>' : '>='} ${min} and <= ${max}, got ${String(value)}`;
+}
+
 /** The W2 shape with every default filled in. @throws RangeError naming a bad field. */
 export function burstyShape(shape: Partial<BurstyShape> = {}): BurstyShape {
   const out = { ...DEFAULT_BURSTY, ...shape };
-  for (const [field, value] of Object.entries(out)) {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new RangeError(`W2 shape "${field}" must be a finite number > 0, got ${String(value)}`);
+  for (const field of Object.keys(DEFAULT_BURSTY) as (keyof BurstyShape)[]) {
+    const issue = burstyFieldIssue(field, out[field]);
+    if (issue !== undefined) throw new RangeError(`W2 shape "${field}" ${issue}`);
   }
-  if (out.onRho > 2 || out.offRho > 2) throw new RangeError(`W2 shape: onRho and offRho must be at most 2 (twice the capacity), got ${out.onRho} and ${out.offRho}`);
   return out;
 }
 
