@@ -43,10 +43,12 @@
  * W2 1.118, W4 fail-fast 19.5 / 8 dead-node requests (before failed releases fed a penalty).
  *
  * The sweep above predates windowed release latencies (`releaseSampleMs`), which removed most
- * of the noise the factor was trading against. Swept again with 400 ms windows (seeds 1–20,
- * W1 ρ0.7 / W2 herd / W5): 2 → 0.684 / 0.295 / 0.778, 2.5 → 0.679 / 0.290 / 0.756,
+ * of the noise the factor was trading against. Swept again with a first form of the 400 ms
+ * window (started at the first held release, never fed alone; seeds 1–20, W1 ρ0.7 / W2 herd /
+ * W5): 2 → 0.684 / 0.295 / 0.778, 2.5 → 0.679 / 0.290 / 0.756,
  * 3 → 0.689 / 0.294 / 0.729, 3.5 → 0.700 / 0.288 / 0.718, 4 → 0.705 / 0.289 / 0.714. Every
- * factor now meets the herd target; 3 stays, the middle of the range that meets W1 and W5.
+ * factor now meets the herd target; 3 stays, the middle of the range that meets W1 and W5. The
+ * committed form (README) measures W1 ρ0.7 0.692 with factor 3 on the same 20 seeds.
  */
 import { DEFAULT_PENALTIES } from '../core/cost.js';
 import type { NodeTelemetry } from '../core/types.js';
