@@ -45,6 +45,8 @@ interface ReleaseWindow {
 interface LeaseRecord {
   readonly lease: Lease;
   released: boolean;
+  /** The lease's nodes still in the swarm: a removed node leaves every lease, so one added back under its id starts clean. */
+  held: readonly string[];
 }
 
 /** Freezes plain data deeply, so the runtime can hand out plan objects without copying. */
@@ -186,7 +188,7 @@ export class Swarm {
       throw new SwarmError('BadTelemetry', `release of lease "${id}": "latencyMs" must be a finite number >= 0, got ${String(outcome.latencyMs)}`);
     }
     this.endLease(record);
-    const live = record.lease.nodes.filter((n) => this.telemetry[n]?.alive === true);
+    const live = record.held.filter((n) => this.telemetry[n]?.alive === true);
     if (outcome.ok === false) {
       // A failure is a signal too: otherwise a fail-fast node looks idle, hence cheapest, until
       // the monitor marks it down. Which node failed is unknown, so every node of the route pays.
@@ -274,6 +276,11 @@ export class Swarm {
     this.profiles.delete(nodeId);
     delete this.telemetry[nodeId];
     this.releaseWindows.delete(nodeId);
+    this.inflightCount.delete(nodeId);
+    delete this.inflight[nodeId];
+    for (const record of this.leases.values()) {
+      if (record.held.includes(nodeId)) record.held = record.held.filter((n) => n !== nodeId);
+    }
     this.adopt(decision.plan);
     return { nodeId, relocated: decision.relocated, dropped: decision.dropped, status: this.status() };
   }
@@ -373,7 +380,7 @@ export class Swarm {
     const id = `lease-${++this.leaseSeq}`;
     const nodes = [...new Set(route.stages.map((s: Stage) => s.nodeId))];
     const lease: Lease = Object.freeze({ id, modelId: route.modelId, nodes: Object.freeze(nodes), expiresAt: this.clock.now() + this.leaseTtlMs });
-    this.leases.set(id, { lease, released: false });
+    this.leases.set(id, { lease, released: false, held: nodes });
     for (const n of nodes) this.bumpInflight(n, +1);
     return lease;
   }
@@ -381,7 +388,7 @@ export class Swarm {
   private endLease(record: LeaseRecord): void {
     record.released = true;
     this.leases.delete(record.lease.id);
-    for (const n of record.lease.nodes) this.bumpInflight(n, -1);
+    for (const n of record.held) this.bumpInflight(n, -1);
   }
 
   /** Leases share one TTL, so they expire in issue order: pop from the front. */

@@ -158,6 +158,31 @@ describe('lease expiry', () => {
   });
 });
 
+describe('leases across a node removed and added back', () => {
+  it('a removed node leaves every open lease: the same id added back counts none of them', () => {
+    const swarm = createSwarm(twins, config, { clock: new ManualClock(), seed: 1 });
+    const old = swarm.route({}, { reserve: true });
+    expect(old.lease.nodes).toEqual(['a']);
+    swarm.removeNode('a');
+    swarm.addNode({ id: 'a', memoryGb: 8, score: 4, latencyMs: 10 });
+    // Nothing in flight on the new "a": with "b" made dear, "a"'s copy costs what it costs idle.
+    const reference = createSwarm(twins, config, { clock: new ManualClock(), seed: 1 });
+    reference.report('b', { latencyMs: 1000 });
+    swarm.report('b', { latencyMs: 1000 });
+    expect(swarm.route({}).stages[0]?.nodeId).toBe('a');
+    const idleCost = reference.route({}).cost;
+    expect(swarm.route({}).cost).toBeCloseTo(idleCost, 9);
+    expect(swarm.route({}, { reserve: true }).lease.nodes).toEqual(['a']);
+    swarm.release(old.lease, { latencyMs: 5000 }); // still releasable, but it no longer touches "a"
+    expect(swarm.state().nodes.a?.samples).toBe(0);
+    expect(swarm.inFlight()).toBe(1);
+    // The new lease still counts on "a", once.
+    expect(swarm.route({}).cost).toBeCloseTo(idleCost + inflightLoad(1, swarm.state().nodes.a) * 120, 9);
+    reference.stop();
+    swarm.stop();
+  });
+});
+
 describe('release sampling window (releaseSampleMs)', () => {
   /** One single-node copy, so every lease is on node "a". */
   const solo: NodeProfile[] = [{ id: 'a', memoryGb: 8, score: 4, latencyMs: 10 }];
