@@ -13,6 +13,8 @@ import { systemClock } from './clock.js';
 import { randomIds, seededIds } from './ids.js';
 import { inflightLoad } from './inflight.js';
 import { RouterIndex } from './router-index.js';
+import { openSession, timerClock, type Session } from './session.js';
+import type { SessionHost, SessionOptions, StageRunner } from './session-types.js';
 import { planGrowth, planRetirement } from './telomerase.js';
 import type {
   Clock,
@@ -428,6 +430,32 @@ export class Swarm {
       const list = known.length > 12 ? `${known.slice(0, 12).join(', ')}, … (${known.length} nodes)` : known.join(', ');
       throw new SwarmError('UnknownNode', `unknown node "${String(nodeId)}": the swarm has ${list || 'no node'}`);
     }
+  }
+
+  /**
+   * Opens a session: a generation run step by step on a reserved route, resuming from the failed
+   * stage when a node fails (docs/sessions.md).
+   * @throws {RoutingError} when the model has nothing to serve with
+   * @example
+   * const session = swarm.session({ tokens: 512 }, (stage, x, { signal, replay }) => callNode(stage, x, replay, signal));
+   * const y = await session.step(x); session.close();
+   */
+  session<T>(request: SwarmRequest, runStage: StageRunner<T>, options?: SessionOptions): Session<T> {
+    this.assertRunning();
+    const host: SessionHost = {
+      route: (r, o) => this.route(r, o),
+      reserve: (route) => ({ ...route, lease: this.reserve(route) }),
+      release: (lease, outcome) => this.release(lease, outcome),
+      state: () => this.state(),
+      clock: timerClock(this.clock),
+    };
+    return openSession(host, request, runStage, options);
+  }
+
+  /** A session of one step: routes, runs every stage once (resuming on a failure), releases. Resolves with the last stage's output. */
+  execute<T>(request: SwarmRequest, input: T, runStage: StageRunner<T>, options?: SessionOptions): Promise<T> {
+    const session = this.session(request, runStage, options);
+    return session.step(input).finally(() => session.close());
   }
 }
 
