@@ -118,19 +118,21 @@ export function resumeRoute(route: Route, failedStageIndex: number, state: Swarm
   const cover: Stage[] = [...kept];
   const unheld: LayerRange[] = [];
   let spliced = false;
-  for (const range of lost) {
-    const one = cheapestSegment(pipelines, range, nodes, r, isDead, extra);
-    if (one !== undefined) {
-      cover.push(...one);
-      continue;
-    }
-    const several = spliceCover(pipelines, range, nodes, r, isDead, extra);
-    if (several !== undefined) {
-      cover.push(...several);
+  for (const whole of lost) {
+    // A range some layer of which no live node holds is served in its held pieces (for a degraded route).
+    for (const { range, held } of heldRuns(whole, pipelines, isDead)) {
+      if (!held) {
+        unheld.push(range);
+        continue;
+      }
+      const one = cheapestSegment(pipelines, range, nodes, r, isDead, extra);
+      if (one !== undefined) {
+        cover.push(...one);
+        continue;
+      }
+      cover.push(...(spliceCover(pipelines, range, nodes, r, isDead, extra) ?? []));
       spliced = true;
-      continue;
     }
-    unheld.push(range);
   }
   cover.sort((a, b) => a.layerStart - b.layerStart);
   if (unheld.length === 0) return finish(spliced ? 'splice' : 'copy', cover);
@@ -152,6 +154,19 @@ function uncovered(kept: readonly Stage[], from: number, to: number): LayerRange
     at = Math.max(at, s.layerEnd);
   }
   if (at < to) out.push({ layerStart: at, layerEnd: to });
+  return out;
+}
+
+/** `range` cut into runs of layers that some live node holds, and runs that none holds. */
+function heldRuns(range: LayerRange, pipelines: readonly Pipeline[], isDead: (id: string) => boolean): { range: LayerRange; held: boolean }[] {
+  const isHeld = (layer: number) => pipelines.some((p) => p.stages.some((s) => s.layerStart <= layer && layer < s.layerEnd && !isDead(s.nodeId)));
+  const out: { range: { layerStart: number; layerEnd: number }; held: boolean }[] = [];
+  for (let layer = range.layerStart; layer < range.layerEnd; layer++) {
+    const held = isHeld(layer);
+    const last = out[out.length - 1];
+    if (last !== undefined && last.held === held) last.range.layerEnd = layer + 1;
+    else out.push({ range: { layerStart: layer, layerEnd: layer + 1 }, held });
+  }
   return out;
 }
 
