@@ -36,18 +36,25 @@ export function harness(options: { swarmConfig?: SwarmConfig } = {}) {
   const calls: Call[] = [];
   /** Per node: what its calls do; default answers at once. */
   const behaviour = new Map<string, (call: Call) => Behaviour>();
+  /** Killed nodes: their calls never answer, the ones running included. */
+  const killed = new Set<string>();
   const runStage = (stage: SessionStage, input: number, ctx: StageContext<number>): Promise<number> => {
     const call: Call = { stage, input, replay: [...ctx.replay], fresh: ctx.fresh, step: ctx.step };
     calls.push(call);
     const b = behaviour.get(stage.nodeId)?.(call) ?? { kind: 'ok' };
     if (b.kind === 'reject') return Promise.reject(new Error(`node ${stage.nodeId} refused`));
-    if (b.kind === 'hang') return new Promise<number>(() => {});
+    if (b.kind === 'hang' || killed.has(stage.nodeId)) return new Promise<number>(() => {});
     return new Promise<number>((resolve, reject) => {
       timers.setTimeout(() => {
+        if (killed.has(stage.nodeId)) return; // died while running: a black hole
         if (ctx.signal.aborted) return reject(ctx.signal.reason);
-        const { output, replayOutputs } = nodes.run(stage.nodeId, stage.sessionId, stage.layerStart, stage.layerEnd, input, ctx.replay, ctx.fresh);
-        if (ctx.replay.length > 0) ctx.replayed(replayOutputs);
-        resolve(output);
+        try {
+          const { output, replayOutputs } = nodes.run(stage.nodeId, stage.sessionId, stage.layerStart, stage.layerEnd, input, ctx.replay, ctx.fresh);
+          if (ctx.replay.length > 0) ctx.replayed(replayOutputs);
+          resolve(output);
+        } catch (error) {
+          reject(error);
+        }
       }, b.ms ?? 1);
     });
   };
@@ -64,7 +71,19 @@ export function harness(options: { swarmConfig?: SwarmConfig } = {}) {
     }
     return watched;
   }
-  return { timers, swarm, nodes, calls, behaviour, runStage, drive };
+  /** Kills a node: its calls never answer and its state is lost; the swarm learns after `detectMs`. */
+  function kill(nodeId: string, detectMs = 0): void {
+    killed.add(nodeId);
+    nodes.lose(nodeId);
+    if (detectMs === 0) swarm.markDown(nodeId);
+    else timers.setTimeout(() => killed.has(nodeId) && swarm.markDown(nodeId), detectMs);
+  }
+  /** Brings a killed node back, empty. */
+  function revive(nodeId: string): void {
+    killed.delete(nodeId);
+    swarm.markAlive(nodeId);
+  }
+  return { timers, swarm, nodes, calls, behaviour, runStage, drive, kill, revive, killed };
 }
 
 /** The reference outputs of `steps` steps, each input derived from the previous output. */

@@ -42,11 +42,16 @@ export function runLayers(input: number, start: number, end: number, caches: Lay
 export class DigestNodes {
   private readonly held = new Map<string, Map<string, LayerCaches>>();
 
-  /** Runs one stage call; returns its output and the outputs of the replayed inputs. */
+  /**
+   * Runs one stage call; returns its output and the outputs of the replayed inputs.
+   * @throws Error when the call is not fresh and the node holds nothing of the session.
+   */
   run(nodeId: string, sessionId: string, start: number, end: number, input: number, replay: readonly number[], fresh: boolean): { output: number; replayOutputs: number[] } {
     let sessions = this.held.get(nodeId);
     if (sessions === undefined) this.held.set(nodeId, (sessions = new Map()));
     let caches = sessions.get(sessionId);
+    // A node asked to continue a session it holds nothing of (it restarted) refuses, as a server would.
+    if (caches === undefined && !fresh) throw new Error(`node "${nodeId}" holds no state of session "${sessionId}" (restarted?)`);
     if (caches === undefined) sessions.set(sessionId, (caches = new Map()));
     if (fresh) for (let layer = start; layer < end; layer++) caches.delete(layer);
     const replayOutputs = replay.map((x) => runLayers(x, start, end, caches));
