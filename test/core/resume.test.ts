@@ -29,7 +29,7 @@ interface Case {
   prefer: 'keep' | 'suffix';
 }
 
-function build(c: fc.RecordValue<{ world: World; pick: number; index: number; allowDegraded: boolean; prefer: 'keep' | 'suffix'; alsoDead: number }>): Case {
+function build(c: { world: World; pick: number; index: number; allowDegraded: boolean; prefer: 'keep' | 'suffix'; alsoDead: number }): Case {
   const pipelines = c.world.plan.pipelines.filter((p) => p.modelId === 'm0');
   const p = pipelines[c.pick % pipelines.length] as Pipeline;
   const failedIndex = c.index % p.stages.length;

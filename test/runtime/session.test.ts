@@ -138,7 +138,7 @@ describe('swarm.session', () => {
     const h = harness();
     const controller = new AbortController();
     const signals: AbortSignal[] = [];
-    const session = h.swarm.session({}, (stage, x, ctx) => {
+    const session = h.swarm.session({}, (_stage, _x, ctx) => {
       signals.push(ctx.signal);
       return new Promise<number>(() => {});
     }, { signal: controller.signal });
@@ -154,7 +154,7 @@ describe('swarm.session', () => {
   it('hands the running stage a signal that aborts when the session gives up on it', async () => {
     const h = harness();
     const signals: AbortSignal[] = [];
-    const session = h.swarm.session({}, (stage, x, ctx) => {
+    const session = h.swarm.session({}, (_stage, _x, ctx) => {
       signals.push(ctx.signal);
       return new Promise<number>(() => {});
     }, { stageTimeoutMs: 100, retries: 0 });
