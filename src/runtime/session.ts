@@ -63,7 +63,12 @@ export class Session<T> {
   private readonly failed = new Set<string>();
   private readonly history: SessionHistory<T>;
   private status: 'open' | 'closed' | 'failed' = 'open';
-  private running: AbortController | undefined;
+  /** True while a step runs. */
+  private running = false;
+  /** Gives up the running call or backoff at once (set while one waits); `close` uses it. */
+  private interrupt: ((reason: unknown) => void) | undefined;
+  /** Why the session was interrupted (closed during a step). */
+  private interrupted: unknown;
   /** Clean steps (no failure) on the current lease, and their summed duration: what `close` reports. */
   private leaseSteps = 0;
   private leaseMs = 0;
@@ -125,15 +130,14 @@ export class Session<T> {
    */
   async step(input: T, options: StepOptions = {}): Promise<T> {
     if (this.status !== 'open') throw new SessionError('Closed', `session "${this.id}" is ${this.status}; open a new one`);
-    if (this.running !== undefined) throw new SessionError('StepInProgress', `session "${this.id}" is already running a step; await it before the next`);
-    const control = new AbortController();
-    this.running = control;
+    if (this.running) throw new SessionError('StepInProgress', `session "${this.id}" is already running a step; await it before the next`);
+    this.running = true;
     const stepIndex = this.history.steps;
     const started = this.clock.now();
     const attempts: StageAttempt[] = [];
     const inputs = new Map<number, T>();
     const backfill = new Map<number, readonly T[]>();
-    const signals = [this.signal, options.signal, control.signal].filter((s): s is AbortSignal => s !== undefined);
+    const signals = [this.signal, options.signal].filter((s): s is AbortSignal => s !== undefined);
     let resumes = 0;
     try {
       this.renewIfDue();
@@ -199,7 +203,7 @@ export class Session<T> {
       }
       throw error;
     } finally {
-      this.running = undefined;
+      this.running = false;
     }
   }
 
@@ -211,7 +215,10 @@ export class Session<T> {
   close(): SessionStats {
     if (this.status === 'open') {
       this.status = 'closed';
-      this.running?.abort(new SessionError('Closed', `session "${this.id}" was closed during a step`));
+      if (this.running) {
+        this.interrupted = new SessionError('Closed', `session "${this.id}" was closed during a step`);
+        this.interrupt?.(this.interrupted);
+      }
       this.endLease(this.leaseSteps > 0 ? { latencyMs: this.leaseMs / this.leaseSteps } : {});
     }
     return this.stats();
@@ -269,14 +276,16 @@ export class Session<T> {
   private call(stage: Stage, s: number, input: T, replay: readonly T[], fresh: boolean, step: number, signals: readonly AbortSignal[]): Promise<CallResult<T>> {
     this.counters.calls++;
     return new Promise<CallResult<T>>((resolve) => {
-      const controller = new AbortController();
+      // The call's signal is made only if the runner reads it: an AbortController per call is costly.
+      let controller: AbortController | undefined;
+      let givenUp: SessionError | undefined;
       const clock = this.clock;
       let settled = false;
       let timeout: unknown;
       let deadline: unknown;
       let poll: unknown;
       let unwatch: (() => void) | undefined;
-      const onAbort = () => finish({ ok: false, outcome: 'aborted', error: signals.find((x) => x.aborted)?.reason });
+      const onAbort = () => finish({ ok: false, outcome: 'aborted', error: signals.find((x) => x.aborted)?.reason ?? this.interrupted });
       const finish = (result: CallResult<T>) => {
         if (settled) return;
         settled = true;
@@ -285,10 +294,15 @@ export class Session<T> {
         if (poll !== undefined) clock.clearTimeout(poll);
         unwatch?.();
         for (const signal of signals) signal.removeEventListener('abort', onAbort);
-        if (!result.ok) controller.abort(new SessionError('Aborted', `stage ${s} on node "${stage.nodeId}" was given up: ${result.outcome}`));
+        this.interrupt = undefined;
+        if (!result.ok) {
+          givenUp = new SessionError('Aborted', `stage ${s} on node "${stage.nodeId}" was given up: ${result.outcome}`);
+          controller?.abort(givenUp);
+        }
         resolve(result);
       };
-      if (signals.some((x) => x.aborted)) return onAbort();
+      if (signals.some((x) => x.aborted) || this.interrupted !== undefined) return onAbort();
+      this.interrupt = onAbort;
       if (this.clock.now() >= this.deadlineAt) return finish({ ok: false, outcome: 'deadline' });
       if (this.isDown(stage.nodeId)) return finish({ ok: false, outcome: 'node-down' });
       for (const signal of signals) signal.addEventListener('abort', onAbort, { once: true });
@@ -307,7 +321,13 @@ export class Session<T> {
       }
       let replayOutputs: readonly T[] | undefined;
       const context: StageContext<T> = {
-        signal: controller.signal,
+        get signal() {
+          if (controller === undefined) {
+            controller = new AbortController();
+            if (givenUp !== undefined) controller.abort(givenUp);
+          }
+          return controller.signal;
+        },
         replay,
         fresh,
         step,
@@ -339,7 +359,7 @@ export class Session<T> {
   /** Waits before a resume: `backoffMs · 2^(n−1)`, capped; cut short by an abort or the deadline. */
   private backoff(n: number, signals: readonly AbortSignal[]): Promise<'ok' | 'aborted' | 'deadline'> {
     const wait = Math.min(this.o.backoffMs * 2 ** (n - 1), this.o.maxBackoffMs);
-    if (signals.some((x) => x.aborted)) return Promise.resolve('aborted');
+    if (signals.some((x) => x.aborted) || this.interrupted !== undefined) return Promise.resolve('aborted');
     const left = this.deadlineAt - this.clock.now();
     if (left <= 0) return Promise.resolve('deadline');
     if (wait === 0) return Promise.resolve('ok');
@@ -348,9 +368,11 @@ export class Session<T> {
       const done = (how: 'ok' | 'aborted' | 'deadline') => {
         clock.clearTimeout(timer);
         for (const signal of signals) signal.removeEventListener('abort', onAbort);
+        this.interrupt = undefined;
         resolve(how);
       };
       const onAbort = () => done('aborted');
+      this.interrupt = onAbort;
       const timer = wait < left ? clock.setTimeout(() => done('ok'), wait) : clock.setTimeout(() => done('deadline'), left);
       for (const signal of signals) signal.addEventListener('abort', onAbort, { once: true });
     });

@@ -13,3 +13,5 @@ export { renderHtmlReport } from './report-html.js';
 export type { HtmlReportInput, ReportFrame } from './report-html.js';
 export { runLoadSim, POLICIES, WORKLOADS } from './load/index.js';
 export type { LoadSimOptions, LoadSimResult, PolicyResult, WorkloadResult } from './load/index.js';
+export { runSessionSim, sessionTable } from './load/index.js';
+export type { SessionSimOptions, SessionSimResult, W6Figures, W6Strategy } from './load/index.js';

@@ -24,6 +24,9 @@ import { createRng, deriveSeed } from './rng.js';
 import { median, round } from './run.js';
 import { VirtualTimers } from './virtual-timers.js';
 
+/** The id of the workload (`--workload w6`). */
+export const W6_ID = 'w6-kills';
+
 /** Inputs a replay batch adds per extra step's worth of time (see the module comment). */
 export const PREFILL_INPUTS_PER_STEP = 16;
 
@@ -154,7 +157,7 @@ async function runOne(w: W6Workload, strategy: W6Strategy, seed: number, detectM
           lostLayerSteps += layers * (1 + k); // died while running it
           return;
         }
-        if (ctx.signal.aborted) return reject(ctx.signal.reason);
+        // A call the session gave up on still runs on a live node; the session never uses that node again.
         try {
           const { output, replayOutputs } = nodes.run(stage.nodeId, stage.sessionId, stage.layerStart, stage.layerEnd, input, ctx.replay, ctx.fresh);
           if (k > 0) ctx.replayed(replayOutputs);
