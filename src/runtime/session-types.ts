@@ -92,7 +92,11 @@ export interface SessionOptions {
   readonly replayTimeoutMsPerInput?: number;
   /** Resumes allowed per step; one more failure rejects the step. @defaultValue 3 */
   readonly retries?: number;
-  /** Wait before the first resume of a step; doubles for each further one. @defaultValue 25 */
+  /**
+   * Wait before the first resume of a step; doubles for each further one. None when the swarm
+   * already counts the failed node down: the new route avoids it, waiting would only add latency.
+   * @defaultValue 25
+   */
   readonly backoffMs?: number;
   /** @defaultValue 1000 */
   readonly maxBackoffMs?: number;

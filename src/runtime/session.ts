@@ -174,7 +174,8 @@ export class Session<T> {
         if (resumes > this.o.retries) {
           throw this.fail('RetryBudgetExhausted', `session "${this.id}" step ${stepIndex} failed ${resumes} times (retry budget ${this.o.retries}): ${describe(attempts)}`, attempts, result.error);
         }
-        const waited = await this.backoff(resumes, signals);
+        // Backoff spares a node that may be briefly overloaded; one the swarm knows is down is routed around at once.
+        const waited = result.outcome === 'node-down' || this.isDown(stage.nodeId) ? 'ok' : await this.backoff(resumes, signals);
         if (waited !== 'ok') {
           throw waited === 'aborted'
             ? this.fail('Aborted', `session "${this.id}" step ${stepIndex} was aborted while waiting to resume`, attempts, undefined, true)
