@@ -164,7 +164,10 @@ export class Session<T> {
           continue;
         }
         chained = undefined;
-        if (result.outcome === 'aborted') throw this.fail('Aborted', `session "${this.id}" step ${stepIndex} was aborted at stage ${s} (node "${stage.nodeId}")`, attempts, result.error, true);
+        if (result.outcome === 'aborted') {
+          const closed = this.interrupted !== undefined;
+          throw this.fail(closed ? 'Closed' : 'Aborted', `session "${this.id}" step ${stepIndex} was ${closed ? 'closed' : 'aborted'} at stage ${s} (node "${stage.nodeId}")`, attempts, result.error, true);
+        }
         if (result.outcome === 'deadline') throw this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline at step ${stepIndex}, stage ${s} (node "${stage.nodeId}")`, attempts);
         this.failed.add(stage.nodeId);
         for (const key of [...this.warm]) if (key.startsWith(`${stage.nodeId}\u0000`)) this.warm.delete(key);
@@ -177,8 +180,9 @@ export class Session<T> {
         // Backoff spares a node that may be briefly overloaded; one the swarm knows is down is routed around at once.
         const waited = result.outcome === 'node-down' || this.isDown(stage.nodeId) ? 'ok' : await this.backoff(resumes, signals);
         if (waited !== 'ok') {
+          const closed = this.interrupted !== undefined;
           throw waited === 'aborted'
-            ? this.fail('Aborted', `session "${this.id}" step ${stepIndex} was aborted while waiting to resume`, attempts, undefined, true)
+            ? this.fail(closed ? 'Closed' : 'Aborted', `session "${this.id}" step ${stepIndex} was ${closed ? 'closed' : 'aborted'} while waiting to resume`, attempts, undefined, true)
             : this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline while waiting to resume step ${stepIndex}`, attempts);
         }
         s = this.reroute(s, stepIndex, attempts);

@@ -181,6 +181,35 @@ describe('swarm.session', () => {
     expect(h.swarm.inFlight()).toBe(0);
   });
 
+  it('close() during a step rejects it with Closed and releases the lease once', async () => {
+    const h = harness();
+    const session = h.swarm.session({}, () => new Promise<number>(() => {}));
+    const p = session.step(1);
+    h.timers.setTimeout(() => session.close(), 10);
+    const error = await rejection(h.drive(p));
+    expect(error.code).toBe('Closed');
+    expect(h.swarm.inFlight()).toBe(0);
+    expect(session.stats().state).toBe('closed');
+  });
+
+  it('fails with ReplayOutputsMissing when a chained replacement does not hand back its replay outputs', async () => {
+    const h = harness();
+    // A runner that forgets context.replayed().
+    const forgetful = (stage: Parameters<typeof h.runStage>[0], x: number, ctx: Parameters<typeof h.runStage>[2]) =>
+      h.runStage(stage, x, { ...ctx, signal: ctx.signal, replayed: () => {} });
+    const session = h.swarm.session({}, forgetful, { backoffMs: 0 });
+    await generate(h, session, 3, 2);
+    // The route's stage [5, 8) is re-served by two nodes of the other copy, cut at layer 6:
+    // the session never saw layer 6 as a boundary.
+    const victim = session.route.stages.find((s) => s.layerStart === 5 && s.layerEnd === 8);
+    if (victim === undefined) throw new Error(`the fixture's route changed: ${JSON.stringify(session.route.stages)}`);
+    h.behaviour.set(victim.nodeId, () => ({ kind: 'reject' }));
+    const error = await rejection(h.drive(session.step(77)));
+    expect(error.code).toBe('ReplayOutputsMissing');
+    expect(error.message).toContain('layer 6');
+    expect(h.swarm.inFlight()).toBe(0);
+  });
+
   it('rejects a second step while one runs', async () => {
     const h = harness();
     const session = h.swarm.session({}, h.runStage);
