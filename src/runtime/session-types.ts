@@ -28,6 +28,8 @@ export interface SessionHost {
   /** Current plan and telemetry: who is alive. */
   state(): SwarmStateLike;
   readonly clock: TimerClock;
+  /** Throws when the swarm can serve no more (stopped); called before each step. Optional. */
+  assertRunning?(): void;
   /**
    * Hook for a failure detector: told which node failed a stage call and how, before the session
    * reroutes. Optional: without it the failure reaches the swarm only as `release(lease, { ok: false })`.

@@ -140,6 +140,7 @@ export class Session<T> {
     const signals = [this.signal, options.signal].filter((s): s is AbortSignal => s !== undefined);
     let resumes = 0;
     try {
+      this.host.assertRunning?.();
       this.renewIfDue();
       let x = input;
       let chained: readonly T[] | undefined; // the previous call's replay outputs, this step
@@ -411,12 +412,12 @@ export class Session<T> {
     if (lease !== undefined) this.releaseQuietly(lease, outcome);
   }
 
-  /** A lease that expired on its own is already gone: nothing left to release. */
+  /** A lease that expired on its own, or whose swarm was stopped, is already gone: nothing left to release. */
   private releaseQuietly(lease: Lease, outcome: { ok?: boolean; latencyMs?: number }): void {
     try {
       this.host.release(lease, outcome);
     } catch (error) {
-      if (!(error instanceof SwarmError && error.code === 'UnknownLease')) throw error;
+      if (!(error instanceof SwarmError && (error.code === 'UnknownLease' || error.code === 'Stopped'))) throw error;
     }
   }
 

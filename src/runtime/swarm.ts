@@ -448,12 +448,13 @@ export class Swarm {
       release: (lease, outcome) => this.release(lease, outcome),
       state: () => this.state(),
       clock: timerClock(this.clock),
+      assertRunning: () => this.assertRunning(),
     };
     return openSession(host, request, runStage, options);
   }
 
   /** A session of one step: routes, runs every stage once (resuming on a failure), releases. Resolves with the last stage's output. */
-  execute<T>(request: SwarmRequest, input: T, runStage: StageRunner<T>, options?: SessionOptions): Promise<T> {
+  async execute<T>(request: SwarmRequest, input: T, runStage: StageRunner<T>, options?: SessionOptions): Promise<T> {
     const session = this.session(request, runStage, options);
     return session.step(input).finally(() => session.close());
   }

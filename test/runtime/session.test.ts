@@ -284,6 +284,26 @@ describe('swarm.session', () => {
   });
 });
 
+describe('sessions and a stopped swarm', () => {
+  it('a step after stop fails without a stray error, and close() stays quiet', async () => {
+    const h = harness();
+    const session = h.swarm.session({}, h.runStage);
+    await h.drive(session.step(1));
+    h.swarm.stop();
+    await expect(h.drive(session.step(2))).rejects.toThrow(/stopped/);
+    expect(session.stats().state).toBe('failed');
+    expect(() => session.close()).not.toThrow();
+  });
+
+  it('execute reports a routing failure as a rejected promise, not a throw', async () => {
+    const h = harness();
+    for (const p of h.swarm.state().plan.pipelines) for (const s of p.stages) h.swarm.markDown(s.nodeId);
+    const pending = h.swarm.execute({}, 1, h.runStage);
+    expect(pending).toBeInstanceOf(Promise);
+    await expect(pending).rejects.toThrow();
+  });
+});
+
 describe('swarm.execute', () => {
   it('is a session of one step: the output, then no lease open', async () => {
     const h = harness();
