@@ -5,5 +5,6 @@ export { seededIds, randomIds } from './ids.js';
 export { planGrowth, planRetirement } from './telomerase.js';
 export type { GrowthDecision, RetirementDecision } from './telomerase.js';
 export type * from './types.js';
-export { Session, openSession, executeOnce, timerClock } from './session.js';
+export { Session, openSession, executeOnce } from './session.js';
+export { timerClock } from './session-options.js';
 export type { SessionHost, SessionStage, StageContext, StageRunner, SessionOptions, StepOptions, SessionStats, TimerClock, HistoryOverflow } from './session-types.js';

@@ -5,40 +5,17 @@
  * of restarting. The only asynchronous part of the runtime: everything it asks of the swarm
  * (route, reserve, release, state) is synchronous.
  */
-import { RoutingError, SessionError, SwarmError, type StageAttempt, type StageAttemptOutcome } from '../core/errors.js';
+import { RoutingError, SessionError, SwarmError, type StageAttempt } from '../core/errors.js';
 import { failoverInSwarm } from '../core/failover.js';
 import { resumeRoute } from '../core/resume.js';
 import type { Route, Stage } from '../core/types.js';
 import { SessionHistory } from './session-history.js';
-import type { SessionHost, SessionOptions, SessionStage, SessionStats, StageContext, StageRunner, StepOptions, TimerClock } from './session-types.js';
+import { resolveSessionOptions, type ResolvedSessionOptions } from './session-options.js';
+import type { SessionHost, SessionOptions, SessionStats, StageRunner, StepOptions, TimerClock } from './session-types.js';
+import { attemptOf, callStage, describeFailures, type CallResult } from './stage-call.js';
 import type { Lease, LeasedRoute, SwarmRequest } from './types.js';
 
-type CallResult<T> =
-  | { readonly ok: true; readonly output: T; readonly replayOutputs: readonly T[] | undefined }
-  | { readonly ok: false; readonly outcome: Exclude<StageAttemptOutcome, 'ok'>; readonly error?: unknown };
-
 const stageKey = (s: Stage) => `${s.nodeId}\u0000${s.layerStart}\u0000${s.layerEnd}`;
-
-/** Checks the options; returns the first problem, in words. */
-function optionsIssue(options: SessionOptions): string | undefined {
-  if (options === null || typeof options !== 'object') return 'session options must be an object';
-  const positive = ['stageTimeoutMs', 'aliveCheckMs', 'maxHistory', 'deadlineMs'] as const;
-  for (const key of positive) {
-    const v = options[key];
-    if (v !== undefined && !(typeof v === 'number' && v > 0 && !Number.isNaN(v))) return `session option "${key}" must be a number > 0, got ${String(v)}`;
-  }
-  for (const key of ['retries', 'backoffMs', 'maxBackoffMs', 'replayTimeoutMsPerInput'] as const) {
-    const v = options[key];
-    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) return `session option "${key}" must be a finite number >= 0, got ${String(v)}`;
-  }
-  if (options.retries !== undefined && !Number.isInteger(options.retries)) return `session option "retries" must be an integer, got ${options.retries}`;
-  if (options.historyOverflow !== undefined && options.historyOverflow !== 'fail' && options.historyOverflow !== 'slide') return `session option "historyOverflow" must be "fail" or "slide", got ${String(options.historyOverflow)}`;
-  if (options.onFailure !== undefined && options.onFailure !== 'resume' && options.onFailure !== 'restart') return `session option "onFailure" must be "resume" or "restart", got ${String(options.onFailure)}`;
-  if (options.prefer !== undefined && options.prefer !== 'keep' && options.prefer !== 'suffix') return `session option "prefer" must be "keep" or "suffix", got ${String(options.prefer)}`;
-  const clock = options.clock as Partial<TimerClock> | undefined;
-  if (clock !== undefined && (typeof clock.now !== 'function' || typeof clock.setTimeout !== 'function' || typeof clock.clearTimeout !== 'function')) return 'session option "clock" must have now(), setTimeout() and clearTimeout()';
-  return undefined;
-}
 
 /**
  * One generation on the swarm. Open it with `swarm.session(request, runStage)`; call
@@ -51,7 +28,7 @@ export class Session<T> {
   private readonly request: SwarmRequest;
   private readonly runStage: StageRunner<T>;
   private readonly clock: TimerClock;
-  private readonly o: Required<Pick<SessionOptions, 'stageTimeoutMs' | 'replayTimeoutMsPerInput' | 'retries' | 'backoffMs' | 'maxBackoffMs' | 'maxHistory' | 'historyOverflow' | 'aliveCheckMs' | 'allowDegraded' | 'prefer' | 'onFailure'>>;
+  private readonly o: ResolvedSessionOptions;
   private readonly signal: AbortSignal | undefined;
   private readonly deadlineAt: number;
   private current: Route;
@@ -66,7 +43,7 @@ export class Session<T> {
   /** True while a step runs. */
   private running = false;
   /** Gives up the running call or backoff at once (set while one waits); `close` uses it. */
-  private interrupt: ((reason: unknown) => void) | undefined;
+  private interrupt: (() => void) | undefined;
   /** Why the session was interrupted (closed during a step). */
   private interrupted: unknown;
   /** Clean steps (no failure) on the current lease, and their summed duration: what `close` reports. */
@@ -76,26 +53,11 @@ export class Session<T> {
 
   /** @internal use `swarm.session` or {@link openSession} */
   constructor(host: SessionHost, request: SwarmRequest, runStage: StageRunner<T>, options: SessionOptions) {
-    const issue = typeof runStage !== 'function' ? 'runStage must be a function (stage, input, { signal, replay }) => output' : optionsIssue(options);
-    if (issue !== undefined) throw new SessionError('InvalidInput', issue);
+    this.o = resolveSessionOptions(runStage, options); // throws SessionError InvalidInput
     this.host = host;
     this.request = request;
     this.runStage = runStage;
     this.clock = options.clock ?? host.clock;
-    const stageTimeoutMs = options.stageTimeoutMs ?? 30_000;
-    this.o = {
-      stageTimeoutMs,
-      replayTimeoutMsPerInput: options.replayTimeoutMsPerInput ?? stageTimeoutMs / 16,
-      retries: options.retries ?? 3,
-      backoffMs: options.backoffMs ?? 25,
-      maxBackoffMs: options.maxBackoffMs ?? 1000,
-      maxHistory: options.maxHistory ?? 4096,
-      historyOverflow: options.historyOverflow ?? 'fail',
-      aliveCheckMs: options.aliveCheckMs ?? 100,
-      allowDegraded: options.allowDegraded ?? false,
-      prefer: options.prefer ?? 'keep',
-      onFailure: options.onFailure ?? 'resume',
-    };
     this.signal = options.signal;
     this.history = new SessionHistory<T>(this.o.maxHistory);
     const now = this.clock.now();
@@ -176,7 +138,7 @@ export class Session<T> {
         this.endLease({ ok: false, latencyMs: this.clock.now() - started });
         resumes++;
         if (resumes > this.o.retries) {
-          throw this.fail('RetryBudgetExhausted', `session "${this.id}" step ${stepIndex} failed ${resumes} times (retry budget ${this.o.retries}): ${describe(attempts)}`, attempts, result.error);
+          throw this.fail('RetryBudgetExhausted', `session "${this.id}" step ${stepIndex} failed ${resumes} times (retry budget ${this.o.retries}): ${describeFailures(attempts)}`, attempts, result.error);
         }
         // Backoff spares a node that may be briefly overloaded; one the swarm knows is down is routed around at once.
         const waited = result.outcome === 'node-down' || this.isDown(stage.nodeId) ? 'ok' : await this.backoff(resumes, signals);
@@ -223,7 +185,7 @@ export class Session<T> {
       this.status = 'closed';
       if (this.running) {
         this.interrupted = new SessionError('Closed', `session "${this.id}" was closed during a step`);
-        this.interrupt?.(this.interrupted);
+        this.interrupt?.();
       }
       this.endLease(this.leaseSteps > 0 ? { latencyMs: this.leaseMs / this.leaseSteps } : {});
     }
@@ -278,88 +240,36 @@ export class Session<T> {
     return from;
   }
 
-  /** One call of one stage, raced against its timeout, its node going down, the deadline and aborts. */
-  private call(stage: Stage, s: number, input: T, replay: readonly T[], fresh: boolean, step: number, signals: readonly AbortSignal[]): Promise<CallResult<T>> {
+  /** One call of one stage (see {@link callStage}); counts the work of a call that answered. */
+  private async call(stage: Stage, s: number, input: T, replay: readonly T[], fresh: boolean, step: number, signals: readonly AbortSignal[]): Promise<CallResult<T>> {
     this.counters.calls++;
-    return new Promise<CallResult<T>>((resolve) => {
-      // The call's signal is made only if the runner reads it: an AbortController per call is costly.
-      let controller: AbortController | undefined;
-      let givenUp: SessionError | undefined;
-      const clock = this.clock;
-      let settled = false;
-      let timeout: unknown;
-      let deadline: unknown;
-      let poll: unknown;
-      let unwatch: (() => void) | undefined;
-      const onAbort = () => finish({ ok: false, outcome: 'aborted', error: signals.find((x) => x.aborted)?.reason ?? this.interrupted });
-      const finish = (result: CallResult<T>) => {
-        if (settled) return;
-        settled = true;
-        if (timeout !== undefined) clock.clearTimeout(timeout);
-        if (deadline !== undefined) clock.clearTimeout(deadline);
-        if (poll !== undefined) clock.clearTimeout(poll);
-        unwatch?.();
-        for (const signal of signals) signal.removeEventListener('abort', onAbort);
-        this.interrupt = undefined;
-        if (!result.ok) {
-          givenUp = new SessionError('Aborted', `stage ${s} on node "${stage.nodeId}" was given up: ${result.outcome}`);
-          controller?.abort(givenUp);
-        }
-        resolve(result);
-      };
-      if (signals.some((x) => x.aborted) || this.interrupted !== undefined) return onAbort();
-      this.interrupt = onAbort;
-      if (this.clock.now() >= this.deadlineAt) return finish({ ok: false, outcome: 'deadline' });
-      if (this.isDown(stage.nodeId)) return finish({ ok: false, outcome: 'node-down' });
-      for (const signal of signals) signal.addEventListener('abort', onAbort, { once: true });
-      const limit = this.o.stageTimeoutMs + replay.length * this.o.replayTimeoutMsPerInput;
-      if (Number.isFinite(limit)) timeout = clock.setTimeout(() => finish({ ok: false, outcome: 'timeout' }), limit);
-      if (Number.isFinite(this.deadlineAt)) deadline = clock.setTimeout(() => finish({ ok: false, outcome: 'deadline' }), Math.max(this.deadlineAt - clock.now(), 0));
-      if (this.host.watch !== undefined) {
-        unwatch = this.host.watch(stage.nodeId, () => finish({ ok: false, outcome: 'node-down' }));
-      } else {
-        const check = () => {
-          poll = undefined;
-          if (this.isDown(stage.nodeId)) finish({ ok: false, outcome: 'node-down' });
-          else if (!settled) poll = clock.setTimeout(check, this.o.aliveCheckMs);
-        };
-        poll = clock.setTimeout(check, this.o.aliveCheckMs);
-      }
-      let replayOutputs: readonly T[] | undefined;
-      const context: StageContext<T> = {
-        get signal() {
-          if (controller === undefined) {
-            controller = new AbortController();
-            if (givenUp !== undefined) controller.abort(givenUp);
-          }
-          return controller.signal;
-        },
-        replay,
-        fresh,
-        step,
-        replayed: (outputs) => {
-          replayOutputs = [...outputs];
-        },
-      };
-      const info: SessionStage = { nodeId: stage.nodeId, modelId: this.current.modelId, layerStart: stage.layerStart, layerEnd: stage.layerEnd, stageIndex: s, sessionId: this.id };
-      let pending: Promise<T>;
-      try {
-        pending = Promise.resolve(this.runStage(info, input, context));
-      } catch (error) {
-        pending = Promise.reject(error);
-      }
-      pending.then(
-        (output) => {
-          if (settled) return;
-          const layers = stage.layerEnd - stage.layerStart;
-          this.counters.freshLayerSteps += layers;
-          this.counters.replayedInputs += replay.length;
-          this.counters.replayedLayerSteps += replay.length * layers;
-          finish({ ok: true, output, replayOutputs });
-        },
-        (error: unknown) => finish({ ok: false, outcome: 'rejected', error }),
-      );
+    const watch = this.host.watch;
+    const result = await callStage({
+      runStage: this.runStage,
+      stage: { nodeId: stage.nodeId, modelId: this.current.modelId, layerStart: stage.layerStart, layerEnd: stage.layerEnd, stageIndex: s, sessionId: this.id },
+      input,
+      replay,
+      fresh,
+      step,
+      clock: this.clock,
+      timeoutMs: this.o.stageTimeoutMs + replay.length * this.o.replayTimeoutMsPerInput,
+      deadlineAt: this.deadlineAt,
+      aliveCheckMs: this.o.aliveCheckMs,
+      signals,
+      isDown: () => this.isDown(stage.nodeId),
+      ...(watch !== undefined ? { watch: (onDown: () => void) => watch.call(this.host, stage.nodeId, onDown) } : {}),
+      interruptible: (interrupt) => {
+        this.interrupt = interrupt;
+      },
+      interrupted: () => this.interrupted,
     });
+    if (result.ok) {
+      const layers = stage.layerEnd - stage.layerStart;
+      this.counters.freshLayerSteps += layers;
+      this.counters.replayedInputs += replay.length;
+      this.counters.replayedLayerSteps += replay.length * layers;
+    }
+    return result;
   }
 
   /** Waits before a resume: `backoffMs · 2^(n−1)`, capped; cut short by an abort or the deadline. */
@@ -429,19 +339,6 @@ export class Session<T> {
   }
 }
 
-/**
- * The clock a session runs on: `clock` itself when it has timers, else its `now` with the
- * process's timers (a clock without timers cannot fire a stage timeout in virtual time).
- */
-export function timerClock(clock: { now(): number } & Partial<Pick<TimerClock, 'setTimeout' | 'clearTimeout'>>): TimerClock {
-  if (typeof clock.setTimeout === 'function' && typeof clock.clearTimeout === 'function') return clock as TimerClock;
-  return {
-    now: () => clock.now(),
-    setTimeout: (callback, ms) => globalThis.setTimeout(callback, ms),
-    clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof globalThis.setTimeout>),
-  };
-}
-
 function stripLease(leased: LeasedRoute): Route {
   const { lease: _lease, ...route } = leased;
   return route;
@@ -455,17 +352,6 @@ function boundaryInputs<T>(route: Route, inputs: ReadonlyMap<number, T>): Map<nu
     if (x !== undefined || inputs.has(s.layerStart)) out.set(s.layerStart, x as T);
   }
   return out;
-}
-
-function attemptOf<T>(step: number, stageIndex: number, stage: Stage, result: CallResult<T>, replayed: number): StageAttempt {
-  const base = { step, stageIndex, nodeId: stage.nodeId, layerStart: stage.layerStart, layerEnd: stage.layerEnd, replayed };
-  if (result.ok) return { ...base, outcome: 'ok' };
-  const error = result.error instanceof Error ? result.error.message : result.error === undefined ? undefined : String(result.error);
-  return { ...base, outcome: result.outcome, ...(error !== undefined ? { error } : {}) };
-}
-
-function describe(attempts: readonly StageAttempt[]): string {
-  return attempts.filter((a) => a.outcome !== 'ok').map((a) => `stage ${a.stageIndex} [${a.layerStart}, ${a.layerEnd}) on "${a.nodeId}": ${a.outcome}${a.error !== undefined ? ` (${a.error})` : ''}`).join('; ');
 }
 
 /**

@@ -13,7 +13,8 @@ import { systemClock } from './clock.js';
 import { randomIds, seededIds } from './ids.js';
 import { inflightLoad } from './inflight.js';
 import { RouterIndex } from './router-index.js';
-import { openSession, timerClock, type Session } from './session.js';
+import { openSession, type Session } from './session.js';
+import { timerClock } from './session-options.js';
 import type { SessionHost, SessionOptions, StageRunner } from './session-types.js';
 import { planGrowth, planRetirement } from './telomerase.js';
 import type {
