@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SessionError, type Session } from '../../src/index.js';
+import { openSession, SessionError, type Route, type Session, type SessionHost } from '../../src/index.js';
 import { harness, LAYERS, nextInput, referenceRun } from './session-fixtures.js';
 
 /** Runs `steps` steps, feeding each output into the next input; returns the outputs. */
@@ -301,6 +301,49 @@ describe('sessions and a stopped swarm', () => {
     const pending = h.swarm.execute({}, 1, h.runStage);
     expect(pending).toBeInstanceOf(Promise);
     await expect(pending).rejects.toThrow();
+  });
+});
+
+describe('openSession on a host of your own', () => {
+  it('tells the stageFailed hook which node failed and how, and learns of a node going down through watch', async () => {
+    const h = harness();
+    const failures: string[] = [];
+    const watchers = new Map<string, () => void>();
+    // Its own lease table: the session needs nothing of the Swarm but this interface.
+    const open = new Set<string>();
+    let seq = 0;
+    const lease = (route: Route) => {
+      const id = `own-${++seq}`;
+      open.add(id);
+      return { ...route, lease: { id, modelId: route.modelId, nodes: route.stages.map((st) => st.nodeId), expiresAt: Infinity } };
+    };
+    const host: SessionHost = {
+      route: (r) => lease(h.swarm.route(r)),
+      reserve: lease,
+      release: (l) => void open.delete(l.id),
+      state: () => h.swarm.state(),
+      clock: h.timers,
+      stageFailed: (nodeId, outcome) => void failures.push(`${nodeId}:${outcome}`),
+      watch: (nodeId, onDown) => {
+        watchers.set(nodeId, onDown);
+        return () => watchers.delete(nodeId);
+      },
+    };
+    const session = openSession(host, {}, h.runStage, { aliveCheckMs: 1_000_000, backoffMs: 0 });
+    const victim = session.route.stages[1];
+    if (victim === undefined) throw new Error('expected two stages');
+    h.behaviour.set(victim.nodeId, () => ({ kind: 'hang' }));
+    h.timers.setTimeout(() => {
+      h.swarm.markDown(victim.nodeId);
+      watchers.get(victim.nodeId)?.();
+    }, 5);
+    const y = await h.drive(session.step(8));
+    expect(y).toBe(referenceRun(8, 1).outputs[0]);
+    expect(failures).toEqual([`${victim.nodeId}:node-down`]);
+    expect(watchers.size).toBe(0);
+    expect(open.size).toBe(1); // the resumed route's lease; the first was released on the failure
+    session.close();
+    expect(open.size).toBe(0);
   });
 });
 
