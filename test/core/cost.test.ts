@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nodeCost, pipelineCost, resolveRequest, routeRequest, RoutingError } from '../../src/index.js';
+import { nodeCost, pipelineCost, routeRequest, RoutingError } from '../../src/index.js';
+import { resolveRequest } from '../../src/core/cost.js';
 import type { RoutingRequest } from '../../src/index.js';
 import { pipe, st, stateOf } from './fixtures.js';
 

@@ -4,13 +4,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { chainCost, resolveRequest } from '../../src/core/cost.js';
 import {
-  chainCost,
   failoverInSwarm,
   PlanError,
   pipelineCost,
   planSwarm,
-  resolveRequest,
   routeRequest,
   RoutingError,
   SwarmState,

@@ -1,7 +1,8 @@
 import { adjacencyMapToArray, getAdjacencyMap } from '@xstate/graph';
 import { afterAll, describe, expect, it } from 'vitest';
 import { initialTransition, type SnapshotFrom } from 'xstate';
-import { aliveRecord, createSwarm, planSwarm, swarmMachine, SwarmState, type NodeProfile, type SwarmConfig, type SwarmEvent } from '../../src/index.js';
+import { aliveRecord } from '../../machines/swarm.machine.js';
+import { createSwarm, planSwarm, swarmMachine, SwarmState, type NodeProfile, type SwarmConfig, type SwarmEvent } from '../../src/index.js';
 
 /**
  * Model-based tests: paths generated from the Swarm statechart with @xstate/graph, each run

@@ -5,7 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createSwarm, resolveRequest, RoutingError } from '../../src/index.js';
+import { createSwarm, RoutingError } from '../../src/index.js';
+import { resolveRequest } from '../../src/core/cost.js';
 import type { ModelSpec, NodeProfile, NodeTelemetry, Pipeline, Stage, SwarmConfig, SwarmPlan } from '../../src/index.js';
 import { cheapestIntact } from '../../src/core/route.js';
 import { planIndex } from '../../src/core/plan-index.js';
