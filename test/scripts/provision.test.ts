@@ -10,7 +10,7 @@ function fakeWorld(installerWorks: boolean): { req: Requirement; bin: string; lo
   const bin = join(dir, 'bin');
   mkdirSync(bin);
   const installer = join(dir, 'install.sh');
-  writeFileSync(installer, installerWorks ? `#!/bin/sh\nprintf '#!/bin/sh\\necho fake\\n' > "${bin}/fake-tool"\nchmod +x "${bin}/fake-tool"\n` : '#!/bin/sh\necho "no package index" >&2\nexit 100\n');
+  writeFileSync(installer, installerWorks ? `#!/bin/sh\nprintf '#!/bin/sh\\necho fake\\n' > "${bin}/fake-tool"\n/bin/chmod +x "${bin}/fake-tool"\n` : '#!/bin/sh\necho "no package index" >&2\nexit 100\n');
   chmodSync(installer, 0o755);
   return { req: { name: 'fake-tool', env: 'FAKE_TOOL', binaries: ['fake-tool'], places: [join(bin, 'fake-tool')], install: ['/bin/sh', installer] }, bin, log: [] };
 }
