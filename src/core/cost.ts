@@ -1,7 +1,7 @@
 import { RoutingError } from './errors.js';
 import type { CostPenalties, CostWeights, NodeTelemetry, NodeStates, RoutingRequest, Stage } from './types.js';
 
-/** The seed's weights: every term counts once. */
+/** The original design's weights: every term counts once. */
 export const DEFAULT_WEIGHTS: CostWeights = Object.freeze({ latency: 1, load: 1, capability: 1, hops: 1, tokens: 1 });
 
 /** What an unmeasured node counts as (SPEC §4 [decision]). */
