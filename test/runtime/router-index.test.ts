@@ -162,7 +162,7 @@ type Op =
   | { readonly op: 'release'; readonly which: number };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ op: fc.constant('report' as const), node: fc.nat({ max: 11 }), load: fc.constantFrom(0, 0.3, 0.9), latencyMs: fc.constantFrom(1, 5, 40), score: fc.constantFrom(0.5, 2, 8) }, { requiredKeys: ['op', 'node'] }) },
+  { weight: 4, arbitrary: fc.record({ op: fc.constant('report' as const), node: fc.nat({ max: 11 }), load: fc.constantFrom(0, 0.3, 0.9), latencyMs: fc.constantFrom(1, 5, 40), score: fc.constantFrom(0.5, 2, 8) }, { requiredKeys: ['op', 'node'] }).filter((o) => Object.keys(o).length > 2) }, // a sample carries at least one value
   { weight: 2, arbitrary: fc.record({ op: fc.constantFrom('markDown' as const, 'markAlive' as const), node: fc.nat({ max: 11 }) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('reserve' as const), model: fc.constantFrom('base' as const, 'coder' as const), tokens: fc.constantFrom(0, 512) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('release' as const), which: fc.nat({ max: 20 }) }) },
