@@ -5,10 +5,10 @@
  * (`--prefer-offline`), so only a cold cache reaches the registry.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const repo = resolve(import.meta.dirname, '../..');
 /**
@@ -77,6 +77,10 @@ beforeAll(() => {
   const packed = JSON.parse(npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir], repo)) as { filename: string }[];
   tarball = join(dir, packed[0]?.filename ?? '');
 }, 120_000);
+
+afterAll(() => {
+  if (dir !== '') rmSync(dir, { recursive: true, force: true });
+});
 
 /** A fresh consumer project on `xstate`, with the tarball installed. */
 function makeConsumer(xstate: string): string {

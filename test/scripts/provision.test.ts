@@ -1,12 +1,18 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { provision, REQUIREMENTS, type Requirement } from '../../scripts/provision.mjs';
+
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
 
 /** A requirement for a fake program `fake-tool` whose installer writes it into `bin`. */
 function fakeWorld(installerWorks: boolean): { req: Requirement; bin: string; log: string[] } {
   const dir = mkdtempSync(join(tmpdir(), 'hecate-provision-'));
+  made.push(dir);
   const bin = join(dir, 'bin');
   mkdirSync(bin);
   const installer = join(dir, 'install.sh');
