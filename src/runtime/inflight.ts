@@ -55,7 +55,7 @@
 import { DEFAULT_PENALTIES } from '../core/cost.js';
 import type { NodeTelemetry } from '../core/types.js';
 
-/** Cost units per unit of load in the original design's cost formula (`w_c · load · 120`, SPEC §4). */
+/** Cost units per unit of load in the original design's cost formula (`w_c · load · 120`, docs/design.md §4). */
 const COST_PER_LOAD = 120;
 
 /**
@@ -70,7 +70,7 @@ export const RESERVATION_SERVICE_FACTOR = 3;
  * The extra load of `count` in-flight reservations on one node: each costs the node's expected
  * service time (its latency estimate), in load units. 0 without a reservation.
  * @param telemetry the node's current telemetry; its `latencyMs` is the measured EWMA, else the
- *   declared latency; without one, `penaltyLatencyMs` (SPEC §4's unknown-latency penalty).
+ *   declared latency; without one, `penaltyLatencyMs` (docs/design.md §4's unknown-latency penalty).
  * @example inflightLoad(2, { alive: true, latencyMs: 30, samples: 4 }) // 2 · 30 / 120 = 0.5
  */
 export function inflightLoad(count: number, telemetry: NodeTelemetry | undefined, penaltyLatencyMs = DEFAULT_PENALTIES.latencyMs): number {

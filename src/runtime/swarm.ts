@@ -136,7 +136,7 @@ export class Swarm {
   }
 
   /**
-   * Routes one request (SPEC §4, §7): the cheapest intact copy of the model (the base model unless
+   * Routes one request (docs/design.md §4, §7): the cheapest intact copy of the model (the base model unless
    * `request.model` names another); when none is left, the best recovery — a splice, else the
    * degraded survivors. With `{ reserve: true }` the route carries a lease and counts as in flight
    * on its nodes until released or expired.

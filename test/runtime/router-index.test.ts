@@ -1,5 +1,5 @@
 /**
- * Seeded property tests of the per-model routing index (SPEC §10): whatever the plan, telemetry,
+ * Seeded property tests of the per-model routing index (docs/design.md §10): whatever the plan, telemetry,
  * in-flight load and failures, and after any sequence of updates, the index chooses the pipeline
  * the scan (`routeRequest`'s own code) chooses, with a bit-identical cost.
  */

@@ -17,7 +17,7 @@ export interface SwarmPolicyOptions {
   readonly reserve: boolean;
   /** Lease lifetime, ms. @defaultValue the runtime's (30 000) */
   readonly leaseTtlMs?: number;
-  /** Cost weights of every route; any but the defaults takes the scan path. @defaultValue SPEC §4's */
+  /** Cost weights of every route; any but the defaults takes the scan path. @defaultValue docs/design.md §4's */
   readonly weights?: Partial<CostWeights>;
 }
 
@@ -95,7 +95,7 @@ export function oursReserve(options: Omit<SwarmPolicyOptions, 'reserve'> = {}): 
  * guesses of a node's delay made before anything is measured, and count it twice once the
  * latency EWMA measures it. This routes on the measured latency, utilisation and reservations
  * alone: `capability: 0`, `hops: 0` (a hop's network delay is inside the end-to-end latency each
- * release feeds back). An experiment reported beside ours; the default formula is SPEC §4's.
+ * release feeds back). An experiment reported beside ours; the default formula is docs/design.md §4's.
  */
 export const LATENCY_WEIGHTS: Partial<CostWeights> = Object.freeze({ capability: 0, hops: 0 });
 
