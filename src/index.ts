@@ -10,7 +10,7 @@
  */
 
 // The runtime: a swarm of node actors under the Swarm statechart.
-export { createSwarm, swarmConfig, Swarm, systemClock, ManualClock, seededIds, randomIds } from './runtime/index.js';
+export { createSwarm, swarmConfig, Swarm, systemClock, ManualClock, seededIds, randomIds, Session } from './runtime/index.js';
 export type {
   Clock,
   IdSource,
@@ -30,11 +30,20 @@ export type {
   Retirement,
   Revival,
   SwarmActor,
+  SessionHost,
+  SessionStage,
+  StageContext,
+  StageRunner,
+  SessionOptions,
+  StepOptions,
+  SessionStats,
+  TimerClock,
+  HistoryOverflow,
 } from './runtime/index.js';
 
 // The pure core: plan, state, route, failover, cost, errors.
-export { planSwarm, validatePlan, SwarmState, routeRequest, failoverInSwarm, nodeCost, pipelineCost, DEFAULT_WEIGHTS, DEFAULT_PENALTIES } from './core/index.js';
-export { RoutingError, PlanError, SwarmError } from './core/index.js';
+export { planSwarm, validatePlan, SwarmState, routeRequest, failoverInSwarm, resumeRoute, nodeCost, pipelineCost, DEFAULT_WEIGHTS, DEFAULT_PENALTIES } from './core/index.js';
+export { RoutingError, PlanError, SwarmError, SessionError } from './core/index.js';
 export type {
   NodeProfile,
   ModelKind,
@@ -62,6 +71,13 @@ export type {
   RoutingErrorCode,
   PlanErrorCode,
   SwarmErrorCode,
+  SessionErrorCode,
+  StageAttempt,
+  StageAttemptOutcome,
+  ResumeOptions,
+  ResumePreference,
+  ResumeStrategy,
+  Resumption,
 } from './core/index.js';
 
 // The statecharts, for inspection, charts and model-based tests.
