@@ -12,6 +12,7 @@ import { baseModelId, profileIssues, validatePlan } from '../core/validate.js';
 import { systemClock } from './clock.js';
 import { randomIds, seededIds } from './ids.js';
 import { inflightLoad } from './inflight.js';
+import { NodeWatchers } from './node-watchers.js';
 import { RouterIndex } from './router-index.js';
 import { openSession, type Session } from './session.js';
 import { timerClock } from './session-options.js';
@@ -77,6 +78,8 @@ export class Swarm {
   private readonly inflight: Record<string, number> = {};
   private readonly inflightCount = new Map<string, number>();
   private readonly leases = new Map<string, LeaseRecord>();
+  /** Running session stage calls waiting on a node going down (pushed, not polled). */
+  private readonly downWatchers = new NodeWatchers();
   private index: RouterIndex;
   private readonly wanted: Map<string, number>;
   private readonly baseModel: string;
@@ -285,6 +288,7 @@ export class Swarm {
       if (record.held.includes(nodeId)) record.held = record.held.filter((n) => n !== nodeId);
     }
     this.adopt(decision.plan);
+    this.downWatchers.notify(nodeId); // a call on a node that left the swarm will never answer
     return { nodeId, relocated: decision.relocated, dropped: decision.dropped, status: this.status() };
   }
 
@@ -363,6 +367,7 @@ export class Swarm {
     if (current === undefined) return;
     this.telemetry[nodeId] = Object.freeze({ ...current, alive });
     this.changed(nodeId);
+    if (!alive) this.downWatchers.notify(nodeId); // last: the sessions told re-route on the state that says so
   }
 
   private changed(nodeId: string): void {
@@ -447,6 +452,8 @@ export class Swarm {
       state: () => this.state(),
       clock: timerClock(this.clock),
       assertRunning: () => this.assertRunning(),
+      // A running stage call hears of its node going down when the swarm marks it, not at its next poll.
+      watch: (nodeId, onDown) => this.downWatchers.watch(nodeId, onDown),
     };
     return openSession(host, request, runStage, options);
   }

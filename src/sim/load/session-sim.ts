@@ -194,7 +194,6 @@ async function runOne(w: W6Workload, strategy: W6Strategy, seed: number, detectM
     onFailure: strategy === 'restart' ? 'restart' : 'resume',
     prefer: strategy === 'resume-suffix' ? 'suffix' : 'keep',
     stageTimeoutMs: 1000,
-    aliveCheckMs: 50,
   };
   const L = model.layers;
   const times: number[] = [];
