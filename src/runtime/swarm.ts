@@ -454,6 +454,7 @@ export class Swarm {
       assertRunning: () => this.assertRunning(),
       // A running stage call hears of its node going down when the swarm marks it, not at its next poll.
       watch: (nodeId, onDown) => this.downWatchers.watch(nodeId, onDown),
+      stageFailed: (nodeId) => void this.ingest(nodeId, { latencyMs: this.failurePenaltyMs }),
     };
     return openSession(host, request, runStage, options);
   }

@@ -147,6 +147,25 @@ describe('swarm.session', () => {
     expect(h.swarm.inFlight()).toBe(0);
   });
 
+  it('charges a failed stage to the node that failed it, not to the other nodes of its route', async () => {
+    const h = harness();
+    const session = h.swarm.session({}, h.runStage, { backoffMs: 0 });
+    const victim = session.route.stages[1];
+    if (victim === undefined) throw new Error('expected two stages');
+    const latency = () => new Map(Object.entries(h.swarm.state().nodes).map(([id, t]) => [id, t.latencyMs]));
+    const before = latency();
+    let refused = false;
+    h.behaviour.set(victim.nodeId, () => (refused ? { kind: 'ok' } : ((refused = true), { kind: 'reject' })));
+    const y = await h.drive(session.step(3));
+    expect(y).toBe(referenceRun(3, 1).outputs[0]);
+    const after = latency();
+    // The failure penalty (1000 ms) lands on the node that refused; the route's other nodes did nothing wrong.
+    expect(after.get(victim.nodeId) ?? 0).toBeGreaterThan(before.get(victim.nodeId) ?? 0);
+    for (const [id, ms] of before) if (id !== victim.nodeId) expect(after.get(id)).toBe(ms);
+    session.close();
+    expect(h.swarm.inFlight()).toBe(0);
+  });
+
   it('rejects past the retry budget with every attempt and its node, and leaves no lease open', async () => {
     const h = harness();
     for (const p of ['a1', 'a2', 'a3', 'a4', 'b1', 'b2', 'b3', 'b4']) h.behaviour.set(p, () => ({ kind: 'reject' }));
