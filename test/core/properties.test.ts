@@ -80,7 +80,7 @@ function checkRecovery(world: World, lost: Route, modelId: string, failed: strin
   expect(recovery.route.stages.map((s) => s.nodeId)).not.toContain(failed);
   for (const s of recovery.route.stages) expect(live(s.nodeId)).toBe(true);
   expect(recovery.route.hops).toBe(recovery.route.stages.length - 1);
-  expect(recovery.route.cost).toBeCloseTo(pipelineCost(recovery.route.stages, world.state.nodes), 6);
+  expect(recovery.route.cost).toBeCloseTo(pipelineCost(recovery.route.stages, world.state.nodes, {}, layers), 6);
   if (recovery.strategy === 'degraded') {
     expect(recovery.degraded).toBe(true);
     expect(recovery.route.degraded).toBe(true);
