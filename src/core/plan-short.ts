@@ -11,7 +11,7 @@ import { byCapability, WaterFill, type Candidate } from './plan-search.js';
  * only when it raises the copy's throughput (1 / slowest stage) by more than `(1 + HOP_SHARE) ×
  * score / layers` — what it would add in a balanced copy of its own, plus 10% for the hop.
  */
-export const HOP_SHARE = 0.1;
+export const HOP_SHARE = 0.05;
 
 /** Consecutive candidates a copy may reject before it stops looking (keeps 1,000 nodes in milliseconds). */
 const MAX_MISSES = 12;

@@ -124,7 +124,7 @@ function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned:
       const before = times.get(i) ?? Infinity;
       const after = copyTime([...group, x], model.layers);
       const gain = 1 / after - 1 / before;
-      if (gain > (HOP_SHARE * x.score) / model.layers && (best === undefined || gain > best.gain)) best = { i, gain, group: [...group, x] };
+      if (after * (1 + HOP_SHARE) < before && (best === undefined || gain > best.gain)) best = { i, gain, group: [...group, x] };
     }
     if (best === undefined) {
       misses++;

@@ -232,7 +232,8 @@ describe('planSwarm properties', () => {
         expect(validatePlan(plan, profiles)).toEqual([]);
         for (const m of models) {
           const copies = pipelinesOf(plan, m.id);
-          expect(copies).toHaveLength(m.pipelines ?? 1);
+          // `pipelines` is a minimum: nodes left over may form further copies.
+          expect(copies.length).toBeGreaterThanOrEqual(m.pipelines ?? 1);
           const nodes = copies.flatMap((p) => [...new Set(p.stages.map((s) => s.nodeId))]);
           expect(new Set(nodes).size).toBe(nodes.length);
         }
