@@ -7,6 +7,12 @@ import { modelIssues, profileIssues, validatePlan } from './validate.js';
 /** What to plan: the models, each with its number of copies. */
 export interface PlanConfig {
   readonly models: readonly ModelSpec[];
+  /**
+   * Whether nodes the wanted copies leave form further copies (each model's `pipelines` is then
+   * a minimum). `false` plans exactly `pipelines` copies per model and keeps the rest as spares
+   * for splices and relocation. @defaultValue true
+   */
+  readonly furtherCopies?: boolean;
 }
 
 export { byCapability, type Candidate } from './plan-search.js';
@@ -20,7 +26,8 @@ const EPS = 1e-9;
  * copy's slowest stage by more than the hop it adds is worth — and layers split so that each
  * copy's slowest stage (layers / score) is as fast as memory allows. Each model's `pipelines` is
  * a minimum: once every model has its copies, the nodes left form further copies (the base model
- * first, then the experts in order) or wait as spares. Deterministic; never returns a partial plan.
+ * first, then the experts in order) or join a copy where that is worth a hop, unless
+ * `furtherCopies` is false. Deterministic; never returns a partial plan.
  *
  * @throws {PlanError} `InvalidInput` for bad profiles or models, `InsufficientCapacity`
  * naming the model and the shortfall when the swarm cannot hold every copy.
@@ -30,6 +37,9 @@ const EPS = 1e-9;
 export function planSwarm(profiles: readonly NodeProfile[], config: PlanConfig): SwarmPlan {
   const issues = [...profileIssues(profiles), ...modelIssues(config?.models)];
   if (issues.length > 0) throw new PlanError('InvalidInput', issues.map((i) => i.message).join('; '));
+  if (config.furtherCopies !== undefined && typeof config.furtherCopies !== 'boolean') {
+    throw new PlanError('InvalidInput', `config field "furtherCopies" must be a boolean, got ${JSON.stringify(config.furtherCopies)}`);
+  }
   const models = config.models.map(copyModel);
   let planned: Planned;
   try {
@@ -39,7 +49,7 @@ export function planSwarm(profiles: readonly NodeProfile[], config: PlanConfig):
     if (!(error instanceof PlanError) || error.code !== 'InsufficientCapacity') throw error;
     planned = planWanted(profiles, models, 'balanced');
   }
-  addFurtherCopies(profiles, models, planned);
+  if (config.furtherCopies !== false) addFurtherCopies(profiles, models, planned);
   return finish(models, planned.pipelines, profiles);
 }
 

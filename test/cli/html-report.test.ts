@@ -18,7 +18,7 @@ const topology = {
     { id: 'tiny', kind: 'expert' as const, layers: 4, layerGb: 0.5 },
   ],
   nodes: [
-    { id: 'big', memoryGb: 12, score: 8 },
+    { id: 'big', memoryGb: 8, score: 8 },
     { id: 'mid', memoryGb: 8, score: 3 },
     { id: 'small', memoryGb: 6, score: 1 },
   ],

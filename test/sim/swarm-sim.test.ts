@@ -31,11 +31,13 @@ describe('runSwarmSim', () => {
     expect(failover.unrecoverable).toEqual([]);
   });
 
-  it('grows with a twin of the killed node by default, which restores the lost copy', () => {
+  it('grows with a twin of the killed node by default, which serves in its place', () => {
     const growth = runSwarmSim(example(), { kill: 'gpu', seed: 1 }).steps[2];
     if (growth?.step !== 'growth') throw new Error('no growth step');
     expect(growth.added).toEqual({ id: 'gpu-2', memoryGb: 24, score: 16, latencyMs: 4 });
-    expect(growth.role).toBe('restore');
+    // The plan has further copies beyond the two asked for, so the model is not short of intact
+    // copies and the twin makes a copy of its own rather than restoring the lost one.
+    expect(growth.role).toBe('copy');
     expect(growth.route?.stages.map((s) => s.nodeId)).toContain('gpu-2');
     expect(growth.route?.stages.map((s) => s.nodeId)).not.toContain('gpu');
   });
