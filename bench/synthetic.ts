@@ -67,7 +67,7 @@ export function fullScanRoute(plan: SwarmPlan, nodes: NodeStates, modelId: strin
     for (const s of p.stages) {
       const t = nodes[s.nodeId];
       const share = (s.layerEnd - s.layerStart) / layers;
-      cost += (t?.latencyMs ?? 100) + (t?.load ?? 1) * 120 + (100 * share) / Math.max(t?.score ?? 1, 0.01);
+      cost += (t?.latencyMs ?? 100) + (t?.load ?? share) * 120 + (100 * share) / Math.max(t?.score ?? 1, 0.01);
     }
     cost += 15 * (p.stages.length - 1) + (10 * tokens) / 1024;
     if (best === undefined || cost < best.cost || (cost === best.cost && p.id < best.pipelineId)) best = { pipelineId: p.id, cost };

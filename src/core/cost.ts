@@ -76,8 +76,10 @@ export function resolveRequest(request: RoutingRequest = {}): ResolvedRequest {
  * The cost of one stage's node: `w_l·latency + w_c·load·120 + w_k·100·share/max(score, 0.01)`.
  * `share` is the part of the model the stage runs (its layers / the model's layers) under the
  * layer-aware cost model, 1 under the original one (the seed's `100/score` per node).
- * Unknown values count as the penalties, so an unmeasured node is never the cheapest by accident.
- * `extraLoad` is added to the measured load (in-flight reservations).
+ * Unknown values count as the penalties, so an unmeasured node is never the cheapest by accident;
+ * an unknown load counts as `penalties.load × share`, so a cold copy is assumed as busy as one
+ * loaded node whatever its number of stages (docs/cost.md). A measured load counts whole.
+ * `extraLoad` is added to the load (in-flight reservations).
  */
 export function nodeCost(
   telemetry: NodeTelemetry | undefined,
@@ -87,7 +89,7 @@ export function nodeCost(
   share = 1,
 ): number {
   const latency = telemetry?.latencyMs ?? penalties.latencyMs;
-  const load = (telemetry?.load ?? penalties.load) + extraLoad;
+  const load = (telemetry?.load ?? penalties.load * share) + extraLoad;
   const score = telemetry?.score ?? penalties.score;
   return weights.latency * latency + weights.load * load * 120 + (weights.capability * 100 * share) / Math.max(score, 0.01);
 }

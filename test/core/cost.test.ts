@@ -126,6 +126,40 @@ describe("route cost, costModel 'layer-aware' (the default, docs/cost.md)", () =
     expect(pipelineCost(half, state.nodes, {})).toBeCloseTo(10 + 60 + 100 / 2, 9);
   });
 
+  it('counts an unknown load as one loaded node per copy, spread by layer share; a measured load counts whole', () => {
+    const cold = { alive: true, samples: 0 } as const;
+    // A quarter of the model on an unmeasured node: 100 + 1·0.25·120 + 100·0.25/1 = 155.
+    expect(nodeCost(cold, undefined, undefined, 0, 0.25)).toBeCloseTo(100 + 30 + 25, 9);
+    expect(nodeCost({ ...cold, load: 1 }, undefined, undefined, 0, 0.25)).toBeCloseTo(100 + 120 + 25, 9);
+  });
+
+  it("picks issue 13's faster copy cold, where the original picks the copy 2.9x slower per token", () => {
+    // examples/swarm.json profiles; copy 0 = gpu 22 + desktop 8 + tablet 2, copy 1 = laptop 18 + mini-pc 14.
+    const plan13 = {
+      models: [{ id: 'hecate-8b', layers: 32, pipelines: 2 }],
+      pipelines: [
+        pipe('hecate-8b/0', 'hecate-8b', st('gpu', 0, 22), st('desktop', 22, 30), st('tablet', 30, 32)),
+        pipe('hecate-8b/1', 'hecate-8b', st('laptop', 0, 18), st('mini-pc', 18, 32)),
+      ],
+    };
+    const declared = stateOf(plan13, {
+      gpu: { latencyMs: 4, score: 16 },
+      desktop: { latencyMs: 6, score: 6 },
+      laptop: { latencyMs: 9, score: 3 },
+      'mini-pc': { latencyMs: 8, score: 2.5 },
+      tablet: { latencyMs: 14, score: 1.5 },
+    });
+    // compute 100/32·(22/16 + 8/6 + 2/1.5) = 12.63 against 100/32·(18/3 + 14/2.5) = 36.25
+    const copy0 = 4 + 6 + 14 + 120 + (100 / 32) * (22 / 16 + 8 / 6 + 2 / 1.5) + 2 * 15;
+    const copy1 = 9 + 8 + 120 + (100 / 32) * (18 / 3 + 14 / 2.5) + 15;
+    expect(routeRequest('hecate-8b', {}, declared).pipelineId).toBe('hecate-8b/0');
+    expect(routeRequest('hecate-8b', {}, declared).cost).toBeCloseTo(copy0, 9);
+    expect(copy0).toBeLessThan(copy1);
+    const original = routeRequest('hecate-8b', { tokens: 256, ...ORIGINAL }, declared);
+    expect(original.pipelineId).toBe('hecate-8b/1');
+    expect(original.cost).toBeCloseTo(347.8, 0);
+  });
+
   it("rejects an unknown cost model as InvalidRequest", () => {
     expect(() => resolveRequest({ costModel: 'fastest' as unknown as 'original' })).toThrow(/costModel/);
   });
