@@ -52,6 +52,15 @@ describe('renderHtmlReport', () => {
     });
   });
 
+  it("lists each copy's per-token time (compute + hops) and marks the served copy", () => {
+    const page = html.split('<section class="step"').slice(1);
+    report.steps.forEach((step, i) => {
+      for (const c of step.copies) expect(page[i]).toContain(`per-token ${c.pipelineId}</dt><dd>${c.perTokenMs.toFixed(1)} ms = compute ${c.computeMs.toFixed(1)} + hops ${c.hopMs.toFixed(1)}`);
+      if (step.route !== null && !step.route.degraded) expect(page[i]).toMatch(new RegExp(`per-token ${step.route.pipelineId}</dt><dd>[^<]*← route`));
+    });
+    expect(html).toContain('broken (a node is down)');
+  });
+
   it('spells out the recovery strategy', () => {
     const failover = report.steps.find((s) => s.step === 'failover');
     expect(failover?.step === 'failover' && failover.recovery?.strategy).toBeTruthy();
