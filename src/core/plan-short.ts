@@ -14,7 +14,7 @@ import { byCapability, WaterFill, type Candidate } from './plan-search.js';
 export const HOP_SHARE = 0.05;
 
 /** Consecutive candidates a copy may reject before it stops looking (keeps 1,000 nodes in milliseconds). */
-const MAX_MISSES = 12;
+const MAX_MISSES = 6;
 
 /**
  * Builds up to `limit` disjoint short copies of a model of `layers` layers from `candidates`,
@@ -73,8 +73,9 @@ export function shortCopies(candidates: readonly Candidate[], layers: number, li
         misses = 0;
       } else misses++;
     }
-    fill.time(members, -1, -1, true);
-    const group = members.filter((m) => (fill.held[m] as number) > 0);
+    // Every member takes a layer: a joiner only when its first layer beats the slowest stage, and
+    // the memory phase's nodes are the fastest (or the memory the copy needs).
+    const group = members;
     for (const m of group) {
       used[m] = 1;
       freeCap -= cap[m] as number;

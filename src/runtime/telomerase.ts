@@ -2,7 +2,6 @@ import { mergeAdjacent } from '../core/failover.js';
 import { byCapability, splitLayers } from '../core/plan.js';
 import { isIntact, planIndex } from '../core/plan-index.js';
 import { shortCopies } from '../core/plan-short.js';
-import type { Candidate } from '../core/plan-search.js';
 import type { ModelSpec, NodeProfile, NodeStates, Pipeline, Stage, SwarmPlan } from '../core/types.js';
 import type { GrowthRole, IdSource, Relocation } from './types.js';
 
@@ -65,11 +64,10 @@ function buildCopies(plan: SwarmPlan, profiles: readonly NodeProfile[], nodes: N
     .filter((c) => c.cap > 0)
     .sort(byCapability);
   if (candidates.reduce((s, c) => s + Math.min(c.cap, model.layers), 0) < model.layers) return undefined;
-  const groups = shortCopies(candidates, model.layers);
-  const mine = groups.findIndex((g) => g.some((c) => c.id === newcomer));
+  const copies = shortCopies(candidates, model.layers).map((g) => splitLayers([...g].sort(byCapability), model.layers));
+  const mine = copies.findIndex((stages) => stages.some((s) => s.nodeId === newcomer));
   if (mine === -1) return undefined;
-  const ordered = [groups[mine] as Candidate[], ...groups.filter((_, i) => i !== mine)];
-  return ordered.map((g) => splitLayers([...g].sort(byCapability), model.layers));
+  return [copies[mine] as Stage[], ...copies.filter((_, i) => i !== mine)];
 }
 
 /**
