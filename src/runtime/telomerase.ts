@@ -49,11 +49,10 @@ function nodesOfModel(plan: SwarmPlan, modelId: string): Set<string> {
 }
 
 /**
- * New short copies of `model` from the newcomer and idle live nodes (nodes in no pipeline of the
+ * A new short copy of `model` from the newcomer and idle live nodes (nodes in no pipeline of the
  * model, with memory left), built as the planner builds further copies (fastest first until a
  * copy holds the model, a slower node joining only when worth its hop; docs/cost.md) and
- * water-filled by capability: the newcomer's copy first, then any other copy the idle nodes now
- * make. Undefined unless the newcomer takes part in one.
+ * water-filled by capability. Undefined unless the newcomer holds layers in such a copy.
  */
 function buildCopies(plan: SwarmPlan, profiles: readonly NodeProfile[], nodes: NodeStates, model: ModelSpec, newcomer: string): Stage[][] | undefined {
   const free = freeMemory(plan, profiles);
@@ -65,9 +64,9 @@ function buildCopies(plan: SwarmPlan, profiles: readonly NodeProfile[], nodes: N
     .sort(byCapability);
   if (candidates.reduce((s, c) => s + Math.min(c.cap, model.layers), 0) < model.layers) return undefined;
   const copies = shortCopies(candidates, model.layers).map((g) => splitLayers([...g].sort(byCapability), model.layers));
-  const mine = copies.findIndex((stages) => stages.some((s) => s.nodeId === newcomer));
-  if (mine === -1) return undefined;
-  return [copies[mine] as Stage[], ...copies.filter((_, i) => i !== mine)];
+  const mine = copies.find((stages) => stages.some((s) => s.nodeId === newcomer));
+  // Only the newcomer's copy: the idle nodes of other groups stay spares for splices and relocation.
+  return mine === undefined ? undefined : [mine];
 }
 
 /**
