@@ -54,7 +54,7 @@ export function cheapestIntact(
 }
 
 /**
- * Routes one request for `modelId` (SPEC §4): exact model match, pipelines with any node down
+ * Routes one request for `modelId` (docs/design.md §4): exact model match, pipelines with any node down
  * dropped, lowest cost wins (docs/cost.md: layer-aware unless `request.costModel` is
  * `'original'`), ties broken by pipeline id.
  *
