@@ -58,6 +58,15 @@ describe('planSwarm', () => {
     expect(planSwarm(pair, { models: [{ id: 'm', layers: 12 }] }).pipelines).toHaveLength(1);
   });
 
+  it('plans exactly the asked copies with furtherCopies: false, and rejects a non-boolean', () => {
+    const equal: NodeProfile[] = ['a', 'b', 'c', 'd'].map((id) => ({ id, memoryGb: 16, score: 2 }));
+    expect(planSwarm(equal, { models: [{ id: 'm', layers: 16, pipelines: 2 }] }).pipelines).toHaveLength(4);
+    expect(planSwarm(equal, { models: [{ id: 'm', layers: 16, pipelines: 2 }], furtherCopies: false }).pipelines).toHaveLength(2);
+    const error = planError(() => planSwarm(equal, { models: [{ id: 'm', layers: 16 }], furtherCopies: 'yes' as unknown as boolean }));
+    expect(error.code).toBe('InvalidInput');
+    expect(error.message).toContain('furtherCopies');
+  });
+
   it('keeps a copy short: a node joins only when it speeds the copy more than a copy of its own would', () => {
     // Four equal nodes that each hold the model: four one-stage copies, not one four-stage copy.
     const equal: NodeProfile[] = ['a', 'b', 'c', 'd'].map((id) => ({ id, memoryGb: 16, score: 2 }));
