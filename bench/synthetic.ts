@@ -41,7 +41,9 @@ export function pipelines8(copies: number, spares = 0): Topology {
   });
   const nodes = profiles.length;
   const size = spares === 0 ? `${copies * 4} pipelines x 8 stages (${nodes} nodes)` : `${nodes} nodes (${copies * 4} pipelines x 8 stages + ${spares * 4} spares)`;
-  return { size, profiles, config: { models } };
+  // Exactly the labelled copies: the spares stay spares (the planner would otherwise make further
+  // copies of the small models from the big classes' spare memory).
+  return { size, profiles, config: { models, furtherCopies: false } };
 }
 
 /** The example topology of the repository (`examples/swarm.json`), every model in 2 copies as `npm run sim` runs it. */
