@@ -7,9 +7,11 @@
 import { byCapability, WaterFill, type Candidate } from './plan-search.js';
 
 /**
- * What one hop costs in the planner, as a share of a node's own throughput: a node joins a copy
- * only when it raises the copy's throughput (1 / slowest stage) by more than `(1 + HOP_SHARE) ×
- * score / layers` — what it would add in a balanced copy of its own, plus 10% for the hop.
+ * What one hop costs in the planner, as a share of throughput (5%): a node joins a copy being
+ * built only when it raises the copy's throughput (1 / slowest stage) by more than
+ * `(1 + HOP_SHARE) × score / layers` — what it would add in a balanced copy of its own, plus the
+ * hop — and a spare that can form no copy joins one only when it cuts its slowest stage by more
+ * than `HOP_SHARE` (planSwarm).
  */
 export const HOP_SHARE = 0.05;
 
@@ -20,9 +22,8 @@ const MAX_MISSES = 6;
  * Builds up to `limit` disjoint short copies of a model of `layers` layers from `candidates`,
  * fastest first: each copy takes the fastest unused nodes until their memory holds the model,
  * then admits a further node only when that raises the copy's throughput by more than the node
- * would add in a balanced copy of its own, plus one hop's worth.
- * Nodes the water-fill gives no layer stay free. Deterministic: candidates are taken in
- * {@link byCapability} order.
+ * would add in a balanced copy of its own, plus one hop's worth. Every member takes a layer.
+ * Deterministic: candidates are taken in {@link byCapability} order.
  *
  * @returns the copies' nodes (each group holds the model); fewer than `limit` when memory runs out
  */

@@ -23,12 +23,13 @@ const EPS = 1e-9;
 /**
  * Plans every copy of every model (docs/design.md §2, docs/cost.md): copies of one model on
  * disjoint nodes, node memory counted across every model, each copy short — built from the
- * fastest free nodes until it holds the model, a further node joining only when it cuts the
- * copy's slowest stage by more than the hop it adds is worth — and layers split so that each
- * copy's slowest stage (layers / score) is as fast as memory allows. Each model's `pipelines` is
- * a minimum: once every model has its copies, the nodes left form further copies (the base model
- * first, then the experts in order) or join a copy where that is worth a hop, unless
- * `furtherCopies` is false. Deterministic; never returns a partial plan.
+ * fastest free nodes until it holds the model, a further node joining only when it adds more
+ * throughput there than in a balanced copy of its own, plus a hop's worth — and layers split so
+ * that each copy's slowest stage (layers / score) is as fast as memory allows. Each model's
+ * `pipelines` is a minimum: once every model has its copies, the nodes left form further copies
+ * (the base model first, then the experts in order) or join a copy whose slowest stage they cut
+ * by more than a hop's worth, unless `furtherCopies` is false. Deterministic; never returns a
+ * partial plan.
  *
  * @throws {PlanError} `InvalidInput` for bad profiles or models, `InsufficientCapacity`
  * naming the model and the shortfall when the swarm cannot hold every copy.
@@ -104,7 +105,8 @@ function place(planned: Planned, model: ModelSpec, group: readonly Candidate[]):
 
 /**
  * A node no copy of the model took — it could not form a copy of its own — joins the copy where
- * it raises throughput most, if that beats its hop ({@link HOP_SHARE} of its own score / layers).
+ * it raises throughput most, if it cuts that copy's slowest stage by more than a hop's worth
+ * ({@link HOP_SHARE}); else it waits as a spare.
  */
 function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned: Planned): void {
   const layerGb = model.layerGb ?? 1;
