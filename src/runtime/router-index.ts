@@ -17,13 +17,15 @@ interface ModelSlot {
   readonly pipelines: readonly Pipeline[];
   /** Each pipeline's stage nodes, in stage order (the order `chainCost` sums in). */
   readonly stageNodes: readonly (readonly NodeEntry[])[];
-  /** Each pipeline's stage shares of the model (layer-aware cost), in stage order. */
-  readonly shares: readonly Float64Array[];
+  /** Where pipeline i's stages start in `shares` and `stageCost` (all stages of the model, flat). */
+  readonly offset: Int32Array;
+  /** Each stage's share of the model (layer-aware cost), pipeline by pipeline, in stage order. */
+  readonly shares: Float64Array;
   /**
    * Each pipeline's stage costs, cached: with the layer-aware cost a node's cost depends on the
    * layers its stage holds, so the cache is per (pipeline, stage), not per node.
    */
-  readonly stageCost: readonly Float64Array[];
+  readonly stageCost: Float64Array;
   /** The hops term of each pipeline (constant: it depends on the stage count only). */
   readonly hops: Float64Array;
   /** Chain cost (nodes + hops, default weights) of each pipeline, by index. */
@@ -70,8 +72,9 @@ export class RouterIndex {
       const slot: ModelSlot = {
         pipelines,
         stageNodes: pipelines.map((p) => p.stages.map((s) => this.entry(s.nodeId))),
-        shares: pipelines.map((p) => Float64Array.from(p.stages, (s) => stageShare(s, layers, DEFAULT_COST_MODEL))),
-        stageCost: pipelines.map((p) => new Float64Array(p.stages.length)),
+        offset: offsets(pipelines),
+        shares: Float64Array.from(pipelines.flatMap((p) => p.stages.map((s) => stageShare(s, layers, DEFAULT_COST_MODEL)))),
+        stageCost: new Float64Array(pipelines.reduce((n, p) => n + p.stages.length, 0)),
         hops: Float64Array.from(pipelines, (p) => hopsCost(p.stages.length, DEFAULT_WEIGHTS)),
         chain: new Float64Array(pipelines.length),
         key: new Float64Array(pipelines.length),
@@ -163,23 +166,35 @@ export class RouterIndex {
 
   /** The same call the scan makes for this stage (`chainCost` → `nodeCost`), cached. */
   private price(slot: ModelSlot, i: number, k: number, e: NodeEntry): void {
-    const share = (slot.shares[i] as Float64Array)[k] as number;
-    (slot.stageCost[i] as Float64Array)[k] = nodeCost(this.nodes[e.id], DEFAULT_WEIGHTS, DEFAULT_PENALTIES, this.extra[e.id] ?? 0, share);
+    const at = (slot.offset[i] as number) + k;
+    slot.stageCost[at] = nodeCost(this.nodes[e.id], DEFAULT_WEIGHTS, DEFAULT_PENALTIES, this.extra[e.id] ?? 0, slot.shares[at] as number);
   }
 
   private refresh(slot: ModelSlot, i: number): void {
     const entries = slot.stageNodes[i] as readonly NodeEntry[];
-    const costs = slot.stageCost[i] as Float64Array;
+    const costs = slot.stageCost;
+    const base = slot.offset[i] as number;
     let sum = 0;
     let intact = true;
     for (let s = 0; s < entries.length; s++) {
-      sum += costs[s] as number;
+      sum += costs[base + s] as number;
       if (!(entries[s] as NodeEntry).alive) intact = false;
     }
     const chain = sum + (slot.hops[i] as number);
     slot.chain[i] = chain;
     slot.key[i] = intact ? chain : Infinity;
   }
+}
+
+/** Where each pipeline's stages start in a flat array of all the model's stages. */
+function offsets(pipelines: readonly Pipeline[]): Int32Array {
+  const out = new Int32Array(pipelines.length);
+  let at = 0;
+  pipelines.forEach((p, i) => {
+    out[i] = at;
+    at += p.stages.length;
+  });
+  return out;
 }
 
 /** The better of two leaves: intact before broken, then lower cost, then lower index (= id). */
