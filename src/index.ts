@@ -42,7 +42,7 @@ export type {
 } from './runtime/index.js';
 
 // The pure core: plan, state, route, failover, cost, errors.
-export { planSwarm, validatePlan, SwarmState, routeRequest, failoverInSwarm, resumeRoute, nodeCost, pipelineCost, DEFAULT_WEIGHTS, DEFAULT_PENALTIES } from './core/index.js';
+export { planSwarm, validatePlan, SwarmState, routeRequest, failoverInSwarm, resumeRoute, copyTimes, nodeCost, pipelineCost, DEFAULT_WEIGHTS, DEFAULT_PENALTIES } from './core/index.js';
 export { RoutingError, PlanError, SwarmError, SessionError } from './core/index.js';
 export type {
   NodeProfile,
@@ -56,6 +56,8 @@ export type {
   SwarmStateLike,
   CostWeights,
   CostPenalties,
+  CostModel,
+  CopyTime,
   RoutingRequest,
   Route,
   LayerRange,

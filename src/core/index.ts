@@ -1,7 +1,9 @@
 export type * from './types.js';
 export { RoutingError, PlanError, SwarmError, SessionError } from './errors.js';
 export type { RoutingErrorCode, PlanErrorCode, SwarmErrorCode, SessionErrorCode, StageAttempt, StageAttemptOutcome } from './errors.js';
-export { DEFAULT_WEIGHTS, DEFAULT_PENALTIES, nodeCost, pipelineCost, chainCost, hopsCost, tokensCost, resolveRequest } from './cost.js';
+export { DEFAULT_WEIGHTS, DEFAULT_PENALTIES, DEFAULT_COST_MODEL, nodeCost, stageShare, pipelineCost, chainCost, hopsCost, tokensCost, resolveRequest } from './cost.js';
+export { copyTimes } from './per-token.js';
+export type { CopyTime } from './per-token.js';
 export type { ResolvedRequest, ExtraLoad } from './cost.js';
 export { planSwarm } from './plan.js';
 export type { PlanConfig } from './plan.js';
