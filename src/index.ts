@@ -8,5 +8,5 @@ export * from './runtime/index.js';
 export * from './sim/index.js';
 export { nodeMachine } from '../machines/node.machine.js';
 export type { NodeContext, NodeEvent, NodeInput, NodeSample } from '../machines/node.machine.js';
-export { swarmMachine, isAliveIn, aliveRecord } from '../machines/swarm.machine.js';
-export type { SwarmContext, SwarmEvent, SwarmInput, PendingRescue, NodeActorRef } from '../machines/swarm.machine.js';
+export { swarmMachine, isAliveIn, isMember, aliveMembers, joinIssue, livenessView, computeRescue } from '../machines/swarm.machine.js';
+export type { SwarmContext, SwarmEvent, SwarmInput, SwarmOutcome, PendingRescue, NodeActorRef, Member, RescueIndex } from '../machines/swarm.machine.js';
