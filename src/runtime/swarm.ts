@@ -43,15 +43,11 @@ function plainProfile(profile: NodeProfile): NodeProfile {
   return { id, memoryGb, ...(score !== undefined ? { score } : {}), ...(latencyMs !== undefined ? { latencyMs } : {}) };
 }
 
-/** A telemetry sample as plain data, each field read once. */
+/** A telemetry sample as plain data, each field read once; one shape whatever it carries. */
 function plainSample(sample: TelemetrySample): TelemetrySample {
   if (sample === null || typeof sample !== 'object') return sample;
   const { load, latencyMs, score } = sample;
-  const out: { load?: number; latencyMs?: number; score?: number } = {};
-  if (load !== undefined) out.load = load;
-  if (latencyMs !== undefined) out.latencyMs = latencyMs;
-  if (score !== undefined) out.score = score;
-  return out;
+  return { load, latencyMs, score };
 }
 
 /**
@@ -274,14 +270,22 @@ export class Swarm {
    */
   report(nodeId: string, sample: TelemetrySample): NodeTelemetry {
     const snapshot = this.running();
-    if (!isMember(snapshot.context, nodeId)) throw this.unknownNode(snapshot, nodeId);
+    const member = snapshot.context.members.get(nodeId);
+    if (member === undefined) throw this.unknownNode(snapshot, nodeId);
     const plain = plainSample(sample);
+    const current = this.table.nodes[nodeId] as NodeTelemetry;
+    if (current.alive) {
+      // The node actor's `goodSample` guard decides; a refused sample leaves its snapshot as it was.
+      const before = member.ref.getSnapshot();
+      const next = this.ingest(nodeId, plain, member.ref);
+      if (member.ref.getSnapshot() !== before) return next;
+    }
     const bad = badSampleField(plain);
     if (bad !== undefined) {
       const value = bad === 'sample' ? plain : (plain as Record<string, unknown>)[bad];
       throw new SwarmError('BadTelemetry', `telemetry for node "${nodeId}": "${bad}" must be a finite number >= 0${bad === 'score' ? ' (and > 0)' : ''}, got ${String(value)}; the EWMA is unchanged`);
     }
-    return this.ingest(nodeId, plain);
+    return current; // down: its telemetry is stale by definition
   }
 
   /** Stops the swarm and its node actors; every later call but `status`/`state`/`stop` throws `Stopped`. */
@@ -289,14 +293,20 @@ export class Swarm {
     if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'swarm.stop' });
   }
 
-  /** The one narrow intake of telemetry: into the node actor, then its EWMAs back into the table. */
-  private ingest(nodeId: string, sample: TelemetrySample): NodeTelemetry {
-    const current = this.table.get(nodeId) as NodeTelemetry;
-    const ref = this.actor.getSnapshot().context.members.get(nodeId)?.ref;
+  /**
+   * The one narrow intake of telemetry: into the node actor, then its EWMAs back into the table.
+   * A sample the actor refuses (or a down node) leaves the table as it was.
+   */
+  private ingest(nodeId: string, sample: TelemetrySample, ref = this.actor.getSnapshot().context.members.get(nodeId)?.ref): NodeTelemetry {
+    const current = this.table.nodes[nodeId] as NodeTelemetry;
     if (ref === undefined || !current.alive) return current;
+    const before = ref.getSnapshot();
     ref.send({ type: 'node.telemetry', sample });
-    const ctx = ref.getSnapshot().context;
-    const next: NodeTelemetry = Object.freeze({ alive: true, samples: ctx.samples, ...effectiveValues(ctx) });
+    const after = ref.getSnapshot();
+    if (after === before) return current;
+    // The node actor owns the EWMAs: its effective values, read back into a frozen table entry.
+    const ctx = after.context;
+    const next: NodeTelemetry = Object.freeze(effectiveValues<{ -readonly [K in keyof NodeTelemetry]: NodeTelemetry[K] }>(ctx, { alive: true, samples: ctx.samples }));
     this.table.put(nodeId, next);
     return next;
   }
