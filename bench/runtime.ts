@@ -27,6 +27,8 @@ export const TARGETS = {
   heapPerNode: 4096,
   /** markDown at 8,000 nodes, ms. */
   markDownMs: 1,
+  /** Heap growth after 20,000 add/remove cycles with fresh ids and 50 swarms created and stopped, bytes. */
+  churnHeapBytes: 1024 * 1024,
 } as const;
 
 const TOKENS = 512;
@@ -101,7 +103,7 @@ function routing(t: Topology, swarm: Swarm, rows: BenchRow[]): void {
  * collection lands in. The sustained row is the harder case: load-only samples round-robin over
  * every node, whole passes timed end to end from a collected heap, so each side pays for its own
  * garbage (report allocates the event, the actor's snapshot and context, and the table entry).
- * Measured on main before issue 11: batched 1.13×, sustained 0.59× (see docs/machine.md).
+ * Why the two can disagree, and what was measured: docs/machine.md.
  */
 function telemetry(t: Topology, swarm: Swarm, rows: BenchRow[]): void {
   const ids = t.profiles.map((p) => p.id);
@@ -298,6 +300,39 @@ function lifecycle(t: Topology, rows: BenchRow[]): void {
   rows.push({ name: 'heap per node (running swarm)', size: t.size, median: Math.round(perNode), unit: 'bytes/node', target: `<= ${TARGETS.heapPerNode} bytes/node`, pass: perNode <= TARGETS.heapPerNode });
 }
 
+/**
+ * No per-id state outlives its node: 20,000 addNode/removeNode cycles, each with a fresh id, then
+ * 50 swarms created and stopped; the heap after a full collection, against the heap before (after
+ * a warm-up of the same, so compiled code and caches are already there).
+ */
+function churn(rows: BenchRow[]): void {
+  const t = exampleTopology();
+  const run = (prefix: string, cycles: number, swarms: number) => {
+    const swarm = createSwarm(t.profiles, t.config, { seed: 1 });
+    for (let i = 0; i < cycles; i++) {
+      swarm.addNode({ id: `${prefix}${i}`, memoryGb: 0.5, score: 1 });
+      swarm.removeNode(`${prefix}${i}`);
+    }
+    swarm.stop();
+    for (let i = 0; i < swarms; i++) createSwarm(t.profiles, t.config, { seed: 1 }).stop();
+  };
+  const cycles = QUICK ? 2000 : 20_000;
+  run('warm-', 2000, 5);
+  collectGarbage();
+  const before = process.memoryUsage().heapUsed;
+  run('fresh-', cycles, 50);
+  collectGarbage();
+  const growth = process.memoryUsage().heapUsed - before;
+  rows.push({
+    name: `heap growth, ${cycles} add/remove cycles (fresh ids) + 50 create/stop`,
+    size: t.size,
+    median: Math.round(growth),
+    unit: 'bytes',
+    target: `< ${TARGETS.churnHeapBytes} bytes`,
+    pass: growth < TARGETS.churnHeapBytes,
+  });
+}
+
 /** Every runtime benchmark, in order: routing, telemetry, failures, planning, lifecycle. */
 export async function runtimeBench(log: (line: string) => void = () => {}): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
@@ -317,6 +352,8 @@ export async function runtimeBench(log: (line: string) => void = () => {}): Prom
   log(`runtime: ${big.size}`);
   planning(big, rows);
   lifecycle(big, rows);
+  log('runtime: churn');
+  churn(rows);
   return rows;
 }
 

@@ -317,7 +317,7 @@ export const swarmMachine = setup({
   },
   actions: {
     computeRescue: assign({
-      outcome: ({ context, event }) => (event.type === 'node.down' ? { kind: 'rescue' as const, ...computeRescue(context, event.nodeId) } : context.outcome),
+      outcome: ({ context, event }) => (event.type === 'node.down' ? deepFreeze({ kind: 'rescue' as const, ...computeRescue(context, event.nodeId) }) : context.outcome),
     }),
     markNodeDown: assign(({ context, event }) => {
       if (event.type !== 'node.down') return {};
@@ -354,7 +354,7 @@ export const swarmMachine = setup({
       const { plan, role, modelId, pipelines, replaced } = decision;
       return {
         idState: ids.state(),
-        outcome: { kind: 'growth' as const, nodeId: profile.id, profile, role, ...(modelId !== undefined ? { modelId } : {}), pipelines, replaced, plan: deepFreeze(plan) },
+        outcome: deepFreeze({ kind: 'growth' as const, nodeId: profile.id, profile, role, ...(modelId !== undefined ? { modelId } : {}), pipelines, replaced, plan }),
       };
     }),
     spawnNode: assign(({ context, self }) => {
@@ -377,7 +377,7 @@ export const swarmMachine = setup({
       if (issues.length > 0) {
         return { outcome: { kind: 'refused' as const, event: event.type, nodeId: event.nodeId, reason: `refused a plan change that would not validate: ${issuesText(issues)}` } };
       }
-      return { outcome: { kind: 'retirement' as const, nodeId: event.nodeId, relocated: decision.relocated, dropped: decision.dropped, plan: deepFreeze(decision.plan) } };
+      return { outcome: deepFreeze({ kind: 'retirement' as const, nodeId: event.nodeId, relocated: decision.relocated, dropped: decision.dropped, plan: decision.plan }) };
     }),
     // Stopped, not retired: a node actor reaching its final state would send the Swarm an
     // `xstate.done.actor.node:<id>` event, and XState caches transitions per event type on the
