@@ -116,6 +116,16 @@ function describe(event: SwarmEvent): string {
 }
 
 /**
+ * A short name for a path: its events and the status it ends in, e.g.
+ * `node.down(gpu) → node.alive(gpu) ⇒ healthy`; `start ⇒ healthy` for the empty path.
+ */
+export function pathName(path: Pick<SwarmPath, 'steps'>): string {
+  const events = path.steps.map((s) => s.event as SwarmEvent | { type: 'xstate.init' }).filter((e): e is SwarmEvent => e.type !== 'xstate.init');
+  const last = path.steps[path.steps.length - 1];
+  return `${events.length === 0 ? 'start' : events.map(describe).join(' → ')} ⇒ ${String(last?.state.value)}`;
+}
+
+/**
  * Plays one generated path against `swarm` — `markDown`, `markAlive`, `addNode`, `removeNode`,
  * `stop` for its events — and checks after the start and after every step that `swarm.status()`
  * is the status the statechart reached.
