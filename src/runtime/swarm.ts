@@ -105,7 +105,7 @@ export class Swarm {
 
   /** The current plan and telemetry as an immutable {@link SwarmState} (plain data). */
   state(): SwarmState {
-    return this.table.state();
+    return this.table.state(this.actor.getSnapshot().context.plan);
   }
 
   /**
@@ -121,7 +121,7 @@ export class Swarm {
   route(request: SwarmRequest | undefined, options: RouteOptions & { reserve: true }): LeasedRoute;
   route(request?: SwarmRequest, options?: RouteOptions): Route | LeasedRoute;
   route(request: SwarmRequest = {}, options: RouteOptions = {}): Route | LeasedRoute {
-    this.running();
+    if (this.actor.getSnapshot().status !== 'active') this.running(); // throws Stopped
     if (this.leases.size > 0) this.leases.expire();
     const r = resolveRequest(request); // first: it rejects a null or malformed request
     const modelId = request.model ?? this.baseModel;
@@ -132,7 +132,7 @@ export class Swarm {
       const p = best.pipeline;
       route = { modelId, pipelineId: p.id, stages: p.stages, cost: best.chain + tokensCost(r.tokens, r.weights), hops: p.stages.length - 1, degraded: false };
     } else {
-      route = serveModel(modelId, r, this.table.view(), { allowDegraded: this.allowDegraded, extra: this.table.extra });
+      route = serveModel(modelId, r, this.table.view(this.actor.getSnapshot().context.plan), { allowDegraded: this.allowDegraded, extra: this.table.extra });
     }
     if (options?.reserve !== true) return route;
     const lease = this.leases.reserve(route.modelId, [...new Set(route.stages.map((s) => s.nodeId))]);
@@ -142,7 +142,7 @@ export class Swarm {
   /** The pure scan for a request, bypassing the index (for benchmarks and equivalence tests). */
   routeByScan(request: SwarmRequest = {}): Route {
     this.running();
-    return routeResolved(request.model ?? this.baseModel, resolveRequest(request), this.table.view(), this.table.extra);
+    return routeResolved(request.model ?? this.baseModel, resolveRequest(request), this.table.view(this.actor.getSnapshot().context.plan), this.table.extra);
   }
 
   /**

@@ -25,10 +25,8 @@ export class TelemetryTable {
   private index: RouterIndex;
   private cached: SwarmState | undefined;
 
-  constructor(
-    private plan: SwarmPlan,
-    profiles: readonly NodeProfile[],
-  ) {
+  /** @param plan the plan the routing index is built over (the Swarm statechart's) */
+  constructor(plan: SwarmPlan, profiles: readonly NodeProfile[]) {
     for (const p of profiles) this.nodes[p.id] = Object.freeze(declaredTelemetry(p));
     this.index = new RouterIndex(plan, this.nodes, this.extra);
   }
@@ -84,9 +82,8 @@ export class TelemetryTable {
     this.index.nodeChanged(nodeId);
   }
 
-  /** Takes a new plan: the index is rebuilt over it. */
+  /** The statechart adopted a new plan: the index is rebuilt over it. */
   adopt(plan: SwarmPlan): void {
-    this.plan = plan;
     this.cached = undefined;
     this.index = new RouterIndex(plan, this.nodes, this.extra);
   }
@@ -101,15 +98,15 @@ export class TelemetryTable {
     return this.index.bestWithout(modelId, nodeId);
   }
 
-  /** The plan and telemetry as an immutable {@link SwarmState}, cached until something changes. */
-  state(): SwarmState {
-    this.cached ??= SwarmState.from({ plan: this.plan, nodes: this.nodes as NodeStates });
+  /** `plan` and this telemetry as an immutable {@link SwarmState}, cached until either changes. */
+  state(plan: SwarmPlan): SwarmState {
+    if (this.cached?.plan !== plan) this.cached = SwarmState.from({ plan, nodes: this.nodes as NodeStates });
     return this.cached;
   }
 
-  /** The core's view: `{ plan, nodes }` over the live records (no copy). */
-  view(): { readonly plan: SwarmPlan; readonly nodes: NodeStates } {
-    return { plan: this.plan, nodes: this.nodes };
+  /** The core's view of `plan` and this telemetry, over the live records (no copy). */
+  view(plan: SwarmPlan): { readonly plan: SwarmPlan; readonly nodes: NodeStates } {
+    return { plan, nodes: this.nodes };
   }
 
   /** The in-flight load records, as the core reads them. */
