@@ -134,6 +134,21 @@ describe('swarmMachine, driven with pure transition()', () => {
     expect(back.context.alive.length).toBe(4);
   });
 
+  it('refuses a plan change that would not validate, changing nothing but the outcome', () => {
+    // The profiles claim less memory than the plan already uses: no plan over them validates.
+    const plan = planSwarm(four, withReserve);
+    const shrunk = four.map((p) => ({ ...p, memoryGb: 1 }));
+    const [start] = initialTransition(swarmMachine, { plan, profiles: shrunk });
+    const [after] = transition(swarmMachine, start, { type: 'node.added', profile: { id: 'n5', memoryGb: 8 } });
+    expect(after.context.outcome).toMatchObject({ kind: 'refused', event: 'node.added', nodeId: 'n5' });
+    expect(after.context.outcome?.kind === 'refused' && after.context.outcome.reason).toMatch(/would not validate/);
+    expect(after.context.members.has('n5')).toBe(false);
+    expect(after.context.plan).toBe(start.context.plan);
+    const [gone] = transition(swarmMachine, start, { type: 'node.removed', nodeId: 'n4' });
+    expect(gone.context.outcome?.kind).toBe('refused');
+    expect(gone.context.members.has('n4')).toBe(true);
+  });
+
   it('ends in stopped', () => {
     const [stopped] = run(input(four, withReserve), [{ type: 'swarm.stop' }]) as [Snap];
     expect(stopped.value).toBe('stopped');
