@@ -86,4 +86,4 @@ export type {
 export { nodeMachine } from '../machines/node.machine.js';
 export type { NodeContext, NodeEvent, NodeInput, NodeSample } from '../machines/node.machine.js';
 export { swarmMachine } from '../machines/swarm.machine.js';
-export type { SwarmContext, SwarmEvent, SwarmInput, PendingRescue, NodeActorRef } from '../machines/swarm.machine.js';
+export type { SwarmContext, SwarmEvent, SwarmInput, SwarmOutcome, PendingRescue, NodeActorRef, Member } from '../machines/swarm.machine.js';

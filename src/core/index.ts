@@ -19,3 +19,7 @@ export type { ResumeOptions, ResumePreference, ResumeStrategy, Resumption } from
 export { serveModel, bestRecovery } from './serve.js';
 export type { ServeOptions } from './serve.js';
 export { mulberry32, uniform } from './random.js';
+export { planGrowth, planRetirement } from './telomerase.js';
+export type { GrowthDecision, RetirementDecision } from './telomerase.js';
+export { swarmConfigIssue, swarmOptionsIssue } from './swarm-config.js';
+export { nextSeededId } from './seeded-id.js';

@@ -146,3 +146,18 @@ export interface Recovery {
   readonly replaced: readonly Replacement[];
   readonly missingLayers: readonly LayerRange[];
 }
+
+/** Mints ids for new pipelines. */
+export type IdSource = () => string;
+
+/** The role the growth policy (telomerase) gave a newcomer. */
+export type GrowthRole = 'restore' | 'copy' | 'expert' | 'spare';
+
+/** A range of layers moved from a retired node to another. */
+export interface Relocation {
+  readonly pipelineId: string;
+  readonly layerStart: number;
+  readonly layerEnd: number;
+  readonly from: string;
+  readonly to: string;
+}

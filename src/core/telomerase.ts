@@ -1,9 +1,8 @@
-import { mergeAdjacent } from '../core/failover.js';
-import { byCapability, splitLayers } from '../core/plan.js';
-import { isIntact, planIndex } from '../core/plan-index.js';
-import { shortCopies } from '../core/plan-short.js';
-import type { ModelSpec, NodeProfile, NodeStates, Pipeline, Stage, SwarmPlan } from '../core/types.js';
-import type { GrowthRole, IdSource, Relocation } from './types.js';
+import { mergeAdjacent } from './failover.js';
+import { byCapability, splitLayers } from './plan.js';
+import { isIntact, planIndex } from './plan-index.js';
+import { shortCopies } from './plan-short.js';
+import type { GrowthRole, IdSource, ModelSpec, NodeProfile, NodeStates, Pipeline, Relocation, Stage, SwarmPlan } from './types.js';
 
 /**
  * The telomerase: the growth component. It decides what a newcomer does (restore a missing copy,
