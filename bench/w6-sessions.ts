@@ -1,7 +1,7 @@
 /**
  * W6, kills mid-generation (docs/sessions.md): sessions that resume from the failed stage beside
  * restart from scratch, 10 seeds × 48 sessions, printed as the load simulation prints it. Writes
- * nothing. Run after `npm run build`: `node dist/bench/w6-sessions.js [seeds]`. The same figures
+ * nothing. Run after `npm run build:bench`: `node dist-bench/bench/w6-sessions.js [seeds]`. The same figures
  * come from `hecate-node load-sim --workload w6`.
  */
 import { runSessionSim, sessionTable } from '../src/sim/load/session-sim.js';

@@ -31,8 +31,11 @@ export interface SessionHost {
   /** Throws when the swarm can serve no more (stopped); called before each step. Optional. */
   assertRunning?(): void;
   /**
-   * Hook for a failure detector: told which node failed a stage call and how, before the session
-   * reroutes. Optional: without it the failure reaches the swarm only as `release(lease, { ok: false })`.
+   * Told which node failed a stage call and how, before the session reroutes: where a failure
+   * detector plugs in. With it, the failed route's lease is released with no outcome (the hook has
+   * the failure, charged to the one node that failed); without it the failure reaches the swarm as
+   * `release(lease, { ok: false })`, which charges every node of the route. A swarm's own sessions
+   * feed it to the failed node's latency (`failurePenaltyMs`).
    */
   stageFailed?(nodeId: string, outcome: StageAttempt['outcome']): void;
   /**

@@ -134,8 +134,10 @@ export class Session<T> {
         if (result.outcome === 'deadline') throw this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline at step ${stepIndex}, stage ${s} (node "${stage.nodeId}")`, attempts);
         this.failed.add(stage.nodeId);
         for (const key of [...this.warm]) if (key.startsWith(`${stage.nodeId}\u0000`)) this.warm.delete(key);
-        this.host.stageFailed?.(stage.nodeId, result.outcome);
-        this.endLease({ ok: false, latencyMs: this.clock.now() - started });
+        if (this.host.stageFailed !== undefined) {
+          this.host.stageFailed(stage.nodeId, result.outcome);
+          this.endLease({});
+        } else this.endLease({ ok: false, latencyMs: this.clock.now() - started });
         resumes++;
         if (resumes > this.o.retries) {
           throw this.fail('RetryBudgetExhausted', `session "${this.id}" step ${stepIndex} failed ${resumes} times (retry budget ${this.o.retries}): ${describeFailures(attempts)}`, attempts, result.error);

@@ -14,6 +14,7 @@ import { baseModelId } from '../core/validate.js';
 import { systemClock } from './clock.js';
 import { randomIds } from './ids.js';
 import { LeaseTable } from './lease-table.js';
+import { NodeWatchers } from './node-watchers.js';
 import { ReleaseSampler } from './release-sampler.js';
 import { openSession, type Session } from './session.js';
 import { timerClock } from './session-options.js';
@@ -73,6 +74,8 @@ export class Swarm {
   private readonly allowDegraded: boolean;
   private readonly leaseTtlMs: number;
   private readonly failurePenaltyMs: number;
+  /** Running session stage calls waiting on a node going down (pushed, not polled). */
+  private readonly downWatchers = new NodeWatchers();
   private readonly clock: Clock;
 
   /** @internal use {@link createSwarm} */
@@ -215,6 +218,7 @@ export class Swarm {
     if (outcome?.kind !== 'rescue') return Object.freeze({ nodeId, status: this.status(), recoveries: [], unrecoverable: [] });
     this.table.setAlive(nodeId, false);
     this.sampler.forget(nodeId); // what it served before dying says nothing of it when back
+    this.downWatchers.notify(nodeId); // after the table says so: the sessions told re-route around it
     return Object.freeze({ nodeId, status: after.value as SwarmStatus, recoveries: outcome.recoveries, unrecoverable: outcome.unrecoverable });
   }
 
@@ -266,6 +270,7 @@ export class Swarm {
     this.table.leave(nodeId);
     this.sampler.forget(nodeId);
     this.table.adopt(after.context.plan);
+    this.downWatchers.notify(nodeId); // a call on a node that left the swarm will never answer
     return Object.freeze({ nodeId, relocated: o.relocated, dropped: o.dropped, status: after.value as SwarmStatus });
   }
 
@@ -335,6 +340,10 @@ export class Swarm {
       assertRunning: () => {
         this.running();
       },
+      // A running stage call hears of its node going down when the swarm marks it, not at its next poll.
+      watch: (nodeId, onDown) => this.downWatchers.watch(nodeId, onDown),
+      // Charged to the node that failed the call, not to every node of the route (docs/sessions.md).
+      stageFailed: (nodeId) => void this.ingest(nodeId, { latencyMs: this.failurePenaltyMs }),
     };
     return openSession(host, request, runStage, options);
   }

@@ -22,7 +22,8 @@ export interface SwarmConfig extends PlanConfig {
   readonly leaseTtlMs?: number;
   /**
    * The latency sample, in ms, that `release(lease, { ok: false })` feeds into each live node of
-   * the failed route, so a fail-fast node stops looking idle. @defaultValue 1000
+   * the failed route, so a fail-fast node stops looking idle; a session's failed stage feeds it to
+   * the one node that failed (docs/sessions.md). @defaultValue 1000
    */
   readonly failurePenaltyMs?: number;
   /**

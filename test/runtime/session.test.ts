@@ -112,6 +112,60 @@ describe('swarm.session', () => {
     expect(h.swarm.inFlight()).toBe(0);
   });
 
+  it('hears of a running stage\'s node going down the moment the swarm marks it, with no polling', async () => {
+    const h = harness();
+    // No poll and no timeout within reach: only the swarm's push can end the hung call.
+    const session = h.swarm.session({}, h.runStage, { aliveCheckMs: 1_000_000, stageTimeoutMs: 1_000_000 });
+    const victim = session.route.stages[0];
+    if (victim === undefined) throw new Error('expected a stage');
+    const starts: string[] = [];
+    for (const p of ['a1', 'a2', 'a3', 'a4', 'b1', 'b2', 'b3', 'b4']) h.behaviour.set(p, () => (starts.push(`${p}@${h.timers.now()}`), { kind: 'ok' }));
+    h.behaviour.set(victim.nodeId, () => ({ kind: 'hang' }));
+    h.timers.setTimeout(() => h.swarm.markDown(victim.nodeId), 50);
+    const y = await h.drive(session.step(1));
+    expect(y).toBe(referenceRun(1, 1).outputs[0]);
+    // The replacement starts at 50 exactly: no poll to wait for, and no backoff for a node the swarm counts down.
+    const replacement = session.route.stages[0]?.nodeId ?? '?';
+    expect(replacement).not.toBe(victim.nodeId);
+    expect(starts[0]).toBe(`${replacement}@50`);
+    session.close();
+    expect(h.swarm.inFlight()).toBe(0);
+  });
+
+  it('hears of a running stage\'s node leaving the swarm (removeNode) at once', async () => {
+    const h = harness();
+    const session = h.swarm.session({}, h.runStage, { aliveCheckMs: 1_000_000, stageTimeoutMs: 1_000_000 });
+    const victim = session.route.stages[1];
+    if (victim === undefined) throw new Error('expected two stages');
+    h.behaviour.set(victim.nodeId, () => ({ kind: 'hang' }));
+    h.timers.setTimeout(() => h.swarm.removeNode(victim.nodeId), 40);
+    const y = await h.drive(session.step(5));
+    expect(y).toBe(referenceRun(5, 1).outputs[0]);
+    expect(h.timers.now()).toBeLessThan(100);
+    expect(session.route.stages.some((s) => s.nodeId === victim.nodeId)).toBe(false);
+    session.close();
+    expect(h.swarm.inFlight()).toBe(0);
+  });
+
+  it('charges a failed stage to the node that failed it, not to the other nodes of its route', async () => {
+    const h = harness();
+    const session = h.swarm.session({}, h.runStage, { backoffMs: 0 });
+    const victim = session.route.stages[1];
+    if (victim === undefined) throw new Error('expected two stages');
+    const latency = () => new Map(Object.entries(h.swarm.state().nodes).map(([id, t]) => [id, t.latencyMs]));
+    const before = latency();
+    let refused = false;
+    h.behaviour.set(victim.nodeId, () => (refused ? { kind: 'ok' } : ((refused = true), { kind: 'reject' })));
+    const y = await h.drive(session.step(3));
+    expect(y).toBe(referenceRun(3, 1).outputs[0]);
+    const after = latency();
+    // The failure penalty (1000 ms) lands on the node that refused; the route's other nodes did nothing wrong.
+    expect(after.get(victim.nodeId) ?? 0).toBeGreaterThan(before.get(victim.nodeId) ?? 0);
+    for (const [id, ms] of before) if (id !== victim.nodeId) expect(after.get(id)).toBe(ms);
+    session.close();
+    expect(h.swarm.inFlight()).toBe(0);
+  });
+
   it('rejects past the retry budget with every attempt and its node, and leaves no lease open', async () => {
     const h = harness();
     for (const p of ['a1', 'a2', 'a3', 'a4', 'b1', 'b2', 'b3', 'b4']) h.behaviour.set(p, () => ({ kind: 'reject' }));

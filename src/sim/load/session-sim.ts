@@ -1,5 +1,5 @@
 /**
- * W6, "kills mid-generation": long sessions (32–128 steps) on a 12-node swarm of two copies,
+ * W6, "kills mid-generation": long sessions (32–128 steps) on a 12-node swarm asking for two copies (a minimum: the planner may add more),
  * two nodes killed while they run, the same workload run three ways through the real runtime's
  * sessions: resume (keep the live stages, replay only the dead spans), resume with a suffix of an
  * intact copy preferred, and restart from scratch (what the original design does: route again and
@@ -30,7 +30,7 @@ export const W6_ID = 'w6-kills';
 /** Inputs a replay batch adds per extra step's worth of time (see the module comment). */
 export const PREFILL_INPUTS_PER_STEP = 16;
 
-/** The swarm of W6: twelve machines of mixed speed, one 24-layer model in two copies. */
+/** The swarm of W6: twelve machines of mixed speed, one 24-layer model asked in two copies (`pipelines` is a minimum: the planner makes four). */
 export const W6_TOPOLOGY: { readonly nodes: readonly NodeProfile[]; readonly model: ModelSpec; readonly msPerLayer: number; readonly hopMs: number } = Object.freeze({
   nodes: [6, 4, 3, 2.5, 2, 1.5, 5, 4, 3, 2, 2, 1.5].map((score, i) => ({ id: `n${String(i + 1).padStart(2, '0')}`, memoryGb: 12, score })),
   model: { id: 'gen-24', layers: 24, pipelines: 2 },
@@ -194,7 +194,6 @@ async function runOne(w: W6Workload, strategy: W6Strategy, seed: number, detectM
     onFailure: strategy === 'restart' ? 'restart' : 'resume',
     prefer: strategy === 'resume-suffix' ? 'suffix' : 'keep',
     stageTimeoutMs: 1000,
-    aliveCheckMs: 50,
   };
   const L = model.layers;
   const times: number[] = [];
