@@ -30,7 +30,7 @@ export const W6_ID = 'w6-kills';
 /** Inputs a replay batch adds per extra step's worth of time (see the module comment). */
 export const PREFILL_INPUTS_PER_STEP = 16;
 
-/** The swarm of W6: twelve machines of mixed speed, one 24-layer model asked in two copies (`pipelines` is a minimum: the planner makes four). */
+/** The swarm of W6: twelve machines of mixed speed, one 24-layer model in exactly two copies (`furtherCopies: false`); the nodes the copies do not need wait as spares for splices. */
 export const W6_TOPOLOGY: { readonly nodes: readonly NodeProfile[]; readonly model: ModelSpec; readonly msPerLayer: number; readonly hopMs: number } = Object.freeze({
   nodes: [6, 4, 3, 2.5, 2, 1.5, 5, 4, 3, 2, 2, 1.5].map((score, i) => ({ id: `n${String(i + 1).padStart(2, '0')}`, memoryGb: 12, score })),
   model: { id: 'gen-24', layers: 24, pipelines: 2 },
@@ -139,7 +139,7 @@ function workload(seed: number, count: number): W6Workload {
 async function runOne(w: W6Workload, strategy: W6Strategy, seed: number, detectMs: number): Promise<{ figures: W6Figures; times: number[] }> {
   const timers = new VirtualTimers();
   const { model, msPerLayer, hopMs } = W6_TOPOLOGY;
-  const swarm = createSwarm(W6_TOPOLOGY.nodes, { models: [model], leaseTtlMs: 60_000 }, { clock: timers, seed });
+  const swarm = createSwarm(W6_TOPOLOGY.nodes, { models: [model], leaseTtlMs: 60_000, furtherCopies: false }, { clock: timers, seed });
   const score = new Map(W6_TOPOLOGY.nodes.map((n) => [n.id, n.score ?? 1]));
   const nodes = new DigestNodes();
   const dead = new Set<string>();
@@ -323,7 +323,7 @@ export async function runSessionSim(options: SessionSimOptions = {}): Promise<Se
     const all = Float64Array.from(pooled.get(strategy) ?? []).sort();
     return { strategy, median: medianFigures(list), pooledP99: round(quantile(all, 0.99), 1), runs: list };
   });
-  const plan = createSwarm(W6_TOPOLOGY.nodes, { models: [W6_TOPOLOGY.model] }).state().plan;
+  const plan = createSwarm(W6_TOPOLOGY.nodes, { models: [W6_TOPOLOGY.model], furtherCopies: false }).state().plan;
   return {
     workload: 'w6-kills',
     label: 'W6 kills mid-generation: 32–128-step sessions, two of twelve nodes killed',
