@@ -30,6 +30,7 @@ import type {
   SwarmRequest,
   SwarmStatus,
   TelemetrySample,
+  TimeSource,
 } from './types.js';
 
 /** The running Swarm actor. */
@@ -83,7 +84,7 @@ export class Swarm {
   private readonly releaseSampleMs: number;
   /** Per node: released latencies not yet fed, and when a release sample was last fed. Plain data. */
   private readonly releaseWindows = new Map<string, ReleaseWindow>();
-  private readonly clock: Clock;
+  private readonly clock: TimeSource;
   private readonly ids: IdSource;
   private leaseSeq = 0;
   /** Mirrors the statechart's final state, read on every call (cheaper than a snapshot). */
@@ -120,6 +121,7 @@ export class Swarm {
         index: { best: (m) => this.index.best(m), bestWithout: (m, n) => this.index.bestWithout(m, n) },
       },
       ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
+      ...(isTimerClock(options.clock) ? { clock: options.clock } : {}),
     });
     this.actor.start();
   }
@@ -443,9 +445,17 @@ function fromNodeContext(ctx: NodeContext, alive: boolean): NodeTelemetry {
   return t; // not frozen: this runs on every report, entries are replaced (never mutated), and state() freezes its copy
 }
 
+/** Whether a clock also keeps timers, so it can be the actors' clock. */
+function isTimerClock(clock: Clock | TimeSource | undefined): clock is Clock {
+  return clock !== undefined && typeof (clock as Partial<Clock>).setTimeout === 'function' && typeof (clock as Partial<Clock>).clearTimeout === 'function';
+}
+
 function optionsIssue(options: SwarmOptions): string | undefined {
   if (options === null || typeof options !== 'object') return 'options must be an object { inspect?, seed?, idSource?, clock? }';
   if (options.clock !== undefined && typeof options.clock?.now !== 'function') return 'option "clock" must have a now() method returning milliseconds';
+  if (options.clock !== undefined && ('setTimeout' in options.clock || 'clearTimeout' in options.clock) && !isTimerClock(options.clock)) {
+    return 'option "clock" must have both setTimeout(fn, ms) and clearTimeout(handle) methods, or neither';
+  }
   if (options.idSource !== undefined && typeof options.idSource !== 'function') return 'option "idSource" must be a function returning a new id';
   if (options.seed !== undefined && !Number.isInteger(options.seed)) return `option "seed" must be an integer, got ${String(options.seed)}`;
   const inspect = options.inspect as unknown;

@@ -2,10 +2,19 @@ import type { InspectionEvent, Observer } from 'xstate';
 import type { ModelSpec, NodeProfile, Recovery, Route, RoutingRequest } from '../core/types.js';
 import type { PlanConfig } from '../core/plan.js';
 
-/** Milliseconds since an arbitrary origin; replace it to run in virtual time. */
+/**
+ * Milliseconds since an arbitrary origin, and timers on the same time line; replace it to run in
+ * virtual time. It is also XState's actor clock (delayed transitions: detection, bans), so its
+ * `setTimeout`/`clearTimeout` have XState's shape. {@link ManualClock} implements it.
+ */
 export interface Clock {
   now(): number;
+  setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
 }
+
+/** A clock that only tells the time: leases use it, and the actors' timers stay on the host's clock. */
+export type TimeSource = Pick<Clock, 'now'>;
 
 /** Mints ids for new pipelines and leases. */
 export type IdSource = () => string;
@@ -46,8 +55,12 @@ export interface SwarmOptions {
   readonly idSource?: IdSource;
   /** Seeds a deterministic id source (ignored when `idSource` is given). */
   readonly seed?: number;
-  /** The clock for lease expiry and time-based decay. @defaultValue Date */
-  readonly clock?: Clock;
+  /**
+   * The clock for lease expiry and release windows, and the actors' clock for delayed
+   * transitions (failure detection, ejection bans). A clock with only `now()` times leases alone
+   * and leaves the timers on the host's clock. @defaultValue {@link systemClock}
+   */
+  readonly clock?: Clock | TimeSource;
 }
 
 /** A request to the swarm: the routing request, plus which model (the base model by default). */
