@@ -53,7 +53,7 @@ export interface NodeInput {
 /** Why a node went down: the orchestrator said so, the failure detector, or passive ejection. */
 export type DownCause = 'manual' | 'detector' | 'ejected';
 
-/** Why a node came back without the orchestrator: a heartbeat after a detector down, or the end of a ban. */
+/** Why a node came back: the orchestrator (`manual`), a heartbeat or other proof of life after a detector down, or the end of a ban. */
 export type AliveCause = 'manual' | 'heartbeat' | 'probation';
 
 /** The events a node actor understands. */
@@ -61,6 +61,12 @@ export type NodeEvent =
   | { readonly type: 'node.telemetry'; readonly sample: NodeSample }
   /** A heartbeat, stamped with the actor clock's time. */
   | { readonly type: 'node.heartbeat'; readonly at: number }
+  /**
+   * Another proof of life (a telemetry report, a successful request), stamped like a heartbeat: it
+   * restarts the detector's wait but adds no interval (it does not come at the heartbeat's pace),
+   * and never starts detection.
+   */
+  | { readonly type: 'node.seen'; readonly at: number }
   /** How a request it served ended. */
   | { readonly type: 'node.outcome'; readonly ok: boolean }
   /** From the Swarm: down (`manual` when no cause is given; the echo of its own report otherwise). */
@@ -238,12 +244,18 @@ export const nodeMachine = setup({
         },
         watching: {
           after: { suspectAfter: 'suspect' },
-          on: { 'node.heartbeat': { target: 'watching', reenter: true, actions: 'recordHeartbeat' } },
+          on: {
+            'node.heartbeat': { target: 'watching', reenter: true, actions: 'recordHeartbeat' },
+            'node.seen': { target: 'watching', reenter: true },
+          },
         },
         suspect: {
           entry: 'tellSuspected',
           after: { downAfter: '#node.down.detected' },
-          on: { 'node.heartbeat': { target: 'watching', actions: 'recordHeartbeat' } },
+          on: {
+            'node.heartbeat': { target: 'watching', actions: 'recordHeartbeat' },
+            'node.seen': { target: 'watching' },
+          },
         },
       },
     },
@@ -262,6 +274,7 @@ export const nodeMachine = setup({
           entry: 'tellDetectedDown',
           on: {
             'node.heartbeat': { target: '#node.alive', actions: ['recordHeartbeat', 'tellBackByHeartbeat'] },
+            'node.seen': { target: '#node.alive', actions: 'tellBackByHeartbeat' },
             'node.down': { guard: 'manualCause', target: 'manual' },
           },
         },

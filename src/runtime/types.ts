@@ -1,6 +1,8 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import type { ModelSpec, NodeProfile, Recovery, Route, RoutingRequest } from '../core/types.js';
 import type { PlanConfig } from '../core/plan.js';
+import type { PhiOptions } from '../core/phi.js';
+import type { EjectionOptions } from '../core/ejection.js';
 
 /**
  * Milliseconds since an arbitrary origin, and timers on the same time line; replace it to run in
@@ -45,6 +47,17 @@ export interface SwarmConfig extends PlanConfig {
    * @defaultValue 400
    */
   readonly releaseSampleMs?: number;
+  /**
+   * The phi-accrual failure detector of every node actor (docs/detection.md). Detection is opt-in
+   * per node: it starts at the node's first `swarm.heartbeat`. @defaultValue Akka's: threshold 8,
+   * 1 s expected interval, 3 s acceptable pause, 100 ms minimum deviation, 1,000 samples
+   */
+  readonly failureDetector?: PhiOptions;
+  /**
+   * Passive ejection from `release(lease, { ok: false })`. @defaultValue 5 consecutive failures,
+   * a 15 s ban doubling up to 300 s, at most half the nodes ejected at once
+   */
+  readonly ejection?: EjectionOptions;
 }
 
 /** Options of `createSwarm`: the things that make a run observable and deterministic. */
@@ -93,6 +106,11 @@ export interface ReleaseOutcome {
   readonly latencyMs?: number;
   /** @defaultValue true */
   readonly ok?: boolean;
+  /**
+   * With `ok: false`, the node that failed, when the caller knows it: only it counts the failure
+   * towards ejection. Unknown, every node of the route counts it.
+   */
+  readonly failedNode?: string;
 }
 
 /** One telemetry sample for a node's EWMA. */
