@@ -5,3 +5,6 @@ export { seededIds, randomIds } from './ids.js';
 export { planGrowth, planRetirement } from './telomerase.js';
 export type { GrowthDecision, RetirementDecision } from './telomerase.js';
 export type * from './types.js';
+// The events `swarm.on` delivers and their causes (the Swarm statechart emits them).
+export type { SwarmEmitted, LiveStatus } from '../../machines/swarm.machine.js';
+export type { DownCause, AliveCause, NodeReport } from '../../machines/node.machine.js';
