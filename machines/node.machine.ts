@@ -130,6 +130,26 @@ export function effectiveValues(ctx: NodeContext): { load?: number; latencyMs?: 
   return out;
 }
 
+// Every node of a swarm gets the same settings object: resolved once per input object, not per node.
+const phiCache = new WeakMap<PhiOptions, ResolvedPhiOptions>();
+const ejectionCache = new WeakMap<EjectionOptions, ResolvedEjectionOptions>();
+const DEFAULT_PHI_RESOLVED = Object.freeze(resolvePhiOptions());
+const DEFAULT_EJECTION_RESOLVED = Object.freeze(resolveEjectionOptions());
+
+function sharedPhi(o: PhiOptions | undefined): ResolvedPhiOptions {
+  if (o === undefined) return DEFAULT_PHI_RESOLVED;
+  let r = phiCache.get(o);
+  if (r === undefined) phiCache.set(o, (r = Object.freeze(resolvePhiOptions(o))));
+  return r;
+}
+
+function sharedEjection(o: EjectionOptions | undefined): ResolvedEjectionOptions {
+  if (o === undefined) return DEFAULT_EJECTION_RESOLVED;
+  let r = ejectionCache.get(o);
+  if (r === undefined) ejectionCache.set(o, (r = Object.freeze(resolveEjectionOptions(o))));
+  return r;
+}
+
 /** The heartbeat's effect on the detector: the first one starts it; later ones add their gap. */
 function heartbeatUpdate(ctx: NodeContext, at: number): Partial<NodeContext> {
   if (ctx.history === undefined) return { history: firstHistory(ctx.phi), lastHeartbeatAt: at };
@@ -210,8 +230,8 @@ export const nodeMachine = setup({
       ...(input.latencyMs !== undefined ? { latencyMs: input.latencyMs } : {}),
       ...(input.score !== undefined ? { score: input.score } : {}),
     },
-    phi: resolvePhiOptions(input.phi),
-    ejection: resolveEjectionOptions(input.ejection),
+    phi: sharedPhi(input.phi),
+    ejection: sharedEjection(input.ejection),
     failures: 0,
     ejections: 0,
     probation: false,
