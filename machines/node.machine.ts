@@ -239,7 +239,7 @@ export const nodeMachine = setup({
   initial: 'alive',
   states: {
     alive: {
-      initial: 'resume',
+      initial: 'unmonitored',
       on: {
         'node.telemetry': { guard: 'goodSample', actions: 'recordSample' },
         // Targetless: an outcome must not restart the detector's timers.
@@ -255,10 +255,6 @@ export const nodeMachine = setup({
         'node.retire': { target: 'retired' },
       },
       states: {
-        /** Entering alive: watch again if heartbeats ever came, else wait for the first. */
-        resume: {
-          always: [{ guard: 'monitored', target: 'watching' }, { target: 'unmonitored' }],
-        },
         unmonitored: {
           on: { 'node.heartbeat': { target: 'watching', actions: 'recordHeartbeat' } },
         },
@@ -283,7 +279,11 @@ export const nodeMachine = setup({
       initial: 'manual',
       entry: 'forgetLastHeartbeat',
       on: {
-        'node.alive': { target: 'alive', actions: 'endProbation' },
+        // Back: watched again if heartbeats ever came (no transient state: 10,000 nodes start in `alive`).
+        'node.alive': [
+          { guard: 'monitored', target: 'alive.watching', actions: 'endProbation' },
+          { target: 'alive.unmonitored', actions: 'endProbation' },
+        ],
         'node.retire': { target: 'retired' },
       },
       states: {
@@ -293,15 +293,20 @@ export const nodeMachine = setup({
         detected: {
           entry: 'tellDetectedDown',
           on: {
-            'node.heartbeat': { target: '#node.alive', actions: ['recordHeartbeat', 'tellBackByHeartbeat'] },
-            'node.seen': { target: '#node.alive', actions: 'tellBackByHeartbeat' },
+            'node.heartbeat': { target: '#node.alive.watching', actions: ['recordHeartbeat', 'tellBackByHeartbeat'] },
+            'node.seen': { target: '#node.alive.watching', actions: 'tellBackByHeartbeat' },
             'node.down': { guard: 'manualCause', target: 'manual' },
           },
         },
         /** Ejected for its failures: back on probation when the ban ends. */
         ejected: {
           entry: 'recordEjection',
-          after: { banAfter: { target: '#node.alive', actions: ['startProbation', 'tellBackOnProbation'] } },
+          after: {
+            banAfter: [
+              { guard: 'monitored', target: '#node.alive.watching', actions: ['startProbation', 'tellBackOnProbation'] },
+              { target: '#node.alive.unmonitored', actions: ['startProbation', 'tellBackOnProbation'] },
+            ],
+          },
           on: { 'node.down': { guard: 'manualCause', target: 'manual' } },
         },
       },
