@@ -5,6 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { runLoadSim, selectWorkloads, type LoadSimResult } from '../sim/load/run.js';
+import { runSessionSim, sessionTable, W6_ID, type SessionSimResult } from '../sim/load/session-sim.js';
 import { cdfSvgs } from '../sim/load/svg.js';
 import { resultsTable, sharesTable } from '../sim/load/table.js';
 import { burstyFieldIssue, DEFAULT_BURSTY, WORKLOADS, type BurstyShape } from '../sim/load/workloads.js';
@@ -17,6 +18,7 @@ const spec: ArgsSpec = {
     seeds: { type: 'string', value: 'n', description: 'Number of seeds, 1-100 (default 10); results are medians over them.' },
     workload: { type: 'string', value: 'id[,id...]', description: 'Workloads to run, by id or prefix (default all).', multiple: true },
     requests: { type: 'string', value: 'n', description: 'Requests per run, 100-1000000 (default 20000).' },
+    sessions: { type: 'string', value: 'n', description: `W6's sessions per run, 1-10000 (default 48).` },
     w2: { type: 'string', value: 'on=x,off=x,period=ms,every=ms', description: `W2's shape: load while on and off, mean period, mean time between bursts (default on=${DEFAULT_BURSTY.onRho},off=${DEFAULT_BURSTY.offRho},period=${DEFAULT_BURSTY.periodMs},every=${DEFAULT_BURSTY.burstEveryMs}).` },
     out: { type: 'string', value: 'dir', description: 'Also write results.json, results.md and cdf-<workload>.svg into this directory.' },
     json: { type: 'boolean', description: 'Print the JSON document instead of the table.' },
@@ -24,7 +26,8 @@ const spec: ArgsSpec = {
 };
 
 const SUMMARY = 'Simulate load spreading (seeded, virtual time) and compare balancers with the Swarm.';
-const DETAILS = `Workloads: ${WORKLOADS.map((w) => w.id).join(', ')}.
+const DETAILS = `Workloads: ${WORKLOADS.map((w) => w.id).join(', ')}, ${W6_ID} (sessions that resume
+from a failed stage beside restart from scratch; docs/sessions.md).
 Policies: wrr, random, least-outstanding, p2c, p2c-peak-ewma, seed-argmin (the real Swarm),
 ours-reserve (the real Swarm with in-flight leases), ours-latency-weights (the same with the
 capability and hop priors off: an experiment), ours-detect (ours finding failures itself:
@@ -39,7 +42,7 @@ Example:
 export const command: Command = {
   name: 'load-sim',
   summary: SUMMARY,
-  run(argv, io) {
+  async run(argv, io) {
     const args = parseCommandArgs(argv, spec);
     if (args.values['help'] === true) {
       io.stdout(helpText('load-sim', SUMMARY, spec, DETAILS));
@@ -50,8 +53,14 @@ export const command: Command = {
     const requests = integerFlag(args, 'requests', 100, 1_000_000) ?? 20_000;
     const raw = args.values['workload'];
     const workloads = (Array.isArray(raw) ? raw : []).flatMap((w) => w.split(',')).map((w) => w.trim()).filter((w) => w.length > 0);
+    const sessions = integerFlag(args, 'sessions', 1, 10_000) ?? 48;
+    // W6 runs sessions, not requests: it has its own simulator. An id that names only W6 selects only it.
+    const isW6 = (id: string) => W6_ID === id || W6_ID.startsWith(id);
+    const requestIds = workloads.filter((id) => !isW6(id) || WORKLOADS.some((w) => w.id === id || w.id.startsWith(id)));
+    const runW6 = workloads.length === 0 || workloads.some(isW6);
+    const runRequests = workloads.length === 0 || requestIds.length > 0;
     try {
-      selectWorkloads(workloads);
+      if (runRequests) selectWorkloads(requestIds);
     } catch (error) {
       throw new UsageError(`flag --workload: ${(error as Error).message}`);
     }
@@ -59,10 +68,16 @@ export const command: Command = {
     const out = stringFlag(args, 'out');
     if (out !== undefined && out.length === 0) throw new UsageError('flag --out needs a non-empty directory');
     const progress = progressBar(io);
-    const result = runLoadSim({ seed, seeds, requests, workloads, ...(bursty !== undefined ? { bursty } : {}), onProgress: progress.update });
+    const result = runRequests ? runLoadSim({ seed, seeds, requests, workloads: requestIds, ...(bursty !== undefined ? { bursty } : {}), onProgress: progress.update }) : undefined;
+    const w6 = runW6 ? await runSessionSim({ seed, seeds, sessions, onProgress: progress.update }) : undefined;
     progress.end();
-    if (out !== undefined) writeResults(resolve(io.cwd, out), result);
-    io.stdout(args.values['json'] === true ? `${JSON.stringify(result, null, 2)}\n` : resultsTable(result));
+    if (out !== undefined) writeResults(resolve(io.cwd, out), result, w6);
+    if (args.values['json'] === true) {
+      const doc = result === undefined ? w6 : w6 === undefined ? result : { ...result, sessions: w6 };
+      io.stdout(`${JSON.stringify(doc, null, 2)}\n`);
+    } else {
+      io.stdout([result === undefined ? '' : resultsTable(result), w6 === undefined ? '' : sessionTable(w6)].filter((t) => t.length > 0).join('\n'));
+    }
     return 0;
   },
 };
@@ -98,15 +113,22 @@ function w2Text(shape: BurstyShape): string {
   return ` --w2 ${keys.map(([k, f]) => `${k}=${shape[f]}`).join(',')}`;
 }
 
-/** Writes the JSON, the Markdown tables and the SVGs into `dir`. */
-export function writeResults(dir: string, result: LoadSimResult): void {
+/** Writes the JSON, the Markdown tables and the SVGs into `dir` (W6's figures beside them when it ran). */
+export function writeResults(dir: string, result: LoadSimResult | undefined, w6?: SessionSimResult): void {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(resolve(dir, 'results.json'), `${JSON.stringify(result, null, 2)}\n`);
+  if (result === undefined) {
+    if (w6 === undefined) return;
+    writeFileSync(resolve(dir, 'results.json'), `${JSON.stringify(w6, null, 2)}\n`);
+    writeFileSync(resolve(dir, 'results.md'), `# Load simulation results\n\nGenerated by \`hecate-node load-sim --workload ${W6_ID} --seed ${w6.seeds[0]} --seeds ${w6.seeds.length} --sessions ${w6.sessionsPerRun}\`.\n\n${sessionTable(w6)}`);
+    return;
+  }
+  writeFileSync(resolve(dir, 'results.json'), `${JSON.stringify(w6 === undefined ? result : { ...result, sessions: w6 }, null, 2)}\n`);
   const svgs = cdfSvgs(result);
   const links = Object.keys(svgs).map((f) => `- [${f.replace(/^cdf-|\.svg$/g, '')}](${f})`);
+  const sessions = w6 === undefined ? '' : `\n## Sessions under node kills (W6)\n\n${sessionTable(w6)}`;
   writeFileSync(
     resolve(dir, 'results.md'),
-    `# Load simulation results\n\nGenerated by \`hecate-node load-sim --seed ${result.seeds[0]} --seeds ${result.seeds.length} --requests ${result.requestsPerRun}${w2Text(result.bursty)}\`.\n\n${resultsTable(result)}\n## Traffic share against capacity share (medians)\n\n${sharesTable(result)}\n## Latency CDFs\n\n${links.join('\n')}\n`,
+    `# Load simulation results\n\nGenerated by \`hecate-node load-sim --seed ${result.seeds[0]} --seeds ${result.seeds.length} --requests ${result.requestsPerRun}${w2Text(result.bursty)}${w6 === undefined ? '' : ` --sessions ${w6.sessionsPerRun}`}\`.\n\n${resultsTable(result)}\n## Traffic share against capacity share (medians)\n\n${sharesTable(result)}${sessions}\n## Latency CDFs\n\n${links.join('\n')}\n`,
   );
   for (const [file, svg] of Object.entries(svgs)) writeFileSync(resolve(dir, file), svg);
 }

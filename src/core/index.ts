@@ -1,6 +1,6 @@
 export type * from './types.js';
-export { RoutingError, PlanError, SwarmError } from './errors.js';
-export type { RoutingErrorCode, PlanErrorCode, SwarmErrorCode } from './errors.js';
+export { RoutingError, PlanError, SwarmError, SessionError } from './errors.js';
+export type { RoutingErrorCode, PlanErrorCode, SwarmErrorCode, SessionErrorCode, StageAttempt, StageAttemptOutcome } from './errors.js';
 export { DEFAULT_WEIGHTS, DEFAULT_PENALTIES, nodeCost, pipelineCost, chainCost, hopsCost, tokensCost, resolveRequest } from './cost.js';
 export type { ResolvedRequest, ExtraLoad } from './cost.js';
 export { planSwarm } from './plan.js';
@@ -12,6 +12,8 @@ export type { TelemetryPatch } from './state.js';
 export { routeRequest } from './route.js';
 export { failoverInSwarm } from './failover.js';
 export type { FailoverOptions } from './failover.js';
+export { resumeRoute } from './resume.js';
+export type { ResumeOptions, ResumePreference, ResumeStrategy, Resumption } from './resume.js';
 export { serveModel, bestRecovery } from './serve.js';
 export type { ServeOptions } from './serve.js';
 export { mulberry32, uniform } from './random.js';

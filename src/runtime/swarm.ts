@@ -2,7 +2,7 @@ import { createActor, type Actor } from 'xstate';
 import type { SwarmEmitted } from '../../machines/swarm.machine.js';
 import { ejectionOptionsIssue } from '../core/ejection.js';
 import { phiOptionsIssue } from '../core/phi.js';
-import { badSampleField, type NodeContext } from '../../machines/node.machine.js';
+import { badSampleField, sampleProblem, type NodeContext } from '../../machines/node.machine.js';
 import { swarmMachine, type NodeActorRef } from '../../machines/swarm.machine.js';
 import { resolveRequest, tokensCost } from '../core/cost.js';
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
@@ -11,11 +11,14 @@ import { routeResolved } from '../core/route.js';
 import { serveModel } from '../core/serve.js';
 import { declaredTelemetry, SwarmState } from '../core/state.js';
 import type { ModelSpec, NodeProfile, NodeTelemetry, Route, Stage, SwarmPlan } from '../core/types.js';
-import { baseModelId, modelIssues, profileIssues, validatePlan } from '../core/validate.js';
+import { baseModelId, profileIssues, validatePlan } from '../core/validate.js';
 import { systemClock } from './clock.js';
 import { randomIds, seededIds } from './ids.js';
 import { inflightLoad } from './inflight.js';
 import { RouterIndex } from './router-index.js';
+import { openSession, type Session } from './session.js';
+import { timerClock } from './session-options.js';
+import type { SessionHost, SessionOptions, StageRunner } from './session-types.js';
 import { planGrowth, planRetirement } from './telomerase.js';
 import type {
   Clock,
@@ -155,7 +158,7 @@ export class Swarm {
   }
 
   /**
-   * Routes one request (SPEC §4, §7): the cheapest intact copy of the model (the base model unless
+   * Routes one request (docs/design.md §4, §7): the cheapest intact copy of the model (the base model unless
    * `request.model` names another); when none is left, the best recovery — a splice, else the
    * degraded survivors. With `{ reserve: true }` the route carries a lease and counts as in flight
    * on its nodes until released or expired.
@@ -337,19 +340,16 @@ export class Swarm {
   }
 
   /**
-   * Feeds one telemetry sample into a node's EWMA (its actor). NaN, infinite or negative values
-   * are refused and leave the EWMA untouched. Telemetry for a down node is stale and ignored.
+   * Feeds one telemetry sample into a node's EWMA (its actor). NaN, infinite or negative values,
+   * unknown keys and a sample with none of `load`, `latencyMs`, `score` are refused and leave
+   * the EWMA untouched. Telemetry for a down node is stale and ignored.
    * Returns the node's telemetry after the sample (read-only: it is the live table's entry).
    * @throws {SwarmError} `BadTelemetry`, `UnknownNode`, `Stopped`
    * @example swarm.report('gpu', { load: 0.7, latencyMs: 9 });
    */
   report(nodeId: string, sample: TelemetrySample): NodeTelemetry {
     this.requireMember(nodeId);
-    const bad = badSampleField(sample);
-    if (bad !== undefined) {
-      const value = bad === 'sample' ? sample : (sample as Record<string, unknown>)[bad];
-      throw new SwarmError('BadTelemetry', `telemetry for node "${nodeId}": "${bad}" must be a finite number >= 0${bad === 'score' ? ' (and > 0)' : ''}, got ${String(value)}; the EWMA is unchanged`);
-    }
+    if (badSampleField(sample) !== undefined) throw new SwarmError('BadTelemetry', `telemetry for node "${nodeId}": ${sampleProblem(sample)}; the EWMA is unchanged`);
     if (this.watched.has(nodeId)) this.seen(nodeId); // first: a report from a node the detector took down brings it back
     return this.ingest(nodeId, sample);
   }
@@ -510,6 +510,33 @@ export class Swarm {
       throw new SwarmError('UnknownNode', `unknown node "${String(nodeId)}": the swarm has ${list || 'no node'}`);
     }
   }
+
+  /**
+   * Opens a session: a generation run step by step on a reserved route, resuming from the failed
+   * stage when a node fails (docs/sessions.md).
+   * @throws {RoutingError} when the model has nothing to serve with
+   * @example
+   * const session = swarm.session({ tokens: 512 }, (stage, x, { signal, replay }) => callNode(stage, x, replay, signal));
+   * const y = await session.step(x); session.close();
+   */
+  session<T>(request: SwarmRequest, runStage: StageRunner<T>, options?: SessionOptions): Session<T> {
+    this.assertRunning();
+    const host: SessionHost = {
+      route: (r, o) => this.route(r, o),
+      reserve: (route) => ({ ...route, lease: this.reserve(route) }),
+      release: (lease, outcome) => this.release(lease, outcome),
+      state: () => this.state(),
+      clock: timerClock(this.clock),
+      assertRunning: () => this.assertRunning(),
+    };
+    return openSession(host, request, runStage, options);
+  }
+
+  /** A session of one step: routes, runs every stage once (resuming on a failure), releases. Resolves with the last stage's output. */
+  async execute<T>(request: SwarmRequest, input: T, runStage: StageRunner<T>, options?: SessionOptions): Promise<T> {
+    const session = this.session(request, runStage, options);
+    return session.step(input).finally(() => session.close());
+  }
 }
 
 /** The telemetry entry of a node actor's context; built field by field, as it runs on every report. */
@@ -544,8 +571,7 @@ function optionsIssue(options: SwarmOptions): string | undefined {
 
 function configIssue(config: SwarmConfig): string | undefined {
   if (config === null || typeof config !== 'object') return 'config must be an object { models, ... }';
-  const models = modelIssues(config.models);
-  if (models.length > 0) return models.map((i) => i.message).join('; ');
+  // Bad models are left to planSwarm, so they are the same PlanError from both entry points.
   if (config.alpha !== undefined && !(typeof config.alpha === 'number' && config.alpha > 0 && config.alpha <= 1)) return `config "alpha" must be in (0, 1], got ${String(config.alpha)}`;
   if (config.leaseTtlMs !== undefined && !(typeof config.leaseTtlMs === 'number' && config.leaseTtlMs > 0)) return `config "leaseTtlMs" must be a number > 0, got ${String(config.leaseTtlMs)}`;
   if (config.releaseSampleMs !== undefined && !(typeof config.releaseSampleMs === 'number' && Number.isFinite(config.releaseSampleMs) && config.releaseSampleMs >= 0)) return `config "releaseSampleMs" must be a finite number >= 0, got ${String(config.releaseSampleMs)}`;
