@@ -142,9 +142,11 @@ function sampleUpdate(ctx: NodeContext, sample: NodeSample): Partial<NodeContext
   return update;
 }
 
-/** The values routing uses: measured EWMAs, else the declared ones. */
-export function effectiveValues(ctx: NodeContext): { load?: number; latencyMs?: number; score?: number } {
-  const out: { load?: number; latencyMs?: number; score?: number } = {};
+/**
+ * The values routing uses: measured EWMAs, else the declared ones. Written into `out` (a new
+ * object by default), so the runtime builds a node's telemetry entry in one allocation.
+ */
+export function effectiveValues<T extends { load?: number; latencyMs?: number; score?: number }>(ctx: NodeContext, out: T = {} as T): T {
   const latencyMs = ctx.latencyMs ?? ctx.declared.latencyMs;
   const score = ctx.score ?? ctx.declared.score;
   if (ctx.load !== undefined) out.load = ctx.load;

@@ -50,7 +50,7 @@ export type { PhiOptions } from './core/phi.js';
 export type { EjectionOptions } from './core/ejection.js';
 
 // The pure core: plan, state, route, failover, cost, errors.
-export { planSwarm, validatePlan, SwarmState, routeRequest, failoverInSwarm, resumeRoute, nodeCost, pipelineCost, DEFAULT_WEIGHTS, DEFAULT_PENALTIES } from './core/index.js';
+export { planSwarm, validatePlan, SwarmState, routeRequest, failoverInSwarm, resumeRoute, copyTimes, nodeCost, pipelineCost, DEFAULT_WEIGHTS, DEFAULT_PENALTIES } from './core/index.js';
 export { RoutingError, PlanError, SwarmError, SessionError } from './core/index.js';
 export type {
   NodeProfile,
@@ -64,6 +64,8 @@ export type {
   SwarmStateLike,
   CostWeights,
   CostPenalties,
+  CostModel,
+  CopyTime,
   RoutingRequest,
   Route,
   LayerRange,
@@ -92,4 +94,4 @@ export type {
 export { nodeMachine } from '../machines/node.machine.js';
 export type { NodeContext, NodeEvent, NodeInput, NodeSample } from '../machines/node.machine.js';
 export { swarmMachine } from '../machines/swarm.machine.js';
-export type { SwarmContext, SwarmEvent, SwarmInput, PendingRescue, NodeActorRef } from '../machines/swarm.machine.js';
+export type { SwarmContext, SwarmEvent, SwarmInput, SwarmOutcome, PendingRescue, NodeActorRef, Member } from '../machines/swarm.machine.js';

@@ -83,6 +83,9 @@ function safeJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => {
     if (typeof v === 'function') return { type: (v as { name?: string }).name ?? 'function' };
     if (typeof v === 'bigint') return v.toString();
+    // The Swarm's context keeps per-node tables in Maps and Sets: show their entries.
+    if (v instanceof Map) return Object.fromEntries(v);
+    if (v instanceof Set) return [...v];
     if (v !== null && typeof v === 'object') {
       if (seen.has(v)) return '[Circular]';
       seen.add(v);
@@ -123,12 +126,13 @@ export async function connectInspector(raw: string, options: InspectorConnectOpt
   socket.on('error', () => {});
   const adapter = new SocketAdapter(socket);
   const inspector = createInspector(adapter, { sanitizeContext: plainContext });
-  const forward = inspector.inspect as Observer<InspectionEvent>;
+  const observer = inspector.inspect as Observer<InspectionEvent>;
   let orchestrator = false;
   return {
     inspect: {
       next(event: InspectionEvent) {
-        forward.next?.(event);
+        // Keyed tables become plain entries now, before the inspector's own JSON pass drops them.
+        observer.next?.(withPlainContext(event));
         // What the Swarm emits for the orchestrator (node.suspected, node.down with its rescue and
         // cause, node.alive, status.changed): the Stately protocol has no message for an emitted
         // event, so each one goes as an event from the Swarm to an "orchestrator" actor.
@@ -140,9 +144,11 @@ export async function connectInspector(raw: string, options: InspectorConnectOpt
             orchestrator = true;
             inspector.actor(ORCHESTRATOR, { status: 'active', context: {} } as never, { rootId: emitted.rootId });
           }
-          inspector.event(ORCHESTRATOR, emitted.event, { source: emitted.sessionId });
+          inspector.event(ORCHESTRATOR, plain(emitted.event, 0) as { type: string }, { source: emitted.sessionId });
         }, 0);
       },
+      error: (e) => observer.error?.(e),
+      complete: () => observer.complete?.(),
     },
     async close() {
       // The inspector converts each event on a later macrotask (setTimeout 0): let those run first.
@@ -184,17 +190,31 @@ function emittedBy(event: InspectionEvent): { event: { type: string }; sessionId
   return { event: emitted as { type: string }, sessionId: event.actorRef.sessionId, rootId: event.rootId };
 }
 
-/** Actor references in a context become their ids, so a snapshot is data, not a graph of actors. */
+/**
+ * Actor references in a context become their ids and keyed tables (Maps, Sets) their entries, so
+ * a snapshot is data, not a graph of actors: the Swarm's `members` table shows each member's
+ * profile, slot and actor id.
+ */
 function plainContext(context: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(context)) out[key] = isActorRecord(value) ? mapValues(value, actorId) : value;
-  return out;
+  return plain(context, 0) as Record<string, unknown>;
 }
 
-function isActorRecord(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object') return false;
-  const first = Object.values(value)[0];
-  return first !== undefined && actorId(first) !== undefined;
+/** A snapshot event with its context made plain (see {@link plainContext}); other events as they are. */
+function withPlainContext(event: InspectionEvent): InspectionEvent {
+  if (event.type !== '@xstate.snapshot') return event;
+  const snapshot = event.snapshot as { context?: unknown };
+  if (snapshot === null || typeof snapshot !== 'object' || snapshot.context === null || typeof snapshot.context !== 'object') return event;
+  return { ...event, snapshot: { ...event.snapshot, context: plainContext(snapshot.context as Record<string, unknown>) } as unknown as typeof event.snapshot };
+}
+
+function plain(value: unknown, depth: number): unknown {
+  const id = actorId(value);
+  if (id !== undefined) return id;
+  if (depth > 3 || value === null || typeof value !== 'object') return value;
+  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), plain(v, depth + 1)]));
+  if (value instanceof Set) return [...value];
+  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v, depth + 1)]));
 }
 
 function actorId(value: unknown): string | undefined {
@@ -204,6 +224,3 @@ function actorId(value: unknown): string | undefined {
   return undefined;
 }
 
-function mapValues<T>(record: Record<string, unknown>, f: (v: unknown) => T): Record<string, T> {
-  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, f(v)]));
-}

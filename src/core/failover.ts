@@ -53,22 +53,23 @@ export function failoverInSwarm(
   const isDead = (id: string) => id === failedNodeId || nodes[id]?.alive !== true;
   const pipelines = planIndex(state.plan).pipelinesByModel.get(model.id) ?? [];
 
-  const copy = cheapestIntact(pipelines, nodes, r, failedNodeId, extra);
+  const L = model.layers;
+  const copy = cheapestIntact(pipelines, nodes, r, failedNodeId, extra, L);
   if (copy !== undefined) {
-    return { modelId: model.id, strategy: 'copy', degraded: false, route: makeRoute(model.id, copy.pipeline.id, copy.pipeline.stages, nodes, r, false, extra), from: route, replaced: [], missingLayers: [] };
+    return { modelId: model.id, strategy: 'copy', degraded: false, route: makeRoute(model.id, copy.pipeline.id, copy.pipeline.stages, nodes, r, false, extra, L), from: route, replaced: [], missingLayers: [] };
   }
 
-  const lost = lostRanges(route.stages, model.layers, source, isDead, failedNodeId);
-  const splice = spliceRoute(route, lost, pipelines, nodes, r, isDead, extra);
+  const lost = lostRanges(route.stages, L, source, isDead, failedNodeId);
+  const splice = spliceRoute(route, lost, pipelines, nodes, r, isDead, L, extra);
   if (splice !== undefined) {
-    return { modelId: model.id, strategy: 'splice', degraded: false, route: makeRoute(model.id, route.pipelineId, splice.stages, nodes, r, false, extra), from: route, replaced: splice.replaced, missingLayers: [] };
+    return { modelId: model.id, strategy: 'splice', degraded: false, route: makeRoute(model.id, route.pipelineId, splice.stages, nodes, r, false, extra, L), from: route, replaced: splice.replaced, missingLayers: [] };
   }
 
   const survivors = route.stages.filter((s) => !isDead(s.nodeId));
   if (options.allowDegraded === true && survivors.length > 0) {
     const reserve = options.fallbackModel ?? model.fallback ?? model.id;
     const missingLayers = mergeRanges(lost.map((l) => l.range));
-    return { modelId: model.id, strategy: 'degraded', degraded: true, route: makeRoute(reserve, route.pipelineId, survivors, nodes, r, true, extra), from: route, replaced: [], missingLayers };
+    return { modelId: model.id, strategy: 'degraded', degraded: true, route: makeRoute(reserve, route.pipelineId, survivors, nodes, r, true, extra, L), from: route, replaced: [], missingLayers };
   }
 
   const others = pipelines.filter((p) => p.id !== route.pipelineId).map((p) => `${p.id}: ${deadNodesOf(p, nodes, failedNodeId).join(', ')} down`);
@@ -149,7 +150,8 @@ export function mergeRanges(ranges: readonly LayerRange[]): LayerRange[] {
 /**
  * Covers every lost range with live nodes that hold those layers in some pipeline of the model,
  * as a shortest path over layer boundaries: an edge from boundary x runs to the furthest layer a
- * live holder of x reaches, weighted by that node's cost plus one hop. Returns undefined if any
+ * live holder of x reaches, weighted by that node's cost for those layers (the same cost model
+ * as routing) plus one hop. Returns undefined if any
  * lost layer has no live holder.
  */
 function spliceRoute(
@@ -159,6 +161,7 @@ function spliceRoute(
   nodes: NodeStates,
   r: ResolvedRequest,
   isDead: (id: string) => boolean,
+  modelLayers: number,
   extra?: ExtraLoad,
 ): { stages: Stage[]; replaced: Replacement[] } | undefined {
   const holders: Stage[] = [];
@@ -177,7 +180,8 @@ function spliceRoute(
       for (const h of holders) {
         if (h.layerStart > x || h.layerEnd <= x) continue;
         const y = Math.min(h.layerEnd, b);
-        const d = dx + nodeCost(nodes[h.nodeId], r.weights, r.penalties, extra?.[h.nodeId] ?? 0) + hop;
+        const share = r.costModel === 'original' ? 1 : (y - x) / modelLayers;
+        const d = dx + nodeCost(nodes[h.nodeId], r.weights, r.penalties, extra?.[h.nodeId] ?? 0, share) + hop;
         if (d < (dist[y - a] ?? Infinity)) {
           dist[y - a] = d;
           prev[y - a] = { from: x, nodeId: h.nodeId };

@@ -1,7 +1,9 @@
 export type * from './types.js';
 export { RoutingError, PlanError, SwarmError, SessionError } from './errors.js';
 export type { RoutingErrorCode, PlanErrorCode, SwarmErrorCode, SessionErrorCode, StageAttempt, StageAttemptOutcome } from './errors.js';
-export { DEFAULT_WEIGHTS, DEFAULT_PENALTIES, nodeCost, pipelineCost, chainCost, hopsCost, tokensCost, resolveRequest } from './cost.js';
+export { DEFAULT_WEIGHTS, DEFAULT_PENALTIES, DEFAULT_COST_MODEL, nodeCost, stageShare, pipelineCost, chainCost, hopsCost, tokensCost, resolveRequest } from './cost.js';
+export { copyTimes } from './per-token.js';
+export type { CopyTime } from './per-token.js';
 export type { ResolvedRequest, ExtraLoad } from './cost.js';
 export { planSwarm } from './plan.js';
 export type { PlanConfig } from './plan.js';
@@ -17,6 +19,10 @@ export type { ResumeOptions, ResumePreference, ResumeStrategy, Resumption } from
 export { serveModel, bestRecovery } from './serve.js';
 export type { ServeOptions } from './serve.js';
 export { mulberry32, uniform } from './random.js';
+export { planGrowth, planRetirement } from './telomerase.js';
+export type { GrowthDecision, RetirementDecision } from './telomerase.js';
+export { swarmConfigIssue, swarmOptionsIssue } from './swarm-config.js';
+export { nextSeededId } from './seeded-id.js';
 export { emptyHistory, recordInterval, historyValues, historyMean, historyStdDev } from './heartbeat-history.js';
 export type { HeartbeatHistory } from './heartbeat-history.js';
 export { DEFAULT_PHI, phi, phiCrossingMs, firstHistory, resolvePhiOptions, phiOptionsIssue } from './phi.js';

@@ -28,7 +28,7 @@ export function bestRecovery(modelId: string, r: ResolvedRequest, state: SwarmSt
     const lost = makeRoute(modelId, p.id, p.stages, state.nodes, r, false, options.extra);
     let recovery: Recovery;
     try {
-      recovery = failoverInSwarm(lost, first, state, { allowDegraded: options.allowDegraded === true, request: { tokens: r.tokens, weights: r.weights, penalties: r.penalties } }, options.extra);
+      recovery = failoverInSwarm(lost, first, state, { allowDegraded: options.allowDegraded === true, request: { tokens: r.tokens, weights: r.weights, penalties: r.penalties, costModel: r.costModel } }, options.extra);
     } catch (error) {
       if (error instanceof RoutingError && error.code === 'Unrecoverable') continue;
       throw error;

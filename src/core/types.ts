@@ -87,12 +87,21 @@ export interface CostPenalties {
   readonly score: number;
 }
 
+/**
+ * How a node's capability term is counted (docs/cost.md): `layer-aware` scales `100/score` by the
+ * share of the model's layers the node runs on the route; `original` is the original design's `100/score`
+ * per node whatever it holds.
+ */
+export type CostModel = 'layer-aware' | 'original';
+
 /** One request to route. */
 export interface RoutingRequest {
   /** @defaultValue 0 */
   readonly tokens?: number;
   readonly weights?: Partial<CostWeights>;
   readonly penalties?: Partial<CostPenalties>;
+  /** @defaultValue 'layer-aware' */
+  readonly costModel?: CostModel;
 }
 
 /** A chosen path through the swarm for one model. */
@@ -136,4 +145,19 @@ export interface Recovery {
   readonly from: Route;
   readonly replaced: readonly Replacement[];
   readonly missingLayers: readonly LayerRange[];
+}
+
+/** Mints ids for new pipelines. */
+export type IdSource = () => string;
+
+/** The role the growth policy (telomerase) gave a newcomer. */
+export type GrowthRole = 'restore' | 'copy' | 'expert' | 'spare';
+
+/** A range of layers moved from a retired node to another. */
+export interface Relocation {
+  readonly pipelineId: string;
+  readonly layerStart: number;
+  readonly layerEnd: number;
+  readonly from: string;
+  readonly to: string;
 }

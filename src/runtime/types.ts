@@ -1,5 +1,5 @@
 import type { InspectionEvent, Observer } from 'xstate';
-import type { ModelSpec, NodeProfile, Recovery, Route, RoutingRequest } from '../core/types.js';
+import type { GrowthRole, IdSource, ModelSpec, NodeProfile, Recovery, Relocation, Route, RoutingRequest } from '../core/types.js';
 import type { PlanConfig } from '../core/plan.js';
 import type { PhiOptions } from '../core/phi.js';
 import type { EjectionOptions } from '../core/ejection.js';
@@ -17,9 +17,6 @@ export interface Clock {
 
 /** A clock that only tells the time: leases use it, and the actors' timers stay on the host's clock. */
 export type TimeSource = Pick<Clock, 'now'>;
-
-/** Mints ids for new pipelines and leases. */
-export type IdSource = () => string;
 
 /** The swarm's status, one per state of the Swarm statechart. */
 export type SwarmStatus = 'healthy' | 'degraded' | 'failed' | 'stopped';
@@ -129,8 +126,6 @@ export interface Rescue {
   readonly unrecoverable: readonly string[];
 }
 
-/** The role the growth policy (telomerase) gave a newcomer. */
-export type GrowthRole = 'restore' | 'copy' | 'expert' | 'spare';
 
 /** What `addNode` did. */
 export interface Growth {
@@ -143,15 +138,6 @@ export interface Growth {
   /** Broken pipelines it restored, now replaced by the rebuilt ones in `pipelines`. */
   readonly replaced: readonly string[];
   readonly status: SwarmStatus;
-}
-
-/** A range of layers moved from a retired node to another. */
-export interface Relocation {
-  readonly pipelineId: string;
-  readonly layerStart: number;
-  readonly layerEnd: number;
-  readonly from: string;
-  readonly to: string;
 }
 
 /** What `removeNode` did. */
@@ -169,4 +155,4 @@ export interface Revival {
   readonly status: SwarmStatus;
 }
 
-export type { NodeProfile };
+export type { NodeProfile, GrowthRole, IdSource, Relocation };

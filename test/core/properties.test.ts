@@ -79,7 +79,7 @@ function checkRecovery(world: World, lost: Route, modelId: string, failed: strin
   expect(recovery.route.stages.map((s) => s.nodeId)).not.toContain(failed);
   for (const s of recovery.route.stages) expect(live(s.nodeId)).toBe(true);
   expect(recovery.route.hops).toBe(recovery.route.stages.length - 1);
-  expect(recovery.route.cost).toBeCloseTo(pipelineCost(recovery.route.stages, world.state.nodes), 6);
+  expect(recovery.route.cost).toBeCloseTo(pipelineCost(recovery.route.stages, world.state.nodes, {}, layers), 6);
   if (recovery.strategy === 'degraded') {
     expect(recovery.degraded).toBe(true);
     expect(recovery.route.degraded).toBe(true);
@@ -231,7 +231,8 @@ describe('planSwarm properties', () => {
         expect(validatePlan(plan, profiles)).toEqual([]);
         for (const m of models) {
           const copies = pipelinesOf(plan, m.id);
-          expect(copies).toHaveLength(m.pipelines ?? 1);
+          // `pipelines` is a minimum: nodes left over may form further copies.
+          expect(copies.length).toBeGreaterThanOrEqual(m.pipelines ?? 1);
           const nodes = copies.flatMap((p) => [...new Set(p.stages.map((s) => s.nodeId))]);
           expect(new Set(nodes).size).toBe(nodes.length);
         }

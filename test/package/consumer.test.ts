@@ -48,7 +48,7 @@ function copiesOf(root: string, name: string): string[] {
 const CONSUMER_TS = `import { createActor, type AnyActorRef, type ActorRefFrom } from 'xstate';
 import { createSwarm, swarmConfig, nodeMachine, swarmMachine, SwarmError, type NodeProfile, type Route } from 'hecate-swarm';
 import { topologyFromValue } from 'hecate-swarm/sim';
-import { ManualClock } from 'hecate-swarm/testing';
+import { ManualClock } from 'hecate-swarm';
 
 const profiles: NodeProfile[] = [
   { id: 'a', memoryGb: 8, score: 2 },

@@ -70,7 +70,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 /** Every model: the index's choice equals the scan's, pipeline and cost bit for bit. */
 function expectSameChoice(plan: SwarmPlan, index: RouterIndex, nodes: Record<string, NodeTelemetry>, extra: Record<string, number>): void {
   for (const model of plan.models) {
-    const scan = cheapestIntact(planIndex(plan).pipelinesByModel.get(model.id) ?? [], nodes, DEFAULT, undefined, extra);
+    const scan = cheapestIntact(planIndex(plan).pipelinesByModel.get(model.id) ?? [], nodes, DEFAULT, undefined, extra, model.layers);
     const best = index.best(model.id);
     expect(best?.pipeline.id).toBe(scan?.pipeline.id);
     if (best !== undefined && scan !== undefined) expect(Object.is(best.chain, scan.cost)).toBe(true);

@@ -2,16 +2,16 @@ import { createSwarm, type NodeProfile, type SessionStage, type StageContext, ty
 import { DigestNodes, DigestReference, mix } from '../../src/sim/load/digest-model.js';
 import { VirtualTimers } from '../../src/sim/load/virtual-timers.js';
 
-/** Two copies of a 12-layer model on eight nodes whose stage boundaries differ between the copies. */
+/** Two copies of a 12-layer model on eight nodes (5 layers each at most) whose stage boundaries differ between the copies. */
 export const profiles: NodeProfile[] = [
-  { id: 'a1', memoryGb: 12, score: 6, latencyMs: 4 },
-  { id: 'a2', memoryGb: 12, score: 3, latencyMs: 6 },
-  { id: 'a3', memoryGb: 12, score: 2, latencyMs: 8 },
-  { id: 'a4', memoryGb: 12, score: 1, latencyMs: 9 },
-  { id: 'b1', memoryGb: 12, score: 2, latencyMs: 5 },
-  { id: 'b2', memoryGb: 12, score: 2, latencyMs: 6 },
-  { id: 'b3', memoryGb: 12, score: 3, latencyMs: 7 },
-  { id: 'b4', memoryGb: 12, score: 5, latencyMs: 8 },
+  { id: 'a1', memoryGb: 5, score: 6, latencyMs: 4 },
+  { id: 'a2', memoryGb: 5, score: 3, latencyMs: 6 },
+  { id: 'a3', memoryGb: 5, score: 2, latencyMs: 8 },
+  { id: 'a4', memoryGb: 5, score: 1, latencyMs: 9 },
+  { id: 'b1', memoryGb: 5, score: 2, latencyMs: 5 },
+  { id: 'b2', memoryGb: 5, score: 2, latencyMs: 6 },
+  { id: 'b3', memoryGb: 5, score: 3, latencyMs: 7 },
+  { id: 'b4', memoryGb: 5, score: 5, latencyMs: 8 },
 ];
 export const LAYERS = 12;
 export const config: SwarmConfig = { models: [{ id: 'base', layers: LAYERS, pipelines: 2 }], releaseSampleMs: 0 };

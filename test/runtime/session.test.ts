@@ -201,14 +201,14 @@ describe('swarm.session', () => {
       h.runStage(stage, x, { ...ctx, signal: ctx.signal, replayed: () => {} });
     const session = h.swarm.session({}, forgetful, { backoffMs: 0 });
     await generate(h, session, 3, 2);
-    // The route's stage [5, 8) is re-served by two nodes of the other copy, cut at layer 6:
-    // the session never saw layer 6 as a boundary.
-    const victim = session.route.stages.find((s) => s.layerStart === 5 && s.layerEnd === 8);
+    // The route's stage [5, 9) is re-served by two nodes of the other copy, cut at layer 8:
+    // the session never saw layer 8 as a boundary.
+    const victim = session.route.stages.find((s) => s.layerStart === 5 && s.layerEnd === 9);
     if (victim === undefined) throw new Error(`the fixture's route changed: ${JSON.stringify(session.route.stages)}`);
     h.behaviour.set(victim.nodeId, () => ({ kind: 'reject' }));
     const error = await rejection(h.drive(session.step(77)));
     expect(error.code).toBe('ReplayOutputsMissing');
-    expect(error.message).toContain('layer 6');
+    expect(error.message).toContain('layer 8');
     expect(h.swarm.inFlight()).toBe(0);
   });
 

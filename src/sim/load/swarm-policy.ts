@@ -5,7 +5,7 @@
  * it with the observed latency, so the next route sees it at once.
  */
 import { RoutingError } from '../../core/errors.js';
-import type { CostWeights, Route } from '../../core/types.js';
+import type { CostModel, CostWeights, Route } from '../../core/types.js';
 import type { PhiOptions } from '../../core/phi.js';
 import { createSwarm, ManualClock } from '../../runtime/index.js';
 import type { Lease, LeasedRoute, SwarmConfig } from '../../runtime/types.js';
@@ -20,6 +20,8 @@ export interface SwarmPolicyOptions {
   readonly leaseTtlMs?: number;
   /** Cost weights of every route; any but the defaults takes the scan path. @defaultValue docs/design.md §4's */
   readonly weights?: Partial<CostWeights>;
+  /** The cost model of every route (docs/cost.md); `'original'` takes the scan path. @defaultValue 'layer-aware' */
+  readonly costModel?: CostModel;
   /**
    * Find failures on its own: every monitor sample is a heartbeat, the phi-accrual detector in the
    * node actors and passive ejection take nodes down, and the monitor's health reports (the
@@ -55,7 +57,10 @@ class SwarmRouter implements Router {
     this.sync();
     let route: Route | LeasedRoute;
     try {
-      const request = this.options.weights !== undefined ? { weights: this.options.weights } : {};
+      const request = {
+        ...(this.options.weights !== undefined ? { weights: this.options.weights } : {}),
+        ...(this.options.costModel !== undefined ? { costModel: this.options.costModel } : {}),
+      };
       route = this.options.reserve ? this.swarm.route(request, { reserve: true }) : this.swarm.route(request);
     } catch (error) {
       if (error instanceof RoutingError && error.code === 'NoHealthyPipeline') return undefined;
@@ -98,11 +103,11 @@ function sameNodes(stages: readonly SimStage[], route: Route): boolean {
   return stages.every((s, i) => s.nodeId === route.stages[i]?.nodeId && s.layers === (route.stages[i]?.layerEnd ?? 0) - (route.stages[i]?.layerStart ?? 0));
 }
 
-/** The seed: the real Swarm's cost argmin, no reservation; telemetry only from the monitor. */
+/** The seed: the real Swarm's argmin of the seed's cost formula (`costModel: 'original'`), no reservation; telemetry only from the monitor. */
 export const seedArgmin: Policy = {
   id: 'seed-argmin',
-  label: "the original design's cost argmin (real Swarm, no reservation)",
-  create: (context) => new SwarmRouter(context, { reserve: false }),
+  label: "the original design's cost argmin (real Swarm, original cost model, no reservation)",
+  create: (context) => new SwarmRouter(context, { reserve: false, costModel: 'original' }),
 };
 
 /** Ours: the real Swarm with in-flight reservations, released with the observed latency. */
@@ -135,7 +140,7 @@ export function oursDetect(options: Omit<SwarmPolicyOptions, 'reserve' | 'detect
 }
 
 /**
- * The priors off: the original design's capability term (100/score per node) and hop term (15 per hop) are
+ * The priors off: the capability term (100/score for a whole model, by layer share) and hop term (15 per hop) are
  * guesses of a node's delay made before anything is measured, and count it twice once the
  * latency EWMA measures it. This routes on the measured latency, utilisation and reservations
  * alone: `capability: 0`, `hops: 0` (a hop's network delay is inside the end-to-end latency each
