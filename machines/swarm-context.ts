@@ -125,6 +125,8 @@ export interface SwarmContext {
   // ── failure detection and ejection (issue 15) ──
   /** Nodes down by ejection now, at most `ejection.maxEjectedShare` of the members. */
   readonly ejected: ReadonlySet<string>;
+  /** Nodes the failure detector took down (a manual mark turns them manual; a heartbeat brings them back). */
+  readonly detected: ReadonlySet<string>;
   readonly failureDetector: PhiOptions | undefined;
   readonly ejection: ResolvedEjectionOptions;
 }

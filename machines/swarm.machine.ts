@@ -76,7 +76,7 @@ export const swarmMachine = setup({
     allPlanNodesAlive: ({ context }) => context.planDownCount === 0,
     // ── failure detection and ejection (issue 15) ──
     /** The orchestrator marks down a node the detector or an ejection already took down: its mark wins. */
-    isManualOnDownMember: ({ context, event }) => event.type === 'node.down' && (event.cause ?? 'manual') === 'manual' && isMember(context, event.nodeId) && !isAliveIn(context, event.nodeId),
+    isManualOnAutoDown: ({ context, event }) => event.type === 'node.down' && (event.cause ?? 'manual') === 'manual' && (context.detected.has(event.nodeId) || context.ejected.has(event.nodeId)),
     ejectionRoom: ({ context }) => ejectionRoom(context.ejected.size, context.members.size, context.ejection),
   },
   actions: {
@@ -162,6 +162,7 @@ export const swarmMachine = setup({
         alive: withSlot(context.alive, m.slot, 0),
         aliveCount: context.aliveCount - (wasAlive ? 1 : 0),
         ejected: withoutMember(context.ejected, event.nodeId),
+        detected: withoutMember(context.detected, event.nodeId),
       };
     }),
     adoptPlan: assign(({ context }) => {
@@ -178,7 +179,9 @@ export const swarmMachine = setup({
     }),
     // ── failure detection and ejection (issue 15) ──
     recordEjected: assign({ ejected: ({ context, event }) => (event.type === 'node.eject' ? new Set([...context.ejected, event.nodeId]) : context.ejected) }),
-    forgetEjected: assign({ ejected: ({ context, event }) => ('nodeId' in event ? withoutMember(context.ejected, event.nodeId) : context.ejected) }),
+    recordDetected: assign({ detected: ({ context, event }) => (event.type === 'node.down' && event.cause === 'detector' ? new Set([...context.detected, event.nodeId]) : context.detected) }),
+    /** The node is no longer down by the detector or an ejection (back, or marked by hand). */
+    forgetCause: assign(({ context, event }) => ('nodeId' in event ? { ejected: withoutMember(context.ejected, event.nodeId), detected: withoutMember(context.detected, event.nodeId) } : {})),
     /** A manual mark over a down node decides nothing new: no rescue, no revival. */
     noOutcome: assign({ outcome: undefined }),
     emitNodeDown: emit(({ context, event }) => {
@@ -228,16 +231,17 @@ export const swarmMachine = setup({
       index: input.index,
       outcome: undefined,
       ejected: new Set<string>(),
+      detected: new Set<string>(),
       ...detection,
     };
   },
   on: {
     'node.down': [
-      { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'tellNodeDown', 'emitNodeDown'] },
-      { guard: 'isManualOnDownMember', actions: ['noOutcome', 'forgetEjected', 'tellNodeDown'] },
+      { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'recordDetected', 'tellNodeDown', 'emitNodeDown'] },
+      { guard: 'isManualOnAutoDown', actions: ['noOutcome', 'forgetCause', 'tellNodeDown'] },
     ],
     'node.eject': { guard: and(['isAliveMember', 'ejectionRoom']), actions: ['computeRescue', 'markNodeDown', 'recordEjected', 'tellNodeDown', 'emitNodeDown'] },
-    'node.alive': { guard: 'isDownMember', actions: ['markNodeAlive', 'forgetEjected', 'tellNodeAlive', 'emitNodeAlive'] },
+    'node.alive': { guard: 'isDownMember', actions: ['markNodeAlive', 'forgetCause', 'tellNodeAlive', 'emitNodeAlive'] },
     'node.suspected': { guard: 'isAliveMember', actions: 'emitNodeSuspected' },
     'node.added': { guard: 'canJoin', actions: ['decideGrowth', 'spawnNode', 'startNode', 'adoptPlan'] },
     'node.removed': { guard: 'isMember', actions: ['decideRetirement', 'stopNode', 'forgetNode', 'adoptPlan'] },

@@ -109,8 +109,8 @@ describe('machineChart', () => {
 
   it('keeps the order of node.down: the rescue is computed before the node is marked down, then the node is told', () => {
     const down = machineChart(swarmMachine).transitions.find((t) => t.event === 'node.down');
-    expect(down).toMatchObject({ source: 'swarm', guard: 'isAliveMember', targets: [], actions: ['computeRescue', 'markNodeDown', 'tellNodeDown', 'emitNodeDown'] });
-    expect(chartMermaid(machineChart(swarmMachine))).toContain('node.down [isAliveMember] / computeRescue → markNodeDown → tellNodeDown → emitNodeDown');
+    expect(down).toMatchObject({ source: 'swarm', guard: 'isAliveMember', targets: [], actions: ['computeRescue', 'markNodeDown', 'recordDetected', 'tellNodeDown', 'emitNodeDown'] });
+    expect(chartMermaid(machineChart(swarmMachine))).toContain('node.down [isAliveMember] / computeRescue → markNodeDown → recordDetected → tellNodeDown → emitNodeDown');
     // An ejection goes the same way: rescue first, then the mark.
     const eject = machineChart(swarmMachine).transitions.find((t) => t.event === 'node.eject');
     expect(eject?.actions.slice(0, 2)).toEqual(['computeRescue', 'markNodeDown']);
