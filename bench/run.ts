@@ -1,11 +1,12 @@
 /**
  * `npm run bench`: runs every benchmark on the built package — the runtime (routing, telemetry,
- * failures, planning, start/stop, memory) and plan quality — prints one table and writes
+ * failures, planning, start/stop, memory), plan quality and failure detection — prints one table and writes
  * `bench/results.json`. Exit code 0 even when a target is missed: the table and the file say
  * which, by how much; a benchmark that cannot run at all exits 1.
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { detectionBench } from './detection.js';
 import { runtimeBench } from './runtime.js';
 import type { BenchRow } from './types.js';
 
@@ -36,6 +37,8 @@ if (existsSync(planQuality)) {
   const mod = (await import(planQuality.href)) as { planQualityBench?: () => Promise<BenchRow[]> };
   if (typeof mod.planQualityBench === 'function') rows.push(...(await mod.planQualityBench()));
 }
+log('failure detection');
+rows.push(...detectionBench(log));
 const seconds = (performance.now() - started) / 1000;
 
 const environment = {

@@ -1,4 +1,4 @@
-import { and, assign, createActor, sendTo, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
+import { and, assign, createActor, emit, sendTo, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
 import { failoverInSwarm } from '../src/core/failover.js';
 import { RoutingError } from '../src/core/errors.js';
 import { resolveRequest, type ExtraLoad } from '../src/core/cost.js';
@@ -6,7 +6,9 @@ import { makeRoute } from '../src/core/route.js';
 import { serveModel } from '../src/core/serve.js';
 import { planNodeIds } from '../src/core/state.js';
 import type { NodeProfile, NodeStates, Pipeline, Recovery, Route, SwarmPlan } from '../src/core/types.js';
-import { nodeMachine } from './node.machine.js';
+import { ejectionRoom, resolveEjectionOptions, type EjectionOptions, type ResolvedEjectionOptions } from '../src/core/ejection.js';
+import type { PhiOptions } from '../src/core/phi.js';
+import { nodeMachine, type AliveCause, type DownCause } from './node.machine.js';
 
 /** A node actor spawned by the Swarm. */
 export type NodeActorRef = ActorRefFrom<typeof nodeMachine>;
@@ -44,6 +46,10 @@ export interface SwarmInput {
   readonly inflight?: ExtraLoad;
   /** The routing index over `telemetry` and `inflight`; without it, rescues scan. */
   readonly index?: RescueIndex;
+  /** Failure detector settings of every node actor. @defaultValue Akka's */
+  readonly failureDetector?: PhiOptions;
+  /** Passive ejection settings of every node actor and the swarm's cap. */
+  readonly ejection?: EjectionOptions;
 }
 
 /** The Swarm's context. Counters make every guard O(1). */
@@ -67,12 +73,39 @@ export interface SwarmContext {
   readonly inflight: ExtraLoad;
   readonly index: RescueIndex | undefined;
   readonly rescue: PendingRescue | undefined;
+  // ── failure detection and ejection (issue 15) ──
+  /** Member nodes (plan nodes and spares), counted for the ejection cap. */
+  readonly memberCount: number;
+  /** Nodes down by ejection now, at most `ejection.maxEjectedShare` of the members. */
+  readonly ejected: ReadonlySet<string>;
+  readonly failureDetector: PhiOptions | undefined;
+  readonly ejection: ResolvedEjectionOptions;
 }
+
+/** The swarm's status while it runs, from its counters: failed ⇔ none alive; degraded ⇔ a plan node down. */
+export type LiveStatus = 'healthy' | 'degraded' | 'failed';
+
+/**
+ * What the Swarm emits (XState `emit`) for the orchestrator: a node suspected by its detector, a
+ * node down (with the rescue computed before the mark, and why), a node back, and every status
+ * change. The runtime re-exposes them as `swarm.on(type, handler)`.
+ */
+export type SwarmEmitted =
+  | { readonly type: 'node.suspected'; readonly nodeId: string }
+  | { readonly type: 'node.down'; readonly nodeId: string; readonly cause: DownCause; readonly rescue: PendingRescue & { readonly status: LiveStatus } }
+  | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause: AliveCause }
+  | { readonly type: 'status.changed'; readonly status: LiveStatus | 'stopped' };
 
 /** The events of the Swarm statechart. */
 export type SwarmEvent =
-  | { readonly type: 'node.down'; readonly nodeId: string }
-  | { readonly type: 'node.alive'; readonly nodeId: string }
+  /** A node down: `manual` (the orchestrator; the default) or `detector` (its node actor's report). */
+  | { readonly type: 'node.down'; readonly nodeId: string; readonly cause?: 'manual' | 'detector' }
+  /** A node back: `manual` (the default), or by itself (`heartbeat`, `probation`). */
+  | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause?: AliveCause }
+  /** A node actor's detector suspects it. */
+  | { readonly type: 'node.suspected'; readonly nodeId: string }
+  /** A node actor asks to be ejected for its failures; granted while under the cap. */
+  | { readonly type: 'node.eject'; readonly nodeId: string }
   | { readonly type: 'node.added'; readonly profile: NodeProfile; readonly plan: SwarmPlan }
   | { readonly type: 'node.removed'; readonly nodeId: string; readonly plan: SwarmPlan }
   | { readonly type: 'swarm.stop' };
@@ -185,6 +218,7 @@ export const swarmMachine = setup({
     context: {} as SwarmContext,
     events: {} as SwarmEvent,
     input: {} as SwarmInput,
+    emitted: {} as SwarmEmitted,
   },
   guards: {
     isAliveMember: ({ context, event }) => 'nodeId' in event && isAliveIn(context, event.nodeId),
@@ -195,13 +229,18 @@ export const swarmMachine = setup({
     someAlive: ({ context }) => context.aliveCount > 0,
     somePlanNodeDown: ({ context }) => context.planDownCount > 0,
     allPlanNodesAlive: ({ context }) => context.planDownCount === 0,
+    // ── failure detection and ejection (issue 15) ──
+    /** The orchestrator marks down a node the detector or an ejection already took down: its mark wins. */
+    isManualOnDownMember: ({ context, event }) =>
+      event.type === 'node.down' && (event.cause ?? 'manual') === 'manual' && context.slot[event.nodeId] !== undefined && !isAliveIn(context, event.nodeId),
+    ejectionRoom: ({ context }) => ejectionRoom(context.ejected.size, context.memberCount, context.ejection),
   },
   actions: {
     computeRescue: assign({
-      rescue: ({ context, event }) => (event.type === 'node.down' ? computeRescue(context, event.nodeId) : undefined),
+      rescue: ({ context, event }) => (event.type === 'node.down' || event.type === 'node.eject' ? computeRescue(context, event.nodeId) : undefined),
     }),
     markNodeDown: assign(({ context, event }) => {
-      if (event.type !== 'node.down') return {};
+      if (event.type !== 'node.down' && event.type !== 'node.eject') return {};
       return {
         alive: withSlot(context.alive, context.slot[event.nodeId] as number, 0),
         aliveCount: context.aliveCount - 1,
@@ -216,15 +255,18 @@ export const swarmMachine = setup({
         planDownCount: context.planDownCount - (context.inPlan[event.nodeId] === true ? 1 : 0),
       };
     }),
-    tellNodeDown: sendTo(({ context, event }) => context.nodes[(event as { nodeId: string }).nodeId] as NodeActorRef, { type: 'node.down' }),
+    tellNodeDown: sendTo(
+      ({ context, event }) => context.nodes[(event as { nodeId: string }).nodeId] as NodeActorRef,
+      ({ event }) => ({ type: 'node.down' as const, cause: downCause(event) }),
+    ),
     tellNodeAlive: sendTo(({ context, event }) => context.nodes[(event as { nodeId: string }).nodeId] as NodeActorRef, { type: 'node.alive' }),
     tellNodeRetire: sendTo(({ context, event }) => context.nodes[(event as { nodeId: string }).nodeId] as NodeActorRef, { type: 'node.retire' }),
     spawnNode: assign(({ context, event, self }) => {
       if (event.type !== 'node.added') return {};
       const p = event.profile;
-      const ref = createNodeActor(self, p, context.alpha);
+      const ref = createNodeActor(self, p, context.alpha, context);
       const i = context.alive.length; // slots are never reused: a removed node's stays 0
-      return { nodes: { ...context.nodes, [p.id]: ref }, slot: { ...context.slot, [p.id]: i }, alive: withSlot(context.alive, i, 1), aliveCount: context.aliveCount + 1 };
+      return { nodes: { ...context.nodes, [p.id]: ref }, slot: { ...context.slot, [p.id]: i }, alive: withSlot(context.alive, i, 1), aliveCount: context.aliveCount + 1, memberCount: context.memberCount + 1 };
     }),
     startNode: ({ context, event }) => {
       if (event.type === 'node.added') context.nodes[event.profile.id]?.start();
@@ -241,12 +283,30 @@ export const swarmMachine = setup({
       const { [event.nodeId]: _ref, ...nodes } = context.nodes;
       const { [event.nodeId]: i, ...slot } = context.slot;
       const wasAlive = isAliveIn(context, event.nodeId);
-      return { nodes, slot, alive: i === undefined ? context.alive : withSlot(context.alive, i, 0), aliveCount: context.aliveCount - (wasAlive ? 1 : 0) };
+      return {
+        nodes,
+        slot,
+        alive: i === undefined ? context.alive : withSlot(context.alive, i, 0),
+        aliveCount: context.aliveCount - (wasAlive ? 1 : 0),
+        memberCount: context.memberCount - (i === undefined ? 0 : 1),
+        ejected: withoutMember(context.ejected, event.nodeId),
+      };
     }),
     adoptPlan: assign(({ context, event }) => {
       if (event.type !== 'node.added' && event.type !== 'node.removed') return {};
       return { plan: event.plan, ...countPlanDown(event.plan, context) };
     }),
+    // ── failure detection and ejection (issue 15) ──
+    recordEjected: assign({ ejected: ({ context, event }) => (event.type === 'node.eject' ? new Set([...context.ejected, event.nodeId]) : context.ejected) }),
+    forgetEjected: assign({ ejected: ({ context, event }) => ('nodeId' in event ? withoutMember(context.ejected, event.nodeId) : context.ejected) }),
+    emitNodeDown: emit(({ context, event }) => {
+      const nodeId = (event as { nodeId: string }).nodeId;
+      const rescue = context.rescue ?? { nodeId, recoveries: [], unrecoverable: [] };
+      return { type: 'node.down' as const, nodeId, cause: downCause(event), rescue: { ...rescue, status: liveStatus(context) } };
+    }),
+    emitNodeAlive: emit(({ event }) => ({ type: 'node.alive' as const, nodeId: (event as { nodeId: string }).nodeId, cause: event.type === 'node.alive' ? (event.cause ?? 'manual') : 'manual' })),
+    emitNodeSuspected: emit(({ event }) => ({ type: 'node.suspected' as const, nodeId: (event as { nodeId: string }).nodeId })),
+    emitStatus: emit((_, params: { status: LiveStatus | 'stopped' }) => ({ type: 'status.changed' as const, status: params.status })),
   },
 }).createMachine({
   id: 'swarm',
@@ -255,10 +315,11 @@ export const swarmMachine = setup({
     const nodes: Record<string, NodeActorRef> = {};
     const slot: Record<string, number> = {};
     const alive = new Uint8Array(input.profiles.length).fill(1);
+    const detection = { failureDetector: input.failureDetector, ejection: resolveEjectionOptions(input.ejection) };
     // Node actors live in this keyed collection, in the Swarm's actor system (so inspection sees
     // them) but not in its snapshot's children: xstate 5.33 spawns and stops children in O(N²).
     input.profiles.forEach((p, i) => {
-      nodes[p.id] = createNodeActor(self, p, alpha);
+      nodes[p.id] = createNodeActor(self, p, alpha, detection);
       slot[p.id] = i;
     });
     return {
@@ -274,11 +335,19 @@ export const swarmMachine = setup({
       inflight: input.inflight ?? {},
       index: input.index,
       rescue: undefined,
+      memberCount: input.profiles.length,
+      ejected: new Set<string>(),
+      ...detection,
     };
   },
   on: {
-    'node.down': { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'tellNodeDown'] },
-    'node.alive': { guard: 'isDownMember', actions: ['markNodeAlive', 'tellNodeAlive'] },
+    'node.down': [
+      { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'tellNodeDown', 'emitNodeDown'] },
+      { guard: 'isManualOnDownMember', actions: ['forgetEjected', 'tellNodeDown'] },
+    ],
+    'node.eject': { guard: and(['isAliveMember', 'ejectionRoom']), actions: ['computeRescue', 'markNodeDown', 'recordEjected', 'tellNodeDown', 'emitNodeDown'] },
+    'node.alive': { guard: 'isDownMember', actions: ['markNodeAlive', 'forgetEjected', 'tellNodeAlive', 'emitNodeAlive'] },
+    'node.suspected': { guard: 'isAliveMember', actions: 'emitNodeSuspected' },
     'node.added': { guard: 'isNewNode', actions: ['spawnNode', 'startNode', 'adoptPlan'] },
     'node.removed': { guard: 'isMember', actions: ['tellNodeRetire', 'forgetNode', 'adoptPlan'] },
   },
@@ -286,6 +355,7 @@ export const swarmMachine = setup({
   initial: 'healthy',
   states: {
     healthy: {
+      entry: { type: 'emitStatus', params: { status: 'healthy' } },
       always: [
         { guard: 'noneAlive', target: 'failed' },
         { guard: 'somePlanNodeDown', target: 'degraded' },
@@ -293,6 +363,7 @@ export const swarmMachine = setup({
       on: { 'swarm.stop': 'stopped' },
     },
     degraded: {
+      entry: { type: 'emitStatus', params: { status: 'degraded' } },
       always: [
         { guard: 'noneAlive', target: 'failed' },
         { guard: 'allPlanNodesAlive', target: 'healthy' },
@@ -300,19 +371,41 @@ export const swarmMachine = setup({
       on: { 'swarm.stop': 'stopped' },
     },
     failed: {
+      entry: { type: 'emitStatus', params: { status: 'failed' } },
       always: [
         { guard: and(['someAlive', 'allPlanNodesAlive']), target: 'healthy' },
         { guard: 'someAlive', target: 'degraded' },
       ],
       on: { 'swarm.stop': 'stopped' },
     },
-    stopped: { type: 'final', entry: 'retireNodes' },
+    stopped: { type: 'final', entry: ['retireNodes', { type: 'emitStatus', params: { status: 'stopped' } }] },
   },
 });
 
 /** A node actor in the Swarm's system, not yet started (the Swarm starts it in an action). */
-function createNodeActor(parent: AnyActorRef, p: NodeProfile, alpha: number): NodeActorRef {
-  return createActor(nodeMachine, { parent, id: `node:${p.id}`, input: { id: p.id, alpha, ...declared(p) } });
+function createNodeActor(parent: AnyActorRef, p: NodeProfile, alpha: number, detection: Pick<SwarmContext, 'failureDetector' | 'ejection'>): NodeActorRef {
+  const input = { id: p.id, alpha, ...declared(p), ejection: detection.ejection, ...(detection.failureDetector !== undefined ? { phi: detection.failureDetector } : {}) };
+  return createActor(nodeMachine, { parent, id: `node:${p.id}`, input });
+}
+
+// ── failure detection and ejection (issue 15) ──
+
+/** The status the counters give: what the eventless transitions are about to settle on. */
+export function liveStatus(context: Pick<SwarmContext, 'aliveCount' | 'planDownCount'>): LiveStatus {
+  if (context.aliveCount === 0) return 'failed';
+  return context.planDownCount > 0 ? 'degraded' : 'healthy';
+}
+
+function downCause(event: SwarmEvent): DownCause {
+  if (event.type === 'node.eject') return 'ejected';
+  return event.type === 'node.down' ? (event.cause ?? 'manual') : 'manual';
+}
+
+function withoutMember(set: ReadonlySet<string>, nodeId: string): ReadonlySet<string> {
+  if (!set.has(nodeId)) return set;
+  const next = new Set(set);
+  next.delete(nodeId);
+  return next;
 }
 
 function declared(p: NodeProfile): { latencyMs?: number; score?: number } {

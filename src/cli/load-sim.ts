@@ -30,7 +30,9 @@ const DETAILS = `Workloads: ${WORKLOADS.map((w) => w.id).join(', ')}, ${W6_ID} (
 from a failed stage beside restart from scratch; docs/sessions.md).
 Policies: wrr, random, least-outstanding, p2c, p2c-peak-ewma, seed-argmin (the real Swarm),
 ours-reserve (the real Swarm with in-flight leases), ours-latency-weights (the same with the
-capability and hop priors off: an experiment), oracle-sed (reference: reads the truth).
+capability and hop priors off: an experiment), ours-detect (ours finding failures itself:
+the phi detector on the monitor's samples and ejection, no health reports), oracle-sed
+(reference: reads the truth).
 A progress bar goes to stderr when it is a terminal. The same flags print the same bytes.
 
 Example:

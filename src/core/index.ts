@@ -17,3 +17,9 @@ export type { ResumeOptions, ResumePreference, ResumeStrategy, Resumption } from
 export { serveModel, bestRecovery } from './serve.js';
 export type { ServeOptions } from './serve.js';
 export { mulberry32, uniform } from './random.js';
+export { emptyHistory, recordInterval, historyValues, historyMean, historyStdDev } from './heartbeat-history.js';
+export type { HeartbeatHistory } from './heartbeat-history.js';
+export { DEFAULT_PHI, phi, phiCrossingMs, firstHistory, resolvePhiOptions, phiOptionsIssue } from './phi.js';
+export type { PhiOptions, ResolvedPhiOptions } from './phi.js';
+export { DEFAULT_EJECTION, banMs, maxBanLevel, ejectionRoom, shouldEject, resolveEjectionOptions, ejectionOptionsIssue } from './ejection.js';
+export type { EjectionOptions, ResolvedEjectionOptions } from './ejection.js';

@@ -1,4 +1,7 @@
 import { createActor, type Actor } from 'xstate';
+import type { SwarmEmitted } from '../../machines/swarm.machine.js';
+import { ejectionOptionsIssue } from '../core/ejection.js';
+import { phiOptionsIssue } from '../core/phi.js';
 import { badSampleField, type NodeContext } from '../../machines/node.machine.js';
 import { swarmMachine, type NodeActorRef } from '../../machines/swarm.machine.js';
 import { resolveRequest, tokensCost } from '../core/cost.js';
@@ -33,6 +36,7 @@ import type {
   SwarmRequest,
   SwarmStatus,
   TelemetrySample,
+  TimeSource,
 } from './types.js';
 
 /** The running Swarm actor. */
@@ -86,9 +90,13 @@ export class Swarm {
   private readonly releaseSampleMs: number;
   /** Per node: released latencies not yet fed, and when a release sample was last fed. Plain data. */
   private readonly releaseWindows = new Map<string, ReleaseWindow>();
-  private readonly clock: Clock;
+  private readonly clock: TimeSource;
   private readonly ids: IdSource;
   private leaseSeq = 0;
+  /** Whether the clock keeps timers (it is the actors' clock); heartbeats need it. */
+  private readonly timers: boolean;
+  /** Nodes whose failure detection has started (at their first heartbeat). */
+  private readonly watched = new Set<string>();
   /** Mirrors the statechart's final state, read on every call (cheaper than a snapshot). */
   private stopped = false;
   private snapshot: SwarmState | undefined;
@@ -121,9 +129,20 @@ export class Swarm {
         inflight: this.inflight,
         // Through `this`: the index is rebuilt whenever the plan changes.
         index: { best: (m) => this.index.best(m), bestWithout: (m, n) => this.index.bestWithout(m, n) },
+        ...(config.failureDetector !== undefined ? { failureDetector: config.failureDetector } : {}),
+        ...(config.ejection !== undefined ? { ejection: config.ejection } : {}),
       },
       ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
+      ...(isTimerClock(options.clock) ? { clock: options.clock } : {}),
     });
+    this.timers = options.clock === undefined || isTimerClock(options.clock);
+    // The machine marks nodes down and alive on its own too (detector, ejection, bans): the live
+    // table follows what it emits. Registered first, so the orchestrator's handlers see it done.
+    this.actor.on('node.down', (e) => {
+      this.setAlive(e.nodeId, false);
+      this.releaseWindows.delete(e.nodeId); // what it served before dying says nothing of it when back
+    });
+    this.actor.on('node.alive', (e) => this.setAlive(e.nodeId, true));
     this.actor.start();
   }
 
@@ -190,7 +209,11 @@ export class Swarm {
     if (outcome.latencyMs !== undefined && !(typeof outcome.latencyMs === 'number' && Number.isFinite(outcome.latencyMs) && outcome.latencyMs >= 0)) {
       throw new SwarmError('BadTelemetry', `release of lease "${id}": "latencyMs" must be a finite number >= 0, got ${String(outcome.latencyMs)}`);
     }
+    if (outcome.failedNode !== undefined && !record.lease.nodes.includes(outcome.failedNode)) {
+      throw new SwarmError('BadTelemetry', `release of lease "${id}": "failedNode" must be one of the lease's nodes (${record.lease.nodes.join(', ')}), got ${String(outcome.failedNode)}`);
+    }
     this.endLease(record);
+    this.feedOutcome(record.held, outcome);
     const live = record.held.filter((n) => this.telemetry[n]?.alive === true);
     if (outcome.ok === false) {
       // A failure is a signal too: otherwise a fail-fast node looks idle, hence cheapest, until
@@ -205,6 +228,35 @@ export class Swarm {
         this.releaseSample(n, (outcome.latencyMs as number) * share);
       });
     }
+  }
+
+  /**
+   * Records a heartbeat of a node: its failure detector starts at the first one (detection is
+   * opt-in per node) and, from then on, takes the node down when phi crosses the threshold
+   * (docs/detection.md). A heartbeat brings back a node the detector took down, never one the
+   * orchestrator marked down. `report` and a successful `release` also count as proof of life.
+   * @throws {SwarmError} `UnknownNode`, `Stopped`, `InvalidInput` when the swarm's clock has no timers
+   * @example setInterval(() => swarm.heartbeat('gpu'), 1000);
+   */
+  heartbeat(nodeId: string): void {
+    this.requireMember(nodeId);
+    if (!this.timers) {
+      throw new SwarmError('InvalidInput', `heartbeat of node "${nodeId}": the swarm's clock has only now(); create the swarm with a clock that also has setTimeout and clearTimeout (systemClock, ManualClock) to detect failures`);
+    }
+    this.watched.add(nodeId);
+    this.nodeRef(nodeId)?.send({ type: 'node.heartbeat', at: this.clock.now() });
+  }
+
+  /**
+   * Listens to what the Swarm statechart emits: `node.suspected`, `node.down` (with the rescue,
+   * computed before the mark, and the cause: `manual`, `detector` or `ejected`), `node.alive`
+   * (with the cause) and `status.changed`; `'*'` for all. Handlers run after the transition, in
+   * the order they were added. Returns a function that removes the handler.
+   * @example const off = swarm.on('node.down', (e) => console.log(e.nodeId, e.cause, e.rescue.recoveries)); off();
+   */
+  on<T extends SwarmEmitted['type'] | '*'>(type: T, handler: (event: T extends '*' ? SwarmEmitted : Extract<SwarmEmitted, { type: T }>) => void): () => void {
+    const subscription = this.actor.on(type as never, handler as never);
+    return () => subscription.unsubscribe();
   }
 
   /** In-flight reservations not yet released or expired. */
@@ -222,10 +274,11 @@ export class Swarm {
    */
   markDown(nodeId: string): Rescue {
     this.requireMember(nodeId);
-    if (this.telemetry[nodeId]?.alive !== true) return { nodeId, status: this.status(), recoveries: [], unrecoverable: [] };
+    if (this.telemetry[nodeId]?.alive !== true) {
+      this.actor.send({ type: 'node.down', nodeId }); // down already (detector, ejection): the manual mark wins
+      return { nodeId, status: this.status(), recoveries: [], unrecoverable: [] };
+    }
     this.actor.send({ type: 'node.down', nodeId });
-    this.setAlive(nodeId, false);
-    this.releaseWindows.delete(nodeId); // what it served before dying says nothing of it when back
     const rescue = this.actor.getSnapshot().context.rescue;
     return { nodeId, status: this.status(), recoveries: rescue?.recoveries ?? [], unrecoverable: rescue?.unrecoverable ?? [] };
   }
@@ -236,10 +289,7 @@ export class Swarm {
    */
   markAlive(nodeId: string): Revival {
     this.requireMember(nodeId);
-    if (this.telemetry[nodeId]?.alive !== true) {
-      this.actor.send({ type: 'node.alive', nodeId });
-      this.setAlive(nodeId, true);
-    }
+    if (this.telemetry[nodeId]?.alive !== true) this.actor.send({ type: 'node.alive', nodeId });
     return { nodeId, status: this.status() };
   }
 
@@ -279,6 +329,7 @@ export class Swarm {
     this.profiles.delete(nodeId);
     delete this.telemetry[nodeId];
     this.releaseWindows.delete(nodeId);
+    this.watched.delete(nodeId);
     this.inflightCount.delete(nodeId);
     delete this.inflight[nodeId];
     for (const record of this.leases.values()) {
@@ -302,6 +353,7 @@ export class Swarm {
       const value = bad === 'sample' ? sample : (sample as Record<string, unknown>)[bad];
       throw new SwarmError('BadTelemetry', `telemetry for node "${nodeId}": "${bad}" must be a finite number >= 0${bad === 'score' ? ' (and > 0)' : ''}, got ${String(value)}; the EWMA is unchanged`);
     }
+    if (this.watched.has(nodeId)) this.seen(nodeId); // first: a report from a node the detector took down brings it back
     return this.ingest(nodeId, sample);
   }
 
@@ -359,6 +411,35 @@ export class Swarm {
     if (count !== undefined) this.inflight[nodeId] = inflightLoad(count, next);
     this.changed(nodeId);
     return next;
+  }
+
+  private nodeRef(nodeId: string): NodeActorRef | undefined {
+    return this.actor.getSnapshot().context.nodes[nodeId];
+  }
+
+  /** A proof of life of a watched node: restarts its detector's wait, brings it back from a detector down. */
+  private seen(nodeId: string): void {
+    this.nodeRef(nodeId)?.send({ type: 'node.seen', at: this.clock.now() });
+  }
+
+  /**
+   * A released request's outcome, to its nodes' actors: a failure counts towards ejection (on the
+   * named node, else on every node of the route); a success is a proof of life and clears the
+   * failure count (sent only where there is one to clear, as releases are frequent).
+   */
+  private feedOutcome(held: readonly string[], outcome: ReleaseOutcome): void {
+    if (outcome.ok === false) {
+      for (const n of outcome.failedNode !== undefined ? [outcome.failedNode] : held) {
+        if (held.includes(n)) this.nodeRef(n)?.send({ type: 'node.outcome', ok: false });
+      }
+      return;
+    }
+    for (const n of held) {
+      if (this.watched.has(n)) this.seen(n);
+      const ref = this.nodeRef(n);
+      const ctx = ref?.getSnapshot().context;
+      if (ctx !== undefined && (ctx.failures > 0 || ctx.probation)) ref?.send({ type: 'node.outcome', ok: true });
+    }
   }
 
   private setAlive(nodeId: string, alive: boolean): void {
@@ -473,9 +554,17 @@ function fromNodeContext(ctx: NodeContext, alive: boolean): NodeTelemetry {
   return t; // not frozen: this runs on every report, entries are replaced (never mutated), and state() freezes its copy
 }
 
+/** Whether a clock also keeps timers, so it can be the actors' clock. */
+function isTimerClock(clock: Clock | TimeSource | undefined): clock is Clock {
+  return clock !== undefined && typeof (clock as Partial<Clock>).setTimeout === 'function' && typeof (clock as Partial<Clock>).clearTimeout === 'function';
+}
+
 function optionsIssue(options: SwarmOptions): string | undefined {
   if (options === null || typeof options !== 'object') return 'options must be an object { inspect?, seed?, idSource?, clock? }';
   if (options.clock !== undefined && typeof options.clock?.now !== 'function') return 'option "clock" must have a now() method returning milliseconds';
+  if (options.clock !== undefined && ('setTimeout' in options.clock || 'clearTimeout' in options.clock) && !isTimerClock(options.clock)) {
+    return 'option "clock" must have both setTimeout(fn, ms) and clearTimeout(handle) methods, or neither';
+  }
   if (options.idSource !== undefined && typeof options.idSource !== 'function') return 'option "idSource" must be a function returning a new id';
   if (options.seed !== undefined && !Number.isInteger(options.seed)) return `option "seed" must be an integer, got ${String(options.seed)}`;
   const inspect = options.inspect as unknown;
@@ -492,6 +581,8 @@ function configIssue(config: SwarmConfig): string | undefined {
   if (config.releaseSampleMs !== undefined && !(typeof config.releaseSampleMs === 'number' && Number.isFinite(config.releaseSampleMs) && config.releaseSampleMs >= 0)) return `config "releaseSampleMs" must be a finite number >= 0, got ${String(config.releaseSampleMs)}`;
   if (config.failurePenaltyMs !== undefined && !(typeof config.failurePenaltyMs === 'number' && Number.isFinite(config.failurePenaltyMs) && config.failurePenaltyMs >= 0)) return `config "failurePenaltyMs" must be a finite number >= 0, got ${String(config.failurePenaltyMs)}`;
   if (config.allowDegraded !== undefined && typeof config.allowDegraded !== 'boolean') return `config "allowDegraded" must be a boolean`;
+  const detection = phiOptionsIssue(config.failureDetector) ?? ejectionOptionsIssue(config.ejection);
+  if (detection !== undefined) return `config ${detection}`;
   return undefined;
 }
 
