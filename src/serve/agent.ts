@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { runLayers, type LayerCaches } from '../sim/load/digest-model.js';
 import { createHttpApp, listen } from './http-app.js';
 import { ServeError } from './serve-error.js';
-import { stageDelayMs } from './stage-work.js';
+import { hashText, stageDelayMs } from './stage-work.js';
 import { stageBodySchema, type StageReply, type StageRequest } from './stage-protocol.js';
 
 /** Options of {@link startAgent}. */
@@ -51,7 +51,7 @@ export interface RunningAgent {
 export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const perLayerMs = options.perLayerMs ?? 2;
   const jitter = options.jitter ?? 0.2;
-  const seed = options.seed ?? 0;
+  const seed = options.seed ?? hashText(options.id);
   const heartbeatMs = options.heartbeatMs ?? 1000;
   const maxSessions = options.maxSessions ?? 4096;
   const log = options.log ?? (() => {});

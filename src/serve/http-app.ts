@@ -9,7 +9,13 @@ import { errorBody, ServeError, validationField } from './serve-error.js';
 /** A fastify app with the house's error shape: `{ error: { code, message, field? } }`. */
 export function createHttpApp(): FastifyInstance {
   // Keep-alive sockets of a dead peer must not hold close() open.
-  const app = Fastify({ logger: false, forceCloseConnections: true, bodyLimit: 4 * 1024 * 1024 });
+  const app = Fastify({
+    logger: false,
+    forceCloseConnections: true,
+    bodyLimit: 4 * 1024 * 1024,
+    // Refuse what the schema does not allow instead of quietly fixing it: no coercion, no stripping.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
+  });
   app.setErrorHandler((error: FastifyError | ServeError | Error, _request, reply) => {
     if (error instanceof ServeError) {
       void reply.status(error.status).send(errorBody(error.code, error.message, error.field));
