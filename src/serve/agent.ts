@@ -87,7 +87,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
 
   let stopped = false;
   let timer: ReturnType<typeof setInterval> | undefined;
-  let beating = false;
+  let rejoining = false;
   const profile = { id: options.id, memoryGb: options.memoryGb, score: options.score, url };
 
   const post = (path: string, body: unknown, timeoutMs: number) =>
@@ -112,18 +112,22 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     }
   };
 
+  // Heartbeats never wait for the previous one: after a stall (SIGSTOP, a long GC) the overdue
+  // beat goes out at once, even if the one before is still being answered.
   const beat = async (): Promise<void> => {
-    if (beating || stopped) return;
-    beating = true;
+    if (stopped || rejoining) return;
     try {
       const response = await post(`/v1/nodes/${encodeURIComponent(options.id)}/heartbeat`, {}, heartbeatMs * 2);
+      await response.arrayBuffer();
       // 404: the orchestrator does not know us (it restarted, or we left): join again.
-      if (response.status === 404) await join();
-      else await response.arrayBuffer();
+      if (response.status === 404) {
+        rejoining = true;
+        await join().finally(() => {
+          rejoining = false;
+        });
+      }
     } catch (error) {
       log(`heartbeat: ${describe(error)}`);
-    } finally {
-      beating = false;
     }
   };
 

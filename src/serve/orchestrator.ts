@@ -34,6 +34,7 @@ export interface OrchestratorOptions {
   readonly nodes?: readonly NodeProfile[];
   /** @defaultValue {@link SERVE_DETECTOR} */
   readonly failureDetector?: PhiOptions;
+  /** @defaultValue {@link SERVE_EJECTION}: off, the detector decides */
   readonly ejection?: EjectionOptions;
   /** @defaultValue 1500 */
   readonly stageTimeoutMs?: number;
@@ -50,6 +51,15 @@ export interface OrchestratorOptions {
  * paused for 2 s is suspected and comes back without a down.
  */
 export const SERVE_DETECTOR: PhiOptions = Object.freeze({ threshold: 8, suspectThreshold: 1, expectedIntervalMs: 1000, acceptablePauseMs: 250, minStdDevMs: 500 });
+
+/**
+ * Passive ejection is off in `serve` unless asked for (docs/serve.md): a stalled agent's calls
+ * time out in a burst — every session routed to it during the stall — and five of them eject an
+ * agent whose heartbeats would have brought it back; and a session's failure is counted on every
+ * node of its route, so a dead agent's healthy neighbours are ejected with it. The heartbeat
+ * detector tells a stall from a death; a dead agent is found within its bound anyway.
+ */
+export const SERVE_EJECTION: EjectionOptions = Object.freeze({ maxEjectedShare: 0 });
 
 /** A running orchestrator. */
 export interface RunningOrchestrator {
@@ -95,7 +105,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const log = options.log ?? (() => {});
   const models = options.models ?? [{ id: 'base', kind: 'base', layers: 12, pipelines: 2 }];
   const failureDetector = options.failureDetector ?? SERVE_DETECTOR;
-  const config: SwarmConfig = { models, failureDetector, ...(options.ejection !== undefined ? { ejection: options.ejection } : {}) };
+  const config: SwarmConfig = { models, failureDetector, ejection: options.ejection ?? SERVE_EJECTION };
   const sessionOptions = { stageTimeoutMs: options.stageTimeoutMs ?? 1500, retries: options.retries ?? 3, deadlineMs: options.deadlineMs ?? 60_000 };
   const bounds = detectorBounds(failureDetector);
   const registry = new NodeRegistry();
@@ -206,13 +216,15 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
       const growth = swarm.addNode(profile);
       record.state = 'alive';
       log(`agent "${body.id}" joined the running swarm as ${growth.role}`);
-    } else if (swarm.state().nodes[body.id]?.alive !== true) {
-      swarm.markAlive(body.id); // its node.alive event sets the record alive
     }
+    events.publish('node.joined', { at: Date.now(), nodeId: body.id, url: record.url, rejoin });
+    // A heartbeat brings back a node the detector took down (node.alive, cause heartbeat); one
+    // marked down (never joined, left) or ejected needs the orchestrator's word: it joined again.
+    swarm.heartbeat(body.id);
+    if (swarm.state().nodes[body.id]?.alive !== true) swarm.markAlive(body.id);
     record.state = 'alive';
     record.downCause = undefined;
-    events.publish('node.joined', { at: Date.now(), nodeId: body.id, url: record.url, rejoin });
-    swarm.heartbeat(body.id);
+    record.suspectedAt = undefined;
     return { id: body.id, rejoin, state: record.state };
   };
 
