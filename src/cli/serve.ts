@@ -14,7 +14,7 @@ const spec: ArgsSpec = {
     topology: { type: 'string', value: 'file', description: 'Topology JSON { models, nodes }: the swarm is planned over these nodes, each down until its agent joins.' },
     layers: { type: 'string', value: 'n', description: 'Without --topology: layers of the base model "base" (default 12).' },
     pipelines: { type: 'string', value: 'n', description: 'Copies of every model (default 2, or the topology\'s own).' },
-    'stage-timeout-ms': { type: 'string', value: 'ms', description: 'A stage call taking longer fails and the session resumes elsewhere (default 1500).' },
+    'stage-timeout-ms': { type: 'string', value: 'ms', description: 'A stage call taking longer fails and the session resumes elsewhere (default 5000).' },
     'suspect-phi': { type: 'string', value: 'phi', description: `phi at which a silent agent is suspect (default ${SERVE_DETECTOR.suspectThreshold}).` },
     'down-phi': { type: 'string', value: 'phi', description: `phi at which a silent agent is down (default ${SERVE_DETECTOR.threshold}).` },
     'acceptable-pause-ms': { type: 'string', value: 'ms', description: `Pause added to the mean heartbeat interval (default ${SERVE_DETECTOR.acceptablePauseMs}).` },

@@ -36,7 +36,7 @@ export interface OrchestratorOptions {
   readonly failureDetector?: PhiOptions;
   /** @defaultValue {@link SERVE_EJECTION}: off, the detector decides */
   readonly ejection?: EjectionOptions;
-  /** @defaultValue 1500 */
+  /** @defaultValue 5000 */
   readonly stageTimeoutMs?: number;
   /** Resumes per step. @defaultValue 3 */
   readonly retries?: number;
@@ -106,7 +106,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const models = options.models ?? [{ id: 'base', kind: 'base', layers: 12, pipelines: 2 }];
   const failureDetector = options.failureDetector ?? SERVE_DETECTOR;
   const config: SwarmConfig = { models, failureDetector, ejection: options.ejection ?? SERVE_EJECTION };
-  const sessionOptions = { stageTimeoutMs: options.stageTimeoutMs ?? 1500, retries: options.retries ?? 3, deadlineMs: options.deadlineMs ?? 60_000 };
+  const sessionOptions = { stageTimeoutMs: options.stageTimeoutMs ?? 5000, retries: options.retries ?? 3, deadlineMs: options.deadlineMs ?? 60_000 };
   const bounds = detectorBounds(failureDetector);
   const registry = new NodeRegistry();
   const events = new EventStream();

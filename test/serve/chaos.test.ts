@@ -45,7 +45,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('hecate-node serve with 8 agents under chaos', () => {
   it('completes every session with the right digest through a SIGKILL, a SIGSTOP and a restart, and /metrics agrees', async () => {
-    const { match: url } = await startCli('serve', ['serve', '--port', '0', '--topology', topologyFile], /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    const { child: orchestratorChild, match: url } = await startCli('serve', ['serve', '--port', '0', '--topology', topologyFile], /listening on (http:\/\/127\.0\.0\.1:\d+)/);
     const status = async (): Promise<Status> => (await fetch(`${url}/v1/status`)).json() as Promise<Status>;
     const events: ReceivedEvent[] = [];
     await collectEvents(`${url}/v1/events`, events, sse.signal);
@@ -193,6 +193,14 @@ describe('hecate-node serve with 8 agents under chaos', () => {
         `restarted ${restarted} rejoined ${(rejoined.data['at'] as number) - restartedAt} ms after its start; ` +
         `metrics agree (requests ${metrics.get('hecate_requests_total{outcome="ok"}')}, resumes ${metrics.get('hecate_session_resumes_total')}, detection events ${[...reported.values()].reduce((a, b) => a + b, 0)})`,
     );
+    // A clean leave on SIGTERM: the agent tells the orchestrator and exits 0; so does the orchestrator.
+    const leaver = nodes.map((n) => n.id).find((id) => id !== killed && id !== paused && id !== restarted) as string;
+    agents.get(leaver)?.process.kill('SIGTERM');
+    expect(await agents.get(leaver)?.exited).toBe('exit 0');
+    expect(events.some((e) => e.type === 'node.left' && e.data['nodeId'] === leaver)).toBe(true);
+    orchestratorChild.process.kill('SIGTERM');
+    expect(await orchestratorChild.exited).toBe('exit 0');
+
     expect(suspectAfterMs).toBeLessThan(2000); // the settings make a 2 s pause suspect…
     expect(downAfterMs).toBeGreaterThan(3000); // …and not down, even with the heartbeat a second late
   }, 180_000);
