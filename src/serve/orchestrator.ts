@@ -34,9 +34,12 @@ export interface OrchestratorOptions {
   readonly nodes?: readonly NodeProfile[];
   /** @defaultValue {@link SERVE_DETECTOR} */
   readonly failureDetector?: PhiOptions;
-  /** @defaultValue {@link SERVE_EJECTION}: off, the detector decides */
+  /** Passive ejection (docs/detection.md). @defaultValue the library's: 5 consecutive failures */
   readonly ejection?: EjectionOptions;
-  /** @defaultValue 5000 */
+  /**
+   * Longer than a stall the detector forgives (docs/serve.md): a stalled agent's calls wait for it
+   * rather than time out, fail and eject it. @defaultValue 5000
+   */
   readonly stageTimeoutMs?: number;
   /** Resumes per step. @defaultValue 3 */
   readonly retries?: number;
@@ -51,15 +54,6 @@ export interface OrchestratorOptions {
  * paused for 2 s is suspected and comes back without a down.
  */
 export const SERVE_DETECTOR: PhiOptions = Object.freeze({ threshold: 8, suspectThreshold: 1, expectedIntervalMs: 1000, acceptablePauseMs: 250, minStdDevMs: 500 });
-
-/**
- * Passive ejection is off in `serve` unless asked for (docs/serve.md): a stalled agent's calls
- * time out in a burst — every session routed to it during the stall — and five of them eject an
- * agent whose heartbeats would have brought it back; and a session's failure is counted on every
- * node of its route, so a dead agent's healthy neighbours are ejected with it. The heartbeat
- * detector tells a stall from a death; a dead agent is found within its bound anyway.
- */
-export const SERVE_EJECTION: EjectionOptions = Object.freeze({ maxEjectedShare: 0 });
 
 /** A running orchestrator. */
 export interface RunningOrchestrator {
@@ -105,7 +99,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const log = options.log ?? (() => {});
   const models = options.models ?? [{ id: 'base', kind: 'base', layers: 12, pipelines: 2 }];
   const failureDetector = options.failureDetector ?? SERVE_DETECTOR;
-  const config: SwarmConfig = { models, failureDetector, ejection: options.ejection ?? SERVE_EJECTION };
+  const config: SwarmConfig = { models, failureDetector, ...(options.ejection !== undefined ? { ejection: options.ejection } : {}) };
   const sessionOptions = { stageTimeoutMs: options.stageTimeoutMs ?? 5000, retries: options.retries ?? 3, deadlineMs: options.deadlineMs ?? 60_000 };
   const bounds = detectorBounds(failureDetector);
   const registry = new NodeRegistry();
