@@ -6,15 +6,16 @@
 import type { FastifyInstance } from 'fastify';
 import { PlanError } from '../core/errors.js';
 import type { EjectionOptions } from '../core/ejection.js';
-import { firstHistory, phiCrossingMs, resolvePhiOptions, type PhiOptions } from '../core/phi.js';
-import { recordInterval } from '../core/heartbeat-history.js';
+import { resolvePhiOptions, type PhiOptions } from '../core/phi.js';
 import type { ModelSpec, NodeProfile } from '../core/types.js';
 import { createSwarm, type Swarm } from '../runtime/swarm.js';
 import type { SwarmConfig } from '../runtime/types.js';
 import { EventStream } from './event-stream.js';
 import { generate, generateBodySchema, type GenerateRequest } from './generate.js';
 import { createHttpApp, listen } from './http-app.js';
+import { joinBodySchema, nodeParamsSchema, type JoinBody } from './node-protocol.js';
 import { NodeRegistry, type AgentRecord } from './node-registry.js';
+import { detectorBounds, SERVE_DETECTOR, SERVE_EJECTION } from './serve-detector.js';
 import { ServeError } from './serve-error.js';
 import { ServeMetrics } from './serve-metrics.js';
 
@@ -34,7 +35,7 @@ export interface OrchestratorOptions {
   readonly nodes?: readonly NodeProfile[];
   /** @defaultValue {@link SERVE_DETECTOR} */
   readonly failureDetector?: PhiOptions;
-  /** Passive ejection (docs/detection.md). @defaultValue the library's: 5 consecutive failures */
+  /** Passive ejection (docs/detection.md). @defaultValue {@link SERVE_EJECTION}: off */
   readonly ejection?: EjectionOptions;
   /**
    * Longer than a stall the detector forgives (docs/serve.md): a stalled agent's calls wait for it
@@ -48,12 +49,7 @@ export interface OrchestratorOptions {
   readonly log?: (line: string) => void;
 }
 
-/**
- * The detector settings `serve` uses unless told otherwise (docs/serve.md): a node is suspect
- * after about 1.9 s of silence and down after about 3.9 s, with 1 s heartbeats — so an agent
- * paused for 2 s is suspected and comes back without a down.
- */
-export const SERVE_DETECTOR: PhiOptions = Object.freeze({ threshold: 8, suspectThreshold: 1, expectedIntervalMs: 1000, acceptablePauseMs: 250, minStdDevMs: 500 });
+export { detectorBounds, SERVE_DETECTOR, SERVE_EJECTION } from './serve-detector.js';
 
 /** A running orchestrator. */
 export interface RunningOrchestrator {
@@ -63,43 +59,12 @@ export interface RunningOrchestrator {
   close(): Promise<void>;
 }
 
-/** When a node with steady heartbeats at `intervalMs` becomes suspect and down after its last one. */
-export function detectorBounds(options: PhiOptions, intervalMs = 1000): { suspectAfterMs: number; downAfterMs: number } {
-  const o = resolvePhiOptions(options);
-  let history = firstHistory(o);
-  for (let i = 0; i < 200; i++) history = recordInterval(history, intervalMs);
-  return { suspectAfterMs: Math.round(phiCrossingMs(o.suspectThreshold, history, o)), downAfterMs: Math.round(phiCrossingMs(o.threshold, history, o)) };
-}
-
-const joinBodySchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['id', 'memoryGb', 'url'],
-  properties: {
-    id: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._:-]+$' },
-    memoryGb: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000 },
-    score: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000 },
-    latencyMs: { type: 'number', minimum: 0, maximum: 600_000 },
-    url: { type: 'string', minLength: 8, maxLength: 500, pattern: '^https?://' },
-  },
-} as const;
-
-interface JoinBody {
-  readonly id: string;
-  readonly memoryGb: number;
-  readonly score?: number;
-  readonly latencyMs?: number;
-  readonly url: string;
-}
-
-const nodeParamsSchema = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } } as const;
-
 /** Starts the orchestrator and listens. */
 export async function startOrchestrator(options: OrchestratorOptions = {}): Promise<RunningOrchestrator> {
   const log = options.log ?? (() => {});
   const models = options.models ?? [{ id: 'base', kind: 'base', layers: 12, pipelines: 2 }];
   const failureDetector = options.failureDetector ?? SERVE_DETECTOR;
-  const config: SwarmConfig = { models, failureDetector, ...(options.ejection !== undefined ? { ejection: options.ejection } : {}) };
+  const config: SwarmConfig = { models, failureDetector, ejection: options.ejection ?? SERVE_EJECTION };
   const sessionOptions = { stageTimeoutMs: options.stageTimeoutMs ?? 5000, retries: options.retries ?? 3, deadlineMs: options.deadlineMs ?? 60_000 };
   const bounds = detectorBounds(failureDetector);
   const registry = new NodeRegistry();
