@@ -2,7 +2,7 @@
 import { startAgent } from '../serve/agent.js';
 import { helpText, integerFlag, parseCommandArgs, requiredFlag, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
-import { numberFlag, untilSignal } from './process-flags.js';
+import { listening, numberFlag, untilSignal } from './process-flags.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -48,7 +48,7 @@ export const command: Command = {
     const jitter = numberFlag(args, 'jitter', 0, 0.9, true);
     const seed = integerFlag(args, 'seed', 0, 2 ** 32 - 1);
     const host = stringFlag(args, 'host');
-    const agent = await startAgent({
+    const agent = await listening(() => startAgent({
       id,
       memoryGb,
       score,
@@ -59,11 +59,17 @@ export const command: Command = {
       ...(jitter !== undefined ? { jitter } : {}),
       ...(seed !== undefined ? { seed } : {}),
       log: (line) => io.stderr(`hecate-node agent ${id}: ${line}\n`),
-    });
+    }), port ?? 0, host ?? '127.0.0.1');
     io.stdout(`hecate-node agent ${id}: listening on ${agent.url}, joining ${join}\n`);
-    const signal = await untilSignal();
+    // A join the orchestrator refuses (4xx) ends the agent: retrying would be refused again.
+    const refused = agent.joined.then(() => new Promise<never>(() => {}), (error: unknown) => error);
+    const outcome = await Promise.race([untilSignal(), refused]);
+    if (typeof outcome !== 'string') {
+      await agent.stop();
+      throw new UsageError(`${outcome instanceof Error ? outcome.message : String(outcome)}`);
+    }
     await agent.stop();
-    io.stderr(`hecate-node agent ${id}: ${signal}: left ${join}\n`);
+    io.stderr(`hecate-node agent ${id}: ${outcome}: left ${join}\n`);
     return 0;
   },
 };

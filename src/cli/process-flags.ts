@@ -2,6 +2,18 @@
 import { z } from 'zod';
 import { stringFlag, UsageError, type ParsedArgs } from './args.js';
 
+/** Runs `start`; a port already taken or an address that cannot be bound becomes a UsageError naming the flag. */
+export async function listening<T>(start: () => Promise<T>, port: number, host: string): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === 'EADDRINUSE') throw new UsageError(`flag --port: ${host}:${port} is already in use`, { cause: error });
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EACCES') throw new UsageError(`flag --host/--port: cannot listen on ${host}:${port} (${String(code)})`, { cause: error });
+    throw error;
+  }
+}
+
 const decimalText = z.string().regex(/^-?(\d+\.?\d*|\.\d+)$/, 'must be a number').transform(Number);
 
 /**

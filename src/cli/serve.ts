@@ -1,11 +1,11 @@
 /** `hecate-node serve`: the HTTP orchestrator (docs/serve.md). */
-import type { ModelSpec } from '../core/types.js';
+import type { ModelSpec, NodeProfile } from '../core/types.js';
 import { SERVE_DETECTOR, startOrchestrator } from '../serve/orchestrator.js';
 import { loadTopology } from '../sim/topology.js';
 import { helpText, integerFlag, parseCommandArgs, stringFlag, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
 import { readInput } from './io.js';
-import { numberFlag, untilSignal } from './process-flags.js';
+import { listening, numberFlag, untilSignal } from './process-flags.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -54,7 +54,7 @@ export const command: Command = {
     const minStd = numberFlag(args, 'min-std-ms', 0, 600_000);
     const file = stringFlag(args, 'topology');
     let models: readonly ModelSpec[] = [{ id: 'base', kind: 'base', layers, pipelines: pipelines ?? 2 }];
-    let nodes;
+    let nodes: readonly NodeProfile[] | undefined;
     if (file !== undefined) {
       const text = readInput(io, file);
       if (!text.ok) throw text.error;
@@ -63,7 +63,7 @@ export const command: Command = {
       models = topology.value.models;
       nodes = topology.value.nodes;
     }
-    const orchestrator = await startOrchestrator({
+    const orchestrator = await listening(() => startOrchestrator({
       host,
       port,
       models,
@@ -78,7 +78,7 @@ export const command: Command = {
       ...(ejectAfter !== undefined ? { ejection: { consecutiveFailures: ejectAfter } } : {}),
       ...(stageTimeoutMs !== undefined ? { stageTimeoutMs } : {}),
       log: (line) => io.stderr(`hecate-node serve: ${line}\n`),
-    });
+    }), port, host);
     io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);
     const signal = await untilSignal();
     await orchestrator.close();

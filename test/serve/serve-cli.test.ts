@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../cli/run-cli.js';
 
@@ -16,6 +17,19 @@ describe('hecate-node serve / agent flags', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(message);
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('exits 2 naming --port when the port is taken', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const run = await cli('serve', '--port', String(port));
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`flag --port: 127.0.0.1:${port} is already in use`);
+    } finally {
+      taken.close();
+    }
   });
 
   it('lists both commands in the overview and documents their endpoints in --help', async () => {
