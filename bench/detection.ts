@@ -10,7 +10,9 @@
 import { pathToFileURL } from 'node:url';
 import { createActor } from 'xstate';
 import { nodeMachine } from '../machines/node.machine.js';
-import { ManualClock, uniform, type PhiOptions } from '../src/index.js';
+import type { PhiOptions } from '../src/core/phi.js';
+import { uniform } from '../src/core/random.js';
+import { ManualClock } from '../src/runtime/clock.js';
 import { QUICK } from './measure.js';
 import type { BenchRow } from './types.js';
 

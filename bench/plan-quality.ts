@@ -7,7 +7,8 @@
  * 1,000 nodes. Run alone (`node dist/bench/plan-quality.js`) it prints a table.
  */
 import { pathToFileURL } from 'node:url';
-import { planSwarm, uniform } from '../src/index.js';
+import { planSwarm } from '../src/index.js';
+import { uniform } from '../src/core/random.js';
 import type { ModelSpec, NodeProfile, Pipeline } from '../src/index.js';
 import type { BenchRow } from './types.js';
 import { planExo } from './planners/exo.js';

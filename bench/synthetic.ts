@@ -1,6 +1,6 @@
 /**
  * The swarms the runtime benchmarks run on, and the two baselines written here the obvious way:
- * a full scan with the seed's cost formula, and a bare XState actor with one `assign`.
+ * a full scan with the original design's cost formula, and a bare XState actor with one `assign`.
  */
 import { readFileSync } from 'node:fs';
 import { assign, createActor, createMachine, type AnyActorRef } from 'xstate';
@@ -54,7 +54,7 @@ export function exampleTopology(): Topology {
 
 /**
  * The baseline for routing: every pipeline of the plan scanned, each cost computed with the
- * seed's formula, the cheapest intact copy of the model kept (ties by id). Written the obvious
+ * original design's formula, the cheapest intact copy of the model kept (ties by id). Written the obvious
  * way, with no index and no cache.
  */
 export function fullScanRoute(plan: SwarmPlan, nodes: NodeStates, modelId: string, tokens: number): { pipelineId: string; cost: number } | undefined {

@@ -90,15 +90,38 @@ export function isGoodValue(field: keyof NodeSample, v: unknown): boolean {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 && (field !== 'score' || v > 0);
 }
 
-/** The first bad field of a sample, or undefined when every present field is good. */
+/**
+ * The first bad field of a sample, or undefined when it is good: every key one of `load`,
+ * `latencyMs`, `score`, at least one of them given, each finite and >= 0. `'sample'` means the
+ * sample as a whole: not an object, an unknown key (a typo such as `latency` must not count as a
+ * sample), or no known key at all; {@link sampleProblem} says which.
+ */
 export function badSampleField(sample: NodeSample): keyof NodeSample | 'sample' | undefined {
   if (sample === null || typeof sample !== 'object') return 'sample';
-  // Unrolled: it runs twice per report (the runtime's check and this machine's guard).
-  const { load, latencyMs, score } = sample;
-  if (load !== undefined && !isGoodValue('load', load)) return 'load';
-  if (latencyMs !== undefined && !isGoodValue('latencyMs', latencyMs)) return 'latencyMs';
-  if (score !== undefined && !isGoodValue('score', score)) return 'score';
-  return undefined;
+  // One pass over the keys: it runs twice per report (the runtime's check and this machine's guard).
+  let known = 0;
+  for (const key in sample) {
+    const value = (sample as Readonly<Record<string, unknown>>)[key];
+    if (key !== 'load' && key !== 'latencyMs' && key !== 'score') return 'sample';
+    if (value === undefined) continue;
+    if (!isGoodValue(key, value)) return key;
+    known++;
+  }
+  return known === 0 ? 'sample' : undefined;
+}
+
+/** What is wrong with a sample {@link badSampleField} refuses, in words; undefined when it is good. */
+export function sampleProblem(sample: NodeSample): string | undefined {
+  const bad = badSampleField(sample);
+  if (bad === undefined) return undefined;
+  if (bad !== 'sample') {
+    const value = (sample as Readonly<Record<string, unknown>>)[bad];
+    return `"${bad}" must be a finite number >= 0${bad === 'score' ? ' (and > 0)' : ''}, got ${String(value)}`;
+  }
+  if (sample === null || typeof sample !== 'object') return `a sample must be an object { load?, latencyMs?, score? }, got ${String(sample)}`;
+  const unknown = Object.keys(sample).filter((k) => k !== 'load' && k !== 'latencyMs' && k !== 'score');
+  if (unknown.length > 0) return `unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (a sample has load, latencyMs, score)`;
+  return 'the sample has none of load, latencyMs, score';
 }
 
 /** `ewma ← α·sample + (1−α)·ewma`; the first sample initialises. */
@@ -239,7 +262,7 @@ export const nodeMachine = setup({
   initial: 'alive',
   states: {
     alive: {
-      initial: 'resume',
+      initial: 'unmonitored',
       on: {
         'node.telemetry': { guard: 'goodSample', actions: 'recordSample' },
         // Targetless: an outcome must not restart the detector's timers.
@@ -255,10 +278,6 @@ export const nodeMachine = setup({
         'node.retire': { target: 'retired' },
       },
       states: {
-        /** Entering alive: watch again if heartbeats ever came, else wait for the first. */
-        resume: {
-          always: [{ guard: 'monitored', target: 'watching' }, { target: 'unmonitored' }],
-        },
         unmonitored: {
           on: { 'node.heartbeat': { target: 'watching', actions: 'recordHeartbeat' } },
         },
@@ -283,7 +302,11 @@ export const nodeMachine = setup({
       initial: 'manual',
       entry: 'forgetLastHeartbeat',
       on: {
-        'node.alive': { target: 'alive', actions: 'endProbation' },
+        // Back: watched again if heartbeats ever came (no transient state: 10,000 nodes start in `alive`).
+        'node.alive': [
+          { guard: 'monitored', target: 'alive.watching', actions: 'endProbation' },
+          { target: 'alive.unmonitored', actions: 'endProbation' },
+        ],
         'node.retire': { target: 'retired' },
       },
       states: {
@@ -293,15 +316,20 @@ export const nodeMachine = setup({
         detected: {
           entry: 'tellDetectedDown',
           on: {
-            'node.heartbeat': { target: '#node.alive', actions: ['recordHeartbeat', 'tellBackByHeartbeat'] },
-            'node.seen': { target: '#node.alive', actions: 'tellBackByHeartbeat' },
+            'node.heartbeat': { target: '#node.alive.watching', actions: ['recordHeartbeat', 'tellBackByHeartbeat'] },
+            'node.seen': { target: '#node.alive.watching', actions: 'tellBackByHeartbeat' },
             'node.down': { guard: 'manualCause', target: 'manual' },
           },
         },
         /** Ejected for its failures: back on probation when the ban ends. */
         ejected: {
           entry: 'recordEjection',
-          after: { banAfter: { target: '#node.alive', actions: ['startProbation', 'tellBackOnProbation'] } },
+          after: {
+            banAfter: [
+              { guard: 'monitored', target: '#node.alive.watching', actions: ['startProbation', 'tellBackOnProbation'] },
+              { target: '#node.alive.unmonitored', actions: ['startProbation', 'tellBackOnProbation'] },
+            ],
+          },
           on: { 'node.down': { guard: 'manualCause', target: 'manual' } },
         },
       },

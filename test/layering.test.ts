@@ -1,5 +1,5 @@
 /**
- * Data flows one way: CLI → runtime → machines → core (STYLE.md). This test reads the import
+ * Data flows one way: CLI → runtime → machines → core (docs/design.md §11). This test reads the import
  * statements of every .ts file and fails on an upward or forbidden import. Directories that do
  * not exist yet are simply empty.
  */

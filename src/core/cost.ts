@@ -1,10 +1,10 @@
 import { RoutingError } from './errors.js';
 import type { CostPenalties, CostWeights, NodeTelemetry, NodeStates, RoutingRequest, Stage } from './types.js';
 
-/** The seed's weights: every term counts once. */
+/** The original design's weights: every term counts once. */
 export const DEFAULT_WEIGHTS: CostWeights = Object.freeze({ latency: 1, load: 1, capability: 1, hops: 1, tokens: 1 });
 
-/** What an unmeasured node counts as (SPEC §4 [decision]). */
+/** What an unmeasured node counts as (docs/design.md §4 [decision]). */
 export const DEFAULT_PENALTIES: CostPenalties = Object.freeze({ latencyMs: 100, load: 1, score: 1 });
 
 /** A request with every default filled in and every number checked. */
@@ -110,7 +110,7 @@ export function chainCost(
 }
 
 /**
- * The cost of a chain of stages (SPEC §4):
+ * The cost of a chain of stages (docs/design.md §4):
  * `Σ cost(n) + w_h·15·hops + w_p·10·tokens/1024`.
  * @example pipelineCost(pipeline.stages, state.nodes, { tokens: 512 })
  */

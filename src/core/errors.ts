@@ -1,5 +1,5 @@
 /**
- * Error classes, one per domain, each with a literal `code` (STYLE.md). Messages name the
+ * Error classes, one per domain, each with a literal `code` (docs/design.md §11). Messages name the
  * culprit (model, node, pipeline, field) and say what to do.
  */
 

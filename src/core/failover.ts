@@ -15,7 +15,7 @@ export interface FailoverOptions {
 }
 
 /**
- * Recovers `route` after `failedNodeId` failed (SPEC §6), in this order and no other:
+ * Recovers `route` after `failedNodeId` failed (docs/design.md §6), in this order and no other:
  * an intact copy of the same model → a per-layer splice over live nodes of other copies →
  * the degraded survivors (only if allowed) → `RoutingError` `Unrecoverable`. The failed node
  * counts as dead even if `state` has not marked it yet. A route that does not use the failed

@@ -13,7 +13,7 @@ export { byCapability, type Candidate } from './plan-search.js';
 const EPS = 1e-9;
 
 /**
- * Plans every copy of every model (SPEC §2): copies of one model on disjoint nodes, layers
+ * Plans every copy of every model (docs/design.md §2): copies of one model on disjoint nodes, layers
  * split so that each copy's slowest stage (layers / score) is as fast as memory allows, node
  * memory counted across every model. Deterministic; never returns a partial plan.
  *

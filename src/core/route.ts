@@ -13,7 +13,7 @@ export function requireModel(modelId: string, state: SwarmStateLike): ModelSpec 
   return model;
 }
 
-/** Builds a route over `stages` with its cost from the formula of SPEC §4. */
+/** Builds a route over `stages` with its cost from the formula of docs/design.md §4. */
 export function makeRoute(
   modelId: string,
   pipelineId: string,
@@ -49,7 +49,7 @@ export function cheapestIntact(
 }
 
 /**
- * Routes one request for `modelId` (SPEC §4): exact model match, pipelines with any node down
+ * Routes one request for `modelId` (docs/design.md §4): exact model match, pipelines with any node down
  * dropped, lowest cost wins, ties broken by pipeline id.
  *
  * @throws {RoutingError} `UnknownModel`, `NoHealthyPipeline`, or `InvalidRequest` for a bad number.

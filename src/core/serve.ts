@@ -52,7 +52,7 @@ function better(a: Recovery, b: Recovery): boolean {
 }
 
 /**
- * What a swarm serves for a model (SPEC §7): the cheapest intact copy; when none is left, the
+ * What a swarm serves for a model (docs/design.md §7): the cheapest intact copy; when none is left, the
  * best recovery (a splice, else the degraded survivors if allowed).
  * @throws {RoutingError} `UnknownModel`, or `NoHealthyPipeline` when nothing is left to serve with.
  */

@@ -30,7 +30,7 @@ interface ModelSlot {
 }
 
 /**
- * The per-model routing index (SPEC §10): for the default weights, each model's cheapest intact
+ * The per-model routing index (docs/design.md §10): for the default weights, each model's cheapest intact
  * pipeline is kept in a tournament tree updated when a node's telemetry, liveness or in-flight
  * load changes, so a route costs O(1) and a telemetry update O(stages + log pipelines) for each
  * pipeline the node is in — independent of swarm size.

@@ -13,7 +13,7 @@ import { SessionHistory } from './session-history.js';
 import { resolveSessionOptions, type ResolvedSessionOptions } from './session-options.js';
 import type { SessionHost, SessionOptions, SessionStats, StageRunner, StepOptions, TimerClock } from './session-types.js';
 import { attemptOf, callStage, describeFailures, type CallResult } from './stage-call.js';
-import type { Lease, LeasedRoute, SwarmRequest } from './types.js';
+import type { Lease, LeasedRoute, ReleaseOutcome, SwarmRequest } from './types.js';
 
 const stageKey = (s: Stage) => `${s.nodeId}\u0000${s.layerStart}\u0000${s.layerEnd}`;
 
@@ -135,7 +135,8 @@ export class Session<T> {
         this.failed.add(stage.nodeId);
         for (const key of [...this.warm]) if (key.startsWith(`${stage.nodeId}\u0000`)) this.warm.delete(key);
         this.host.stageFailed?.(stage.nodeId, result.outcome);
-        this.endLease({ ok: false, latencyMs: this.clock.now() - started });
+        // The failed node is known: only it counts the failure towards ejection (docs/detection.md).
+        this.endLease({ ok: false, latencyMs: this.clock.now() - started, failedNode: stage.nodeId });
         resumes++;
         if (resumes > this.o.retries) {
           throw this.fail('RetryBudgetExhausted', `session "${this.id}" step ${stepIndex} failed ${resumes} times (retry budget ${this.o.retries}): ${describeFailures(attempts)}`, attempts, result.error);
@@ -316,14 +317,14 @@ export class Session<T> {
     this.leaseTtl = leased.lease.expiresAt - this.clock.now();
   }
 
-  private endLease(outcome: { ok?: boolean; latencyMs?: number }): void {
+  private endLease(outcome: ReleaseOutcome): void {
     const lease = this.lease;
     this.lease = undefined;
     if (lease !== undefined) this.releaseQuietly(lease, outcome);
   }
 
   /** A lease that expired on its own, or whose swarm was stopped, is already gone: nothing left to release. */
-  private releaseQuietly(lease: Lease, outcome: { ok?: boolean; latencyMs?: number }): void {
+  private releaseQuietly(lease: Lease, outcome: ReleaseOutcome): void {
     try {
       this.host.release(lease, outcome);
     } catch (error) {

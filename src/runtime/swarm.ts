@@ -2,7 +2,7 @@ import { createActor, type Actor } from 'xstate';
 import type { SwarmEmitted } from '../../machines/swarm.machine.js';
 import { ejectionOptionsIssue } from '../core/ejection.js';
 import { phiOptionsIssue } from '../core/phi.js';
-import { badSampleField, type NodeContext } from '../../machines/node.machine.js';
+import { badSampleField, sampleProblem, type NodeContext } from '../../machines/node.machine.js';
 import { swarmMachine, type NodeActorRef } from '../../machines/swarm.machine.js';
 import { resolveRequest, tokensCost } from '../core/cost.js';
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
@@ -11,7 +11,7 @@ import { routeResolved } from '../core/route.js';
 import { serveModel } from '../core/serve.js';
 import { declaredTelemetry, SwarmState } from '../core/state.js';
 import type { ModelSpec, NodeProfile, NodeTelemetry, Route, Stage, SwarmPlan } from '../core/types.js';
-import { baseModelId, modelIssues, profileIssues, validatePlan } from '../core/validate.js';
+import { baseModelId, profileIssues, validatePlan } from '../core/validate.js';
 import { systemClock } from './clock.js';
 import { randomIds, seededIds } from './ids.js';
 import { inflightLoad } from './inflight.js';
@@ -158,7 +158,7 @@ export class Swarm {
   }
 
   /**
-   * Routes one request (SPEC §4, §7): the cheapest intact copy of the model (the base model unless
+   * Routes one request (docs/design.md §4, §7): the cheapest intact copy of the model (the base model unless
    * `request.model` names another); when none is left, the best recovery — a splice, else the
    * degraded survivors. With `{ reserve: true }` the route carries a lease and counts as in flight
    * on its nodes until released or expired.
@@ -340,19 +340,16 @@ export class Swarm {
   }
 
   /**
-   * Feeds one telemetry sample into a node's EWMA (its actor). NaN, infinite or negative values
-   * are refused and leave the EWMA untouched. Telemetry for a down node is stale and ignored.
+   * Feeds one telemetry sample into a node's EWMA (its actor). NaN, infinite or negative values,
+   * unknown keys and a sample with none of `load`, `latencyMs`, `score` are refused and leave
+   * the EWMA untouched. Telemetry for a down node is stale and ignored.
    * Returns the node's telemetry after the sample (read-only: it is the live table's entry).
    * @throws {SwarmError} `BadTelemetry`, `UnknownNode`, `Stopped`
    * @example swarm.report('gpu', { load: 0.7, latencyMs: 9 });
    */
   report(nodeId: string, sample: TelemetrySample): NodeTelemetry {
     this.requireMember(nodeId);
-    const bad = badSampleField(sample);
-    if (bad !== undefined) {
-      const value = bad === 'sample' ? sample : (sample as Record<string, unknown>)[bad];
-      throw new SwarmError('BadTelemetry', `telemetry for node "${nodeId}": "${bad}" must be a finite number >= 0${bad === 'score' ? ' (and > 0)' : ''}, got ${String(value)}; the EWMA is unchanged`);
-    }
+    if (badSampleField(sample) !== undefined) throw new SwarmError('BadTelemetry', `telemetry for node "${nodeId}": ${sampleProblem(sample)}; the EWMA is unchanged`);
     if (this.watched.has(nodeId)) this.seen(nodeId); // first: a report from a node the detector took down brings it back
     return this.ingest(nodeId, sample);
   }
@@ -574,8 +571,7 @@ function optionsIssue(options: SwarmOptions): string | undefined {
 
 function configIssue(config: SwarmConfig): string | undefined {
   if (config === null || typeof config !== 'object') return 'config must be an object { models, ... }';
-  const models = modelIssues(config.models);
-  if (models.length > 0) return models.map((i) => i.message).join('; ');
+  // Bad models are left to planSwarm, so they are the same PlanError from both entry points.
   if (config.alpha !== undefined && !(typeof config.alpha === 'number' && config.alpha > 0 && config.alpha <= 1)) return `config "alpha" must be in (0, 1], got ${String(config.alpha)}`;
   if (config.leaseTtlMs !== undefined && !(typeof config.leaseTtlMs === 'number' && config.leaseTtlMs > 0)) return `config "leaseTtlMs" must be a number > 0, got ${String(config.leaseTtlMs)}`;
   if (config.releaseSampleMs !== undefined && !(typeof config.releaseSampleMs === 'number' && Number.isFinite(config.releaseSampleMs) && config.releaseSampleMs >= 0)) return `config "releaseSampleMs" must be a finite number >= 0, got ${String(config.releaseSampleMs)}`;

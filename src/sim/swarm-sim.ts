@@ -1,5 +1,5 @@
 /**
- * `swarm-sim` (SPEC §8): the whole lifecycle of a swarm in memory — start, failover of one node,
+ * `swarm-sim` (docs/design.md §8): the whole lifecycle of a swarm in memory — start, failover of one node,
  * growth by a newcomer, the dead node's revival, and optionally a retirement — returned as one
  * plain JSON document. Pure but for the ids the runtime mints (seeded with `seed`).
  */

@@ -22,7 +22,7 @@ interface Step {
 }
 
 describe.concurrent('hecate-node swarm-sim', () => {
-  it("prints one JSON document for the seed's command: failover avoids gpu, growth adds a node, plan valid", async () => {
+  it("prints one JSON document for the original design's command: failover avoids gpu, growth adds a node, plan valid", async () => {
     const r = await cli(...SEED_COMMAND);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -112,7 +112,7 @@ describe.concurrent('hecate-node scenario', () => {
     .sort()
     .map((f) => join('scenarios', f));
 
-  it('ships a scenario for every behaviour of the seed', () => {
+  it('ships a scenario for every behaviour of the original design', () => {
     expect(shipped.length).toBeGreaterThanOrEqual(9);
   });
 

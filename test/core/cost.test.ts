@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nodeCost, pipelineCost, resolveRequest, routeRequest, RoutingError } from '../../src/index.js';
+import { nodeCost, pipelineCost, routeRequest, RoutingError } from '../../src/index.js';
+import { resolveRequest } from '../../src/core/cost.js';
 import type { RoutingRequest } from '../../src/index.js';
 import { pipe, st, stateOf } from './fixtures.js';
 
@@ -16,7 +17,7 @@ const state = stateOf(plan, {
 });
 const costWith = (request: RoutingRequest) => routeRequest('base', request, state).cost;
 
-describe('route cost (SPEC §4)', () => {
+describe('route cost (docs/design.md §4)', () => {
   it('equals the formula worked out by hand', () => {
     const route = routeRequest('base', { tokens: 512 }, state);
     expect(route.cost).toBeCloseTo(120 + 75 + 15 + 5, 9);
@@ -74,7 +75,7 @@ describe('route cost (SPEC §4)', () => {
   });
 });
 
-describe('unmeasured telemetry (SPEC §4 [decision])', () => {
+describe('unmeasured telemetry (docs/design.md §4 [decision])', () => {
   it('penalises an unmeasured node with latency 100, load 1.0 and score 1.0', () => {
     // 100 + 1·120 + 100/1 = 320
     expect(nodeCost({ alive: true, samples: 0 })).toBeCloseTo(320, 9);

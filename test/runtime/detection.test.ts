@@ -254,3 +254,24 @@ describe('passive ejection in the swarm', () => {
     swarm.stop();
   });
 });
+
+describe('detection lifecycle', () => {
+  it('a node added later is watched with the swarm settings, and stop() leaves no timer behind', () => {
+    const clock = new ManualClock();
+    const swarm = createSwarm(profiles, { ...config, failureDetector: { acceptablePauseMs: 500 } }, { clock, seed: 1 });
+    swarm.addNode({ id: 'spare', memoryGb: 6, score: 1, latencyMs: 30 });
+    for (let i = 0; i < 10; i++) {
+      clock.advance(1000);
+      for (const id of [...profiles.map((p) => p.id), 'spare']) swarm.heartbeat(id);
+    }
+    expect(clock.pending()).toBe(5);
+    clock.advance(3000); // past 1 s + 500 ms + five deviations (4.5 s with the default pause): everyone is down
+    expect(swarm.status()).toBe('failed');
+    expect(swarm.state().nodes['spare']?.alive).toBe(false);
+    swarm.heartbeat('gpu');
+    swarm.markDown('desktop');
+    swarm.removeNode('laptop');
+    swarm.stop();
+    expect(clock.pending()).toBe(0);
+  });
+});

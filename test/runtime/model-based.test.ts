@@ -1,7 +1,8 @@
 import { adjacencyMapToArray, getAdjacencyMap } from '@xstate/graph';
 import { afterAll, describe, expect, it } from 'vitest';
 import { initialTransition, type AnyStateMachine, type SnapshotFrom } from 'xstate';
-import { aliveRecord, createSwarm, planSwarm, swarmMachine, SwarmState, type NodeProfile, type SwarmConfig, type SwarmEvent } from '../../src/index.js';
+import { aliveRecord } from '../../machines/swarm.machine.js';
+import { createSwarm, planSwarm, swarmMachine, SwarmState, type NodeProfile, type SwarmConfig, type SwarmEvent } from '../../src/index.js';
 
 /**
  * Model-based tests: paths generated from the Swarm statechart with @xstate/graph, each run
@@ -121,7 +122,7 @@ describe('Swarm statechart, model-based', () => {
         const planNodes = new Set(swarm.state().plan.pipelines.flatMap((p) => p.stages.map((s) => s.nodeId)));
         const alive = new Map(t.profiles.map((p) => [p.id, true]));
         let stopped = false;
-        // SPEC §7, independently of the machine: failed ⇔ zero alive; degraded ⇔ a plan node down.
+        // docs/design.md §7, independently of the machine: failed ⇔ zero alive; degraded ⇔ a plan node down.
         const expected = () => {
           if (stopped) return 'stopped';
           if (![...alive.values()].some(Boolean)) return 'failed';

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { openSession, SessionError, type Route, type Session, type SessionHost } from '../../src/index.js';
+import { SessionError, type Route } from '../../src/index.js';
+import { openSession, type Session } from '../../src/runtime/session.js';
+import type { SessionHost } from '../../src/runtime/session-types.js';
 import { harness, LAYERS, nextInput, referenceRun } from './session-fixtures.js';
 
 /** Runs `steps` steps, feeding each output into the next input; returns the outputs. */

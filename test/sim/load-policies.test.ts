@@ -104,8 +104,8 @@ describe('the clairvoyant earliest-finish reference', () => {
   });
 });
 
-describe('the seed and ours through the real Swarm', () => {
-  it('a burst herds onto one copy under the seed and spreads with reservations', () => {
+describe('the original design and ours through the real Swarm', () => {
+  it('a burst herds onto one copy under the original design and spreads with reservations', () => {
     // 5000 requests (~17 s of W2, ~17 bursts): the latency EWMAs need a few 400 ms release
     // windows to learn the copies; over the first 1500 requests ours is at 0.28-0.36.
     const result = runLoadSim({ seeds: 1, requests: 5000, workloads: ['w2'], policies: [seedArgmin, oursReserve()] });

@@ -1,7 +1,7 @@
 /**
- * The seed's policy and ours, both through the real runtime: a `Swarm` built by `createSwarm`
- * on the simulation's virtual clock, fed by the same monitor as every other policy. The seed
- * routes on the cost argmin alone; ours reserves each route (`{ reserve: true }`) and releases
+ * The original design's policy and ours, both through the real runtime: a `Swarm` built by `createSwarm`
+ * on the simulation's virtual clock, fed by the same monitor as every other policy. The original
+ * design routes on the cost argmin alone; ours reserves each route (`{ reserve: true }`) and releases
  * it with the observed latency, so the next route sees it at once.
  */
 import { RoutingError } from '../../core/errors.js';
@@ -14,11 +14,11 @@ import { resolveStages, type SimStage } from './topology.js';
 
 /** Options of the Swarm-backed policies. */
 export interface SwarmPolicyOptions {
-  /** Reserve every route and release it on completion (ours); false is the seed. */
+  /** Reserve every route and release it on completion (ours); false is the original design. */
   readonly reserve: boolean;
   /** Lease lifetime, ms. @defaultValue the runtime's (30 000) */
   readonly leaseTtlMs?: number;
-  /** Cost weights of every route; any but the defaults takes the scan path. @defaultValue SPEC §4's */
+  /** Cost weights of every route; any but the defaults takes the scan path. @defaultValue docs/design.md §4's */
   readonly weights?: Partial<CostWeights>;
   /**
    * Find failures on its own: every monitor sample is a heartbeat, the phi-accrual detector in the
@@ -101,7 +101,7 @@ function sameNodes(stages: readonly SimStage[], route: Route): boolean {
 /** The seed: the real Swarm's cost argmin, no reservation; telemetry only from the monitor. */
 export const seedArgmin: Policy = {
   id: 'seed-argmin',
-  label: "the seed's cost argmin (real Swarm, no reservation)",
+  label: "the original design's cost argmin (real Swarm, no reservation)",
   create: (context) => new SwarmRouter(context, { reserve: false }),
 };
 
@@ -135,11 +135,11 @@ export function oursDetect(options: Omit<SwarmPolicyOptions, 'reserve' | 'detect
 }
 
 /**
- * The priors off: the seed's capability term (100/score per node) and hop term (15 per hop) are
+ * The priors off: the original design's capability term (100/score per node) and hop term (15 per hop) are
  * guesses of a node's delay made before anything is measured, and count it twice once the
  * latency EWMA measures it. This routes on the measured latency, utilisation and reservations
  * alone: `capability: 0`, `hops: 0` (a hop's network delay is inside the end-to-end latency each
- * release feeds back). An experiment reported beside ours; the default formula is SPEC §4's.
+ * release feeds back). An experiment reported beside ours; the default formula is docs/design.md §4's.
  */
 export const LATENCY_WEIGHTS: Partial<CostWeights> = Object.freeze({ capability: 0, hops: 0 });
 
