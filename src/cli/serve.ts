@@ -19,7 +19,7 @@ const spec: ArgsSpec = {
     'down-phi': { type: 'string', value: 'phi', description: `phi at which a silent agent is down (default ${SERVE_DETECTOR.threshold}).` },
     'acceptable-pause-ms': { type: 'string', value: 'ms', description: `Pause added to the mean heartbeat interval (default ${SERVE_DETECTOR.acceptablePauseMs}).` },
     'min-std-ms': { type: 'string', value: 'ms', description: `Floor of the heartbeat deviation (default ${SERVE_DETECTOR.minStdDevMs}).` },
-    'eject-after': { type: 'string', value: 'n', description: 'Eject an agent after this many consecutive failed sessions (default: no ejection; see docs/serve.md).' },
+    'eject-after': { type: 'string', value: 'n', description: 'Eject an agent after this many consecutive failed stage calls (default 5).' },
   },
 };
 

@@ -15,7 +15,7 @@ import { generate, generateBodySchema, type GenerateRequest } from './generate.j
 import { createHttpApp, listen } from './http-app.js';
 import { joinBodySchema, nodeParamsSchema, type JoinBody } from './node-protocol.js';
 import { NodeRegistry, type AgentRecord } from './node-registry.js';
-import { detectorBounds, SERVE_DETECTOR, SERVE_EJECTION } from './serve-detector.js';
+import { detectorBounds, SERVE_DETECTOR } from './serve-detector.js';
 import { ServeError } from './serve-error.js';
 import { ServeMetrics } from './serve-metrics.js';
 
@@ -35,7 +35,7 @@ export interface OrchestratorOptions {
   readonly nodes?: readonly NodeProfile[];
   /** @defaultValue {@link SERVE_DETECTOR} */
   readonly failureDetector?: PhiOptions;
-  /** Passive ejection (docs/detection.md). @defaultValue {@link SERVE_EJECTION}: off */
+  /** Passive ejection (docs/detection.md). @defaultValue the library's: 5 consecutive failed stage calls */
   readonly ejection?: EjectionOptions;
   /**
    * Longer than a stall the detector forgives (docs/serve.md): a stalled agent's calls wait for it
@@ -49,7 +49,7 @@ export interface OrchestratorOptions {
   readonly log?: (line: string) => void;
 }
 
-export { detectorBounds, SERVE_DETECTOR, SERVE_EJECTION } from './serve-detector.js';
+export { detectorBounds, SERVE_DETECTOR } from './serve-detector.js';
 
 /** A running orchestrator. */
 export interface RunningOrchestrator {
@@ -64,7 +64,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const log = options.log ?? (() => {});
   const models = options.models ?? [{ id: 'base', kind: 'base', layers: 12, pipelines: 2 }];
   const failureDetector = options.failureDetector ?? SERVE_DETECTOR;
-  const config: SwarmConfig = { models, failureDetector, ejection: options.ejection ?? SERVE_EJECTION };
+  const config: SwarmConfig = { models, failureDetector, ...(options.ejection !== undefined ? { ejection: options.ejection } : {}) };
   const sessionOptions = { stageTimeoutMs: options.stageTimeoutMs ?? 5000, retries: options.retries ?? 3, deadlineMs: options.deadlineMs ?? 60_000 };
   const bounds = detectorBounds(failureDetector);
   const registry = new NodeRegistry();

@@ -1,5 +1,4 @@
 /** The failure-detector settings of `hecate-node serve`, and the bounds any settings give. */
-import type { EjectionOptions } from '../core/ejection.js';
 import { recordInterval } from '../core/heartbeat-history.js';
 import { firstHistory, phiCrossingMs, resolvePhiOptions, type PhiOptions } from '../core/phi.js';
 
@@ -9,14 +8,6 @@ import { firstHistory, phiCrossingMs, resolvePhiOptions, type PhiOptions } from 
  * paused for 2 s is suspected and comes back without a down.
  */
 export const SERVE_DETECTOR: PhiOptions = Object.freeze({ threshold: 8, suspectThreshold: 1, expectedIntervalMs: 1000, acceptablePauseMs: 250, minStdDevMs: 500 });
-
-/**
- * Passive ejection is off in `serve` unless asked for (docs/serve.md): `swarm.session` reports a
- * failed stage as a failure of its whole route, so the healthy agents that share routes with a
- * dead one are ejected with it (measured: three of them in the chaos test). The heartbeat detector
- * finds the dead one within its bound.
- */
-export const SERVE_EJECTION: EjectionOptions = Object.freeze({ maxEjectedShare: 0 });
 
 /** When a node with steady heartbeats at `intervalMs` becomes suspect and down after its last one. */
 export function detectorBounds(options: PhiOptions, intervalMs = 1000): { suspectAfterMs: number; downAfterMs: number } {
