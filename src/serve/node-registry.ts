@@ -43,6 +43,7 @@ export interface AgentView {
 export class NodeRegistry {
   private readonly records = new Map<string, AgentRecord>();
 
+  /** The record of `id`, if it was ever declared or joined. */
   get(id: string): AgentRecord | undefined {
     return this.records.get(id);
   }
@@ -57,6 +58,7 @@ export class NodeRegistry {
     return record;
   }
 
+  /** Every record, in the order they were made. */
   all(): IterableIterator<AgentRecord> {
     return this.records.values();
   }
