@@ -17,6 +17,8 @@ const registry: Readonly<Record<string, () => Promise<{ command: Command }>>> = 
   scenario: () => import('./scenario.js'),
   chart: () => import('./chart.js'),
   'load-sim': () => import('./load-sim.js'),
+  serve: () => import('./serve.js'),
+  agent: () => import('./agent.js'),
 };
 
 /** Exit codes of `hecate-node`. */
