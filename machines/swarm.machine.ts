@@ -77,7 +77,7 @@ export const swarmMachine = setup({
     // ── failure detection and ejection (issue 15) ──
     /** The orchestrator marks down a node the detector or an ejection already took down: its mark wins. */
     isManualOnAutoDown: ({ context, event }) => event.type === 'node.down' && (event.cause ?? 'manual') === 'manual' && (context.detected.has(event.nodeId) || context.ejected.has(event.nodeId)),
-    ejectionRoom: ({ context }) => ejectionRoom(context.ejected.size, context.members.size, context.ejection),
+    ejectionRoom: ({ context }) => ejectionRoom(context.ejected.size, context.members.size, context.ejection, context.aliveCount),
   },
   actions: {
     computeRescue: assign({
@@ -227,7 +227,7 @@ export const swarmMachine = setup({
       idState: (input.idSeed ?? 0) >>> 0,
       idSource: input.idSource,
       telemetry,
-      inflight: input.inflight ?? {},
+      inflight: input.inflight ?? Object.create(null),
       index: input.index,
       outcome: undefined,
       ejected: new Set<string>(),

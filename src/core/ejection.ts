@@ -67,9 +67,16 @@ export function maxBanLevel(o: ResolvedEjectionOptions = DEFAULT_EJECTION): numb
   return n;
 }
 
-/** Whether one more node may be ejected: after it, at most `maxEjectedShare` of `members` are out. */
-export function ejectionRoom(ejected: number, members: number, o: ResolvedEjectionOptions = DEFAULT_EJECTION): boolean {
-  return members > 0 && ejected + 1 <= Math.floor(o.maxEjectedShare * members + 1e-9);
+/**
+ * Whether one more node may be ejected: after it, at most `maxEjectedShare` of `members` are out,
+ * and at most that share of the nodes that would be serving without ejection (`alive` + the
+ * ejected). The second bound counts nodes down for other reasons (a crash, `markDown`) as gone, so
+ * ejections never take the last live nodes: with half the swarm dead, a bad client can eject at
+ * most half of what is left, never all of it.
+ */
+export function ejectionRoom(ejected: number, members: number, o: ResolvedEjectionOptions = DEFAULT_EJECTION, alive = members - ejected): boolean {
+  const cap = (n: number) => Math.floor(o.maxEjectedShare * n + 1e-9);
+  return members > 0 && ejected + 1 <= cap(members) && ejected + 1 <= cap(alive + ejected);
 }
 
 /** Whether a node with `failures` consecutive failures should be ejected: at the threshold, or at the first failure on probation. */

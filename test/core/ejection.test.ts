@@ -37,6 +37,25 @@ describe('ejection policy', () => {
     expect(ejectionRoom(1, 2)).toBe(false);
   });
 
+  it('never ejects the last live nodes: the share also bounds what is left after other downs', () => {
+    // Four members, two crashed: one of the two live nodes may go, not both.
+    expect(ejectionRoom(0, 4, DEFAULT_EJECTION, 2)).toBe(true);
+    expect(ejectionRoom(1, 4, DEFAULT_EJECTION, 1)).toBe(false);
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 60 }), fc.integer({ min: 0, max: 60 }), fc.double({ min: 0, max: 0.99, noNaN: true }), (members, down, share) => {
+        const o = resolveEjectionOptions({ maxEjectedShare: share });
+        let alive = Math.max(members - Math.min(down, members), 0);
+        let ejected = 0;
+        while (alive > 0 && ejectionRoom(ejected, members, o, alive)) {
+          ejected++;
+          alive--;
+        }
+        if (members - Math.min(down, members) > 0) expect(alive).toBeGreaterThan(0);
+      }),
+      { seed: 7, numRuns: 300 },
+    );
+  });
+
   it('ejects at the threshold, or at the first failure on probation', () => {
     expect(shouldEject(4, false)).toBe(false);
     expect(shouldEject(5, false)).toBe(true);
