@@ -1,4 +1,6 @@
+import { describeValue } from './describe.js';
 import { RoutingError } from './errors.js';
+import { ownValue } from './records.js';
 import type { CostPenalties, CostWeights, NodeTelemetry, NodeStates, RoutingRequest, Stage } from './types.js';
 
 /** The seed's weights: every term counts once. */
@@ -18,7 +20,7 @@ export interface ResolvedRequest {
 
 function checkNumber(value: unknown, field: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new RoutingError('InvalidRequest', `request field "${field}" must be a finite number >= 0, got ${String(value)}`);
+    throw new RoutingError('InvalidRequest', `request field "${field}" must be a finite number >= 0, got ${describeValue(value)}`);
   }
   return value;
 }
@@ -80,8 +82,22 @@ export function nodeCost(
   return weights.latency * latency + weights.load * load * 120 + (weights.capability * 100) / Math.max(score, 0.01);
 }
 
-/** Extra load per node on top of its measured EWMA (in-flight reservations); absent means 0. */
+/** A node's telemetry in a table: only an own property counts (docs/inputs.md). */
+export function telemetryOf(nodes: NodeStates, nodeId: string): NodeTelemetry | undefined {
+  return ownValue(nodes, nodeId);
+}
+
+/**
+ * Extra load per node on top of its measured EWMA (in-flight reservations); absent means 0. Only
+ * own properties count: an inherited member (`toString`) is never a node's load.
+ */
 export type ExtraLoad = Readonly<Record<string, number>>;
+
+/** The extra load of one node: 0 when absent or not a number. */
+export function extraLoadOf(extra: ExtraLoad | undefined, nodeId: string): number {
+  const v = ownValue(extra, nodeId);
+  return typeof v === 'number' ? v : 0;
+}
 
 /** The hops term: `w_h · 15 · (stages − 1)`. */
 export function hopsCost(stageCount: number, weights: CostWeights = DEFAULT_WEIGHTS): number {
@@ -105,7 +121,7 @@ export function chainCost(
   extra?: ExtraLoad,
 ): number {
   let sum = 0;
-  for (const stage of stages) sum += nodeCost(nodes[stage.nodeId], r.weights, r.penalties, extra?.[stage.nodeId] ?? 0);
+  for (const stage of stages) sum += nodeCost(telemetryOf(nodes, stage.nodeId), r.weights, r.penalties, extraLoadOf(extra, stage.nodeId));
   return sum + hopsCost(stages.length, r.weights);
 }
 

@@ -1,7 +1,9 @@
 export type * from './types.js';
 export { RoutingError, PlanError, SwarmError } from './errors.js';
 export type { RoutingErrorCode, PlanErrorCode, SwarmErrorCode } from './errors.js';
-export { DEFAULT_WEIGHTS, DEFAULT_PENALTIES, nodeCost, pipelineCost, chainCost, hopsCost, tokensCost, resolveRequest } from './cost.js';
+export { DEFAULT_WEIGHTS, DEFAULT_PENALTIES, resolveRequest } from './cost.js';
+// The exported cost functions check their arguments; routing uses the unchecked ones of cost.ts.
+export { nodeCost, pipelineCost, chainCost, hopsCost, tokensCost } from './cost-checked.js';
 export type { ResolvedRequest, ExtraLoad } from './cost.js';
 export { planSwarm } from './plan.js';
 export type { PlanConfig } from './plan.js';

@@ -50,8 +50,17 @@ export function planSwarm(profiles: readonly NodeProfile[], config: PlanConfig):
   return plan;
 }
 
+/** The model's known fields, copied once (a caller's extra keys, getters or BigInts never reach the plan). */
 function copyModel(m: ModelSpec): ModelSpec {
-  return JSON.parse(JSON.stringify(m)) as ModelSpec;
+  const { id, layers, layerGb, pipelines, kind, fallback } = m;
+  return {
+    id,
+    layers,
+    ...(layerGb === undefined ? {} : { layerGb }),
+    ...(pipelines === undefined ? {} : { pipelines }),
+    ...(kind === undefined ? {} : { kind }),
+    ...(fallback === undefined ? {} : { fallback }),
+  };
 }
 
 
