@@ -93,7 +93,7 @@ export const scenarioStepSchema = z.discriminatedUnion('step', [
 export type ScenarioStep = z.infer<typeof scenarioStepSchema>;
 
 /** Most steps a scenario may have: each is a swarm operation, and a file must not run for hours. */
-export const SCENARIO_MAX_STEPS = 1000;
+export const SCENARIO_MAX_STEPS = 100;
 
 /** Schema of a scenario file. `topology` is inline, or a path relative to the scenario file. */
 export const scenarioSchema = z.strictObject({
