@@ -4,20 +4,13 @@
  */
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { runLoadSim, selectWorkloads, type LoadSimResult } from '../sim/load/run.js';
+import { LOAD_SIM_LIMITS, runLoadSim, selectWorkloads, type LoadSimResult } from '../sim/load/run.js';
 import { cdfSvgs } from '../sim/load/svg.js';
 import { resultsTable, sharesTable } from '../sim/load/table.js';
 import { burstyFieldIssue, DEFAULT_BURSTY, WORKLOADS, type BurstyShape } from '../sim/load/workloads.js';
 import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { CliIO, Command } from './command.js';
 import { prepareOutputDir } from './output.js';
-
-/**
- * Bounds of a load simulation (docs/inputs.md): seeds × requests per run may not exceed
- * `work`, so that no flags ask for hours (at ≈ 25 s per seed of 20,000 requests over every
- * workload on a 2-core machine, the limit is ≈ 20 minutes).
- */
-export const LOAD_SIM_LIMITS = { seeds: 100, requests: 1_000_000, work: 1_000_000 } as const;
 
 /** Runs × requests from which a simulation reports progress on stderr when it is not a terminal (a few seconds of work). */
 export const PROGRESS_LINES_FROM = 250_000;

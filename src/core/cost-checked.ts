@@ -36,7 +36,7 @@ function checkTelemetry(t: unknown): NodeTelemetry | undefined {
 }
 
 function checkStages(stages: unknown): readonly Stage[] {
-  if (!Array.isArray(stages) || !stages.every((s) => isRecordLike(s) && typeof s.nodeId === 'string')) {
+  if (!Array.isArray(stages) || !Array.from(stages as unknown[]).every((s) => isRecordLike(s) && typeof s.nodeId === 'string')) {
     throw invalid('stages must be an array of { nodeId, layerStart, layerEnd }', stages);
   }
   return stages as readonly Stage[];

@@ -88,7 +88,7 @@ export function failoverInSwarm(
 /** Whether `value` has the shape of a {@link Route}: string ids, stages with a string node id and integer layers. */
 function isRoute(value: unknown): value is Route {
   if (!isRecordLike(value) || typeof value.modelId !== 'string' || typeof value.pipelineId !== 'string' || !Array.isArray(value.stages)) return false;
-  return (value.stages as unknown[]).every(
+  return Array.from(value.stages as unknown[]).every(
     (s) => isRecordLike(s) && typeof s.nodeId === 'string' && Number.isSafeInteger(s.layerStart) && Number.isSafeInteger(s.layerEnd) && (s.layerStart as number) < (s.layerEnd as number),
   );
 }

@@ -41,7 +41,8 @@ export function profileIssues(profiles: readonly NodeProfile[]): PlanIssue[] {
   const issues: PlanIssue[] = [];
   if (!Array.isArray(profiles)) return [{ code: 'BadProfile', message: 'profiles must be an array of NodeProfile' }];
   const seen = new Set<string>();
-  profiles.forEach((p, i) => {
+  // Array.from visits the holes of a sparse array (as undefined), which forEach would skip.
+  Array.from(profiles as readonly (NodeProfile | undefined)[]).forEach((p, i) => {
     if (p === null || typeof p !== 'object' || typeof p.id !== 'string' || p.id.length === 0) {
       issues.push({ code: 'BadProfile', message: `node #${i}: "id" must be a non-empty string` });
       return;
@@ -70,7 +71,7 @@ export function modelIssues(models: readonly ModelSpec[]): PlanIssue[] {
   }
   const ids = new Set<string>();
   let bases = 0;
-  models.forEach((m, i) => {
+  Array.from(models as readonly (ModelSpec | undefined)[]).forEach((m, i) => {
     if (m === null || typeof m !== 'object' || typeof m.id !== 'string' || m.id.length === 0) {
       issues.push({ code: 'BadModel', message: `model #${i}: "id" must be a non-empty string` });
       return;
@@ -93,8 +94,8 @@ export function modelIssues(models: readonly ModelSpec[]): PlanIssue[] {
     if (modelKind(models, i) === 'base') bases++;
   });
   if (bases > 1) issues.push({ code: 'BadModel', message: `only one model may be "base", found ${bases}` });
-  for (const m of models) {
-    if (m === null || typeof m !== 'object' || typeof m.id !== 'string') continue;
+  for (const m of Array.from(models as readonly (ModelSpec | undefined)[])) {
+    if (m === undefined || m === null || typeof m !== 'object' || typeof m.id !== 'string') continue;
     if (m.fallback !== undefined && (typeof m.fallback !== 'string' || !ids.has(m.fallback) || m.fallback === m.id)) {
       issues.push({ code: 'BadModel', modelId: m.id, message: `model "${m.id}": "fallback" must name another model of the plan, got ${describeValue(m.fallback)}` });
     }

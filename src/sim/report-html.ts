@@ -6,6 +6,9 @@
  */
 import type { NodeProfile, NodeStates, Pipeline, Recovery, Route, SwarmPlan } from '../core/types.js';
 import { nullRecord, ownValue, setOwn } from '../core/records.js';
+import { InputError } from './input-error.js';
+import { htmlReportInputSchema } from './report-schema.js';
+import { firstIssue } from './topology.js';
 import type { SimStep, SwarmSimReport } from './swarm-sim.js';
 
 /** The swarm as it was right after one step: its plan and its telemetry. */
@@ -40,9 +43,13 @@ const MODEL_GAP = 14;
 
 /**
  * The HTML report of a `swarm-sim` run.
+ * @throws {InputError} naming the JSON path when `input` is not shaped as documented.
  * @example writeFileSync('report.html', renderHtmlReport({ report, frames }))
  */
 export function renderHtmlReport(input: HtmlReportInput): string {
+  if (input === null || typeof input !== 'object') throw new InputError('renderHtmlReport', '$', 'needs { report, frames?, profiles?, title? }');
+  const checked = htmlReportInputSchema.safeParse(input);
+  if (!checked.success) throw firstIssue(checked.error.issues, 'renderHtmlReport', '$');
   const { report } = input;
   const frames = input.frames !== undefined && input.frames.length === report.steps.length ? input.frames : framesFromReport(report);
   const memory = new Map((input.profiles ?? []).map((p) => [p.id, p.memoryGb] as const));
