@@ -13,7 +13,7 @@ import type { CliIO, Command } from './command.js';
 import { prepareOutputDir } from './output.js';
 
 /** Runs × requests from which a simulation reports progress on stderr when it is not a terminal (a few seconds of work). */
-export const PROGRESS_LINES_FROM = 250_000;
+export const PROGRESS_LINES_FROM = 100_000;
 
 const spec: ArgsSpec = {
   flags: {
