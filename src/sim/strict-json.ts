@@ -23,9 +23,15 @@ class Failure extends Error {
     readonly at: number,
     readonly what: string,
     readonly path: readonly (string | number)[] = [],
+    readonly duplicate = false,
   ) {
     super(what);
   }
+}
+
+/** `$.models[0]` for a path (the same notation as the CLI's errors). */
+function pathText(path: readonly (string | number)[]): string {
+  return path.map((s) => (typeof s === 'number' ? `[${s}]` : /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(s) ? `.${s}` : `[${JSON.stringify(s)}]`)).reduce((a, b) => a + b, '$');
 }
 
 /** `U+0041 "A"` for printable characters, `U+0000` for the others: never the raw character. */
@@ -53,7 +59,10 @@ export function parseStrictJson(text: string): StrictJsonResult {
   } catch (error) {
     if (!(error instanceof Failure)) throw error;
     const where = lineColumn(text, error.at);
-    return { ok: false, error: { path: error.path, detail: `invalid JSON at ${where}: ${error.what}` } };
+    // A duplicate key is named by its path; a syntax error by its position (and where it was).
+    if (error.duplicate) return { ok: false, error: { path: error.path, detail: `invalid JSON at ${where}: ${error.what}` } };
+    const inside = error.path.length > 0 ? ` (inside ${pathText(error.path)})` : '';
+    return { ok: false, error: { path: [], detail: `invalid JSON at ${where}: ${error.what}${inside}` } };
   }
 }
 
@@ -123,7 +132,7 @@ class Parser {
       const key = this.string(path);
       const first = firstAt.get(key);
       if (first !== undefined) {
-        throw new Failure(keyAt, `duplicate key ${JSON.stringify(key)} (first at ${lineColumn(this.text, first)}); each key may appear once`, [...path, key]);
+        throw new Failure(keyAt, `duplicate key ${JSON.stringify(key)} (first at ${lineColumn(this.text, first)}); each key may appear once`, [...path, key], true);
       }
       firstAt.set(key, keyAt);
       this.skipSpace();
