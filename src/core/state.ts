@@ -1,7 +1,8 @@
 import { describeValue, isRecordLike } from './describe.js';
 import { PlanError, SwarmError } from './errors.js';
 import { nullRecord, ownValue, setOwn } from './records.js';
-import { assertPlanShape, profileIssues } from './validate.js';
+import { assertPlanShapeOnce } from './plan-index.js';
+import { profileIssues } from './validate.js';
 import type { NodeProfile, NodeStates, NodeTelemetry, SwarmPlan, SwarmStateLike } from './types.js';
 
 /** The fields of a node's telemetry a caller may set. */
@@ -70,7 +71,7 @@ export class SwarmState implements SwarmStateLike {
    * @example const state = SwarmState.fromPlan(planSwarm(profiles, { models }));
    */
   static fromPlan(plan: SwarmPlan): SwarmState {
-    assertPlanShape(plan);
+    assertPlanShapeOnce(plan);
     return new SwarmState(plan, coldNodes(plan));
   }
 
@@ -79,7 +80,7 @@ export class SwarmState implements SwarmStateLike {
    * @throws {PlanError} `InvalidPlan` for a bad plan, `InvalidInput` for a bad profile (a NaN latency would poison every cost).
    */
   static fromProfiles(plan: SwarmPlan, profiles: readonly NodeProfile[]): SwarmState {
-    assertPlanShape(plan);
+    assertPlanShapeOnce(plan);
     const issues = profileIssues(profiles);
     if (issues.length > 0) throw new PlanError('InvalidInput', issues.map((i) => i.message).join('; '));
     const nodes = coldNodes(plan);
@@ -98,7 +99,7 @@ export class SwarmState implements SwarmStateLike {
       throw new SwarmError('InvalidInput', `SwarmState.from needs plain data { plan, nodes } with "nodes" an object of telemetry by node id, got ${describeValue(like)}`);
     }
     const plan = like.plan;
-    assertPlanShape(plan);
+    assertPlanShapeOnce(plan);
     const nodes = nullRecord<NodeTelemetry>();
     for (const [id, t] of Object.entries(like.nodes)) {
       if (!isRecordLike(t)) throw new SwarmError('BadTelemetry', `telemetry for node "${id}" must be an object, got ${describeValue(t)}`);
@@ -137,7 +138,7 @@ export class SwarmState implements SwarmStateLike {
    * @throws {PlanError} `InvalidPlan` for a plan with a gap, an overlap or wrong coverage.
    */
   withPlan(plan: SwarmPlan): SwarmState {
-    assertPlanShape(plan);
+    assertPlanShapeOnce(plan);
     const nodes = copyNodes(this.nodes);
     for (const id of planNodeIds(plan)) if (!Object.hasOwn(nodes, id)) setOwn(nodes, id, Object.freeze({ alive: true, samples: 0 }));
     return new SwarmState(plan, nodes);
