@@ -6,6 +6,7 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { inputLimitsBench } from './input-limits.js';
 import { runtimeBench } from './runtime.js';
 import type { BenchRow } from './types.js';
 
@@ -36,6 +37,8 @@ if (existsSync(planQuality)) {
   const mod = (await import(planQuality.href)) as { planQualityBench?: () => Promise<BenchRow[]> };
   if (typeof mod.planQualityBench === 'function') rows.push(...(await mod.planQualityBench()));
 }
+log('input limits');
+rows.push(...inputLimitsBench(log));
 const seconds = (performance.now() - started) / 1000;
 
 const environment = {
