@@ -30,6 +30,13 @@ import {
   type SwarmPlan,
 } from '../src/index.js';
 import * as sim from '../src/sim/index.js';
+import * as cliArgs from '../src/cli/args.js';
+import * as cliChart from '../src/cli/chart.js';
+import * as cliInspect from '../src/cli/inspect.js';
+import * as cliLoadSim from '../src/cli/load-sim.js';
+import * as cliScenario from '../src/cli/scenario.js';
+
+const { UsageError } = cliArgs;
 
 type ErrorClass = new (...args: never[]) => Error;
 
@@ -159,6 +166,26 @@ const ENTRIES: readonly Entry[] = [
   },
 ];
 
+/**
+ * The CLI's pure helpers (not package exports: the bin's own modules). They throw `UsageError`
+ * (exit 2) for bad arguments. Helpers that touch the file system, the network or the process
+ * (`main`, `readBoundedFile`, `prepareOutputDir`, `checkOutputFile`, `writeResults`, `seeIt`,
+ * `connectInspector`) are covered by the CLI tests instead.
+ */
+const CLI_ENTRIES: readonly Entry[] = [
+  { name: 'parseCommandArgs', arity: 2, errors: [UsageError], call: (a) => cliArgs.parseCommandArgs(a[0] as never, a[1] as never) },
+  { name: 'parseCommandArgs (real spec)', arity: 1, errors: [UsageError], call: (a) => cliArgs.parseCommandArgs(a[0] as never, { flags: { kill: { type: 'string', description: 'x' } } }) },
+  { name: 'stringFlag', arity: 2, errors: [UsageError], call: (a) => cliArgs.stringFlag(a[0] as never, a[1] as never) },
+  { name: 'requiredFlag', arity: 2, errors: [UsageError], call: (a) => cliArgs.requiredFlag(a[0] as never, a[1] as never) },
+  { name: 'integerFlag', arity: 4, errors: [UsageError], call: (a) => cliArgs.integerFlag(a[0] as never, a[1] as never, a[2] as never, a[3] as never) },
+  { name: 'helpText', arity: 4, errors: [UsageError], call: (a) => cliArgs.helpText(a[0] as never, a[1] as never, a[2] as never, a[3] as never) },
+  { name: 'renderCharts', arity: 2, errors: [UsageError], call: (a) => cliChart.renderCharts(a[0] as never, a[1] as never) },
+  { name: 'isLoopbackHost', arity: 1, errors: [], call: (a) => cliInspect.isLoopbackHost(a[0] as never) },
+  { name: 'parseInspectUrl', arity: 2, errors: [UsageError], call: (a) => cliInspect.parseInspectUrl(a[0] as never, a[1] as never) },
+  { name: 'w2Flag', arity: 1, errors: [UsageError], call: (a) => cliLoadSim.w2Flag(a[0] as never) },
+  { name: 'formatText', arity: 2, errors: [UsageError], call: (a) => cliScenario.formatText(a[0] as never, a[1] as never) },
+];
+
 /** Exported functions deliberately not fuzzed here, with the reason. */
 const EXCLUDED: Readonly<Record<string, string>> = {
   createSwarm: 'being rewritten (issue 11); joins ENTRIES after that merges',
@@ -177,7 +204,7 @@ describe('fuzz: exported functions throw only their typed errors', () => {
     expect(missing).toEqual([]);
   });
 
-  it.each(ENTRIES)('$name', (entry) => {
+  it.each([...ENTRIES, ...CLI_ENTRIES])('$name', (entry) => {
     fc.assert(
       fc.property(entry.args ?? fc.array(arg, { minLength: entry.arity, maxLength: entry.arity }), (args) => {
         try {

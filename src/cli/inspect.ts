@@ -34,6 +34,7 @@ export interface LiveInspector {
  * resolver, which may send it anywhere.
  */
 export function isLoopbackHost(hostname: string): boolean {
+  if (typeof hostname !== 'string') return false;
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
   if (host === 'localhost') return true;
   if (isIP(host) === 4) return host.startsWith('127.');
@@ -46,6 +47,7 @@ export function isLoopbackHost(hostname: string): boolean {
  * @throws {UsageError} naming the flag and what to do.
  */
 export function parseInspectUrl(raw: string, allowRemote = false): URL {
+  if (typeof raw !== 'string') throw new UsageError('flag --inspect: expected a WebSocket URL like ws://127.0.0.1:8080');
   let url: URL;
   try {
     url = new URL(raw);

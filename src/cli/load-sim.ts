@@ -85,6 +85,7 @@ const W2_KEYS: ReadonlyMap<string, keyof BurstyShape> = new Map([
 /** Parses `--w2 on=0.7,every=3000` into a W2 shape. @throws {UsageError} naming the bad part, in the flag's own words. */
 export function w2Flag(raw: string | undefined): Partial<BurstyShape> | undefined {
   if (raw === undefined) return undefined;
+  if (typeof raw !== 'string') throw new UsageError('flag --w2 needs a value such as on=0.7,every=3000');
   const usage = [...W2_KEYS.keys()].map((k) => `${k}=<number>`).join(', ');
   const parts = raw.split(',').map((p) => p.trim()).filter((p) => p.length > 0);
   if (parts.length === 0) throw new UsageError(`flag --w2 needs at least one of ${usage}`);
