@@ -7,7 +7,7 @@ export { nodeCost, pipelineCost, chainCost, hopsCost, tokensCost } from './cost-
 export type { ResolvedRequest, ExtraLoad } from './cost.js';
 export { planSwarm } from './plan.js';
 export type { PlanConfig } from './plan.js';
-export { validatePlan, baseModelId } from './validate.js';
+export { validatePlan, baseModelId, PLAN_LIMITS } from './validate.js';
 export type { PlanIssue, PlanIssueCode } from './validate.js';
 export { SwarmState } from './state.js';
 export type { TelemetryPatch } from './state.js';
