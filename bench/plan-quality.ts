@@ -7,9 +7,11 @@
  * 1,000 nodes. Run alone (`node dist/bench/plan-quality.js`) it prints a table.
  */
 import { pathToFileURL } from 'node:url';
-import { planSwarm, uniform } from '../src/index.js';
+import { planSwarm } from '../src/index.js';
+import { uniform } from '../src/core/random.js';
 import type { ModelSpec, NodeProfile, Pipeline } from '../src/index.js';
 import type { BenchRow } from './types.js';
+import { planShapeBench } from './plan-shape.js';
 import { planExo } from './planners/exo.js';
 import { planPetals } from './planners/petals.js';
 import { computeBound, loadTopologies, memoryAllowsBound, memoryAwareBound, planThroughput, type Topology } from './planners/throughput.js';
@@ -109,6 +111,7 @@ export async function planQualityBench(): Promise<BenchRow[]> {
     target: `ratio >= ${EXO_GEOMEAN}`,
     pass: ratio >= EXO_GEOMEAN,
   });
+  rows.push(...planShapeBench());
   const ms = timePlanSwarm();
   rows.push({
     name: 'planSwarm',

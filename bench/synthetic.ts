@@ -1,6 +1,6 @@
 /**
  * The swarms the runtime benchmarks run on, and the two baselines written here the obvious way:
- * a full scan with the seed's cost formula, and a bare XState actor with one `assign`.
+ * a full scan with the original design's cost formula, and a bare XState actor with one `assign`.
  */
 import { readFileSync } from 'node:fs';
 import { assign, createActor, createMachine, type AnyActorRef } from 'xstate';
@@ -41,7 +41,9 @@ export function pipelines8(copies: number, spares = 0): Topology {
   });
   const nodes = profiles.length;
   const size = spares === 0 ? `${copies * 4} pipelines x 8 stages (${nodes} nodes)` : `${nodes} nodes (${copies * 4} pipelines x 8 stages + ${spares * 4} spares)`;
-  return { size, profiles, config: { models } };
+  // Exactly the labelled copies: the spares stay spares (the planner would otherwise make further
+  // copies of the small models from the big classes' spare memory).
+  return { size, profiles, config: { models, furtherCopies: false } };
 }
 
 /** The example topology of the repository (`examples/swarm.json`), every model in 2 copies as `npm run sim` runs it. */
@@ -54,18 +56,20 @@ export function exampleTopology(): Topology {
 
 /**
  * The baseline for routing: every pipeline of the plan scanned, each cost computed with the
- * seed's formula, the cheapest intact copy of the model kept (ties by id). Written the obvious
- * way, with no index and no cache.
+ * original design's formula with the layer-aware capability term (docs/cost.md), the cheapest intact copy of
+ * the model kept (ties by id). Written the obvious way, with no index and no cache.
  */
 export function fullScanRoute(plan: SwarmPlan, nodes: NodeStates, modelId: string, tokens: number): { pipelineId: string; cost: number } | undefined {
   let best: { pipelineId: string; cost: number } | undefined;
+  const layers = plan.models.find((m) => m.id === modelId)?.layers ?? 1;
   for (const p of plan.pipelines) {
     if (p.modelId !== modelId) continue;
     if (p.stages.some((s) => nodes[s.nodeId]?.alive !== true)) continue;
     let cost = 0;
     for (const s of p.stages) {
       const t = nodes[s.nodeId];
-      cost += (t?.latencyMs ?? 100) + (t?.load ?? 1) * 120 + 100 / Math.max(t?.score ?? 1, 0.01);
+      const share = (s.layerEnd - s.layerStart) / layers;
+      cost += (t?.latencyMs ?? 100) + (t?.load ?? share) * 120 + (100 * share) / Math.max(t?.score ?? 1, 0.01);
     }
     cost += 15 * (p.stages.length - 1) + (10 * tokens) / 1024;
     if (best === undefined || cost < best.cost || (cost === best.cost && p.id < best.pipelineId)) best = { pipelineId: p.id, cost };

@@ -1,4 +1,4 @@
-// The lifecycle of SPEC §7, end to end, against the built package: `node examples/lifecycle.mjs`.
+// The lifecycle of docs/design.md §7, end to end, against the built package: `node examples/lifecycle.mjs`.
 import { createSwarm, swarmConfig } from 'hecate-swarm';
 
 const profiles = [

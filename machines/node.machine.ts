@@ -41,15 +41,38 @@ export function isGoodValue(field: keyof NodeSample, v: unknown): boolean {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 && (field !== 'score' || v > 0);
 }
 
-/** The first bad field of a sample, or undefined when every present field is good. */
+/**
+ * The first bad field of a sample, or undefined when it is good: every key one of `load`,
+ * `latencyMs`, `score`, at least one of them given, each finite and >= 0. `'sample'` means the
+ * sample as a whole: not an object, an unknown key (a typo such as `latency` must not count as a
+ * sample), or no known key at all; {@link sampleProblem} says which.
+ */
 export function badSampleField(sample: NodeSample): keyof NodeSample | 'sample' | undefined {
   if (sample === null || typeof sample !== 'object') return 'sample';
-  // Unrolled: it runs twice per report (the runtime's check and this machine's guard).
-  const { load, latencyMs, score } = sample;
-  if (load !== undefined && !isGoodValue('load', load)) return 'load';
-  if (latencyMs !== undefined && !isGoodValue('latencyMs', latencyMs)) return 'latencyMs';
-  if (score !== undefined && !isGoodValue('score', score)) return 'score';
-  return undefined;
+  // One pass over the keys: it runs twice per report (the runtime's check and this machine's guard).
+  let known = 0;
+  for (const key in sample) {
+    const value = (sample as Readonly<Record<string, unknown>>)[key];
+    if (key !== 'load' && key !== 'latencyMs' && key !== 'score') return 'sample';
+    if (value === undefined) continue;
+    if (!isGoodValue(key, value)) return key;
+    known++;
+  }
+  return known === 0 ? 'sample' : undefined;
+}
+
+/** What is wrong with a sample {@link badSampleField} refuses, in words; undefined when it is good. */
+export function sampleProblem(sample: NodeSample): string | undefined {
+  const bad = badSampleField(sample);
+  if (bad === undefined) return undefined;
+  if (bad !== 'sample') {
+    const value = (sample as Readonly<Record<string, unknown>>)[bad];
+    return `"${bad}" must be a finite number >= 0${bad === 'score' ? ' (and > 0)' : ''}, got ${String(value)}`;
+  }
+  if (sample === null || typeof sample !== 'object') return `a sample must be an object { load?, latencyMs?, score? }, got ${String(sample)}`;
+  const unknown = Object.keys(sample).filter((k) => k !== 'load' && k !== 'latencyMs' && k !== 'score');
+  if (unknown.length > 0) return `unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (a sample has load, latencyMs, score)`;
+  return 'the sample has none of load, latencyMs, score';
 }
 
 /** `ewma ← α·sample + (1−α)·ewma`; the first sample initialises. */
@@ -70,9 +93,11 @@ function sampleUpdate(ctx: NodeContext, sample: NodeSample): Partial<NodeContext
   return update;
 }
 
-/** The values routing uses: measured EWMAs, else the declared ones. */
-export function effectiveValues(ctx: NodeContext): { load?: number; latencyMs?: number; score?: number } {
-  const out: { load?: number; latencyMs?: number; score?: number } = {};
+/**
+ * The values routing uses: measured EWMAs, else the declared ones. Written into `out` (a new
+ * object by default), so the runtime builds a node's telemetry entry in one allocation.
+ */
+export function effectiveValues<T extends { load?: number; latencyMs?: number; score?: number }>(ctx: NodeContext, out: T = {} as T): T {
   const latencyMs = ctx.latencyMs ?? ctx.declared.latencyMs;
   const score = ctx.score ?? ctx.declared.score;
   if (ctx.load !== undefined) out.load = ctx.load;

@@ -1,102 +1,21 @@
-import { and, assign, createActor, sendTo, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
-import { failoverInSwarm } from '../src/core/failover.js';
-import { RoutingError } from '../src/core/errors.js';
-import { resolveRequest, type ExtraLoad } from '../src/core/cost.js';
-import { makeRoute } from '../src/core/route.js';
-import { serveModel } from '../src/core/serve.js';
-import { planNodeIds } from '../src/core/state.js';
-import type { NodeProfile, NodeStates, Pipeline, Recovery, Route, SwarmPlan } from '../src/core/types.js';
+import { and, assign, createActor, enqueueActions, sendTo, setup, stopChild, type AnyActorRef } from 'xstate';
+import { deepFreeze } from '../src/core/freeze.js';
+import { nextSeededId } from '../src/core/seeded-id.js';
+import { declaredTelemetry, planNodeIds } from '../src/core/state.js';
+import { planGrowth, planRetirement } from '../src/core/telomerase.js';
+import type { IdSource, NodeProfile, NodeStates, NodeTelemetry, SwarmPlan } from '../src/core/types.js';
+import { validatePlan } from '../src/core/validate.js';
 import { nodeMachine } from './node.machine.js';
+import { computeRescue } from './rescue.js';
+import { entryOf, isAliveIn, isMember, joinIssue, livenessView, type Member, type NodeActorRef, type SwarmContext, type SwarmEvent, type SwarmInput } from './swarm-context.js';
 
-/** A node actor spawned by the Swarm. */
-export type NodeActorRef = ActorRefFrom<typeof nodeMachine>;
+export * from './swarm-context.js';
+export { computeRescue } from './rescue.js';
 
-/** The rescue computed by `node.down` before the node is marked (status is added by the runtime). */
-export interface PendingRescue {
-  readonly nodeId: string;
-  readonly recoveries: readonly Recovery[];
-  readonly unrecoverable: readonly string[];
-}
-
-/**
- * The runtime's per-model routing index, for the default request: what a model serves now and
- * the copy a failover of a node would take, each chosen exactly as the scan would choose it.
- */
-export interface RescueIndex {
-  best(modelId: string): { readonly pipeline: Pipeline; readonly chain: number } | undefined;
-  bestWithout(modelId: string, nodeId: string): { readonly pipeline: Pipeline; readonly chain: number } | undefined;
-}
-
-/** What the Swarm actor is created with. */
-export interface SwarmInput {
-  readonly plan: SwarmPlan;
-  readonly profiles: readonly NodeProfile[];
-  /** @defaultValue 0.3 */
-  readonly alpha?: number;
-  /** @defaultValue true */
-  readonly allowDegraded?: boolean;
-  /**
-   * The runtime's live telemetry table, kept in step with the node actors; read here to compute
-   * rescues from the state before a mark. Never written by the machine.
-   */
-  readonly telemetry?: NodeStates;
-  /** In-flight load per node, live; read like `telemetry`. */
-  readonly inflight?: ExtraLoad;
-  /** The routing index over `telemetry` and `inflight`; without it, rescues scan. */
-  readonly index?: RescueIndex;
-}
-
-/** The Swarm's context. Counters make every guard O(1). */
-export interface SwarmContext {
-  readonly plan: SwarmPlan;
-  /** Each member node's slot in `alive` (plan nodes and spares); a removed node has none. */
-  readonly slot: Readonly<Record<string, number>>;
-  /**
-   * Alive (1) or down (0) per slot: the parent's mirror of its children. A byte array, because a
-   * mark copies it: 8,000 bytes copy in about a microsecond, an 8,000-key record in milliseconds.
-   */
-  readonly alive: Uint8Array;
-  readonly inPlan: Readonly<Record<string, boolean>>;
-  readonly aliveCount: number;
-  /** Nodes of the current plan that are down. */
-  readonly planDownCount: number;
-  readonly nodes: Readonly<Record<string, NodeActorRef>>;
-  readonly alpha: number;
-  readonly allowDegraded: boolean;
-  readonly telemetry: NodeStates;
-  readonly inflight: ExtraLoad;
-  readonly index: RescueIndex | undefined;
-  readonly rescue: PendingRescue | undefined;
-}
-
-/** The events of the Swarm statechart. */
-export type SwarmEvent =
-  | { readonly type: 'node.down'; readonly nodeId: string }
-  | { readonly type: 'node.alive'; readonly nodeId: string }
-  | { readonly type: 'node.added'; readonly profile: NodeProfile; readonly plan: SwarmPlan }
-  | { readonly type: 'node.removed'; readonly nodeId: string; readonly plan: SwarmPlan }
-  | { readonly type: 'swarm.stop' };
-
-/** Whether a member node is alive in the Swarm's mirror (false for a stranger). */
-export function isAliveIn(context: Pick<SwarmContext, 'slot' | 'alive'>, nodeId: string): boolean {
-  const i = context.slot[nodeId];
-  return i !== undefined && context.alive[i] === 1;
-}
-
-/** The alive mirror as a plain record, for serialising and tests. */
-export function aliveRecord(context: Pick<SwarmContext, 'slot' | 'alive'>): Record<string, boolean> {
-  const out: Record<string, boolean> = {};
-  for (const [id, i] of Object.entries(context.slot)) out[id] = context.alive[i] === 1;
-  return out;
-}
-
-function countPlanDown(plan: SwarmPlan, context: Pick<SwarmContext, 'slot' | 'alive'>): { inPlan: Record<string, boolean>; planDownCount: number } {
-  const inPlan: Record<string, boolean> = {};
+function countPlanDown(plan: SwarmPlan, context: Pick<SwarmContext, 'members' | 'alive'>): { inPlan: ReadonlySet<string>; planDownCount: number } {
+  const inPlan = new Set(planNodeIds(plan));
   let planDownCount = 0;
-  for (const id of planNodeIds(plan)) {
-    inPlan[id] = true;
-    if (!isAliveIn(context, id)) planDownCount++;
-  }
+  for (const id of inPlan) if (!isAliveIn(context, id)) planDownCount++;
   return { inPlan, planDownCount };
 }
 
@@ -108,77 +27,35 @@ function withSlot(alive: Uint8Array, i: number, value: 0 | 1): Uint8Array {
   return next;
 }
 
-/** For each plan (immutable, so the cache never goes stale): node id → the models whose pipelines use it. */
-const modelsByNode = new WeakMap<SwarmPlan, ReadonlyMap<string, ReadonlySet<string>>>();
-
-function modelsUsing(plan: SwarmPlan, nodeId: string): ReadonlySet<string> | undefined {
-  let index = modelsByNode.get(plan);
-  if (index === undefined) {
-    const map = new Map<string, Set<string>>();
-    for (const p of plan.pipelines) {
-      for (const s of p.stages) {
-        let models = map.get(s.nodeId);
-        if (models === undefined) map.set(s.nodeId, (models = new Set()));
-        models.add(p.modelId);
-      }
-    }
-    modelsByNode.set(plan, map);
-    index = map;
-  }
-  return index.get(nodeId);
+/** An id source over the context's seeded state (or its `idSource`), and the state it ends in. */
+function minter(context: SwarmContext): { next: IdSource; state: () => number } {
+  if (context.idSource !== undefined) return { next: context.idSource, state: () => context.idState };
+  let state = context.idState;
+  return {
+    next: () => {
+      const [id, after] = nextSeededId(state);
+      state = after;
+      return id;
+    },
+    state: () => state,
+  };
 }
 
-/**
- * The rescue for `nodeId`, from the state before the mark: for every model whose served route
- * uses the node, its failover (intact copy → splice → degraded → Unrecoverable).
- * A model none of whose pipelines uses the node is skipped without routing it: whatever it
- * serves (a copy, a splice or the survivors of a copy) is made of its own pipelines' nodes.
- */
-export function computeRescue(context: SwarmContext, nodeId: string): PendingRescue {
-  const state = { plan: context.plan, nodes: context.telemetry };
-  const r = resolveRequest({});
-  const recoveries: Recovery[] = [];
-  const unrecoverable: string[] = [];
-  const models = modelsUsing(context.plan, nodeId);
-  if (models === undefined) return { nodeId, recoveries, unrecoverable };
-  for (const model of context.plan.models) {
-    if (!models.has(model.id)) continue;
-    // The common case, from the index in O(log P): the model serves an intact copy, and another
-    // intact copy without the node exists. The same choice and cost as the scan below.
-    const served = context.index?.best(model.id);
-    let current: Route;
-    if (served !== undefined) {
-      if (!served.pipeline.stages.some((s) => s.nodeId === nodeId)) continue;
-      current = makeRoute(model.id, served.pipeline.id, served.pipeline.stages, state.nodes, r, false, context.inflight);
-      const copy = context.index?.bestWithout(model.id, nodeId);
-      if (copy !== undefined) {
-        const route = makeRoute(model.id, copy.pipeline.id, copy.pipeline.stages, state.nodes, r, false, context.inflight);
-        recoveries.push({ modelId: model.id, strategy: 'copy', degraded: false, route, from: current, replaced: [], missingLayers: [] });
-        continue;
-      }
-    } else {
-      try {
-        current = serveModel(model.id, r, state, { allowDegraded: context.allowDegraded, extra: context.inflight });
-      } catch {
-        continue; // nothing was being served for this model: nothing to rescue
-      }
-    }
-    if (!current.stages.some((s) => s.nodeId === nodeId)) continue;
-    try {
-      recoveries.push(failoverInSwarm(current, nodeId, state, { allowDegraded: context.allowDegraded }, context.inflight));
-    } catch (error) {
-      if (!(error instanceof RoutingError) || error.code !== 'Unrecoverable') throw error;
-      unrecoverable.push(model.id);
-    }
-  }
-  return { nodeId, recoveries, unrecoverable };
+function profilesOf(context: SwarmContext): NodeProfile[] {
+  const out: NodeProfile[] = [];
+  for (const m of context.members.values()) out.push(m.profile);
+  return out;
 }
+
+const issuesText = (issues: readonly { message: string }[]) => issues.map((i) => i.message).join('; ');
 
 /**
  * The Swarm: its states are the swarm's status. `node.down` runs `computeRescue` and only then
  * `markNodeDown`, so the failover knows what was lost, not only that something is missing.
- * Status follows from counters through eventless transitions: failed ⇔ zero nodes alive;
- * degraded ⇔ some node of the plan down; healthy otherwise.
+ * `node.added` and `node.removed` ask the telomerase (`planGrowth`, `planRetirement`) for the
+ * new plan from the machine's own liveness, and adopt it. Status follows from counters through
+ * eventless transitions: failed ⇔ zero nodes alive; degraded ⇔ some node of the plan down;
+ * healthy otherwise.
  */
 export const swarmMachine = setup({
   types: {
@@ -188,9 +65,9 @@ export const swarmMachine = setup({
   },
   guards: {
     isAliveMember: ({ context, event }) => 'nodeId' in event && isAliveIn(context, event.nodeId),
-    isDownMember: ({ context, event }) => 'nodeId' in event && context.slot[event.nodeId] !== undefined && !isAliveIn(context, event.nodeId),
-    isNewNode: ({ context, event }) => event.type === 'node.added' && context.slot[event.profile.id] === undefined,
-    isMember: ({ context, event }) => 'nodeId' in event && context.slot[event.nodeId] !== undefined,
+    isDownMember: ({ context, event }) => 'nodeId' in event && isMember(context, event.nodeId) && !isAliveIn(context, event.nodeId),
+    canJoin: ({ context, event }) => event.type === 'node.added' && joinIssue(context, event.profile) === undefined,
+    isMember: ({ context, event }) => 'nodeId' in event && isMember(context, event.nodeId),
     noneAlive: ({ context }) => context.aliveCount === 0,
     someAlive: ({ context }) => context.aliveCount > 0,
     somePlanNodeDown: ({ context }) => context.planDownCount > 0,
@@ -198,89 +75,135 @@ export const swarmMachine = setup({
   },
   actions: {
     computeRescue: assign({
-      rescue: ({ context, event }) => (event.type === 'node.down' ? computeRescue(context, event.nodeId) : undefined),
+      outcome: ({ context, event }) => (event.type === 'node.down' ? deepFreeze({ kind: 'rescue' as const, ...computeRescue(context, event.nodeId) }) : context.outcome),
     }),
     markNodeDown: assign(({ context, event }) => {
       if (event.type !== 'node.down') return {};
+      const m = context.members.get(event.nodeId) as Member;
       return {
-        alive: withSlot(context.alive, context.slot[event.nodeId] as number, 0),
+        alive: withSlot(context.alive, m.slot, 0),
         aliveCount: context.aliveCount - 1,
-        planDownCount: context.planDownCount + (context.inPlan[event.nodeId] === true ? 1 : 0),
+        planDownCount: context.planDownCount + (context.inPlan.has(event.nodeId) ? 1 : 0),
       };
     }),
     markNodeAlive: assign(({ context, event }) => {
       if (event.type !== 'node.alive') return {};
+      const m = context.members.get(event.nodeId) as Member;
       return {
-        alive: withSlot(context.alive, context.slot[event.nodeId] as number, 1),
+        alive: withSlot(context.alive, m.slot, 1),
         aliveCount: context.aliveCount + 1,
-        planDownCount: context.planDownCount - (context.inPlan[event.nodeId] === true ? 1 : 0),
+        planDownCount: context.planDownCount - (context.inPlan.has(event.nodeId) ? 1 : 0),
+        outcome: { kind: 'revival' as const, nodeId: event.nodeId },
       };
     }),
-    tellNodeDown: sendTo(({ context, event }) => context.nodes[(event as { nodeId: string }).nodeId] as NodeActorRef, { type: 'node.down' }),
-    tellNodeAlive: sendTo(({ context, event }) => context.nodes[(event as { nodeId: string }).nodeId] as NodeActorRef, { type: 'node.alive' }),
-    tellNodeRetire: sendTo(({ context, event }) => context.nodes[(event as { nodeId: string }).nodeId] as NodeActorRef, { type: 'node.retire' }),
-    spawnNode: assign(({ context, event, self }) => {
+    tellNodeDown: sendTo(({ context, event }) => (context.members.get((event as { nodeId: string }).nodeId) as Member).ref, { type: 'node.down' }),
+    tellNodeAlive: sendTo(({ context, event }) => (context.members.get((event as { nodeId: string }).nodeId) as Member).ref, { type: 'node.alive' }),
+    // The telomerase, from the machine's own liveness; a plan that would not validate is refused.
+    decideGrowth: assign(({ context, event }) => {
       if (event.type !== 'node.added') return {};
-      const p = event.profile;
-      const ref = createNodeActor(self, p, context.alpha);
-      const i = context.alive.length; // slots are never reused: a removed node's stays 0
-      return { nodes: { ...context.nodes, [p.id]: ref }, slot: { ...context.slot, [p.id]: i }, alive: withSlot(context.alive, i, 1), aliveCount: context.aliveCount + 1 };
+      const profile = deepFreeze({ ...event.profile });
+      const profiles = [...profilesOf(context), profile];
+      const ids = minter(context);
+      const decision = planGrowth(context.plan, profiles, livenessView(context, profile), profile, context.wanted, ids.next);
+      const issues = validatePlan(decision.plan, profiles);
+      if (issues.length > 0) {
+        return { outcome: { kind: 'refused' as const, event: event.type, nodeId: profile.id, reason: `refused a plan change that would not validate: ${issuesText(issues)}` } };
+      }
+      const { plan, role, modelId, pipelines, replaced } = decision;
+      return {
+        idState: ids.state(),
+        outcome: deepFreeze({ kind: 'growth' as const, nodeId: profile.id, profile, role, ...(modelId !== undefined ? { modelId } : {}), pipelines, replaced, plan }),
+      };
     }),
-    startNode: ({ context, event }) => {
-      if (event.type === 'node.added') context.nodes[event.profile.id]?.start();
+    spawnNode: assign(({ context, self }) => {
+      const o = context.outcome;
+      if (o?.kind !== 'growth') return {};
+      const free = context.freeSlots;
+      const slot = free.length > 0 ? (free[free.length - 1] as number) : context.alive.length;
+      const members = new Map(context.members).set(o.nodeId, { profile: o.profile, slot, ref: createNodeActor(self, o.profile, context.alpha) });
+      return { members, freeSlots: free.length > 0 ? free.slice(0, -1) : free, alive: withSlot(context.alive, slot, 1), aliveCount: context.aliveCount + 1 };
+    }),
+    startNode: ({ context }) => {
+      const o = context.outcome;
+      if (o?.kind === 'growth') context.members.get(o.nodeId)?.ref.start();
     },
-    startNodes: ({ context }) => {
-      for (const ref of Object.values(context.nodes)) ref.start();
-    },
-    // Retiring a node actor ends it (final state); one pass, O(N).
-    retireNodes: ({ context }) => {
-      for (const ref of Object.values(context.nodes)) ref.send({ type: 'node.retire' });
-    },
-    forgetNode: assign(({ context, event }) => {
+    decideRetirement: assign(({ context, event }) => {
       if (event.type !== 'node.removed') return {};
-      const { [event.nodeId]: _ref, ...nodes } = context.nodes;
-      const { [event.nodeId]: i, ...slot } = context.slot;
-      const wasAlive = isAliveIn(context, event.nodeId);
-      return { nodes, slot, alive: i === undefined ? context.alive : withSlot(context.alive, i, 0), aliveCount: context.aliveCount - (wasAlive ? 1 : 0) };
+      const profiles = profilesOf(context);
+      const decision = planRetirement(context.plan, profiles, livenessView(context), event.nodeId);
+      const issues = validatePlan(decision.plan, profiles.filter((p) => p.id !== event.nodeId));
+      if (issues.length > 0) {
+        return { outcome: { kind: 'refused' as const, event: event.type, nodeId: event.nodeId, reason: `refused a plan change that would not validate: ${issuesText(issues)}` } };
+      }
+      return { outcome: deepFreeze({ kind: 'retirement' as const, nodeId: event.nodeId, relocated: decision.relocated, dropped: decision.dropped, plan: decision.plan }) };
     }),
-    adoptPlan: assign(({ context, event }) => {
-      if (event.type !== 'node.added' && event.type !== 'node.removed') return {};
-      return { plan: event.plan, ...countPlanDown(event.plan, context) };
+    // Stopped, not retired: a node actor reaching its final state would send the Swarm an
+    // `xstate.done.actor.node:<id>` event, and XState caches transitions per event type on the
+    // shared machine, for ever — one entry per id ever removed.
+    stopNode: stopChild(({ context, event }) => (event.type === 'node.removed' && context.outcome?.kind === 'retirement' ? context.members.get(event.nodeId)?.ref : undefined) as AnyActorRef),
+    forgetNode: assign(({ context, event }) => {
+      if (event.type !== 'node.removed' || context.outcome?.kind !== 'retirement') return {};
+      const m = context.members.get(event.nodeId) as Member;
+      const members = new Map(context.members);
+      members.delete(event.nodeId);
+      const wasAlive = context.alive[m.slot] === 1;
+      return { members, freeSlots: [...context.freeSlots, m.slot], alive: withSlot(context.alive, m.slot, 0), aliveCount: context.aliveCount - (wasAlive ? 1 : 0) };
+    }),
+    adoptPlan: assign(({ context }) => {
+      const o = context.outcome;
+      if (o?.kind !== 'growth' && o?.kind !== 'retirement') return {};
+      return { plan: o.plan, ...countPlanDown(o.plan, context) };
+    }),
+    startNodes: ({ context }) => {
+      for (const m of context.members.values()) m.ref.start();
+    },
+    // One pass, O(N); stopped rather than retired, for the reason given at `stopNode`.
+    stopNodes: enqueueActions(({ context, enqueue }) => {
+      for (const m of context.members.values()) enqueue.stopChild(m.ref);
     }),
   },
 }).createMachine({
   id: 'swarm',
   context: ({ input, self }) => {
     const alpha = input.alpha ?? 0.3;
-    const nodes: Record<string, NodeActorRef> = {};
-    const slot: Record<string, number> = {};
-    const alive = new Uint8Array(input.profiles.length).fill(1);
+    const telemetry: NodeStates = input.telemetry ?? declaredTable(input.profiles);
+    const members = new Map<string, Member>();
+    const alive = new Uint8Array(input.profiles.length);
+    let aliveCount = 0;
     // Node actors live in this keyed collection, in the Swarm's actor system (so inspection sees
     // them) but not in its snapshot's children: xstate 5.33 spawns and stops children in O(N²).
     input.profiles.forEach((p, i) => {
-      nodes[p.id] = createNodeActor(self, p, alpha);
-      slot[p.id] = i;
+      const profile = deepFreeze({ ...p });
+      members.set(p.id, { profile, slot: i, ref: createNodeActor(self, profile, alpha) });
+      if (entryOf(telemetry, p.id)?.alive !== false) {
+        alive[i] = 1;
+        aliveCount++;
+      }
     });
+    const plan = deepFreeze(input.plan);
     return {
-      plan: input.plan,
-      slot,
+      plan,
+      members,
       alive,
-      ...countPlanDown(input.plan, { slot, alive }),
-      aliveCount: input.profiles.length,
-      nodes,
+      freeSlots: [],
+      ...countPlanDown(plan, { members, alive }),
+      aliveCount,
       alpha,
       allowDegraded: input.allowDegraded ?? true,
-      telemetry: input.telemetry ?? {},
+      wanted: new Map(plan.models.map((m) => [m.id, m.pipelines ?? 1])),
+      idState: (input.idSeed ?? 0) >>> 0,
+      idSource: input.idSource,
+      telemetry,
       inflight: input.inflight ?? {},
       index: input.index,
-      rescue: undefined,
+      outcome: undefined,
     };
   },
   on: {
     'node.down': { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'tellNodeDown'] },
     'node.alive': { guard: 'isDownMember', actions: ['markNodeAlive', 'tellNodeAlive'] },
-    'node.added': { guard: 'isNewNode', actions: ['spawnNode', 'startNode', 'adoptPlan'] },
-    'node.removed': { guard: 'isMember', actions: ['tellNodeRetire', 'forgetNode', 'adoptPlan'] },
+    'node.added': { guard: 'canJoin', actions: ['decideGrowth', 'spawnNode', 'startNode', 'adoptPlan'] },
+    'node.removed': { guard: 'isMember', actions: ['decideRetirement', 'stopNode', 'forgetNode', 'adoptPlan'] },
   },
   entry: 'startNodes',
   initial: 'healthy',
@@ -306,9 +229,16 @@ export const swarmMachine = setup({
       ],
       on: { 'swarm.stop': 'stopped' },
     },
-    stopped: { type: 'final', entry: 'retireNodes' },
+    stopped: { type: 'final', entry: 'stopNodes' },
   },
 });
+
+/** Each profile's declared telemetry, as a null-prototype record. */
+function declaredTable(profiles: readonly NodeProfile[]): NodeStates {
+  const table: Record<string, NodeTelemetry> = Object.create(null) as Record<string, NodeTelemetry>;
+  for (const p of profiles) table[p.id] = Object.freeze(declaredTelemetry(p));
+  return table;
+}
 
 /** A node actor in the Swarm's system, not yet started (the Swarm starts it in an action). */
 function createNodeActor(parent: AnyActorRef, p: NodeProfile, alpha: number): NodeActorRef {

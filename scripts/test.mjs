@@ -1,11 +1,23 @@
-// Runs vitest, keeps its exit code, and prints the plain closing line CI reads: "N passed, N failed".
+// `npm test`: provisions what the tests run besides Node (scripts/provision.mjs: Chromium for
+// the HTML report test), runs vitest, keeps its exit code, and prints the plain closing line CI
+// reads: "N passed, N failed".
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { provision, REQUIREMENTS } from './provision.mjs';
+
+let env;
+try {
+  env = provision(REQUIREMENTS);
+} catch (error) {
+  console.error(error instanceof Error ? error.message : String(error));
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
 
 const out = '.test-results.json';
 rmSync(out, { force: true });
 const args = ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`, ...process.argv.slice(2)];
-const run = spawnSync('npx', args, { stdio: 'inherit' });
+const run = spawnSync('npx', args, { stdio: 'inherit', env });
 let passed = 0;
 let failed = run.status === 0 ? 0 : 1;
 if (existsSync(out)) {

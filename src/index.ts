@@ -1,12 +1,89 @@
 /**
  * hecate-swarm: decides which copy of a model serves each inference request across a swarm of
  * machines, and what happens when a machine dies, comes back, joins or retires.
+ *
+ * The root entry is the library alone: the pure core, the statecharts and the runtime. It loads
+ * no simulator, no schema library and no inspector; those live in `hecate-swarm/sim`,
+ * `hecate-swarm/testing` and the CLI. Every value exported here is listed in the README's API
+ * table (a test checks it).
  * @packageDocumentation
  */
-export * from './core/index.js';
-export * from './runtime/index.js';
-export * from './sim/index.js';
+
+// The runtime: a swarm of node actors under the Swarm statechart.
+export { createSwarm, swarmConfig, Swarm, systemClock, ManualClock, seededIds, randomIds, Session } from './runtime/index.js';
+export type {
+  Clock,
+  IdSource,
+  SwarmStatus,
+  SwarmConfig,
+  SwarmOptions,
+  SwarmRequest,
+  RouteOptions,
+  Lease,
+  LeasedRoute,
+  ReleaseOutcome,
+  TelemetrySample,
+  Rescue,
+  GrowthRole,
+  Growth,
+  Relocation,
+  Retirement,
+  Revival,
+  SwarmActor,
+  SessionHost,
+  SessionStage,
+  StageContext,
+  StageRunner,
+  SessionOptions,
+  StepOptions,
+  SessionStats,
+  TimerClock,
+  HistoryOverflow,
+} from './runtime/index.js';
+
+// The pure core: plan, state, route, failover, cost, errors.
+export { planSwarm, validatePlan, SwarmState, routeRequest, failoverInSwarm, resumeRoute, copyTimes, nodeCost, pipelineCost, DEFAULT_WEIGHTS, DEFAULT_PENALTIES } from './core/index.js';
+export { RoutingError, PlanError, SwarmError, SessionError } from './core/index.js';
+export type {
+  NodeProfile,
+  ModelKind,
+  ModelSpec,
+  Stage,
+  Pipeline,
+  SwarmPlan,
+  NodeTelemetry,
+  NodeStates,
+  SwarmStateLike,
+  CostWeights,
+  CostPenalties,
+  CostModel,
+  CopyTime,
+  RoutingRequest,
+  Route,
+  LayerRange,
+  Replacement,
+  RecoveryStrategy,
+  Recovery,
+  PlanConfig,
+  PlanIssue,
+  PlanIssueCode,
+  TelemetryPatch,
+  FailoverOptions,
+  ExtraLoad,
+  RoutingErrorCode,
+  PlanErrorCode,
+  SwarmErrorCode,
+  SessionErrorCode,
+  StageAttempt,
+  StageAttemptOutcome,
+  ResumeOptions,
+  ResumePreference,
+  ResumeStrategy,
+  Resumption,
+} from './core/index.js';
+
+// The statecharts, for inspection, charts and model-based tests.
 export { nodeMachine } from '../machines/node.machine.js';
 export type { NodeContext, NodeEvent, NodeInput, NodeSample } from '../machines/node.machine.js';
-export { swarmMachine, isAliveIn, aliveRecord } from '../machines/swarm.machine.js';
-export type { SwarmContext, SwarmEvent, SwarmInput, PendingRescue, NodeActorRef } from '../machines/swarm.machine.js';
+export { swarmMachine } from '../machines/swarm.machine.js';
+export type { SwarmContext, SwarmEvent, SwarmInput, SwarmOutcome, PendingRescue, NodeActorRef, Member } from '../machines/swarm.machine.js';

@@ -1,5 +1,5 @@
 /**
- * Data flows one way: CLI → runtime → machines → core (STYLE.md). This test reads the import
+ * Data flows one way: CLI → runtime → machines → core (docs/design.md §11). This test reads the import
  * statements of every .ts file and fails on an upward or forbidden import. Directories that do
  * not exist yet are simply empty.
  */
@@ -61,10 +61,13 @@ function violations(files: Readonly<Record<string, string>>): string[] {
         else if (!within(to, 'src/core')) out.push(`${path} → ${spec} (core imports nothing outside src/core)`);
       }
       if (within(path, 'machines') && to !== undefined) {
-        for (const up of ['src/runtime', 'src/sim', 'src/cli']) if (within(to, up)) out.push(`${path} → ${spec} (machines must not import ${up})`);
+        for (const up of ['src/runtime', 'src/testing', 'src/sim', 'src/cli']) if (within(to, up)) out.push(`${path} → ${spec} (machines must not import ${up})`);
       }
       if (within(path, 'src/runtime') && to !== undefined) {
-        for (const up of ['src/sim', 'src/cli']) if (within(to, up)) out.push(`${path} → ${spec} (runtime must not import ${up})`);
+        for (const up of ['src/testing', 'src/sim', 'src/cli']) if (within(to, up)) out.push(`${path} → ${spec} (runtime must not import ${up})`);
+      }
+      if (within(path, 'src/testing') && to !== undefined) {
+        for (const up of ['src/sim', 'src/cli']) if (within(to, up)) out.push(`${path} → ${spec} (testing must not import ${up})`);
       }
     }
   }
@@ -112,7 +115,7 @@ describe('layering', () => {
 
   it('holds for the tree: CLI → runtime → machines → core, core pure', () => {
     const files: Record<string, string> = {};
-    for (const dir of ['src/core', 'machines', 'src/runtime']) for (const file of tsFiles(dir)) files[file] = readFileSync(join(root, file), 'utf8');
+    for (const dir of ['src/core', 'machines', 'src/runtime', 'src/testing']) for (const file of tsFiles(dir)) files[file] = readFileSync(join(root, file), 'utf8');
     expect(Object.keys(files).some((f) => f.startsWith('src/core/'))).toBe(true);
     expect(violations(files)).toEqual([]);
   });

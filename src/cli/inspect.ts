@@ -89,6 +89,9 @@ function safeJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => {
     if (typeof v === 'function') return { type: (v as { name?: string }).name ?? 'function' };
     if (typeof v === 'bigint') return v.toString();
+    // The Swarm's context keeps per-node tables in Maps and Sets: show their entries.
+    if (v instanceof Map) return Object.fromEntries(v);
+    if (v instanceof Set) return [...v];
     if (v !== null && typeof v === 'object') {
       if (seen.has(v)) return '[Circular]';
       seen.add(v);
@@ -129,8 +132,10 @@ export async function connectInspector(raw: string, options: InspectorConnectOpt
   socket.on('error', () => {});
   const adapter = new SocketAdapter(socket);
   const inspector = createInspector(adapter, { sanitizeContext: plainContext });
+  const observer = inspector.inspect as Observer<InspectionEvent>;
   return {
-    inspect: inspector.inspect as Observer<InspectionEvent>,
+    // Keyed tables become plain entries now, before the inspector's own JSON pass drops them.
+    inspect: { next: (event) => observer.next?.(withPlainContext(event)), error: (e) => observer.error?.(e), complete: () => observer.complete?.() },
     async close() {
       // The inspector converts each event on a later macrotask (setTimeout 0): let those run first.
       await new Promise((resolve) => setTimeout(resolve, 0));
@@ -160,17 +165,31 @@ async function drain(socket: WebSocket, timeoutMs: number): Promise<void> {
   }
 }
 
-/** Actor references in a context become their ids, so a snapshot is data, not a graph of actors. */
+/**
+ * Actor references in a context become their ids and keyed tables (Maps, Sets) their entries, so
+ * a snapshot is data, not a graph of actors: the Swarm's `members` table shows each member's
+ * profile, slot and actor id.
+ */
 function plainContext(context: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(context)) out[key] = isActorRecord(value) ? mapValues(value, actorId) : value;
-  return out;
+  return plain(context, 0) as Record<string, unknown>;
 }
 
-function isActorRecord(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object') return false;
-  const first = Object.values(value)[0];
-  return first !== undefined && actorId(first) !== undefined;
+/** A snapshot event with its context made plain (see {@link plainContext}); other events as they are. */
+function withPlainContext(event: InspectionEvent): InspectionEvent {
+  if (event.type !== '@xstate.snapshot') return event;
+  const snapshot = event.snapshot as { context?: unknown };
+  if (snapshot === null || typeof snapshot !== 'object' || snapshot.context === null || typeof snapshot.context !== 'object') return event;
+  return { ...event, snapshot: { ...event.snapshot, context: plainContext(snapshot.context as Record<string, unknown>) } as unknown as typeof event.snapshot };
+}
+
+function plain(value: unknown, depth: number): unknown {
+  const id = actorId(value);
+  if (id !== undefined) return id;
+  if (depth > 3 || value === null || typeof value !== 'object') return value;
+  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), plain(v, depth + 1)]));
+  if (value instanceof Set) return [...value];
+  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v, depth + 1)]));
 }
 
 function actorId(value: unknown): string | undefined {
@@ -180,6 +199,3 @@ function actorId(value: unknown): string | undefined {
   return undefined;
 }
 
-function mapValues<T>(record: Record<string, unknown>, f: (v: unknown) => T): Record<string, T> {
-  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, f(v)]));
-}

@@ -2,15 +2,19 @@
  * `hecate-node load-sim`: runs the seeded load simulation and prints the results table; with
  * `--out DIR` also writes results.json, results.md and one latency-CDF SVG per workload.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LOAD_SIM_LIMITS, runLoadSim, selectWorkloads, type LoadSimResult } from '../sim/load/run.js';
+import { runSessionSim, sessionTable, W6_ID, type SessionSimResult } from '../sim/load/session-sim.js';
 import { cdfSvgs } from '../sim/load/svg.js';
 import { resultsTable, sharesTable } from '../sim/load/table.js';
 import { burstyFieldIssue, DEFAULT_BURSTY, WORKLOADS, type BurstyShape } from '../sim/load/workloads.js';
 import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { CliIO, Command } from './command.js';
 import { prepareOutputDir } from './output.js';
+
+/** W6's mean steps per session (32 to 128): its unit of work for the progress lines. */
+const W6_STEPS_PER_SESSION = 80;
 
 /** Runs × requests from which a simulation reports progress on stderr when it is not a terminal (a few seconds of work). */
 export const PROGRESS_LINES_FROM = 100_000;
@@ -21,6 +25,7 @@ const spec: ArgsSpec = {
     seeds: { type: 'string', value: 'n', description: 'Number of seeds, 1-100 (default 10); results are medians over them.' },
     workload: { type: 'string', value: 'id[,id...]', description: 'Workloads to run, by id or prefix (default all).', multiple: true },
     requests: { type: 'string', value: 'n', description: 'Requests per run, 100-1000000 (default 20000).' },
+    sessions: { type: 'string', value: 'n', description: `W6's sessions per run, 1-10000 (default 48).` },
     w2: { type: 'string', value: 'on=x,off=x,period=ms,every=ms', description: `W2's shape: load while on and off, mean period, mean time between bursts (default on=${DEFAULT_BURSTY.onRho},off=${DEFAULT_BURSTY.offRho},period=${DEFAULT_BURSTY.periodMs},every=${DEFAULT_BURSTY.burstEveryMs}).` },
     out: { type: 'string', value: 'dir', description: 'Also write results.json, results.md and cdf-<workload>.svg into this directory.' },
     json: { type: 'boolean', description: 'Print the JSON document instead of the table.' },
@@ -28,11 +33,13 @@ const spec: ArgsSpec = {
 };
 
 const SUMMARY = 'Simulate load spreading (seeded, virtual time) and compare balancers with the Swarm.';
-const DETAILS = `Workloads: ${WORKLOADS.map((w) => w.id).join(', ')}.
+const DETAILS = `Workloads: ${WORKLOADS.map((w) => w.id).join(', ')}, ${W6_ID} (sessions that resume
+from a failed stage beside restart from scratch; docs/sessions.md).
 Policies: wrr, random, least-outstanding, p2c, p2c-peak-ewma, seed-argmin (the real Swarm),
 ours-reserve (the real Swarm with in-flight leases), ours-latency-weights (the same with the
 capability and hop priors off: an experiment), oracle-sed (reference: reads the truth).
-Bounds: --seeds × --requests at most ${LOAD_SIM_LIMITS.work} (docs/inputs.md). Progress goes to
+Bounds: --seeds × --requests at most ${LOAD_SIM_LIMITS.work}, --seeds × --sessions at most
+${LOAD_SIM_LIMITS.sessionWork} (docs/inputs.md). Progress goes to
 stderr: a bar on a terminal, else a line at each tenth of a long run. The same flags print the same bytes.
 
 Example:
@@ -42,7 +49,7 @@ Example:
 export const command: Command = {
   name: 'load-sim',
   summary: SUMMARY,
-  run(argv, io) {
+  async run(argv, io) {
     const args = parseCommandArgs(argv, spec);
     if (args.values['help'] === true) {
       io.stdout(helpText('load-sim', SUMMARY, spec, DETAILS));
@@ -56,8 +63,17 @@ export const command: Command = {
     }
     const raw = args.values['workload'];
     const workloads = (Array.isArray(raw) ? raw : []).flatMap((w) => w.split(',')).map((w) => w.trim()).filter((w) => w.length > 0);
+    const sessions = integerFlag(args, 'sessions', 1, LOAD_SIM_LIMITS.sessions) ?? 48;
+    // W6 runs sessions, not requests: it has its own simulator. An id that names only W6 selects only it.
+    const isW6 = (id: string) => W6_ID === id || W6_ID.startsWith(id);
+    const requestIds = workloads.filter((id) => !isW6(id) || WORKLOADS.some((w) => w.id === id || w.id.startsWith(id)));
+    const runW6 = workloads.length === 0 || workloads.some(isW6);
+    const runRequests = workloads.length === 0 || requestIds.length > 0;
+    if (runW6 && seeds * sessions > LOAD_SIM_LIMITS.sessionWork) {
+      throw new UsageError(`--seeds × --sessions is ${seeds * sessions}, over the limit of ${LOAD_SIM_LIMITS.sessionWork} for ${W6_ID} (docs/inputs.md); use fewer seeds or sessions`);
+    }
     try {
-      selectWorkloads(workloads);
+      if (runRequests) selectWorkloads(requestIds);
     } catch (error) {
       throw new UsageError(`flag --workload: ${(error as Error).message}`);
     }
@@ -66,11 +82,25 @@ export const command: Command = {
     if (out !== undefined && out.length === 0) throw new UsageError('flag --out needs a non-empty directory');
     // Before the run: a directory that cannot be written fails now, not after minutes of simulation.
     const outDir = out === undefined ? undefined : prepareOutputDir(io.cwd, out, '--out');
-    const progress = progressReporter(io, requests);
-    const result = runLoadSim({ seed, seeds, requests, workloads, ...(bursty !== undefined ? { bursty } : {}), onProgress: progress.update });
-    progress.end();
-    if (outDir !== undefined) writeResults(outDir, result);
-    io.stdout(args.values['json'] === true ? `${JSON.stringify(result, null, 2)}\n` : resultsTable(result));
+    let result: LoadSimResult | undefined;
+    if (runRequests) {
+      const progress = progressReporter(io, requests);
+      result = runLoadSim({ seed, seeds, requests, workloads: requestIds, ...(bursty !== undefined ? { bursty } : {}), onProgress: progress.update });
+      progress.end();
+    }
+    let w6: SessionSimResult | undefined;
+    if (runW6) {
+      const progress = progressReporter(io, sessions * W6_STEPS_PER_SESSION);
+      w6 = await runSessionSim({ seed, seeds, sessions, onProgress: progress.update });
+      progress.end();
+    }
+    if (outDir !== undefined) writeResults(outDir, result, w6);
+    if (args.values['json'] === true) {
+      const doc = result === undefined ? w6 : w6 === undefined ? result : { ...result, sessions: w6 };
+      io.stdout(`${JSON.stringify(doc, null, 2)}\n`);
+    } else {
+      io.stdout([result === undefined ? '' : resultsTable(result), w6 === undefined ? '' : sessionTable(w6)].filter((t) => t.length > 0).join('\n'));
+    }
     return 0;
   },
 };
@@ -112,14 +142,22 @@ function w2Text(shape: BurstyShape): string {
   return ` --w2 ${keys.map(([k, f]) => `${k}=${shape[f]}`).join(',')}`;
 }
 
-/** Writes the JSON, the Markdown tables and the SVGs into `dir`. */
-export function writeResults(dir: string, result: LoadSimResult): void {
-  writeFileSync(resolve(dir, 'results.json'), `${JSON.stringify(result, null, 2)}\n`);
+/** Writes the JSON, the Markdown tables and the SVGs into `dir` (W6's figures beside them when it ran). */
+export function writeResults(dir: string, result: LoadSimResult | undefined, w6?: SessionSimResult): void {
+  mkdirSync(dir, { recursive: true });
+  if (result === undefined) {
+    if (w6 === undefined) return;
+    writeFileSync(resolve(dir, 'results.json'), `${JSON.stringify(w6, null, 2)}\n`);
+    writeFileSync(resolve(dir, 'results.md'), `# Load simulation results\n\nGenerated by \`hecate-node load-sim --workload ${W6_ID} --seed ${w6.seeds[0]} --seeds ${w6.seeds.length} --sessions ${w6.sessionsPerRun}\`.\n\n${sessionTable(w6)}`);
+    return;
+  }
+  writeFileSync(resolve(dir, 'results.json'), `${JSON.stringify(w6 === undefined ? result : { ...result, sessions: w6 }, null, 2)}\n`);
   const svgs = cdfSvgs(result);
   const links = Object.keys(svgs).map((f) => `- [${f.replace(/^cdf-|\.svg$/g, '')}](${f})`);
+  const sessions = w6 === undefined ? '' : `\n## Sessions under node kills (W6)\n\n${sessionTable(w6)}`;
   writeFileSync(
     resolve(dir, 'results.md'),
-    `# Load simulation results\n\nGenerated by \`hecate-node load-sim --seed ${result.seeds[0]} --seeds ${result.seeds.length} --requests ${result.requestsPerRun}${w2Text(result.bursty)}\`.\n\n${resultsTable(result)}\n## Traffic share against capacity share (medians)\n\n${sharesTable(result)}\n## Latency CDFs\n\n${links.join('\n')}\n`,
+    `# Load simulation results\n\nGenerated by \`hecate-node load-sim --seed ${result.seeds[0]} --seeds ${result.seeds.length} --requests ${result.requestsPerRun}${w2Text(result.bursty)}${w6 === undefined ? '' : ` --sessions ${w6.sessionsPerRun}`}\`.\n\n${resultsTable(result)}\n## Traffic share against capacity share (medians)\n\n${sharesTable(result)}${sessions}\n## Latency CDFs\n\n${links.join('\n')}\n`,
   );
   for (const [file, svg] of Object.entries(svgs)) writeFileSync(resolve(dir, file), svg);
 }

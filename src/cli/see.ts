@@ -9,7 +9,7 @@ import type { SwarmSimOptions, SwarmSimReport } from '../sim/swarm-sim.js';
 import type { Topology } from '../sim/topology.js';
 import { stringFlag, UsageError, type ParsedArgs } from './args.js';
 import type { CliIO } from './command.js';
-import { connectInspector } from './inspect.js';
+import type { LiveInspector } from './inspect.js';
 import { checkOutputFile } from './output.js';
 
 /**
@@ -32,7 +32,7 @@ export async function seeIt(
   if (html === '') throw new UsageError('flag --html needs a file name');
   // Before the run: a file that cannot be written fails now, with exit 2.
   const htmlPath = html === undefined ? undefined : checkOutputFile(io.cwd, html, '--html');
-  const live = url === undefined ? undefined : await connectInspector(url, { allowRemote });
+  const live = url === undefined ? undefined : await connect(url, allowRemote);
   const frames: ReportFrame[] = [];
   let report: SwarmSimReport;
   try {
@@ -58,4 +58,20 @@ export async function seeIt(
     }
   }
   return report;
+}
+
+/**
+ * Connects to the inspector, loading `ws` and `@statelyai/inspect` only now: they are optional
+ * peer dependencies that only `--inspect` needs, so the library and the other commands never load them.
+ * @throws {UsageError} when those packages are not installed, or from {@link connectInspector}.
+ */
+async function connect(url: string, allowRemote: boolean): Promise<LiveInspector> {
+  let inspect: typeof import('./inspect.js');
+  try {
+    inspect = await import('./inspect.js');
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new UsageError('flag --inspect needs the optional packages ws and @statelyai/inspect: npm install ws @statelyai/inspect', { cause: error });
+  }
+  return inspect.connectInspector(url, { allowRemote });
 }

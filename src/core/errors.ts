@@ -1,5 +1,5 @@
 /**
- * Error classes, one per domain, each with a literal `code` (STYLE.md). Messages name the
+ * Error classes, one per domain, each with a literal `code` (docs/design.md §11). Messages name the
  * culprit (model, node, pipeline, field) and say what to do.
  */
 
@@ -52,5 +52,51 @@ export class SwarmError extends Error {
   constructor(code: SwarmErrorCode, message: string, options?: ErrorOptions) {
     super(messageText(message), options);
     this.code = code;
+  }
+}
+
+/** Why a session step or a session failed. */
+export type SessionErrorCode =
+  | 'InvalidInput'
+  | 'Closed'
+  | 'StepInProgress'
+  | 'RetryBudgetExhausted'
+  | 'DeadlineExceeded'
+  | 'Aborted'
+  | 'Unrecoverable'
+  | 'HistoryTruncated'
+  | 'ReplayOutputsMissing';
+
+/** How one call of a stage ended. */
+export type StageAttemptOutcome = 'ok' | 'rejected' | 'timeout' | 'node-down' | 'aborted' | 'deadline';
+
+/** One call of one stage during a session: which node, which layers, how it ended. */
+export interface StageAttempt {
+  /** The session's step (0-based). */
+  readonly step: number;
+  readonly stageIndex: number;
+  readonly nodeId: string;
+  readonly layerStart: number;
+  readonly layerEnd: number;
+  readonly outcome: StageAttemptOutcome;
+  /** How many earlier inputs were replayed with the call. */
+  readonly replayed: number;
+  /** The stage's error message, for `rejected`. */
+  readonly error?: string;
+}
+
+/**
+ * A session step failed for good (budget, deadline, abort, no cover left) or the session was
+ * misused. `attempts` lists every stage call of the failing step, in order, with its node; the
+ * session holds no lease once this is thrown.
+ */
+export class SessionError extends Error {
+  override readonly name = 'SessionError';
+  readonly code: SessionErrorCode;
+  readonly attempts: readonly StageAttempt[];
+  constructor(code: SessionErrorCode, message: string, attempts: readonly StageAttempt[] = [], options?: ErrorOptions) {
+    super(messageText(message), options);
+    this.code = code;
+    this.attempts = Array.isArray(attempts) ? attempts : [];
   }
 }

@@ -17,7 +17,7 @@ export interface FailoverOptions {
 }
 
 /**
- * Recovers `route` after `failedNodeId` failed (SPEC §6), in this order and no other:
+ * Recovers `route` after `failedNodeId` failed (docs/design.md §6), in this order and no other:
  * an intact copy of the same model → a per-layer splice over live nodes of other copies →
  * the degraded survivors (only if allowed) → `RoutingError` `Unrecoverable`. The failed node
  * counts as dead even if `state` has not marked it yet. A route that does not use the failed
@@ -57,22 +57,23 @@ export function failoverInSwarm(
   const isDead = (id: string) => id === failedNodeId || ownValue(nodes, id)?.alive !== true;
   const pipelines = planIndex(state.plan).pipelinesByModel.get(model.id) ?? [];
 
-  const copy = cheapestIntact(pipelines, nodes, r, failedNodeId, extra);
+  const L = model.layers;
+  const copy = cheapestIntact(pipelines, nodes, r, failedNodeId, extra, L);
   if (copy !== undefined) {
-    return { modelId: model.id, strategy: 'copy', degraded: false, route: makeRoute(model.id, copy.pipeline.id, copy.pipeline.stages, nodes, r, false, extra), from: route, replaced: [], missingLayers: [] };
+    return { modelId: model.id, strategy: 'copy', degraded: false, route: makeRoute(model.id, copy.pipeline.id, copy.pipeline.stages, nodes, r, false, extra, L), from: route, replaced: [], missingLayers: [] };
   }
 
-  const lost = lostRanges(route.stages, model.layers, source, isDead, failedNodeId);
-  const splice = spliceRoute(route, lost, pipelines, nodes, r, isDead, extra);
+  const lost = lostRanges(route.stages, L, source, isDead, failedNodeId);
+  const splice = spliceRoute(route, lost, pipelines, nodes, r, isDead, L, extra);
   if (splice !== undefined) {
-    return { modelId: model.id, strategy: 'splice', degraded: false, route: makeRoute(model.id, route.pipelineId, splice.stages, nodes, r, false, extra), from: route, replaced: splice.replaced, missingLayers: [] };
+    return { modelId: model.id, strategy: 'splice', degraded: false, route: makeRoute(model.id, route.pipelineId, splice.stages, nodes, r, false, extra, L), from: route, replaced: splice.replaced, missingLayers: [] };
   }
 
   const survivors = route.stages.filter((s) => !isDead(s.nodeId));
   if (options.allowDegraded === true && survivors.length > 0) {
     const reserve = options.fallbackModel ?? model.fallback ?? model.id;
     const missingLayers = mergeRanges(lost.map((l) => l.range));
-    return { modelId: model.id, strategy: 'degraded', degraded: true, route: makeRoute(reserve, route.pipelineId, survivors, nodes, r, true, extra), from: route, replaced: [], missingLayers };
+    return { modelId: model.id, strategy: 'degraded', degraded: true, route: makeRoute(reserve, route.pipelineId, survivors, nodes, r, true, extra, L), from: route, replaced: [], missingLayers };
   }
 
   const others = pipelines.filter((p) => p.id !== route.pipelineId).map((p) => `${p.id}: ${deadNodesOf(p, nodes, failedNodeId).join(', ')} down`);
@@ -86,7 +87,7 @@ export function failoverInSwarm(
 }
 
 /** Whether `value` has the shape of a {@link Route}: string ids, stages with a string node id and integer layers. */
-function isRoute(value: unknown): value is Route {
+export function isRoute(value: unknown): value is Route {
   if (!isRecordLike(value) || typeof value.modelId !== 'string' || typeof value.pipelineId !== 'string' || !Array.isArray(value.stages)) return false;
   return Array.from(value.stages as unknown[]).every(
     (s) => isRecordLike(s) && typeof s.nodeId === 'string' && Number.isSafeInteger(s.layerStart) && Number.isSafeInteger(s.layerEnd) && (s.layerStart as number) < (s.layerEnd as number),
@@ -170,7 +171,8 @@ export function mergeRanges(ranges: readonly LayerRange[]): LayerRange[] {
 /**
  * Covers every lost range with live nodes that hold those layers in some pipeline of the model,
  * as a shortest path over layer boundaries: an edge from boundary x runs to the furthest layer a
- * live holder of x reaches, weighted by that node's cost plus one hop. Returns undefined if any
+ * live holder of x reaches, weighted by that node's cost for those layers (the same cost model
+ * as routing) plus one hop. Returns undefined if any
  * lost layer has no live holder.
  */
 function spliceRoute(
@@ -180,6 +182,7 @@ function spliceRoute(
   nodes: NodeStates,
   r: ResolvedRequest,
   isDead: (id: string) => boolean,
+  modelLayers: number,
   extra?: ExtraLoad,
 ): { stages: Stage[]; replaced: Replacement[] } | undefined {
   const holders: Stage[] = [];
@@ -198,7 +201,8 @@ function spliceRoute(
       for (const h of holders) {
         if (h.layerStart > x || h.layerEnd <= x) continue;
         const y = Math.min(h.layerEnd, b);
-        const d = dx + nodeCost(ownValue(nodes, h.nodeId), r.weights, r.penalties, extraLoadOf(extra, h.nodeId)) + hop;
+        const share = r.costModel === 'original' ? 1 : (y - x) / modelLayers;
+        const d = dx + nodeCost(ownValue(nodes, h.nodeId), r.weights, r.penalties, extraLoadOf(extra, h.nodeId), share) + hop;
         if (d < (dist[y - a] ?? Infinity)) {
           dist[y - a] = d;
           prev[y - a] = { from: x, nodeId: h.nodeId };

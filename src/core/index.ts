@@ -1,9 +1,11 @@
 export type * from './types.js';
-export { RoutingError, PlanError, SwarmError } from './errors.js';
-export type { RoutingErrorCode, PlanErrorCode, SwarmErrorCode } from './errors.js';
-export { DEFAULT_WEIGHTS, DEFAULT_PENALTIES, resolveRequest } from './cost.js';
+export { RoutingError, PlanError, SwarmError, SessionError } from './errors.js';
+export type { RoutingErrorCode, PlanErrorCode, SwarmErrorCode, SessionErrorCode, StageAttempt, StageAttemptOutcome } from './errors.js';
+export { DEFAULT_WEIGHTS, DEFAULT_PENALTIES, DEFAULT_COST_MODEL, resolveRequest } from './cost.js';
 // The exported cost functions check their arguments; routing uses the unchecked ones of cost.ts.
-export { nodeCost, pipelineCost, chainCost, hopsCost, tokensCost } from './cost-checked.js';
+export { nodeCost, stageShare, pipelineCost, chainCost, hopsCost, tokensCost } from './cost-checked.js';
+export { copyTimes } from './per-token.js';
+export type { CopyTime } from './per-token.js';
 export type { ResolvedRequest, ExtraLoad } from './cost.js';
 export { planSwarm } from './plan.js';
 export type { PlanConfig } from './plan.js';
@@ -14,6 +16,12 @@ export type { TelemetryPatch } from './state.js';
 export { routeRequest } from './route.js';
 export { failoverInSwarm } from './failover.js';
 export type { FailoverOptions } from './failover.js';
+export { resumeRoute } from './resume.js';
+export type { ResumeOptions, ResumePreference, ResumeStrategy, Resumption } from './resume.js';
 export { serveModel, bestRecovery } from './serve.js';
 export type { ServeOptions } from './serve.js';
 export { mulberry32, uniform } from './random.js';
+export { planGrowth, planRetirement } from './telomerase.js';
+export type { GrowthDecision, RetirementDecision } from './telomerase.js';
+export { swarmConfigIssue, swarmOptionsIssue } from './swarm-config.js';
+export { nextSeededId } from './seeded-id.js';

@@ -126,8 +126,9 @@ function move(members: number[][], groupOf: Int32Array, x: number, from: number,
  * stages: the `layers`-th smallest layer time j / score (1 <= j <= capacity), drawn from a heap
  * that admits nodes lazily, fastest first. Members are node indices in capability order (score
  * descending); `skip` leaves one out and `extra` adds one, so a move is priced without copying.
+ * @internal shared by the local search and the short-copy builder (plan-short.ts)
  */
-class WaterFill {
+export class WaterFill {
   /** Layers each node holds in the last copy timed with `record`. */
   readonly held: Int32Array;
   private readonly key: Float64Array;

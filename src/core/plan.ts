@@ -1,11 +1,20 @@
+import { describeValue } from './describe.js';
 import { PlanError } from './errors.js';
-import { byCapability, improvePartition, type Candidate } from './plan-search.js';
+import { partitionCopies } from './plan-balanced.js';
+import { byCapability, WaterFill, type Candidate } from './plan-search.js';
+import { HOP_SHARE, shortCopies } from './plan-short.js';
 import type { ModelSpec, NodeProfile, Pipeline, Stage, SwarmPlan } from './types.js';
 import { modelIssues, profileIssues, validatePlan } from './validate.js';
 
 /** What to plan: the models, each with its number of copies. */
 export interface PlanConfig {
   readonly models: readonly ModelSpec[];
+  /**
+   * Whether nodes the wanted copies leave form further copies (each model's `pipelines` is then
+   * a minimum). `false` plans exactly `pipelines` copies per model and keeps the rest as spares
+   * for splices and relocation. @defaultValue true
+   */
+  readonly furtherCopies?: boolean;
 }
 
 export { byCapability, type Candidate } from './plan-search.js';
@@ -13,9 +22,15 @@ export { byCapability, type Candidate } from './plan-search.js';
 const EPS = 1e-9;
 
 /**
- * Plans every copy of every model (SPEC §2): copies of one model on disjoint nodes, layers
- * split so that each copy's slowest stage (layers / score) is as fast as memory allows, node
- * memory counted across every model. Deterministic; never returns a partial plan.
+ * Plans every copy of every model (docs/design.md §2, docs/cost.md): copies of one model on
+ * disjoint nodes, node memory counted across every model, each copy short — built from the
+ * fastest free nodes until it holds the model, a further node joining only when it adds more
+ * throughput there than in a balanced copy of its own, plus a hop's worth — and layers split so
+ * that each copy's slowest stage (layers / score) is as fast as memory allows. Each model's
+ * `pipelines` is a minimum: once every model has its copies, the nodes left form further copies
+ * (the base model first, then the experts in order) or join a copy whose slowest stage they cut
+ * by more than a hop's worth, unless `furtherCopies` is false. Deterministic; never returns a
+ * partial plan.
  *
  * @throws {PlanError} `InvalidInput` for bad profiles or models, `InsufficientCapacity`
  * naming the model and the shortfall when the swarm cannot hold every copy.
@@ -25,22 +40,35 @@ const EPS = 1e-9;
 export function planSwarm(profiles: readonly NodeProfile[], config: PlanConfig): SwarmPlan {
   const issues = [...profileIssues(profiles), ...modelIssues(config?.models)];
   if (issues.length > 0) throw new PlanError('InvalidInput', issues.map((i) => i.message).join('; '));
-
-  const freeGb = new Map<string, number>(profiles.map((p) => [p.id, p.memoryGb]));
-  const models = config.models.map(copyModel);
-  const pipelines: Pipeline[] = [];
-  for (const model of models) {
-    const layerGb = model.layerGb ?? 1;
-    const candidates = profiles
-      .map((p): Candidate => ({ id: p.id, score: p.score ?? 1, cap: Math.floor((freeGb.get(p.id) ?? 0) / layerGb + EPS) }))
-      .filter((c) => c.cap > 0);
-    const groups = partitionCopies(candidates, model);
-    groups.forEach((group, copy) => {
-      const stages = splitLayers(group, model.layers);
-      for (const s of stages) freeGb.set(s.nodeId, (freeGb.get(s.nodeId) ?? 0) - (s.layerEnd - s.layerStart) * layerGb);
-      pipelines.push({ id: `${model.id}/${copy}`, modelId: model.id, stages });
-    });
+  const furtherCopies: unknown = config.furtherCopies;
+  if (furtherCopies !== undefined && typeof furtherCopies !== 'boolean') {
+    throw new PlanError('InvalidInput', `config field "furtherCopies" must be a boolean, got ${describeValue(furtherCopies)}`);
   }
+  const models = config.models.map(copyModel);
+  let planned: Planned;
+  try {
+    planned = planWanted(profiles, models, 'short');
+  } catch (error) {
+    // Short copies took memory a later model needed: the balanced partition never fails where a plan exists.
+    if (!(error instanceof PlanError) || error.code !== 'InsufficientCapacity') throw error;
+    planned = planWanted(profiles, models, 'balanced');
+  }
+  if (furtherCopies !== false) addFurtherCopies(profiles, models, planned);
+  return finish(models, planned.pipelines, profiles);
+}
+
+/**
+ * The planner before short copies (issue 13's "before"): exactly `pipelines` copies per model,
+ * every free node dealt to a copy and the layers water-filled over it. Kept for the plan-quality
+ * bench, which records per-token time and throughput before and after.
+ * @internal
+ */
+export function planBalanced(profiles: readonly NodeProfile[], config: PlanConfig): SwarmPlan {
+  const models = config.models.map(copyModel);
+  return finish(models, planWanted(profiles, models, 'balanced').pipelines, profiles);
+}
+
+function finish(models: ModelSpec[], pipelines: Pipeline[], profiles: readonly NodeProfile[]): SwarmPlan {
   const plan: SwarmPlan = { models, pipelines };
   const invalid = validatePlan(plan, profiles);
   if (invalid.length > 0) {
@@ -48,6 +76,128 @@ export function planSwarm(profiles: readonly NodeProfile[], config: PlanConfig):
     throw new PlanError('InvalidPlan', `planner produced an invalid plan: ${invalid.map((i) => i.message).join('; ')}`);
   }
   return plan;
+}
+
+interface Planned {
+  readonly freeGb: Map<string, number>;
+  readonly pipelines: Pipeline[];
+  /** Each pipeline's nodes with their scores, by pipeline index. */
+  readonly members: Candidate[][];
+  /** Copies planned so far per model (the next copy's index). */
+  readonly count: Map<string, number>;
+}
+
+function candidatesFor(profiles: readonly NodeProfile[], freeGb: ReadonlyMap<string, number>, model: ModelSpec, exclude?: ReadonlySet<string>): Candidate[] {
+  const layerGb = model.layerGb ?? 1;
+  return profiles
+    .filter((p) => exclude === undefined || !exclude.has(p.id))
+    .map((p): Candidate => ({ id: p.id, score: p.score ?? 1, cap: Math.floor((freeGb.get(p.id) ?? 0) / layerGb + EPS) }))
+    .filter((c) => c.cap > 0);
+}
+
+function place(planned: Planned, model: ModelSpec, group: readonly Candidate[]): void {
+  const layerGb = model.layerGb ?? 1;
+  const stages = splitLayers([...group].sort(byCapability), model.layers);
+  for (const s of stages) planned.freeGb.set(s.nodeId, (planned.freeGb.get(s.nodeId) ?? 0) - (s.layerEnd - s.layerStart) * layerGb);
+  const copy = planned.count.get(model.id) ?? 0;
+  planned.count.set(model.id, copy + 1);
+  planned.pipelines.push({ id: `${model.id}/${copy}`, modelId: model.id, stages });
+  planned.members.push(stages.map((st) => group.find((c) => c.id === st.nodeId) as Candidate));
+}
+
+/**
+ * A node no copy of the model took — it could not form a copy of its own — joins the copy where
+ * it raises throughput most, if it cuts that copy's slowest stage by more than a hop's worth
+ * ({@link HOP_SHARE}); else it waits as a spare.
+ */
+function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned: Planned): void {
+  const layerGb = model.layerGb ?? 1;
+  const copies: number[] = [];
+  const used = new Set<string>();
+  planned.pipelines.forEach((p, i) => {
+    if (p.modelId !== model.id) return;
+    copies.push(i);
+    for (const s of p.stages) used.add(s.nodeId);
+  });
+  if (copies.length === 0) return;
+  /** The copy's nodes with what each could hold: its layers in the copy plus its free memory. */
+  const groupOf = (i: number): Candidate[] =>
+    (planned.pipelines[i] as Pipeline).stages.map((st, k) => ({
+      id: st.nodeId,
+      score: (planned.members[i] as Candidate[])[k]?.score ?? 1,
+      cap: st.layerEnd - st.layerStart + Math.floor((planned.freeGb.get(st.nodeId) ?? 0) / layerGb + EPS),
+    }));
+  const times = new Map(copies.map((i) => [i, copyTime(groupOf(i), model.layers)]));
+  let misses = 0;
+  for (const x of candidatesFor(profiles, planned.freeGb, model, used).sort(byCapability)) {
+    if (misses >= MAX_SPARE_MISSES) break;
+    let best: { i: number; gain: number; group: Candidate[] } | undefined;
+    // The slowest copies only: a bounded search that keeps 1,000-node swarms in milliseconds.
+    const slowest = [...copies].sort((a, b) => (times.get(b) ?? 0) - (times.get(a) ?? 0) || a - b).slice(0, SPARE_COPIES);
+    for (const i of slowest) {
+      const group = groupOf(i);
+      const before = times.get(i) ?? Infinity;
+      const after = copyTime([...group, x], model.layers);
+      const gain = 1 / after - 1 / before;
+      if (after * (1 + HOP_SHARE) < before && (best === undefined || gain > best.gain)) best = { i, gain, group: [...group, x] };
+    }
+    if (best === undefined) {
+      misses++;
+      continue;
+    }
+    misses = 0;
+    const old = planned.pipelines[best.i] as Pipeline;
+    for (const s of old.stages) planned.freeGb.set(s.nodeId, (planned.freeGb.get(s.nodeId) ?? 0) + (s.layerEnd - s.layerStart) * layerGb);
+    const stages = splitLayers([...best.group].sort(byCapability), model.layers);
+    for (const s of stages) planned.freeGb.set(s.nodeId, (planned.freeGb.get(s.nodeId) ?? 0) - (s.layerEnd - s.layerStart) * layerGb);
+    planned.pipelines[best.i] = { id: old.id, modelId: old.modelId, stages };
+    planned.members[best.i] = stages.map((st) => best.group.find((c) => c.id === st.nodeId) as Candidate);
+    times.set(best.i, copyTime(groupOf(best.i), model.layers));
+  }
+}
+
+/** Copies a spare is priced against (the slowest ones). */
+const SPARE_COPIES = 16;
+
+/** Spares tried in a row without joining a copy before the search stops. */
+const MAX_SPARE_MISSES = 8;
+
+/** The slowest stage of the water-filled split of `group` (Infinity if it cannot hold the model). */
+function copyTime(group: readonly Candidate[], layers: number): number {
+  const sorted = [...group].sort(byCapability);
+  const fill = new WaterFill(Float64Array.from(sorted, (c) => c.score), Int32Array.from(sorted, (c) => Math.min(c.cap, layers)), layers);
+  return fill.time(sorted.map((_, i) => i), -1, -1, false);
+}
+
+/** Each model's wanted copies, in model order: short copies, or the balanced partition. */
+function planWanted(profiles: readonly NodeProfile[], models: readonly ModelSpec[], how: 'short' | 'balanced'): Planned {
+  const planned: Planned = { freeGb: new Map(profiles.map((p) => [p.id, p.memoryGb])), pipelines: [], members: [], count: new Map() };
+  for (const model of models) {
+    const candidates = candidatesFor(profiles, planned.freeGb, model);
+    const wanted = model.pipelines ?? 1;
+    let groups = how === 'short' ? shortCopies(candidates, model.layers, wanted) : [];
+    // Greedy short copies can strand memory; the balanced partition places every copy that fits.
+    if (groups.length < wanted) groups = partitionCopies(candidates, model);
+    for (const group of groups) place(planned, model, group);
+  }
+  return planned;
+}
+
+/** Further short copies from the memory left: the base model first, then the experts in order. */
+function addFurtherCopies(profiles: readonly NodeProfile[], models: readonly ModelSpec[], planned: Planned): void {
+  const order = [...models].sort((a, b) => kindRank(models, a) - kindRank(models, b));
+  for (const model of order) {
+    const used = new Set<string>();
+    for (const p of planned.pipelines) if (p.modelId === model.id) for (const s of p.stages) used.add(s.nodeId);
+    for (const group of shortCopies(candidatesFor(profiles, planned.freeGb, model, used), model.layers)) place(planned, model, group);
+    joinSpares(profiles, model, planned);
+  }
+}
+
+/** -1 for the base model, else the model's position: the order further copies are made in. */
+function kindRank(models: readonly ModelSpec[], model: ModelSpec): number {
+  const i = models.indexOf(model);
+  return (model.kind ?? (i === 0 ? 'base' : 'expert')) === 'base' ? -1 : i;
 }
 
 /** The model's known fields, copied once (a caller's extra keys, getters or BigInts never reach the plan). */
@@ -63,98 +213,6 @@ function copyModel(m: ModelSpec): ModelSpec {
   };
 }
 
-
-/**
- * Deals candidates to `copies` disjoint groups: fastest first, each to the group with the least
- * capability so far, then moves or swaps memory-rich nodes until every group can hold the model,
- * then improves the total throughput Σ 1 / T by local search ({@link improvePartition}).
- */
-function partitionCopies(candidates: readonly Candidate[], model: ModelSpec): Candidate[][] {
-  const copies = model.pipelines ?? 1;
-  const layers = model.layers;
-  const totalCap = candidates.reduce((s, c) => s + Math.min(c.cap, layers), 0);
-  const shortfall = (have: number) =>
-    new PlanError(
-      'InsufficientCapacity',
-      `model "${model.id}" needs ${copies} disjoint ${copies === 1 ? 'copy' : 'copies'} of ${layers} layers ` +
-        `(${copies * layers} layers of ${model.layerGb ?? 1} GB) but the free memory holds ${have}: short by ${copies * layers - have} layers`,
-    );
-  if (candidates.length < copies) {
-    // Disjoint copies need at least one node each: memory is not the missing thing, nodes are.
-    throw new PlanError(
-      'InsufficientCapacity',
-      `model "${model.id}" needs ${copies} disjoint copies but only ${candidates.length} ${candidates.length === 1 ? 'node has' : 'nodes have'} ` +
-        `free memory for a layer of ${model.layerGb ?? 1} GB: short by ${copies - candidates.length} ${copies - candidates.length === 1 ? 'node' : 'nodes'}`,
-    );
-  }
-  if (totalCap < copies * layers) throw shortfall(totalCap);
-
-  const sorted = [...candidates].sort(byCapability);
-  const groups: Candidate[][] = Array.from({ length: copies }, () => []);
-  const scoreSum = new Array<number>(copies).fill(0);
-  const capSum = new Array<number>(copies).fill(0);
-  for (const c of sorted) {
-    let best = 0;
-    for (let g = 1; g < copies; g++) {
-      if ((scoreSum[g] ?? 0) < (scoreSum[best] ?? 0) - EPS || (Math.abs((scoreSum[g] ?? 0) - (scoreSum[best] ?? 0)) <= EPS && (capSum[g] ?? 0) < (capSum[best] ?? 0))) best = g;
-    }
-    groups[best]?.push(c);
-    scoreSum[best] = (scoreSum[best] ?? 0) + c.score;
-    capSum[best] = (capSum[best] ?? 0) + Math.min(c.cap, layers);
-  }
-  const capOf = (g: readonly Candidate[]) => g.reduce((s, c) => s + Math.min(c.cap, layers), 0);
-
-  // Memory repair: each step strictly raises a deficit group's capacity without making a donor short.
-  for (let guard = 0; guard < candidates.length * copies * 4; guard++) {
-    const deficit = groups.findIndex((g) => capOf(g) < layers);
-    if (deficit === -1) break;
-    const need = groups[deficit] as Candidate[];
-    let moved = false;
-    // 1. Move the most memory-per-score node a donor can spare.
-    let bestMove: { donor: number; index: number; ratio: number } | undefined;
-    groups.forEach((donor, d) => {
-      if (d === deficit) return;
-      const surplus = capOf(donor) - layers;
-      donor.forEach((c, index) => {
-        const cap = Math.min(c.cap, layers);
-        if (cap > surplus || donor.length === 1) return;
-        const ratio = cap / c.score;
-        if (bestMove === undefined || ratio > bestMove.ratio + EPS) bestMove = { donor: d, index, ratio };
-      });
-    });
-    if (bestMove !== undefined) {
-      const [c] = (groups[bestMove.donor] as Candidate[]).splice(bestMove.index, 1);
-      if (c) need.push(c);
-      moved = true;
-    } else {
-      // 2. Swap a small node of the deficit group for a bigger one the donor can spare.
-      let bestSwap: { donor: number; a: number; b: number; gain: number } | undefined;
-      groups.forEach((donor, d) => {
-        if (d === deficit) return;
-        const surplus = capOf(donor) - layers;
-        need.forEach((a, ai) => {
-          donor.forEach((b, bi) => {
-            const gain = Math.min(b.cap, layers) - Math.min(a.cap, layers);
-            if (gain <= 0 || gain > surplus) return;
-            if (bestSwap === undefined || gain > bestSwap.gain) bestSwap = { donor: d, a: ai, b: bi, gain };
-          });
-        });
-      });
-      if (bestSwap !== undefined) {
-        const donor = groups[bestSwap.donor] as Candidate[];
-        const a = need[bestSwap.a] as Candidate;
-        const b = donor[bestSwap.b] as Candidate;
-        need[bestSwap.a] = b;
-        donor[bestSwap.b] = a;
-        moved = true;
-      }
-    }
-    if (!moved) break;
-  }
-  const short = groups.findIndex((g) => capOf(g) < layers);
-  if (short !== -1) throw shortfall(groups.reduce((s, g) => s + Math.min(capOf(g), layers), 0));
-  return improvePartition(groups, layers).map((g) => [...g].sort(byCapability));
-}
 
 /**
  * Splits `layers` over the nodes of one copy so that the slowest stage (layers / score) is as

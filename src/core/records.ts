@@ -1,5 +1,5 @@
 /**
- * Per-id tables as plain data. Public results stay JSON-serialisable (STYLE.md: no Maps in
+ * Per-id tables as plain data. Public results stay JSON-serialisable (docs/design.md §1: no Maps in
  * public results), so a table keyed by caller-chosen ids is a null-prototype object, and every
  * read goes through {@link ownValue}: an id named after a built-in property (`__proto__`,
  * `constructor`, `toString`) then behaves exactly like `a`, whether the table was built here or

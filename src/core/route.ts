@@ -26,7 +26,10 @@ export function checkStateLike(state: unknown, where: string): asserts state is 
   assertPlanShapeOnce(state.plan as unknown as SwarmPlan);
 }
 
-/** Builds a route over `stages` with its cost from the formula of SPEC §4. */
+/**
+ * Builds a route over `stages` with its cost (docs/cost.md). `modelLayers` is the layer count of
+ * the model the stages belong to; a degraded route, which misses layers, must pass it.
+ */
 export function makeRoute(
   modelId: string,
   pipelineId: string,
@@ -35,8 +38,9 @@ export function makeRoute(
   r: ResolvedRequest,
   degraded = false,
   extra?: ExtraLoad,
+  modelLayers?: number,
 ): Route {
-  const cost = chainCost(stages, nodes, r, extra) + tokensCost(r.tokens, r.weights);
+  const cost = chainCost(stages, nodes, r, extra, modelLayers) + tokensCost(r.tokens, r.weights);
   return { modelId, pipelineId, stages: stages.map((s) => ({ ...s })), cost, hops: Math.max(stages.length - 1, 0), degraded };
 }
 
@@ -51,19 +55,21 @@ export function cheapestIntact(
   r: ResolvedRequest,
   alsoDead?: string,
   extra?: ExtraLoad,
+  modelLayers?: number,
 ): { pipeline: Pipeline; cost: number } | undefined {
   let best: { pipeline: Pipeline; cost: number } | undefined;
   for (const p of pipelines) {
     if (!isIntact(p, nodes, alsoDead)) continue;
-    const cost = chainCost(p.stages, nodes, r, extra);
+    const cost = chainCost(p.stages, nodes, r, extra, modelLayers);
     if (best === undefined || cost < best.cost) best = { pipeline: p, cost };
   }
   return best;
 }
 
 /**
- * Routes one request for `modelId` (SPEC §4): exact model match, pipelines with any node down
- * dropped, lowest cost wins, ties broken by pipeline id.
+ * Routes one request for `modelId` (docs/design.md §4): exact model match, pipelines with any node down
+ * dropped, lowest cost wins (docs/cost.md: layer-aware unless `request.costModel` is
+ * `'original'`), ties broken by pipeline id.
  *
  * @throws {RoutingError} `UnknownModel`, `NoHealthyPipeline`, or `InvalidRequest` for a bad number
  * or a state that is not `{ plan, nodes }`; {@link PlanError} `InvalidPlan` for a plan with a gap or an overlap.
@@ -78,11 +84,11 @@ export function routeRequest(modelId: string, request: RoutingRequest, state: Sw
 
 /** {@link routeRequest} with a resolved request and optional in-flight load (used by the runtime). */
 export function routeResolved(modelId: string, r: ResolvedRequest, state: SwarmStateLike, extra?: ExtraLoad): Route {
-  requireModel(modelId, state);
+  const model = requireModel(modelId, state);
   const pipelines = planIndex(state.plan).pipelinesByModel.get(modelId) ?? [];
-  const best = cheapestIntact(pipelines, state.nodes, r, undefined, extra);
+  const best = cheapestIntact(pipelines, state.nodes, r, undefined, extra, model.layers);
   if (best === undefined) throw noHealthyPipeline(modelId, pipelines, state.nodes);
-  return makeRoute(modelId, best.pipeline.id, best.pipeline.stages, state.nodes, r, false, extra);
+  return makeRoute(modelId, best.pipeline.id, best.pipeline.stages, state.nodes, r, false, extra, model.layers);
 }
 
 /** The error for a model with no intact copy, naming each copy and its dead nodes. */

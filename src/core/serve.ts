@@ -47,7 +47,7 @@ export function bestRecovery(modelId: string, r: ResolvedRequest, state: SwarmSt
     const lost = makeRoute(modelId, p.id, p.stages, state.nodes, r, false, options.extra);
     let recovery: Recovery;
     try {
-      recovery = failoverInSwarm(lost, first, state, { allowDegraded: options.allowDegraded === true, request: { tokens: r.tokens, weights: r.weights, penalties: r.penalties } }, options.extra);
+      recovery = failoverInSwarm(lost, first, state, { allowDegraded: options.allowDegraded === true, request: { tokens: r.tokens, weights: r.weights, penalties: r.penalties, costModel: r.costModel } }, options.extra);
     } catch (error) {
       if (error instanceof RoutingError && error.code === 'Unrecoverable') continue;
       throw error;
@@ -71,7 +71,7 @@ function better(a: Recovery, b: Recovery): boolean {
 }
 
 /**
- * What a swarm serves for a model (SPEC §7): the cheapest intact copy; when none is left, the
+ * What a swarm serves for a model (docs/design.md §7): the cheapest intact copy; when none is left, the
  * best recovery (a splice, else the degraded survivors if allowed).
  * @throws {RoutingError} `UnknownModel`, or `NoHealthyPipeline` when nothing is left to serve with,
  * `InvalidRequest` for bad arguments.

@@ -1,5 +1,5 @@
 /**
- * The plain-data vocabulary of hecate-swarm (SPEC §1). Every value here is
+ * The plain-data vocabulary of hecate-swarm (docs/design.md §1). Every value here is
  * JSON-serialisable: plans, routes and recoveries print, diff and snapshot cleanly.
  */
 
@@ -26,7 +26,7 @@ export interface ModelSpec {
   readonly pipelines?: number;
   /** @defaultValue 'base' for the first model listed, 'expert' for the others */
   readonly kind?: ModelKind;
-  /** The reserve model a degraded route reports (SPEC §6.3). */
+  /** The reserve model a degraded route reports (docs/design.md §6.3). */
   readonly fallback?: string;
 }
 
@@ -68,7 +68,7 @@ export interface SwarmStateLike {
   readonly nodes: NodeStates;
 }
 
-/** The weights of the cost formula (SPEC §4); all default to 1. */
+/** The weights of the cost formula (docs/design.md §4); all default to 1. */
 export interface CostWeights {
   readonly latency: number;
   readonly load: number;
@@ -87,12 +87,21 @@ export interface CostPenalties {
   readonly score: number;
 }
 
+/**
+ * How a node's capability term is counted (docs/cost.md): `layer-aware` scales `100/score` by the
+ * share of the model's layers the node runs on the route; `original` is the original design's `100/score`
+ * per node whatever it holds.
+ */
+export type CostModel = 'layer-aware' | 'original';
+
 /** One request to route. */
 export interface RoutingRequest {
   /** @defaultValue 0 */
   readonly tokens?: number;
   readonly weights?: Partial<CostWeights>;
   readonly penalties?: Partial<CostPenalties>;
+  /** @defaultValue 'layer-aware' */
+  readonly costModel?: CostModel;
 }
 
 /** A chosen path through the swarm for one model. */
@@ -101,7 +110,7 @@ export interface Route {
   /** The planned pipeline, or the pipeline a splice/degraded route was rebuilt from. */
   readonly pipelineId: string;
   readonly stages: readonly Stage[];
-  /** Milliseconds-like cost from the formula of SPEC §4. */
+  /** Milliseconds-like cost from the formula of docs/design.md §4. */
   readonly cost: number;
   readonly hops: number;
   /** True only for a degraded recovery: layers are missing. */
@@ -125,7 +134,7 @@ export interface Replacement extends LayerRange {
 /** How a route was recovered: in this order of preference. */
 export type RecoveryStrategy = 'unaffected' | 'copy' | 'splice' | 'degraded';
 
-/** The outcome of a failover (SPEC §6). */
+/** The outcome of a failover (docs/design.md §6). */
 export interface Recovery {
   /** The model being recovered: the lost route's model, even when a degraded route reports its reserve. */
   readonly modelId: string;
@@ -136,4 +145,19 @@ export interface Recovery {
   readonly from: Route;
   readonly replaced: readonly Replacement[];
   readonly missingLayers: readonly LayerRange[];
+}
+
+/** Mints ids for new pipelines. */
+export type IdSource = () => string;
+
+/** The role the growth policy (telomerase) gave a newcomer. */
+export type GrowthRole = 'restore' | 'copy' | 'expert' | 'spare';
+
+/** A range of layers moved from a retired node to another. */
+export interface Relocation {
+  readonly pipelineId: string;
+  readonly layerStart: number;
+  readonly layerEnd: number;
+  readonly from: string;
+  readonly to: string;
 }

@@ -12,7 +12,7 @@
  * while the slow ones idled, and the error grew with ρ.
  *
  * The load term of the cost is `w_c · load · 120`, so the extra is expressed in load units:
- * `count · factor · latency / 120`. No reservation, no extra: `reserve: false` is the seed.
+ * `count · factor · latency / 120`. No reservation, no extra: `reserve: false` is the original design.
  *
  * The factor is measured, not guessed: `hecate-node load-sim` (bench/load-sim/) swept it over
  * every workload, seeds 1–3, 20 000 requests. Cells are ours' p99 / P2C + peak-EWMA's p99
@@ -55,13 +55,13 @@
 import { DEFAULT_PENALTIES } from '../core/cost.js';
 import type { NodeTelemetry } from '../core/types.js';
 
-/** Cost units per unit of load in the seed's cost formula (`w_c · load · 120`, SPEC §4). */
+/** Cost units per unit of load in the original design's cost formula (`w_c · load · 120`, docs/design.md §4). */
 const COST_PER_LOAD = 120;
 
 /**
  * How many of the node's expected service times one reservation costs. 1 is peak-EWMA's
  * `RTT · (pending + 1)`; 3 measured best across every workload (sweep above): the latency
- * estimate lags, and the seed's capability and hop terms keep slow copies dearer than they are.
+ * estimate lags, and the original design's capability and hop terms keep slow copies dearer than they are.
  * @defaultValue 3
  */
 export const RESERVATION_SERVICE_FACTOR = 3;
@@ -70,7 +70,7 @@ export const RESERVATION_SERVICE_FACTOR = 3;
  * The extra load of `count` in-flight reservations on one node: each costs the node's expected
  * service time (its latency estimate), in load units. 0 without a reservation.
  * @param telemetry the node's current telemetry; its `latencyMs` is the measured EWMA, else the
- *   declared latency; without one, `penaltyLatencyMs` (SPEC §4's unknown-latency penalty).
+ *   declared latency; without one, `penaltyLatencyMs` (docs/design.md §4's unknown-latency penalty).
  * @example inflightLoad(2, { alive: true, latencyMs: 30, samples: 4 }) // 2 · 30 / 120 = 0.5
  */
 export function inflightLoad(count: number, telemetry: NodeTelemetry | undefined, penaltyLatencyMs = DEFAULT_PENALTIES.latencyMs): number {

@@ -1,16 +1,15 @@
-import { DEFAULT_PENALTIES, DEFAULT_WEIGHTS, hopsCost, nodeCost, type ExtraLoad } from '../core/cost.js';
+import { DEFAULT_COST_MODEL, DEFAULT_PENALTIES, DEFAULT_WEIGHTS, hopsCost, nodeCost, stageShare, type ExtraLoad } from '../core/cost.js';
 import { planIndex } from '../core/plan-index.js';
 import type { NodeStates, Pipeline, SwarmPlan } from '../core/types.js';
 
-/** One node of the plan as the index sees it: its cost under the default weights, cached. */
+/** One node of the plan as the index sees it. */
 interface NodeEntry {
   readonly id: string;
-  /** `nodeCost` with the default weights and penalties and the node's in-flight load. */
-  cost: number;
   alive: boolean;
-  /** The model slots and pipeline indices it appears in, pairwise (one entry per stage). */
+  /** The model slots, pipeline indices and stage indices it appears in, one entry per stage. */
   readonly slots: ModelSlot[];
   readonly pipes: number[];
+  readonly stages: number[];
 }
 
 /** One model's pipelines, their chain costs and a tournament tree over them. */
@@ -18,6 +17,15 @@ interface ModelSlot {
   readonly pipelines: readonly Pipeline[];
   /** Each pipeline's stage nodes, in stage order (the order `chainCost` sums in). */
   readonly stageNodes: readonly (readonly NodeEntry[])[];
+  /** Where pipeline i's stages start in `shares` and `stageCost` (all stages of the model, flat). */
+  readonly offset: Int32Array;
+  /** Each stage's share of the model (layer-aware cost), pipeline by pipeline, in stage order. */
+  readonly shares: Float64Array;
+  /**
+   * Each pipeline's stage costs, cached: with the layer-aware cost a node's cost depends on the
+   * layers its stage holds, so the cache is per (pipeline, stage), not per node.
+   */
+  readonly stageCost: Float64Array;
   /** The hops term of each pipeline (constant: it depends on the stage count only). */
   readonly hops: Float64Array;
   /** Chain cost (nodes + hops, default weights) of each pipeline, by index. */
@@ -30,15 +38,16 @@ interface ModelSlot {
 }
 
 /**
- * The per-model routing index (SPEC §10): for the default weights, each model's cheapest intact
+ * The per-model routing index (docs/design.md §10): for the default weights, each model's cheapest intact
  * pipeline is kept in a tournament tree updated when a node's telemetry, liveness or in-flight
  * load changes, so a route costs O(1) and a telemetry update O(stages + log pipelines) for each
  * pipeline the node is in — independent of swarm size.
  *
  * It chooses exactly what the scan (`routeRequest`) would, with a bit-identical cost: each
- * node's cost is the scan's own `nodeCost` call with the same arguments, cached until that node
- * changes; a pipeline's chain is those costs summed in stage order from 0, plus `hopsCost`, as
- * `chainCost` does; ties go to the lower index, and pipelines are sorted by id.
+ * stage's cost is the scan's own `nodeCost` call with the same arguments (the node's telemetry
+ * and in-flight load, the stage's share of the model), cached per (pipeline, stage) until that
+ * node changes; a pipeline's chain is those costs summed in stage order from 0, plus `hopsCost`,
+ * as `chainCost` does; ties go to the lower index, and pipelines are sorted by id.
  */
 export class RouterIndex {
   private readonly slots = new Map<string, ModelSlot>();
@@ -55,12 +64,17 @@ export class RouterIndex {
     private readonly nodes: NodeStates,
     private readonly extra: ExtraLoad,
   ) {
-    for (const [modelId, pipelines] of planIndex(plan).pipelinesByModel) {
+    const index = planIndex(plan);
+    for (const [modelId, pipelines] of index.pipelinesByModel) {
       let size = 1;
       while (size < pipelines.length) size *= 2;
+      const layers = index.models.get(modelId)?.layers ?? 1;
       const slot: ModelSlot = {
         pipelines,
         stageNodes: pipelines.map((p) => p.stages.map((s) => this.entry(s.nodeId))),
+        offset: offsets(pipelines),
+        shares: Float64Array.from(pipelines.flatMap((p) => p.stages.map((s) => stageShare(s, layers, DEFAULT_COST_MODEL)))),
+        stageCost: new Float64Array(pipelines.reduce((n, p) => n + p.stages.length, 0)),
         hops: Float64Array.from(pipelines, (p) => hopsCost(p.stages.length, DEFAULT_WEIGHTS)),
         chain: new Float64Array(pipelines.length),
         key: new Float64Array(pipelines.length),
@@ -69,10 +83,12 @@ export class RouterIndex {
       };
       this.slots.set(modelId, slot);
       slot.stageNodes.forEach((entries, i) => {
-        for (const e of entries) {
+        entries.forEach((e, k) => {
           e.slots.push(slot);
           e.pipes.push(i);
-        }
+          e.stages.push(k);
+          this.price(slot, i, k, e);
+        });
         this.refresh(slot, i);
         slot.tree[size + i] = i;
       });
@@ -123,11 +139,12 @@ export class RouterIndex {
   /** Re-reads every changed node and re-ranks the pipelines it is in. */
   private flush(): void {
     for (const e of this.dirty) {
-      this.read(e);
-      const { slots, pipes } = e;
+      e.alive = this.nodes[e.id]?.alive === true;
+      const { slots, pipes, stages } = e;
       for (let j = 0; j < slots.length; j++) {
         const slot = slots[j] as ModelSlot;
         const i = pipes[j] as number;
+        this.price(slot, i, stages[j] as number, e);
         this.refresh(slot, i);
         const tree = slot.tree;
         for (let k = (slot.size + i) >> 1; k >= 1; k >>= 1) {
@@ -141,33 +158,43 @@ export class RouterIndex {
   private entry(nodeId: string): NodeEntry {
     let e = this.entries.get(nodeId);
     if (e === undefined) {
-      e = { id: nodeId, cost: 0, alive: false, slots: [], pipes: [] };
-      this.read(e);
+      e = { id: nodeId, alive: this.nodes[nodeId]?.alive === true, slots: [], pipes: [], stages: [] };
       this.entries.set(nodeId, e);
     }
     return e;
   }
 
-  /** The same call the scan makes for this node (`chainCost` → `nodeCost`), cached. */
-  private read(e: NodeEntry): void {
-    const t = this.nodes[e.id];
-    e.alive = t?.alive === true;
-    e.cost = nodeCost(t, DEFAULT_WEIGHTS, DEFAULT_PENALTIES, this.extra[e.id] ?? 0);
+  /** The same call the scan makes for this stage (`chainCost` → `nodeCost`), cached. */
+  private price(slot: ModelSlot, i: number, k: number, e: NodeEntry): void {
+    const at = (slot.offset[i] as number) + k;
+    slot.stageCost[at] = nodeCost(this.nodes[e.id], DEFAULT_WEIGHTS, DEFAULT_PENALTIES, this.extra[e.id] ?? 0, slot.shares[at] as number);
   }
 
   private refresh(slot: ModelSlot, i: number): void {
     const entries = slot.stageNodes[i] as readonly NodeEntry[];
+    const costs = slot.stageCost;
+    const base = slot.offset[i] as number;
     let sum = 0;
     let intact = true;
     for (let s = 0; s < entries.length; s++) {
-      const e = entries[s] as NodeEntry;
-      sum += e.cost;
-      if (!e.alive) intact = false;
+      sum += costs[base + s] as number;
+      if (!(entries[s] as NodeEntry).alive) intact = false;
     }
     const chain = sum + (slot.hops[i] as number);
     slot.chain[i] = chain;
     slot.key[i] = intact ? chain : Infinity;
   }
+}
+
+/** Where each pipeline's stages start in a flat array of all the model's stages. */
+function offsets(pipelines: readonly Pipeline[]): Int32Array {
+  const out = new Int32Array(pipelines.length);
+  let at = 0;
+  pipelines.forEach((p, i) => {
+    out[i] = at;
+    at += p.stages.length;
+  });
+  return out;
 }
 
 /** The better of two leaves: intact before broken, then lower cost, then lower index (= id). */

@@ -1,23 +1,29 @@
-import { createActor, type Actor } from 'xstate';
-import { badSampleField, type NodeContext } from '../../machines/node.machine.js';
-import { swarmMachine, type NodeActorRef } from '../../machines/swarm.machine.js';
+import { createActor, type Actor, type SnapshotFrom } from 'xstate';
+import { badSampleField, effectiveValues, sampleProblem } from '../../machines/node.machine.js';
+import { isMember, joinIssue, swarmMachine, type SwarmOutcome } from '../../machines/swarm.machine.js';
 import { resolveRequest, tokensCost } from '../core/cost.js';
+import { describeValue } from '../core/describe.js';
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
+import { deepFreeze } from '../core/freeze.js';
 import { planSwarm } from '../core/plan.js';
 import { routeResolved } from '../core/route.js';
 import { serveModel } from '../core/serve.js';
-import { declaredTelemetry, SwarmState } from '../core/state.js';
-import type { ModelSpec, NodeProfile, NodeTelemetry, Route, Stage, SwarmPlan } from '../core/types.js';
-import { baseModelId, modelIssues, profileIssues, validatePlan } from '../core/validate.js';
+import type { SwarmState } from '../core/state.js';
+import { swarmConfigIssue, swarmOptionsIssue } from '../core/swarm-config.js';
+import type { ModelSpec, NodeProfile, NodeTelemetry, Route } from '../core/types.js';
+import { baseModelId } from '../core/validate.js';
 import { systemClock } from './clock.js';
-import { randomIds, seededIds } from './ids.js';
-import { inflightLoad } from './inflight.js';
-import { RouterIndex } from './router-index.js';
-import { planGrowth, planRetirement } from './telomerase.js';
+import { randomIds } from './ids.js';
+import { LeaseTable } from './lease-table.js';
+import { NodeWatchers } from './node-watchers.js';
+import { ReleaseSampler } from './release-sampler.js';
+import { openSession, type Session } from './session.js';
+import { timerClock } from './session-options.js';
+import type { SessionHost, SessionOptions, StageRunner } from './session-types.js';
+import { TelemetryTable } from './telemetry-table.js';
 import type {
   Clock,
   Growth,
-  IdSource,
   Lease,
   LeasedRoute,
   ReleaseOutcome,
@@ -34,90 +40,70 @@ import type {
 
 /** The running Swarm actor. */
 export type SwarmActor = Actor<typeof swarmMachine>;
+type SwarmSnapshot = SnapshotFrom<typeof swarmMachine>;
 
-/** Released latencies of one node waiting to be fed as one sample. */
-interface ReleaseWindow {
-  fedAt: number;
-  sum: number;
-  count: number;
+/** A profile as plain data, each field read once (a getter cannot change it between check and use). */
+function plainProfile(profile: NodeProfile): NodeProfile {
+  if (profile === null || typeof profile !== 'object') return profile;
+  const { id, memoryGb, score, latencyMs } = profile;
+  return { id, memoryGb, ...(score !== undefined ? { score } : {}), ...(latencyMs !== undefined ? { latencyMs } : {}) };
 }
 
-interface LeaseRecord {
-  readonly lease: Lease;
-  released: boolean;
-  /** The lease's nodes still in the swarm: a removed node leaves every lease, so one added back under its id starts clean. */
-  held: readonly string[];
-}
-
-/** Freezes plain data deeply, so the runtime can hand out plan objects without copying. */
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
+/** A telemetry sample as plain data, each field read once; one shape whatever it carries. */
+function plainSample(sample: TelemetrySample): TelemetrySample {
+  if (sample === null || typeof sample !== 'object') return sample;
+  const { load, latencyMs, score } = sample;
+  // An unknown key makes the sample BadTelemetry whatever its values: keep it so the check sees it.
+  for (const key in sample) if (key !== 'load' && key !== 'latencyMs' && key !== 'score') return { ...sample };
+  return { load, latencyMs, score };
 }
 
 /**
- * A swarm at run time: the Swarm statechart and one actor per node, wired to the pure core.
- * `route` reads the current plan and telemetry and never passes through actor messages;
- * everything else is an event of the statechart. Create it with {@link createSwarm}.
+ * A swarm at run time: a thin façade over the Swarm statechart, which decides every lifecycle
+ * step (rescue before mark, growth, retirement, status) from its own context. The façade sends
+ * events and reads snapshots. What it keeps itself must stay off the chart for speed: the
+ * telemetry table and routing index that `route` reads without an actor message, the leases and
+ * the release window. Create it with {@link createSwarm}.
  */
 export class Swarm {
-  /** The running Swarm actor (its children are the node actors). */
+  /** The running Swarm actor (the node actors are in its system). */
   readonly actor: SwarmActor;
-  private plan: SwarmPlan;
-  private readonly profiles = new Map<string, NodeProfile>();
-  /** The live telemetry table, kept in step with the node actors. Entries are replaced, never mutated. */
-  private readonly telemetry: Record<string, NodeTelemetry> = {};
-  /** Extra load per node from in-flight reservations. */
-  private readonly inflight: Record<string, number> = {};
-  private readonly inflightCount = new Map<string, number>();
-  private readonly leases = new Map<string, LeaseRecord>();
-  private index: RouterIndex;
-  private readonly wanted: Map<string, number>;
+  private readonly table: TelemetryTable;
+  private readonly leases: LeaseTable;
+  private readonly sampler: ReleaseSampler;
   private readonly baseModel: string;
   private readonly allowDegraded: boolean;
   private readonly leaseTtlMs: number;
   private readonly failurePenaltyMs: number;
-  private readonly releaseSampleMs: number;
-  /** Per node: released latencies not yet fed, and when a release sample was last fed. Plain data. */
-  private readonly releaseWindows = new Map<string, ReleaseWindow>();
+  /** Running session stage calls waiting on a node going down (pushed, not polled). */
+  private readonly downWatchers = new NodeWatchers();
   private readonly clock: Clock;
-  private readonly ids: IdSource;
-  private leaseSeq = 0;
-  /** Mirrors the statechart's final state, read on every call (cheaper than a snapshot). */
-  private stopped = false;
-  private snapshot: SwarmState | undefined;
 
   /** @internal use {@link createSwarm} */
   constructor(profiles: readonly NodeProfile[], config: SwarmConfig, options: SwarmOptions = {}) {
-    const issue = configIssue(config) ?? optionsIssue(options);
+    const issue = swarmConfigIssue(config) ?? swarmOptionsIssue(options);
     if (issue !== undefined) throw new SwarmError('InvalidInput', issue);
-    this.plan = deepFreeze(planSwarm(profiles, config));
-    for (const p of profiles) {
-      this.profiles.set(p.id, deepFreeze({ ...p }));
-      this.telemetry[p.id] = Object.freeze(declaredTelemetry(p));
-    }
-    this.wanted = new Map(config.models.map((m) => [m.id, m.pipelines ?? 1]));
-    this.baseModel = baseModelId(this.plan.models);
+    const members = Array.isArray(profiles) ? profiles.map(plainProfile) : profiles;
+    const plan = deepFreeze(planSwarm(members, config));
+    this.baseModel = baseModelId(plan.models);
     this.allowDegraded = config.allowDegraded ?? true;
     this.leaseTtlMs = config.leaseTtlMs ?? 30_000;
     this.failurePenaltyMs = config.failurePenaltyMs ?? 1000;
-    this.releaseSampleMs = config.releaseSampleMs ?? 400;
+    this.table = new TelemetryTable(plan, members);
     this.clock = options.clock ?? systemClock;
-    this.ids = options.idSource ?? (options.seed !== undefined ? seededIds(options.seed) : randomIds);
-    this.index = new RouterIndex(this.plan, this.telemetry, this.inflight);
+    this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.table.addInflight(nodeId, delta));
+    this.sampler = new ReleaseSampler(config.releaseSampleMs ?? 400);
+    const table = this.table;
     this.actor = createActor(swarmMachine, {
       input: {
-        plan: this.plan,
-        profiles: [...this.profiles.values()],
+        plan,
+        profiles: members,
         alpha: config.alpha ?? 0.3,
         allowDegraded: this.allowDegraded,
-        telemetry: this.telemetry,
-        inflight: this.inflight,
-        // Through `this`: the index is rebuilt whenever the plan changes.
-        index: { best: (m) => this.index.best(m), bestWithout: (m, n) => this.index.bestWithout(m, n) },
+        telemetry: table.nodes,
+        inflight: table.extra,
+        index: { best: (m) => table.best(m), bestWithout: (m, n) => table.bestWithout(m, n) },
+        ...(options.idSource !== undefined ? { idSource: options.idSource } : options.seed !== undefined ? { idSeed: options.seed } : { idSource: randomIds }),
       },
       ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
     });
@@ -131,100 +117,110 @@ export class Swarm {
 
   /** The current plan and telemetry as an immutable {@link SwarmState} (plain data). */
   state(): SwarmState {
-    this.snapshot ??= SwarmState.from({ plan: this.plan, nodes: this.telemetry });
-    return this.snapshot;
+    return this.table.state(this.actor.getSnapshot().context.plan);
   }
 
   /**
-   * Routes one request (SPEC §4, §7): the cheapest intact copy of the model (the base model unless
-   * `request.model` names another); when none is left, the best recovery — a splice, else the
-   * degraded survivors. With `{ reserve: true }` the route carries a lease and counts as in flight
-   * on its nodes until released or expired.
+   * Routes one request (docs/design.md §4, §7): the cheapest intact copy of the model (the base
+   * model unless `request.model` names another); when none is left, the best recovery — a
+   * splice, else the degraded survivors. With `{ reserve: true }` the route carries a lease and
+   * counts as in flight on its nodes until released or expired.
    * @throws {RoutingError} `UnknownModel`, `NoHealthyPipeline`, `InvalidRequest`
+   * @throws {SwarmError} `Stopped`
    * @example const route = swarm.route({ tokens: 512 });
    */
   route(request?: SwarmRequest): Route;
   route(request: SwarmRequest | undefined, options: RouteOptions & { reserve: true }): LeasedRoute;
   route(request?: SwarmRequest, options?: RouteOptions): Route | LeasedRoute;
   route(request: SwarmRequest = {}, options: RouteOptions = {}): Route | LeasedRoute {
-    this.assertRunning();
-    if (this.leases.size > 0) this.expireLeases();
+    if (this.actor.getSnapshot().status !== 'active') this.running(); // throws Stopped
+    if (this.leases.size > 0) this.leases.expire();
     const r = resolveRequest(request); // first: it rejects a null or malformed request
     const modelId = request.model ?? this.baseModel;
     if (typeof modelId !== 'string') throw new RoutingError('InvalidRequest', `request field "model" must be a model id string, got ${String(modelId)}`);
     let route: Route;
-    const best = r.isDefault ? this.index.best(modelId) : undefined;
+    const best = r.isDefault ? this.table.best(modelId) : undefined;
     if (best !== undefined) {
       const p = best.pipeline;
       route = { modelId, pipelineId: p.id, stages: p.stages, cost: best.chain + tokensCost(r.tokens, r.weights), hops: p.stages.length - 1, degraded: false };
     } else {
-      route = serveModel(modelId, r, { plan: this.plan, nodes: this.telemetry }, { allowDegraded: this.allowDegraded, extra: this.inflight });
+      route = serveModel(modelId, r, this.table.view(this.actor.getSnapshot().context.plan), { allowDegraded: this.allowDegraded, extra: this.table.extra });
     }
-    if (options.reserve !== true) return route;
-    return { ...route, lease: this.reserve(route) };
+    if (options?.reserve !== true) return route;
+    const lease = this.leases.reserve(route.modelId, [...new Set(route.stages.map((s) => s.nodeId))]);
+    return { ...route, lease };
   }
 
   /** The pure scan for a request, bypassing the index (for benchmarks and equivalence tests). */
   routeByScan(request: SwarmRequest = {}): Route {
-    this.assertRunning();
-    return routeResolved(request.model ?? this.baseModel, resolveRequest(request), { plan: this.plan, nodes: this.telemetry }, this.inflight);
+    this.running();
+    return routeResolved(request.model ?? this.baseModel, resolveRequest(request), this.table.view(this.actor.getSnapshot().context.plan), this.table.extra);
   }
 
   /**
    * Ends a reservation: its nodes stop counting it, and an observed latency feeds their EWMA
-   * (split over the route's nodes in proportion to their current latency estimates).
-   * @throws {SwarmError} `UnknownLease` for a lease never issued, already released or expired.
+   * (split over the route's nodes in proportion to their current latency estimates). A refused
+   * call changes nothing: the lease stays open.
+   * @throws {SwarmError} `UnknownLease` for a lease never issued, already released or expired;
+   *   `BadTelemetry` for a bad outcome; `Stopped`
    */
   release(lease: Lease | string, outcome: ReleaseOutcome = {}): void {
-    this.assertRunning();
-    if (this.leases.size > 0) this.expireLeases(); // an expired lease is gone even if nothing swept it yet
-    const id = typeof lease === 'string' ? lease : lease?.id;
-    const record = id === undefined ? undefined : this.leases.get(id);
-    if (record === undefined || record.released) {
+    this.running();
+    if (this.leases.size > 0) this.leases.expire();
+    const id: unknown = typeof lease === 'string' ? lease : lease !== null && typeof lease === 'object' ? lease.id : undefined;
+    if (!this.leases.isOpen(id)) {
       throw new SwarmError('UnknownLease', `unknown lease "${String(id)}": never issued, already released, or expired after ${this.leaseTtlMs} ms`);
     }
-    if (outcome === null || typeof outcome !== 'object') throw new SwarmError('BadTelemetry', `release of lease "${id}": the outcome must be an object { latencyMs?, ok? }`);
-    if (outcome.latencyMs !== undefined && !(typeof outcome.latencyMs === 'number' && Number.isFinite(outcome.latencyMs) && outcome.latencyMs >= 0)) {
-      throw new SwarmError('BadTelemetry', `release of lease "${id}": "latencyMs" must be a finite number >= 0, got ${String(outcome.latencyMs)}`);
+    if (outcome === null || typeof outcome !== 'object') throw new SwarmError('BadTelemetry', `release of lease "${String(id)}": the outcome must be an object { latencyMs?, ok? }`);
+    const { latencyMs, ok } = outcome; // read once
+    if (latencyMs !== undefined && !(typeof latencyMs === 'number' && Number.isFinite(latencyMs) && latencyMs >= 0)) {
+      throw new SwarmError('BadTelemetry', `release of lease "${String(id)}": "latencyMs" must be a finite number >= 0, got ${String(latencyMs)}`);
     }
-    this.endLease(record);
-    const live = record.held.filter((n) => this.telemetry[n]?.alive === true);
-    if (outcome.ok === false) {
+    const held = this.leases.end(id) ?? [];
+    const live = held.filter((n) => this.table.get(n)?.alive === true);
+    if (ok === false) {
       // A failure is a signal too: otherwise a fail-fast node looks idle, hence cheapest, until
       // the monitor marks it down. Which node failed is unknown, so every node of the route pays.
-      const penalty = Math.max(outcome.latencyMs ?? 0, this.failurePenaltyMs);
+      const penalty = Math.max(latencyMs ?? 0, this.failurePenaltyMs);
       for (const n of live) this.ingest(n, { latencyMs: penalty });
-    } else if (outcome.latencyMs !== undefined) {
-      const estimates = live.map((n) => this.telemetry[n]?.latencyMs ?? 0);
+    } else if (latencyMs !== undefined) {
+      const estimates = live.map((n) => this.table.get(n)?.latencyMs ?? 0);
       const total = estimates.reduce((s, x) => s + x, 0);
+      const now = this.leases.now().now;
       live.forEach((n, i) => {
         const share = total > 0 ? (estimates[i] ?? 0) / total : 1 / live.length;
-        this.releaseSample(n, (outcome.latencyMs as number) * share);
+        for (const fed of this.sampler.sample(n, latencyMs * share, now)) this.ingest(n, { latencyMs: fed });
       });
     }
   }
 
-  /** In-flight reservations not yet released or expired. */
+  /**
+   * How many reservations are in flight: issued by `route(…, { reserve: true })`, neither
+   * released nor past their expiry.
+   * @throws {SwarmError} `Stopped`
+   */
   inFlight(): number {
-    if (this.leases.size > 0) this.expireLeases();
-    return this.leases.size;
+    this.running();
+    return this.leases.inFlight();
   }
 
   /**
-   * Marks a node down. First computes the rescue — the failover of every model whose served
-   * route uses the node, from the state before the mark — then marks it, then re-derives the
-   * status (the order is the statechart's `node.down` transition). A node already down: no-op.
+   * Marks a node down. The statechart's `node.down` first computes the rescue — the failover of
+   * every model whose served route uses the node, from its liveness before the mark — then marks
+   * it, then re-derives the status. A node already down: no-op.
    * @throws {SwarmError} `UnknownNode`, `Stopped`
    * @example const rescue = swarm.markDown('gpu'); rescue.recoveries[0]?.route;
    */
   markDown(nodeId: string): Rescue {
-    this.requireMember(nodeId);
-    if (this.telemetry[nodeId]?.alive !== true) return { nodeId, status: this.status(), recoveries: [], unrecoverable: [] };
+    const before = this.running();
     this.actor.send({ type: 'node.down', nodeId });
-    this.setAlive(nodeId, false);
-    this.releaseWindows.delete(nodeId); // what it served before dying says nothing of it when back
-    const rescue = this.actor.getSnapshot().context.rescue;
-    return { nodeId, status: this.status(), recoveries: rescue?.recoveries ?? [], unrecoverable: rescue?.unrecoverable ?? [] };
+    const after = this.actor.getSnapshot();
+    const outcome = this.taken(before, after, nodeId);
+    if (outcome?.kind !== 'rescue') return Object.freeze({ nodeId, status: this.status(), recoveries: [], unrecoverable: [] });
+    this.table.setAlive(nodeId, false);
+    this.sampler.forget(nodeId); // what it served before dying says nothing of it when back
+    this.downWatchers.notify(nodeId); // after the table says so: the sessions told re-route around it
+    return Object.freeze({ nodeId, status: after.value as SwarmStatus, recoveries: outcome.recoveries, unrecoverable: outcome.unrecoverable });
   }
 
   /**
@@ -232,237 +228,166 @@ export class Swarm {
    * @throws {SwarmError} `UnknownNode`, `Stopped`
    */
   markAlive(nodeId: string): Revival {
-    this.requireMember(nodeId);
-    if (this.telemetry[nodeId]?.alive !== true) {
-      this.actor.send({ type: 'node.alive', nodeId });
-      this.setAlive(nodeId, true);
-    }
-    return { nodeId, status: this.status() };
+    const before = this.running();
+    this.actor.send({ type: 'node.alive', nodeId });
+    const after = this.actor.getSnapshot();
+    if (this.taken(before, after, nodeId)?.kind === 'revival') this.table.setAlive(nodeId, true);
+    return Object.freeze({ nodeId, status: after.value as SwarmStatus });
   }
 
   /**
-   * Adds a node without restart. The telomerase decides its role: restore a missing copy, add a
-   * copy, host an expert, or wait as a spare. Existing intact pipelines are untouched.
+   * Adds a node without restart. The statechart's telomerase decides its role: restore a missing
+   * copy, add a copy, host an expert, or wait as a spare. Existing intact pipelines are untouched.
    * @throws {SwarmError} `InvalidInput` for a bad profile, `DuplicateNode`, `Stopped`
    */
   addNode(profile: NodeProfile): Growth {
-    this.assertRunning();
-    const issues = profileIssues([profile]);
-    if (issues.length > 0) throw new SwarmError('InvalidInput', `cannot add node: ${issues.map((i) => i.message).join('; ')}`);
-    if (this.profiles.has(profile.id)) throw new SwarmError('DuplicateNode', `node "${profile.id}" is already in the swarm; remove it first or use another id`);
-    const frozen = deepFreeze({ ...profile });
-    const profiles = [...this.profiles.values(), frozen];
-    const nodes = { ...this.telemetry, [profile.id]: declaredTelemetry(profile) };
-    const decision = planGrowth(this.plan, profiles, nodes, frozen, this.wanted, this.ids);
-    this.assertPlan(decision.plan, profiles);
-    this.profiles.set(profile.id, frozen);
-    this.telemetry[profile.id] = Object.freeze(declaredTelemetry(profile));
-    this.adopt(decision.plan);
-    this.actor.send({ type: 'node.added', profile: frozen, plan: this.plan });
-    return { nodeId: profile.id, role: decision.role, ...(decision.modelId !== undefined ? { modelId: decision.modelId } : {}), pipelines: decision.pipelines, replaced: decision.replaced, status: this.status() };
+    const before = this.running();
+    const plain = plainProfile(profile);
+    this.actor.send({ type: 'node.added', profile: plain });
+    const after = this.actor.getSnapshot();
+    if (after === before) {
+      const issue = joinIssue(before.context, plain) ?? { code: 'InvalidInput' as const, message: 'cannot add node: refused' };
+      throw new SwarmError(issue.code, issue.message);
+    }
+    const o = this.decided(after.context.outcome);
+    if (o.kind !== 'growth') throw new SwarmError('InvalidInput', `cannot add node: the swarm took ${o.kind} for it`);
+    this.table.join(o.profile);
+    this.table.adopt(after.context.plan);
+    return Object.freeze({ nodeId: o.nodeId, role: o.role, ...(o.modelId !== undefined ? { modelId: o.modelId } : {}), pipelines: o.pipelines, replaced: o.replaced, status: after.value as SwarmStatus });
   }
 
   /**
-   * Retires a node and relocates its layers to live nodes with room; a copy that cannot be
-   * rebuilt is dropped whole and reported.
+   * Retires a node; the statechart's telomerase relocates its layers to live nodes with room; a
+   * copy that cannot be rebuilt is dropped whole and reported.
    * @throws {SwarmError} `UnknownNode`, `Stopped`
    */
   removeNode(nodeId: string): Retirement {
-    this.requireMember(nodeId);
-    const decision = planRetirement(this.plan, [...this.profiles.values()], this.telemetry, nodeId);
-    const remaining = [...this.profiles.values()].filter((p) => p.id !== nodeId);
-    this.assertPlan(decision.plan, remaining);
-    this.actor.send({ type: 'node.removed', nodeId, plan: deepFreeze(decision.plan) });
-    this.profiles.delete(nodeId);
-    delete this.telemetry[nodeId];
-    this.releaseWindows.delete(nodeId);
-    this.inflightCount.delete(nodeId);
-    delete this.inflight[nodeId];
-    for (const record of this.leases.values()) {
-      if (record.held.includes(nodeId)) record.held = record.held.filter((n) => n !== nodeId);
-    }
-    this.adopt(decision.plan);
-    return { nodeId, relocated: decision.relocated, dropped: decision.dropped, status: this.status() };
+    const before = this.running();
+    this.actor.send({ type: 'node.removed', nodeId });
+    const after = this.actor.getSnapshot();
+    const o = this.decided(this.taken(before, after, nodeId));
+    if (o.kind !== 'retirement') throw new SwarmError('UnknownNode', `cannot remove node "${String(nodeId)}": the swarm took ${o.kind} for it`);
+    this.leases.dropNode(nodeId);
+    this.table.leave(nodeId);
+    this.sampler.forget(nodeId);
+    this.table.adopt(after.context.plan);
+    this.downWatchers.notify(nodeId); // a call on a node that left the swarm will never answer
+    return Object.freeze({ nodeId, relocated: o.relocated, dropped: o.dropped, status: after.value as SwarmStatus });
   }
 
   /**
-   * Feeds one telemetry sample into a node's EWMA (its actor). NaN, infinite or negative values
-   * are refused and leave the EWMA untouched. Telemetry for a down node is stale and ignored.
-   * Returns the node's telemetry after the sample (read-only: it is the live table's entry).
+   * Feeds one telemetry sample into a node's EWMA (its actor). NaN, infinite or negative values,
+   * unknown keys and a sample with none of `load`, `latencyMs`, `score` are refused and leave the
+   * EWMA untouched. Telemetry for a down node is stale and ignored.
+   * Returns the node's telemetry after the sample (frozen).
    * @throws {SwarmError} `BadTelemetry`, `UnknownNode`, `Stopped`
    * @example swarm.report('gpu', { load: 0.7, latencyMs: 9 });
    */
   report(nodeId: string, sample: TelemetrySample): NodeTelemetry {
-    this.requireMember(nodeId);
-    const bad = badSampleField(sample);
-    if (bad !== undefined) {
-      const value = bad === 'sample' ? sample : (sample as Record<string, unknown>)[bad];
-      throw new SwarmError('BadTelemetry', `telemetry for node "${nodeId}": "${bad}" must be a finite number >= 0${bad === 'score' ? ' (and > 0)' : ''}, got ${String(value)}; the EWMA is unchanged`);
+    const snapshot = this.running();
+    const member = snapshot.context.members.get(nodeId);
+    if (member === undefined) throw this.unknownNode(snapshot, nodeId);
+    const plain = plainSample(sample);
+    const current = this.table.nodes[nodeId] as NodeTelemetry;
+    if (current.alive) {
+      // The node actor's `goodSample` guard decides; a refused sample leaves its snapshot as it was.
+      const before = member.ref.getSnapshot();
+      const next = this.ingest(nodeId, plain, member.ref);
+      if (member.ref.getSnapshot() !== before) return next;
     }
-    return this.ingest(nodeId, sample);
+    if (badSampleField(plain) !== undefined) throw new SwarmError('BadTelemetry', `telemetry for node "${nodeId}": ${sampleProblem(plain)}; the EWMA is unchanged`);
+    return current; // down: its telemetry is stale by definition
   }
 
   /** Stops the swarm and its node actors; every later call but `status`/`state`/`stop` throws `Stopped`. */
   stop(): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.actor.send({ type: 'swarm.stop' });
+    if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'swarm.stop' });
   }
 
   /**
-   * Feeds one released latency, windowed per node. Within `releaseSampleMs` of the last feed it is
-   * held; the first release after that closes the window and is fed with what was held, as their
-   * mean. After a quiet gap (more than a whole window with nothing released) what was held is fed
-   * on its own first and the new release alone, so an old sample never masks a fresh one. A clock
-   * that stepped back (the default is the wall clock) ends the window rather than freezing it.
+   * The one narrow intake of telemetry: into the node actor, then its EWMAs back into the table.
+   * A sample the actor refuses (or a down node) leaves the table as it was.
    */
-  private releaseSample(nodeId: string, latencyMs: number): void {
-    const now = this.clock.now();
-    const windowMs = this.releaseSampleMs;
-    const w = this.releaseWindows.get(nodeId);
-    if (w === undefined || windowMs === 0) {
-      if (windowMs > 0) this.releaseWindows.set(nodeId, { fedAt: now, sum: 0, count: 0 });
-      this.ingest(nodeId, { latencyMs });
-      return;
-    }
-    const elapsed = now - w.fedAt;
-    if (elapsed >= 0 && elapsed < windowMs) {
-      w.sum += latencyMs;
-      w.count++;
-      return;
-    }
-    const { sum, count } = w;
-    w.fedAt = now;
-    w.sum = 0;
-    w.count = 0;
-    if (count > 0 && (elapsed < 0 || elapsed >= 2 * windowMs)) {
-      this.ingest(nodeId, { latencyMs: sum / count }); // held across a quiet gap: on its own
-      this.ingest(nodeId, { latencyMs });
-    } else {
-      this.ingest(nodeId, { latencyMs: (sum + latencyMs) / (count + 1) });
-    }
-  }
-
-  /** The one narrow intake of telemetry: into the node actor, then the table and the index. */
-  private ingest(nodeId: string, sample: TelemetrySample): NodeTelemetry {
-    const ref = this.actor.getSnapshot().context.nodes[nodeId] as NodeActorRef | undefined;
-    const current = this.telemetry[nodeId] as NodeTelemetry;
+  private ingest(nodeId: string, sample: TelemetrySample, ref = this.actor.getSnapshot().context.members.get(nodeId)?.ref): NodeTelemetry {
+    const current = this.table.nodes[nodeId] as NodeTelemetry;
     if (ref === undefined || !current.alive) return current;
+    const before = ref.getSnapshot();
     ref.send({ type: 'node.telemetry', sample });
-    const next = fromNodeContext(ref.getSnapshot().context, current.alive);
-    this.telemetry[nodeId] = next;
-    // A reservation costs the node's latency estimate: re-price its in-flight load before the index reads it.
-    const count = this.inflightCount.get(nodeId);
-    if (count !== undefined) this.inflight[nodeId] = inflightLoad(count, next);
-    this.changed(nodeId);
+    const after = ref.getSnapshot();
+    if (after === before) return current;
+    // The node actor owns the EWMAs: its effective values, read back into a frozen table entry.
+    const ctx = after.context;
+    const next: NodeTelemetry = Object.freeze(effectiveValues<{ -readonly [K in keyof NodeTelemetry]: NodeTelemetry[K] }>(ctx, { alive: true, samples: ctx.samples }));
+    this.table.put(nodeId, next);
     return next;
   }
 
-  private setAlive(nodeId: string, alive: boolean): void {
-    const current = this.telemetry[nodeId];
-    if (current === undefined) return;
-    this.telemetry[nodeId] = Object.freeze({ ...current, alive });
-    this.changed(nodeId);
+  /**
+   * Opens a session: a generation run step by step on a reserved route, resuming from the failed
+   * stage when a node fails (docs/sessions.md).
+   * @throws {RoutingError} when the model has nothing to serve with
+   * @example
+   * const session = swarm.session({ tokens: 512 }, (stage, x, { signal, replay }) => callNode(stage, x, replay, signal));
+   * const y = await session.step(x); session.close();
+   */
+  session<T>(request: SwarmRequest, runStage: StageRunner<T>, options?: SessionOptions): Session<T> {
+    this.running();
+    const host: SessionHost = {
+      route: (r, o) => this.route(r, o),
+      reserve: (route) => ({ ...route, lease: this.leases.reserve(route.modelId, [...new Set(route.stages.map((s) => s.nodeId))]) }),
+      release: (lease, outcome) => this.release(lease, outcome),
+      state: () => this.state(),
+      clock: timerClock(this.clock),
+      assertRunning: () => {
+        this.running();
+      },
+      // A running stage call hears of its node going down when the swarm marks it, not at its next poll.
+      watch: (nodeId, onDown) => this.downWatchers.watch(nodeId, onDown),
+      // Charged to the node that failed the call, not to every node of the route (docs/sessions.md).
+      stageFailed: (nodeId) => void this.ingest(nodeId, { latencyMs: this.failurePenaltyMs }),
+    };
+    return openSession(host, request, runStage, options);
   }
 
-  private changed(nodeId: string): void {
-    this.snapshot = undefined;
-    this.index.nodeChanged(nodeId);
+  /** A session of one step: routes, runs every stage once (resuming on a failure), releases. Resolves with the last stage's output. */
+  async execute<T>(request: SwarmRequest, input: T, runStage: StageRunner<T>, options?: SessionOptions): Promise<T> {
+    const session = this.session(request, runStage, options);
+    return session.step(input).finally(() => session.close());
   }
 
-  private adopt(plan: SwarmPlan): void {
-    this.plan = deepFreeze(plan);
-    this.snapshot = undefined;
-    this.index = new RouterIndex(this.plan, this.telemetry, this.inflight);
-  }
-
-  private reserve(route: Route): Lease {
-    const id = `lease-${++this.leaseSeq}`;
-    const nodes = [...new Set(route.stages.map((s: Stage) => s.nodeId))];
-    const lease: Lease = Object.freeze({ id, modelId: route.modelId, nodes: Object.freeze(nodes), expiresAt: this.clock.now() + this.leaseTtlMs });
-    this.leases.set(id, { lease, released: false, held: nodes });
-    for (const n of nodes) this.bumpInflight(n, +1);
-    return lease;
-  }
-
-  private endLease(record: LeaseRecord): void {
-    record.released = true;
-    this.leases.delete(record.lease.id);
-    for (const n of record.held) this.bumpInflight(n, -1);
-  }
-
-  /** Leases share one TTL, so they expire in issue order: pop from the front. */
-  private expireLeases(): void {
-    const now = this.clock.now();
-    for (const record of this.leases.values()) {
-      if (record.lease.expiresAt > now) break;
-      this.endLease(record);
+  /** The snapshot, if the statechart is running; else `Stopped`. */
+  private running(): SwarmSnapshot {
+    const snapshot = this.actor.getSnapshot();
+    if (snapshot.status !== 'active') {
+      const why = snapshot.status === 'error' ? ` (the Swarm actor failed: ${String(snapshot.error)})` : '';
+      throw new SwarmError('Stopped', `the swarm is stopped${why}; create a new one with createSwarm()`);
     }
+    return snapshot;
   }
 
-  private bumpInflight(nodeId: string, delta: number): void {
-    const count = Math.max((this.inflightCount.get(nodeId) ?? 0) + delta, 0);
-    if (count === 0) {
-      this.inflightCount.delete(nodeId);
-      delete this.inflight[nodeId];
-    } else {
-      this.inflightCount.set(nodeId, count);
-      this.inflight[nodeId] = inflightLoad(count, this.telemetry[nodeId]);
-    }
-    if (this.telemetry[nodeId] !== undefined) this.index.nodeChanged(nodeId);
+  /**
+   * What the statechart decided for an event on `nodeId`: its outcome, or undefined when it did
+   * not take the event (the snapshot is the same object) for a member — the event was a no-op.
+   * @throws {SwarmError} `UnknownNode` when it did not take it because the node is no member.
+   */
+  private taken(before: SwarmSnapshot, after: SwarmSnapshot, nodeId: string): SwarmOutcome | undefined {
+    if (after !== before) return after.context.outcome;
+    if (!isMember(before.context, nodeId)) throw this.unknownNode(before, nodeId);
+    return undefined;
   }
 
-  private assertPlan(plan: SwarmPlan, profiles: readonly NodeProfile[]): void {
-    const issues = validatePlan(plan, profiles);
-    if (issues.length > 0) throw new PlanError('InvalidPlan', `refused a plan change that would not validate: ${issues.map((i) => i.message).join('; ')}`);
+  /** The outcome of a plan change; `PlanError` when the statechart refused the telomerase's plan. */
+  private decided(outcome: SwarmOutcome | undefined): SwarmOutcome {
+    if (outcome === undefined) throw new SwarmError('InvalidInput', 'the swarm took no decision');
+    if (outcome.kind === 'refused') throw new PlanError('InvalidPlan', outcome.reason);
+    return outcome;
   }
 
-  private assertRunning(): void {
-    if (this.stopped) throw new SwarmError('Stopped', 'the swarm is stopped; create a new one with createSwarm()');
+  private unknownNode(snapshot: SwarmSnapshot, nodeId: unknown): SwarmError {
+    const known = [...snapshot.context.members.keys()];
+    const list = known.length > 12 ? `${known.slice(0, 12).join(', ')}, … (${known.length} nodes)` : known.join(', ');
+    return new SwarmError('UnknownNode', `unknown node ${describeValue(nodeId)}: the swarm has ${list || 'no node'}`);
   }
-
-  private requireMember(nodeId: string): void {
-    this.assertRunning();
-    if (typeof nodeId !== 'string' || !this.profiles.has(nodeId)) {
-      const known = [...this.profiles.keys()];
-      const list = known.length > 12 ? `${known.slice(0, 12).join(', ')}, … (${known.length} nodes)` : known.join(', ');
-      throw new SwarmError('UnknownNode', `unknown node "${String(nodeId)}": the swarm has ${list || 'no node'}`);
-    }
-  }
-}
-
-/** The telemetry entry of a node actor's context; built field by field, as it runs on every report. */
-function fromNodeContext(ctx: NodeContext, alive: boolean): NodeTelemetry {
-  // effectiveValues(ctx), inlined: measured EWMAs, else the declared values.
-  const t: { -readonly [K in keyof NodeTelemetry]: NodeTelemetry[K] } = { alive, samples: ctx.samples };
-  const latencyMs = ctx.latencyMs ?? ctx.declared.latencyMs;
-  const score = ctx.score ?? ctx.declared.score;
-  if (ctx.load !== undefined) t.load = ctx.load;
-  if (latencyMs !== undefined) t.latencyMs = latencyMs;
-  if (score !== undefined) t.score = score;
-  return t; // not frozen: this runs on every report, entries are replaced (never mutated), and state() freezes its copy
-}
-
-function optionsIssue(options: SwarmOptions): string | undefined {
-  if (options === null || typeof options !== 'object') return 'options must be an object { inspect?, seed?, idSource?, clock? }';
-  if (options.clock !== undefined && typeof options.clock?.now !== 'function') return 'option "clock" must have a now() method returning milliseconds';
-  if (options.idSource !== undefined && typeof options.idSource !== 'function') return 'option "idSource" must be a function returning a new id';
-  if (options.seed !== undefined && !Number.isInteger(options.seed)) return `option "seed" must be an integer, got ${String(options.seed)}`;
-  const inspect = options.inspect as unknown;
-  if (inspect !== undefined && typeof inspect !== 'function' && (inspect === null || typeof inspect !== 'object')) return 'option "inspect" must be an XState inspection observer (a function or { next })';
-  return undefined;
-}
-
-function configIssue(config: SwarmConfig): string | undefined {
-  if (config === null || typeof config !== 'object') return 'config must be an object { models, ... }';
-  const models = modelIssues(config.models);
-  if (models.length > 0) return models.map((i) => i.message).join('; ');
-  if (config.alpha !== undefined && !(typeof config.alpha === 'number' && config.alpha > 0 && config.alpha <= 1)) return `config "alpha" must be in (0, 1], got ${String(config.alpha)}`;
-  if (config.leaseTtlMs !== undefined && !(typeof config.leaseTtlMs === 'number' && config.leaseTtlMs > 0)) return `config "leaseTtlMs" must be a number > 0, got ${String(config.leaseTtlMs)}`;
-  if (config.releaseSampleMs !== undefined && !(typeof config.releaseSampleMs === 'number' && Number.isFinite(config.releaseSampleMs) && config.releaseSampleMs >= 0)) return `config "releaseSampleMs" must be a finite number >= 0, got ${String(config.releaseSampleMs)}`;
-  if (config.failurePenaltyMs !== undefined && !(typeof config.failurePenaltyMs === 'number' && Number.isFinite(config.failurePenaltyMs) && config.failurePenaltyMs >= 0)) return `config "failurePenaltyMs" must be a finite number >= 0, got ${String(config.failurePenaltyMs)}`;
-  if (config.allowDegraded !== undefined && typeof config.allowDegraded !== 'boolean') return `config "allowDegraded" must be a boolean`;
-  return undefined;
 }
 
 /**
@@ -486,4 +411,3 @@ export function swarmConfig(layers: number, pipelines = 1): SwarmConfig {
   const model: ModelSpec = { id: 'base', layers, pipelines, kind: 'base' };
   return { models: [model] };
 }
-

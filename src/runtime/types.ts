@@ -1,5 +1,5 @@
 import type { InspectionEvent, Observer } from 'xstate';
-import type { ModelSpec, NodeProfile, Recovery, Route, RoutingRequest } from '../core/types.js';
+import type { GrowthRole, IdSource, ModelSpec, NodeProfile, Recovery, Relocation, Route, RoutingRequest } from '../core/types.js';
 import type { PlanConfig } from '../core/plan.js';
 
 /** Milliseconds since an arbitrary origin; replace it to run in virtual time. */
@@ -7,8 +7,6 @@ export interface Clock {
   now(): number;
 }
 
-/** Mints ids for new pipelines and leases. */
-export type IdSource = () => string;
 
 /** The swarm's status, one per state of the Swarm statechart. */
 export type SwarmStatus = 'healthy' | 'degraded' | 'failed' | 'stopped';
@@ -24,7 +22,8 @@ export interface SwarmConfig extends PlanConfig {
   readonly leaseTtlMs?: number;
   /**
    * The latency sample, in ms, that `release(lease, { ok: false })` feeds into each live node of
-   * the failed route, so a fail-fast node stops looking idle. @defaultValue 1000
+   * the failed route, so a fail-fast node stops looking idle; a session's failed stage feeds it to
+   * the one node that failed (docs/sessions.md). @defaultValue 1000
    */
   readonly failurePenaltyMs?: number;
   /**
@@ -98,8 +97,6 @@ export interface Rescue {
   readonly unrecoverable: readonly string[];
 }
 
-/** The role the growth policy (telomerase) gave a newcomer. */
-export type GrowthRole = 'restore' | 'copy' | 'expert' | 'spare';
 
 /** What `addNode` did. */
 export interface Growth {
@@ -112,15 +109,6 @@ export interface Growth {
   /** Broken pipelines it restored, now replaced by the rebuilt ones in `pipelines`. */
   readonly replaced: readonly string[];
   readonly status: SwarmStatus;
-}
-
-/** A range of layers moved from a retired node to another. */
-export interface Relocation {
-  readonly pipelineId: string;
-  readonly layerStart: number;
-  readonly layerEnd: number;
-  readonly from: string;
-  readonly to: string;
 }
 
 /** What `removeNode` did. */
@@ -138,4 +126,4 @@ export interface Revival {
   readonly status: SwarmStatus;
 }
 
-export type { NodeProfile };
+export type { NodeProfile, GrowthRole, IdSource, Relocation };

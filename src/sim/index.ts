@@ -1,4 +1,9 @@
-/** In-memory simulations: the topology file, swarm-sim and scenarios (pure; the CLI does the IO). */
+/**
+ * `hecate-swarm/sim`: in-memory simulations and their inputs and outputs — the topology file
+ * loader, swarm-sim, scenarios, the statechart charts, the HTML report and the load simulator.
+ * Pure (the CLI does the IO). This entry loads zod for the file schemas; the root entry does not.
+ * @packageDocumentation
+ */
 export { InputError, jsonPath } from './input-error.js';
 export type { Loaded } from './input-error.js';
 export { loadTopology, topologyFromValue, topologySchema, nodeProfileSchema, modelSpecSchema, TOPOLOGY_LIMITS } from './topology.js';
@@ -13,3 +18,5 @@ export { renderHtmlReport } from './report-html.js';
 export type { HtmlReportInput, ReportFrame } from './report-html.js';
 export { runLoadSim, POLICIES, WORKLOADS, LOAD_SIM_LIMITS } from './load/index.js';
 export type { LoadSimOptions, LoadSimResult, PolicyResult, WorkloadResult } from './load/index.js';
+export { runSessionSim, sessionTable } from './load/index.js';
+export type { SessionSimOptions, SessionSimResult, W6Figures, W6Strategy } from './load/index.js';

@@ -403,6 +403,7 @@ export function recoveryText(recovery: Recovery | null, killed: string, model: s
 function stepDetails(step: SimStep, report: SwarmSimReport): string {
   const rows: [string, string][] = [['status', step.status], ['route', routeLine(step)]];
   if (step.step === 'start') rows.push(['copies', step.pipelines.join(', ')]);
+  rows.push(...copyRows(step));
   if (step.step === 'failover') {
     rows.push(['killed', step.killed], ['recovery', failoverText(step, report.model)]);
     const others = step.recoveries.filter((r) => r !== step.recovery && r.modelId !== report.model);
@@ -417,6 +418,20 @@ function stepDetails(step: SimStep, report: SwarmSimReport): string {
     if (step.dropped.length > 0) rows.push(['dropped', step.dropped.join(', ')]);
   }
   return `<dl class="details">${rows.map(([k, v]) => `<div><dt>${esc(k)}</dt><dd>${esc(v)}</dd></div>`).join('')}</dl>`;
+}
+
+/**
+ * One row per copy of the reported model: its per-token time (compute + hops, docs/cost.md),
+ * fastest first, the served copy marked, broken copies said so: why the route was chosen.
+ */
+function copyRows(step: SimStep): [string, string][] {
+  const copies = [...(step.copies ?? [])].sort((a, b) => Number(b.intact) - Number(a.intact) || a.perTokenMs - b.perTokenMs || (a.pipelineId < b.pipelineId ? -1 : 1));
+  return copies.map((c) => {
+    const served = step.route !== null && !step.route.degraded && step.route.pipelineId === c.pipelineId ? ' ← route' : '';
+    const state = c.intact ? '' : ' · broken (a node is down)';
+    const stages = `${c.stages} stage${c.stages === 1 ? '' : 's'}`;
+    return [`per-token ${c.pipelineId}`, `${c.perTokenMs.toFixed(1)} ms = compute ${c.computeMs.toFixed(1)} + hops ${c.hopMs.toFixed(1)} · ${stages}${state}${served}`];
+  });
 }
 
 function truncate(text: string, max: number): string {

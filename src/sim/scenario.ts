@@ -352,7 +352,7 @@ function check(swarm: Swarm, step: ScenarioStep, outcome: Outcome, base: string,
   if (want.relocated !== undefined) add('retirement.relocated', want.relocated, outcome.relocated ?? actualError, outcome.relocated === want.relocated);
   if (want.dropped !== undefined) add('retirement.dropped', want.dropped, outcome.dropped ?? actualError, outcome.dropped === want.dropped);
 
-  // SPEC §7: the plan validates after every operation.
+  // docs/design.md §7: the plan validates after every operation.
   if (status !== 'stopped') {
     const issues = planIssues(swarm, profiles);
     const valid = issues.length === 0;

@@ -1,10 +1,11 @@
 /**
- * `swarm-sim` (SPEC §8): the whole lifecycle of a swarm in memory — start, failover of one node,
+ * `swarm-sim` (docs/design.md §8): the whole lifecycle of a swarm in memory — start, failover of one node,
  * growth by a newcomer, the dead node's revival, and optionally a retirement — returned as one
  * plain JSON document. Pure but for the ids the runtime mints (seeded with `seed`).
  */
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
 import type { NodeProfile, Recovery, Route, SwarmPlan } from '../core/types.js';
+import { copyTimes, type CopyTime } from '../core/per-token.js';
 import { baseModelId, validatePlan } from '../core/validate.js';
 import { createSwarm } from '../runtime/index.js';
 import type { GrowthRole, Relocation, SwarmOptions, SwarmStatus } from '../runtime/types.js';
@@ -82,6 +83,11 @@ interface StepBase {
   /** What the swarm serves for the model after the step; `null` with `routeError` when nothing. */
   readonly route: Route | null;
   readonly routeError?: SimError;
+  /**
+   * Every copy of the model with its per-token time (compute + hops, docs/cost.md) after the
+   * step: the intact copy with the lowest is the route, so a reader sees why it was chosen.
+   */
+  readonly copies: readonly CopyTime[];
 }
 
 /** One step of the simulated lifecycle. */
@@ -174,10 +180,11 @@ export function runSwarmSim(topologyArg: Topology, optionsArg: SwarmSimOptions =
   const members = new Map(topology.nodes.map((n) => [n.id, n] as const));
   const serve = (): StepBase => {
     const status = swarm.status();
+    const copies = copyTimes(swarm.state(), model).map(roundTimes);
     try {
-      return { status, route: swarm.route({ model, tokens }) };
+      return { status, route: swarm.route({ model, tokens }), copies };
     } catch (error) {
-      return { status, route: null, routeError: simError(error) };
+      return { status, route: null, routeError: simError(error), copies };
     }
   };
   const steps: SimStep[] = [];
@@ -229,6 +236,12 @@ export function runSwarmSim(topologyArg: Topology, optionsArg: SwarmSimOptions =
   } finally {
     swarm.stop();
   }
+}
+
+/** Per-token times to 0.01 ms: the output is for reading and diffing, not for recomputing costs. */
+function roundTimes(c: CopyTime): CopyTime {
+  const r = (x: number) => Math.round(x * 100) / 100;
+  return { ...c, computeMs: r(c.computeMs), hopMs: r(c.hopMs), perTokenMs: r(c.perTokenMs) };
 }
 
 function simError(error: unknown): SimError {

@@ -1,5 +1,5 @@
 /**
- * The topology file of `swarm-sim` and of scenarios (SPEC §8): `{ models, nodes }`, validated
+ * The topology file of `swarm-sim` and of scenarios (docs/design.md §8): `{ models, nodes }`, validated
  * with zod, cross-checked (unique ids, one base model, known fallbacks) and checked against
  * the planner so an impossible capacity is an input error, not a crash later.
  */

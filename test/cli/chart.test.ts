@@ -122,7 +122,7 @@ describe('machineChart', () => {
     const swarm = chartMermaid(machineChart(swarmMachine));
     expect(swarm).toContain('[*] --> healthy');
     expect(swarm).toContain('stopped --> [*]');
-    expect(swarm).toMatch(/note right of stopped\n\s+entry \/ retireNodes/);
+    expect(swarm).toMatch(/note right of stopped\n\s+entry \/ stopNodes/);
     const node = chartMermaid(machineChart(nodeMachine));
     expect(node).toContain('[*] --> alive');
     expect(node).toContain('retired --> [*]');

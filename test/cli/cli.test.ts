@@ -22,7 +22,7 @@ interface Step {
 }
 
 describe.concurrent('hecate-node swarm-sim', () => {
-  it("prints one JSON document for the seed's command: failover avoids gpu, growth adds a node, plan valid", async () => {
+  it("prints one JSON document for the original design's command: failover avoids gpu, growth adds a node, plan valid", async () => {
     const r = await cli(...SEED_COMMAND);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -41,7 +41,7 @@ describe.concurrent('hecate-node swarm-sim', () => {
     expect((failover['recovery'] as { strategy: string }).strategy).toBe('copy');
     const growth = byName.get('growth')!;
     expect(growth['added']).toMatchObject({ id: 'gpu-2' });
-    expect(growth['role']).toBe('restore');
+    expect(growth['role']).toBe('copy'); // further copies keep two intact: the twin adds its own
     for (const s of doc.steps) {
       expect(typeof s.status).toBe('string');
       expect(s.route).toMatchObject({ modelId: 'hecate-8b', degraded: false });
@@ -112,7 +112,7 @@ describe.concurrent('hecate-node scenario', () => {
     .sort()
     .map((f) => join('scenarios', f));
 
-  it('ships a scenario for every behaviour of the seed', () => {
+  it('ships a scenario for every behaviour of the original design', () => {
     expect(shipped.length).toBeGreaterThanOrEqual(9);
   });
 

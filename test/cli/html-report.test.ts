@@ -18,7 +18,7 @@ const topology = {
     { id: 'tiny', kind: 'expert' as const, layers: 4, layerGb: 0.5 },
   ],
   nodes: [
-    { id: 'big', memoryGb: 12, score: 8 },
+    { id: 'big', memoryGb: 8, score: 8 },
     { id: 'mid', memoryGb: 8, score: 3 },
     { id: 'small', memoryGb: 6, score: 1 },
   ],
@@ -50,6 +50,15 @@ describe('renderHtmlReport', () => {
       const outlines = svgs[i]?.match(/fill="none" stroke="#111" stroke-width="2.5"/g) ?? [];
       expect(outlines).toHaveLength(step.route?.stages.length ?? 0);
     });
+  });
+
+  it("lists each copy's per-token time (compute + hops) and marks the served copy", () => {
+    const page = html.split('<section class="step"').slice(1);
+    report.steps.forEach((step, i) => {
+      for (const c of step.copies) expect(page[i]).toContain(`per-token ${c.pipelineId}</dt><dd>${c.perTokenMs.toFixed(1)} ms = compute ${c.computeMs.toFixed(1)} + hops ${c.hopMs.toFixed(1)}`);
+      if (step.route !== null && !step.route.degraded) expect(page[i]).toMatch(new RegExp(`per-token ${step.route.pipelineId}</dt><dd>[^<]*← route`));
+    });
+    expect(html).toContain('broken (a node is down)');
   });
 
   it('spells out the recovery strategy', () => {

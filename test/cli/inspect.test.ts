@@ -76,11 +76,15 @@ describe('hecate-node swarm-sim --inspect', () => {
     expect(swarmStatus(events[after] as StatelyInspectionEvent)).toBe('degraded');
     expect((events[after] as unknown as Snapshot).event).toMatchObject({ type: 'node.down', nodeId: 'gpu' });
     // The rescue was computed from the state before the mark: it recovers the route that used gpu.
-    const context = (events[after] as unknown as Snapshot).snapshot.context as { rescue?: { nodeId: string; recoveries: { from: { stages: { nodeId: string }[] } }[] }; nodes?: Record<string, unknown> };
-    expect(context.rescue?.nodeId).toBe('gpu');
-    expect(context.rescue?.recoveries[0]?.from.stages.map((s) => s.nodeId)).toContain('gpu');
-    // Actor references travel as their ids, not as actor graphs.
-    expect(context.nodes?.['gpu']).toBe('node:gpu');
+    const context = (events[after] as unknown as Snapshot).snapshot.context as {
+      outcome?: { kind: string; nodeId: string; recoveries: { from: { stages: { nodeId: string }[] } }[] };
+      members?: Record<string, { ref: unknown; slot: number }>;
+    };
+    expect(context.outcome?.kind).toBe('rescue');
+    expect(context.outcome?.nodeId).toBe('gpu');
+    expect(context.outcome?.recoveries[0]?.from.stages.map((s) => s.nodeId)).toContain('gpu');
+    // The members table travels as its entries; actor references as their ids, not as actor graphs.
+    expect(context.members?.['gpu']?.ref).toBe('node:gpu');
     // The gpu actor went down after the Swarm decided, and the run ends stopped.
     const gpuDown = events.findIndex((e) => e.type === '@xstate.snapshot' && e.sessionId === gpu?.sessionId && (e as unknown as Snapshot).snapshot.value === 'down');
     expect(gpuDown).toBeGreaterThan(down);

@@ -79,7 +79,8 @@ describe('planSwarm plan quality (bench/topologies)', () => {
     expect(small.map((t) => t.name)).toContain('gpu-rack-memory-bound');
     for (const t of small) {
       const q = measured.find((m) => m.topology === t.name);
-      expect(q?.ours, t.name).toBeGreaterThanOrEqual(0.99 * bruteForceBest(t.nodes, t.models[0] as ModelSpec));
+      // Within 5%: short copies give up a little throughput for fewer hops (docs/cost.md).
+      expect(q?.ours, t.name).toBeGreaterThanOrEqual(0.95 * bruteForceBest(t.nodes, t.models[0] as ModelSpec));
     }
   });
 

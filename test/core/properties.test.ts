@@ -1,16 +1,15 @@
 /**
- * Seeded property tests of SPEC §2–§6 over generated swarms. Every expectation is computed here by
+ * Seeded property tests of docs/design.md §2–§6 over generated swarms. Every expectation is computed here by
  * brute force, independently of the code under test.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { chainCost, resolveRequest } from '../../src/core/cost.js';
 import {
-  chainCost,
   failoverInSwarm,
   PlanError,
   pipelineCost,
   planSwarm,
-  resolveRequest,
   routeRequest,
   RoutingError,
   SwarmState,
@@ -41,7 +40,7 @@ function lostLayers(route: Route, layers: number, live: (id: string) => boolean)
   return out;
 }
 
-/** What SPEC §6 says the strategy must be, found by brute force. */
+/** What docs/design.md §6 says the strategy must be, found by brute force. */
 function expectedStrategy(world: World, route: Route, modelId: string, failed: string, allowDegraded: boolean): Recovery['strategy'] | 'Unrecoverable' {
   if (!route.stages.some((s) => s.nodeId === failed)) return 'unaffected';
   const live = liveIn(world, new Set([failed]));
@@ -68,7 +67,7 @@ function attempt(fn: () => Recovery): Recovery | 'Unrecoverable' {
   }
 }
 
-/** Checks one recovery against every rule of SPEC §6 that does not depend on the strategy chosen. */
+/** Checks one recovery against every rule of docs/design.md §6 that does not depend on the strategy chosen. */
 function checkRecovery(world: World, lost: Route, modelId: string, failed: string, recovery: Recovery): void {
   const live = liveIn(world, new Set([failed]));
   const layers = layersOf(world.plan, modelId);
@@ -80,7 +79,7 @@ function checkRecovery(world: World, lost: Route, modelId: string, failed: strin
   expect(recovery.route.stages.map((s) => s.nodeId)).not.toContain(failed);
   for (const s of recovery.route.stages) expect(live(s.nodeId)).toBe(true);
   expect(recovery.route.hops).toBe(recovery.route.stages.length - 1);
-  expect(recovery.route.cost).toBeCloseTo(pipelineCost(recovery.route.stages, world.state.nodes), 6);
+  expect(recovery.route.cost).toBeCloseTo(pipelineCost(recovery.route.stages, world.state.nodes, {}, layers), 6);
   if (recovery.strategy === 'degraded') {
     expect(recovery.degraded).toBe(true);
     expect(recovery.route.degraded).toBe(true);
@@ -232,7 +231,8 @@ describe('planSwarm properties', () => {
         expect(validatePlan(plan, profiles)).toEqual([]);
         for (const m of models) {
           const copies = pipelinesOf(plan, m.id);
-          expect(copies).toHaveLength(m.pipelines ?? 1);
+          // `pipelines` is a minimum: nodes left over may form further copies.
+          expect(copies.length).toBeGreaterThanOrEqual(m.pipelines ?? 1);
           const nodes = copies.flatMap((p) => [...new Set(p.stages.map((s) => s.nodeId))]);
           expect(new Set(nodes).size).toBe(nodes.length);
         }

@@ -57,7 +57,7 @@ describe('nodeMachine', () => {
     expect(node.getSnapshot().status).toBe('done');
   });
 
-  it('ewma() is the seed formula', () => {
+  it('ewma() is the formula of the original design', () => {
     expect(ewma(undefined, 5, 0.3)).toBe(5);
     expect(ewma(10, undefined, 0.3)).toBe(10);
     expect(ewma(10, 20, 0.5)).toBe(15);

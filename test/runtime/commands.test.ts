@@ -39,6 +39,23 @@ const config: SwarmConfig = {
 };
 const pool = ['gpu', 'desktop', 'laptop', 'mini', 'phone', 'new-a', 'new-b', 'new-c', 'ghost'];
 
+/**
+ * The same walks under ids named after built-in object properties, and unicode: every string id
+ * must behave exactly like an ordinary one. (`__proto__` is walked by the model-based test; here
+ * `state().nodes` would lose it until the core's SwarmState keeps its records prototype-free.)
+ */
+const HOSTILE: Readonly<Record<string, string>> = {
+  gpu: 'constructor',
+  desktop: 'toString',
+  laptop: 'hasOwnProperty',
+  mini: 'valueOf',
+  phone: 'nœud-é 🚀',
+  'new-a': '__lookupGetter__',
+  'new-b': 'isPrototypeOf',
+  'new-c': '__defineGetter__',
+  ghost: 'propertyIsEnumerable',
+};
+
 function expectedStatus(swarm: Swarm, m: Model): SwarmStatus {
   const aliveCount = [...m.alive.values()].filter(Boolean).length;
   if (aliveCount === 0) return 'failed';
@@ -101,8 +118,9 @@ function expectSwarmError(fn: () => unknown, code: string): void {
   expect((caught as SwarmError).code).toBe(code);
 }
 
+function commandsOver(pool: readonly string[]): fc.Arbitrary<Cmd>[] {
 const id = fc.constantFrom(...pool);
-const commands = [
+return [
   id.map((nodeId) =>
     step(`markDown(${nodeId})`, (m, s) => {
       if (!m.members.has(nodeId)) {
@@ -180,15 +198,18 @@ const commands = [
     }),
   ),
 ];
+}
 
 describe('Swarm (fc.commands model test)', () => {
-  it('keeps status, routes, plan and membership consistent over random operation sequences', () => {
+  const walk = (ids: (id: string) => string, numRuns: number, seed: number) => {
+    const profiles = baseProfiles.map((p) => ({ ...p, id: ids(p.id) }));
+    const commands = commandsOver(pool.map(ids));
     fc.assert(
       fc.property(fc.commands(commands, { maxCommands: 40 }), (cmds) => {
-        const swarm = createSwarm(baseProfiles, config, { seed: 7 });
+        const swarm = createSwarm(profiles, config, { seed: 7 });
         const model: Model = {
-          members: new Map(baseProfiles.map((p) => [p.id, p])),
-          alive: new Map(baseProfiles.map((p) => [p.id, true])),
+          members: new Map(profiles.map((p) => [p.id, p])),
+          alive: new Map(profiles.map((p) => [p.id, true])),
         };
         try {
           fc.modelRun(() => ({ model, real: swarm }), cmds);
@@ -196,7 +217,15 @@ describe('Swarm (fc.commands model test)', () => {
           swarm.stop();
         }
       }),
-      { seed: 20261202, numRuns: 150 },
+      { seed, numRuns },
     );
+  };
+
+  it('keeps status, routes, plan and membership consistent over random operation sequences', () => {
+    walk((id) => id, 150, 20261202);
+  });
+
+  it('behaves the same with ids such as constructor, toString, __lookupGetter__ and unicode', () => {
+    walk((id) => HOSTILE[id] ?? id, 60, 20261203);
   });
 });

@@ -58,7 +58,7 @@ describe('swarm in-flight accounting', () => {
     expect(new Set(costs).size).toBe(1);
     const lease = swarm.route({}, { reserve: true }).lease;
     swarm.release(lease);
-    expect(swarm.route().cost).toBe(costs[0]); // released without a latency: back to the seed's cost, bit for bit
+    expect(swarm.route().cost).toBe(costs[0]); // released without a latency: back to the original design's cost, bit for bit
     swarm.stop();
   });
 

@@ -35,7 +35,7 @@ describe('swarm.route with reserve', () => {
     swarm.stop();
   });
 
-  it('without reserve behaves like the seed: no lease, nothing in flight, same choice every time', () => {
+  it('without reserve behaves like the original design: no lease, nothing in flight, same choice every time', () => {
     const swarm = createSwarm(twins, config, { clock: new ManualClock(), seed: 1 });
     const routes = Array.from({ length: 5 }, () => swarm.route({}));
     expect(routes.every((r) => !('lease' in r) && r.pipelineId === routes[0]?.pipelineId)).toBe(true);

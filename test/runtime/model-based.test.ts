@@ -1,40 +1,53 @@
-import { adjacencyMapToArray, getAdjacencyMap } from '@xstate/graph';
-import { afterAll, describe, expect, it } from 'vitest';
-import { initialTransition, type SnapshotFrom } from 'xstate';
-import { aliveRecord, createSwarm, planSwarm, swarmMachine, SwarmState, type NodeProfile, type SwarmConfig, type SwarmEvent } from '../../src/index.js';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { createSwarm, type NodeProfile, type Swarm, type SwarmConfig } from '../../src/index.js';
+import { runSwarmPath, swarmTestModel, type SwarmLike, type SwarmPath, type SwarmTestModelOptions } from '../../src/testing/index.js';
 
 /**
- * Model-based tests: paths generated from the Swarm statechart with @xstate/graph, each run
- * against the real runtime (createSwarm), never against a second copy of the logic.
+ * Model-based tests: paths generated from the Swarm statechart by `hecate-swarm/testing`
+ * (`swarmTestModel`, an @xstate/graph TestModel), each run against the real runtime
+ * (`createSwarm`) by `runSwarmPath`, which checks the status after every step. The runtime is
+ * also checked against docs/design.md §7 directly, independently of the statechart.
  */
-
-type Snap = SnapshotFrom<typeof swarmMachine>;
 
 interface Topology {
   readonly name: string;
   readonly profiles: readonly NodeProfile[];
   readonly config: SwarmConfig;
+  readonly options?: SwarmTestModelOptions;
 }
 
+const example = JSON.parse(readFileSync(new URL('../../examples/swarm.json', import.meta.url), 'utf8')) as { models: SwarmConfig['models']; nodes: NodeProfile[] };
+
+/** Ids named after built-in object properties, and unicode: they must behave like any other id. */
+const hostile = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'nœud-é 🚀'];
+
 const topologies: Topology[] = [
+  { name: 'the README example (examples/swarm.json)', profiles: example.nodes, config: { models: example.models } },
   {
-    // One copy on the gpu; the phone is too slow to get a layer and waits as a spare, so the
-    // plan can lose every node (healthy → failed) while a spare is down first.
-    name: 'gpu + spare phone',
+    // One copy on the gpu; the phone is too slow to get a layer and waits as a spare.
+    name: 'gpu + spare phone, a newcomer',
     profiles: [
       { id: 'gpu', memoryGb: 24, score: 10, latencyMs: 4 },
       { id: 'phone', memoryGb: 4, score: 0.5, latencyMs: 30 },
     ],
     config: { models: [{ id: 'base', layers: 12 }] },
+    options: { newcomers: [{ id: 'newcomer', memoryGb: 16, score: 4, latencyMs: 6 }] },
   },
   {
-    name: 'two copies on three nodes',
+    name: 'two copies on three nodes with hostile ids, two newcomers',
     profiles: [
-      { id: 'gpu', memoryGb: 12, score: 10, latencyMs: 4 },
-      { id: 'desktop', memoryGb: 8, score: 4, latencyMs: 6 },
-      { id: 'laptop', memoryGb: 8, score: 4, latencyMs: 9 },
+      { id: hostile[0] as string, memoryGb: 12, score: 10, latencyMs: 4 },
+      { id: hostile[1] as string, memoryGb: 8, score: 4, latencyMs: 6 },
+      { id: hostile[2] as string, memoryGb: 8, score: 4, latencyMs: 9 },
     ],
     config: { models: [{ id: 'base', layers: 12, pipelines: 2 }] },
+    options: {
+      newcomers: [
+        { id: hostile[3] as string, memoryGb: 8, score: 2, latencyMs: 7 },
+        { id: hostile[4] as string, memoryGb: 6, score: 1, latencyMs: 5 },
+      ],
+    },
   },
 ];
 
@@ -50,118 +63,108 @@ const ALL = [
   'failed→stopped',
 ] as const;
 
-const covered = new Set<string>();
-
-/** Bounded: the status and who is alive; EWMAs, plans and rescues stay out of the key. */
-function serialize(s: Snap): string {
-  const mirror = aliveRecord(s.context);
-  const alive = Object.keys(mirror).sort().map((id) => `${id}:${mirror[id] ? 1 : 0}`);
-  return `${String(s.value)}|${alive.join(',')}`;
-}
-
-/** For every edge of the statechart's state graph that changes status: the shortest path to its source plus that edge. */
-function statusChangingPaths(t: Topology): { label: string; events: SwarmEvent[]; states: string[] }[] {
-  const plan = planSwarm(t.profiles, t.config);
-  const input = { plan, profiles: t.profiles, telemetry: SwarmState.fromProfiles(plan, t.profiles).nodes };
-  const [initial] = initialTransition(swarmMachine, input);
-  const events: SwarmEvent[] = [
-    ...t.profiles.flatMap((p) => [
-      { type: 'node.down', nodeId: p.id } as const,
-      { type: 'node.alive', nodeId: p.id } as const,
-    ]),
-    { type: 'swarm.stop' },
-  ];
-  const adjacency = getAdjacencyMap(swarmMachine, {
-    fromState: initial,
-    events,
-    serializeState: (s) => serialize(s as Snap),
-    stopWhen: (s) => s.status !== 'active',
-  });
-  // Shortest event sequence to every serialized state (BFS over the adjacency map).
-  const start = serialize(initial);
-  const pathTo = new Map<string, { events: SwarmEvent[]; states: string[] }>([[start, { events: [], states: [] }]]);
-  const queue = [start];
-  while (queue.length > 0) {
-    const key = queue.shift() as string;
-    const here = pathTo.get(key) as { events: SwarmEvent[]; states: string[] };
-    for (const { event, state } of Object.values(adjacency[key as keyof typeof adjacency]?.transitions ?? {})) {
-      const next = serialize(state as Snap);
-      if (pathTo.has(next)) continue;
-      pathTo.set(next, { events: [...here.events, event as SwarmEvent], states: [...here.states, String((state as Snap).value)] });
-      queue.push(next);
+/** The status transitions a set of paths takes. */
+function transitionsOf(paths: readonly SwarmPath[]): Set<string> {
+  const seen = new Set<string>();
+  for (const path of paths) {
+    for (let i = 1; i < path.steps.length; i++) {
+      const from = String(path.steps[i - 1]?.state.value);
+      const to = String(path.steps[i]?.state.value);
+      if (from !== to) seen.add(`${from}→${to}`);
     }
   }
-  const paths: { label: string; events: SwarmEvent[]; states: string[] }[] = [];
-  for (const edge of adjacencyMapToArray(adjacency)) {
-    const from = edge.state as Snap;
-    const to = edge.nextState as Snap;
-    if (from.value === to.value) continue;
-    const prefix = pathTo.get(serialize(from));
-    if (prefix === undefined) continue;
-    paths.push({
-      label: `${String(from.value)}→${String(to.value)}`,
-      events: [...prefix.events, edge.event as SwarmEvent],
-      states: [...prefix.states, String(to.value)],
-    });
-  }
-  return paths;
+  return seen;
 }
 
-describe('Swarm statechart, model-based', () => {
+/**
+ * The real Swarm behind the SwarmLike methods, checked after every call against docs/design.md
+ * §7 on its own (failed ⇔ zero alive; degraded ⇔ a node of the current plan down) and every
+ * rescue against the route it took before the mark.
+ */
+function checked(swarm: Swarm, profiles: readonly NodeProfile[]): SwarmLike {
+  const alive = new Map(profiles.map((p) => [p.id, true]));
+  let stopped = false;
+  const check = () => {
+    const planNodes = new Set(swarm.state().plan.pipelines.flatMap((p) => p.stages.map((s) => s.nodeId)));
+    const expected = stopped ? 'stopped' : ![...alive.values()].some(Boolean) ? 'failed' : [...planNodes].every((id) => alive.get(id) === true) ? 'healthy' : 'degraded';
+    expect(swarm.status()).toBe(expected);
+  };
+  return {
+    markDown(nodeId) {
+      const rescue = swarm.markDown(nodeId);
+      for (const recovery of rescue.recoveries) {
+        expect(recovery.from.stages.map((s) => s.nodeId)).toContain(nodeId);
+        expect(recovery.route.stages.map((s) => s.nodeId)).not.toContain(nodeId);
+      }
+      alive.set(nodeId, false);
+      check();
+    },
+    markAlive(nodeId) {
+      swarm.markAlive(nodeId);
+      alive.set(nodeId, true);
+      check();
+    },
+    addNode(profile) {
+      swarm.addNode(profile);
+      alive.set(profile.id, true);
+      check();
+    },
+    removeNode(nodeId) {
+      swarm.removeNode(nodeId);
+      alive.delete(nodeId);
+      check();
+    },
+    stop() {
+      swarm.stop();
+      stopped = true;
+      check();
+    },
+    status: () => swarm.status(),
+  };
+}
+
+describe('Swarm statechart, model-based (hecate-swarm/testing)', () => {
   for (const t of topologies) {
-    const paths = statusChangingPaths(t);
-    it(`generates status-changing paths for ${t.name}`, () => {
-      expect(paths.length).toBeGreaterThan(0);
+    const paths = swarmTestModel(t.profiles, t.config, t.options).getShortestPaths();
+
+    it(`${t.name}: the shortest paths cover all 9 status transitions`, () => {
+      const covered = transitionsOf(paths);
+      expect(ALL.filter((l) => !covered.has(l))).toEqual([]);
     });
-    for (const path of paths) {
-      const name = path.events.map((e) => ('nodeId' in e ? `${e.type}(${e.nodeId})` : e.type)).join(' → ');
-      it(`${t.name}: ${path.label} via ${name}`, () => {
+
+    it(`${t.name}: the runtime follows every one of the ${paths.length} shortest paths`, () => {
+      expect(paths.length).toBeGreaterThan(20);
+      for (const path of paths) {
         const swarm = createSwarm(t.profiles, t.config, { seed: 1 });
-        const planNodes = new Set(swarm.state().plan.pipelines.flatMap((p) => p.stages.map((s) => s.nodeId)));
-        const alive = new Map(t.profiles.map((p) => [p.id, true]));
-        let stopped = false;
-        // SPEC §7, independently of the machine: failed ⇔ zero alive; degraded ⇔ a plan node down.
-        const expected = () => {
-          if (stopped) return 'stopped';
-          if (![...alive.values()].some(Boolean)) return 'failed';
-          return [...planNodes].every((id) => alive.get(id)) ? 'healthy' : 'degraded';
-        };
-        path.events.forEach((event, i) => {
-          if (event.type === 'node.down') alive.set(event.nodeId, false);
-          if (event.type === 'node.alive') alive.set(event.nodeId, true);
-          if (event.type === 'swarm.stop') stopped = true;
-          if (event.type === 'node.down') {
-            const before = swarm.state();
-            const rescue = swarm.markDown(event.nodeId);
-            for (const recovery of rescue.recoveries) {
-              expect(recovery.from.stages.map((s) => s.nodeId)).toContain(event.nodeId);
-              expect(recovery.route.stages.map((s) => s.nodeId)).not.toContain(event.nodeId);
-            }
-            // The rescue was computed from the state before the mark: the node was alive then.
-            expect(before.nodes[event.nodeId]?.alive).toBe(true);
-            expect(swarm.state().nodes[event.nodeId]?.alive).toBe(false);
-          } else if (event.type === 'node.alive') {
-            swarm.markAlive(event.nodeId);
-          } else if (event.type === 'swarm.stop') {
-            swarm.stop();
-          }
-          expect(swarm.status()).toBe(path.states[i]);
-          expect(swarm.status()).toBe(expected());
-        });
-        covered.add(path.label);
-        swarm.stop();
-      });
-    }
+        try {
+          runSwarmPath(path, checked(swarm, t.profiles));
+        } finally {
+          swarm.stop();
+        }
+      }
+    });
   }
 
-  afterAll(() => {
-    const n = ALL.filter((l) => covered.has(l)).length;
-    console.log(`status transitions covered: ${n}/${ALL.length}`);
+  it('carries complete events: every node.added has its profile', () => {
+    const t = topologies[1] as Topology;
+    const added = swarmTestModel(t.profiles, t.config, t.options)
+      .getShortestPaths()
+      .flatMap((p) => p.steps.map((s) => s.event))
+      .filter((e) => e.type === 'node.added');
+    expect(added.length).toBeGreaterThan(0);
+    for (const e of added) expect(e).toMatchObject({ type: 'node.added', profile: { id: 'newcomer', memoryGb: 16 } });
   });
 
-  it('covers every status transition (9/9)', () => {
-    // Runs last in this file: the generated paths above have filled `covered`.
-    const missing = ALL.filter((l) => !covered.has(l));
-    expect(missing).toEqual([]);
+  it('reports a runtime whose status departs from the statechart, naming the step', () => {
+    const t = topologies[1] as Topology;
+    const path = swarmTestModel(t.profiles, t.config, t.options)
+      .getShortestPaths()
+      .find((p) => p.steps.some((s) => s.event.type === 'node.down'));
+    expect(path).toBeDefined();
+    const swarm = createSwarm(t.profiles, t.config, { seed: 1 });
+    // A runtime that ignores markDown: its status stays healthy.
+    const broken: SwarmLike = { ...checked(swarm, t.profiles), markDown: () => undefined, status: () => swarm.status() };
+    expect(() => runSwarmPath(path as SwarmPath, broken)).toThrow(/node\.down\((gpu|phone)\).*status "healthy", the statechart says "(degraded|failed)"/);
+    swarm.stop();
   });
 });

@@ -1,11 +1,12 @@
 /**
- * Seeded property tests of the per-model routing index (SPEC §10): whatever the plan, telemetry,
+ * Seeded property tests of the per-model routing index (docs/design.md §10): whatever the plan, telemetry,
  * in-flight load and failures, and after any sequence of updates, the index chooses the pipeline
  * the scan (`routeRequest`'s own code) chooses, with a bit-identical cost.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createSwarm, resolveRequest, RoutingError } from '../../src/index.js';
+import { createSwarm, RoutingError } from '../../src/index.js';
+import { resolveRequest } from '../../src/core/cost.js';
 import type { ModelSpec, NodeProfile, NodeTelemetry, Pipeline, Stage, SwarmConfig, SwarmPlan } from '../../src/index.js';
 import { cheapestIntact } from '../../src/core/route.js';
 import { planIndex } from '../../src/core/plan-index.js';
@@ -69,7 +70,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 /** Every model: the index's choice equals the scan's, pipeline and cost bit for bit. */
 function expectSameChoice(plan: SwarmPlan, index: RouterIndex, nodes: Record<string, NodeTelemetry>, extra: Record<string, number>): void {
   for (const model of plan.models) {
-    const scan = cheapestIntact(planIndex(plan).pipelinesByModel.get(model.id) ?? [], nodes, DEFAULT, undefined, extra);
+    const scan = cheapestIntact(planIndex(plan).pipelinesByModel.get(model.id) ?? [], nodes, DEFAULT, undefined, extra, model.layers);
     const best = index.best(model.id);
     expect(best?.pipeline.id).toBe(scan?.pipeline.id);
     if (best !== undefined && scan !== undefined) expect(Object.is(best.chain, scan.cost)).toBe(true);
@@ -161,7 +162,7 @@ type Op =
   | { readonly op: 'release'; readonly which: number };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ op: fc.constant('report' as const), node: fc.nat({ max: 11 }), load: fc.constantFrom(0, 0.3, 0.9), latencyMs: fc.constantFrom(1, 5, 40), score: fc.constantFrom(0.5, 2, 8) }, { requiredKeys: ['op', 'node'] }) },
+  { weight: 4, arbitrary: fc.record({ op: fc.constant('report' as const), node: fc.nat({ max: 11 }), load: fc.constantFrom(0, 0.3, 0.9), latencyMs: fc.constantFrom(1, 5, 40), score: fc.constantFrom(0.5, 2, 8) }, { requiredKeys: ['op', 'node'] }).filter((o) => Object.keys(o).length > 2) }, // a sample carries at least one value
   { weight: 2, arbitrary: fc.record({ op: fc.constantFrom('markDown' as const, 'markAlive' as const), node: fc.nat({ max: 11 }) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('reserve' as const), model: fc.constantFrom('base' as const, 'coder' as const), tokens: fc.constantFrom(0, 512) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('release' as const), which: fc.nat({ max: 20 }) }) },

@@ -14,12 +14,14 @@ import {
 } from './fixtures.js';
 
 const four: NodeProfile[] = ['n1', 'n2', 'n3', 'n4'].map((id) => ({ id, memoryGb: 8, score: 1, latencyMs: 5 }));
-// base/0 = n1[0,6) n3[6,12); base/1 = n2[0,6) n4[6,12); tiny/0 = n1[0,1) n2[1,2)
+// base/0 = n1[0,6) n2[6,12); base/1 = n3[0,6) n4[6,12); tiny/0 = n1[0,2). Exactly the asked copies
+// (furtherCopies: false): these tests walk the lifecycle of two copies with spare memory.
 const withReserve: SwarmConfig = {
   models: [
     { id: 'base', layers: 12, pipelines: 2, fallback: 'tiny' },
     { id: 'tiny', layers: 2, kind: 'expert' },
   ],
+  furtherCopies: false,
 };
 
 const lab: NodeProfile[] = [
@@ -66,7 +68,7 @@ describe('Swarm.route', () => {
   it('serves exactly the requested model: an idle expert never stands in for the base', () => {
     const swarm = createSwarm(four, withReserve);
     swarm.markDown('n1');
-    swarm.markDown('n2');
+    swarm.markDown('n3');
     // Both base copies lost their first stage and no node holds layers [0,6) any more.
     const route = swarm.route();
     expect(route.degraded).toBe(true);
@@ -79,8 +81,8 @@ describe('Swarm.route', () => {
 
   it('serves a splice when no intact copy is left but every layer has a live holder', () => {
     const swarm = createSwarm(four, withReserve);
-    swarm.markDown('n2'); // base/1 broken
-    swarm.markDown('n3'); // base/0 broken: [6,12) is still held by n4
+    swarm.markDown('n3'); // base/1 broken
+    swarm.markDown('n2'); // base/0 broken: [6,12) is still held by n4
     const route = swarm.route();
     expect(route.degraded).toBe(false);
     expect(nodesOf(route)).toEqual(['n1', 'n4']);
@@ -112,10 +114,10 @@ describe('Swarm.markDown', () => {
   it('goes copy → splice → degraded → Unrecoverable as copies run out', () => {
     const swarm = createSwarm(four, withReserve);
     expect(swarm.route().pipelineId).toBe('base/0'); // equal costs: the tie goes to the smaller id
-    expect(swarm.markDown('n3').recoveries.find((r) => r.modelId === 'base')?.strategy).toBe('copy');
-    const splice = swarm.markDown('n2').recoveries.find((r) => r.modelId === 'base');
+    expect(swarm.markDown('n2').recoveries.find((r) => r.modelId === 'base')?.strategy).toBe('copy');
+    const splice = swarm.markDown('n3').recoveries.find((r) => r.modelId === 'base');
     expect(splice?.strategy).toBe('splice');
-    expect(splice?.replaced).toEqual([{ layerStart: 0, layerEnd: 6, from: 'n2', to: 'n1' }]);
+    expect(splice?.replaced).toEqual([{ layerStart: 0, layerEnd: 6, from: 'n3', to: 'n1' }]);
     expect(nodesOf(splice!.route)).toEqual(['n1', 'n4']);
     const degraded = swarm.markDown('n4').recoveries.find((r) => r.modelId === 'base');
     expect(degraded?.strategy).toBe('degraded');
@@ -131,8 +133,8 @@ describe('Swarm.markDown', () => {
 
   it('reports Unrecoverable instead of degrading when the config forbids it', () => {
     const swarm = createSwarm(four, { ...withReserve, allowDegraded: false });
-    swarm.markDown('n3');
     swarm.markDown('n2');
+    swarm.markDown('n3');
     const rescue = swarm.markDown('n4');
     expect(rescue.unrecoverable).toEqual(['base']);
     expect(rescue.recoveries.filter((r) => r.modelId === 'base')).toEqual([]);
@@ -198,7 +200,7 @@ describe('Swarm.report', () => {
 describe('Swarm.addNode (telomerase)', () => {
   it('restores a broken copy with the newcomer and leaves intact pipelines untouched', () => {
     const swarm = createSwarm(four, withReserve, { seed: 3 });
-    swarm.markDown('n3');
+    swarm.markDown('n2');
     const intactBefore = swarm.state().plan.pipelines.filter((p) => p.id !== 'base/0');
     const growth = swarm.addNode({ id: 'n5', memoryGb: 8, score: 1 });
     expect(growth.role).toBe('restore');
@@ -245,13 +247,13 @@ describe('Swarm.removeNode', () => {
     const swarm = createSwarm(four, withReserve, { seed: 3 });
     swarm.addNode({ id: 'crumb', memoryGb: 0.5, score: 1 }); // spare too small to help
     swarm.addNode({ id: 'roomy', memoryGb: 8, score: 1 }); // becomes an expert host or spare
-    const retirement = swarm.removeNode('n3');
+    const retirement = swarm.removeNode('n2');
     expect(retirement.dropped).toEqual([]);
-    expect(retirement.relocated.every((r) => r.from === 'n3')).toBe(true);
-    expect(retirement.relocated).toContainEqual({ pipelineId: 'base/0', layerStart: 6, layerEnd: 12, from: 'n3', to: 'roomy' });
+    expect(retirement.relocated.every((r) => r.from === 'n2')).toBe(true);
+    expect(retirement.relocated).toContainEqual({ pipelineId: 'base/0', layerStart: 6, layerEnd: 12, from: 'n2', to: 'roomy' });
     const plan = swarm.state().plan;
-    expect(plan.pipelines.flatMap((p) => nodesOf(p))).not.toContain('n3');
-    expect(Object.keys(swarm.state().nodes)).not.toContain('n3');
+    expect(plan.pipelines.flatMap((p) => nodesOf(p))).not.toContain('n2');
+    expect(Object.keys(swarm.state().nodes)).not.toContain('n2');
     swarm.stop();
   });
 

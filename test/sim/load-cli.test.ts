@@ -29,7 +29,8 @@ describe('hecate-node load-sim', () => {
     const io = memoryIO();
     expect(await command.run(['--help'], io)).toBe(0);
     const help = io.out.join('');
-    for (const flag of ['--seed', '--seeds', '--workload', '--requests', '--w2', '--out', '--json']) expect(help).toContain(flag);
+    for (const flag of ['--seed', '--seeds', '--workload', '--requests', '--sessions', '--w2', '--out', '--json']) expect(help).toContain(flag);
+    expect(help).toContain('w6-kills');
   });
 
   it('turns bad flags into one-line usage errors with nothing on stdout', async () => {
@@ -47,6 +48,7 @@ describe('hecate-node load-sim', () => {
     expect(await usageError(['--w2', 'on=0.5,on=0.7'])).toMatch(/--w2: "on" is given twice/);
     expect(await usageError(['--w2', ' , '])).toMatch(/--w2 needs at least one of on=<number>/);
     for (const m of [await usageError(['--requests', '5'])]) expect(m).not.toContain('\n');
+    expect(await usageError(['--sessions', '0'])).toMatch(/--sessions: must be >= 1/);
   });
 
   it('exits 2 through the dispatcher for a bad flag', async () => {
@@ -91,5 +93,31 @@ describe('hecate-node load-sim', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('runs W6 alone with --workload w6: the sessions table and its targets, JSON and Markdown with --out', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'load-sim-'));
+    try {
+      const io = memoryIO(dir);
+      expect(await command.run(['--seeds', '1', '--sessions', '6', '--workload', 'w6', '--out', 'res'], io)).toBe(0);
+      const table = io.out.join('');
+      for (const row of ['| resume |', '| resume-suffix |', '| restart |', 'sessions lost where a cover exists']) expect(table).toContain(row);
+      expect(table).not.toContain('ours-reserve');
+      expect(readdirSync(join(dir, 'res')).sort()).toEqual(['results.json', 'results.md']);
+      const json = JSON.parse(readFileSync(join(dir, 'res', 'results.json'), 'utf8')) as { workload: string; strategies: { strategy: string; median: { completed: number } }[] };
+      expect(json.workload).toBe('w6-kills');
+      expect(json.strategies.map((x) => x.strategy)).toEqual(['resume', 'resume-suffix', 'restart']);
+      expect(readFileSync(join(dir, 'res', 'results.md'), 'utf8')).toContain('--workload w6-kills --seed 1 --seeds 1 --sessions 6');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('runs W6 beside the request workloads and nests it in the JSON', async () => {
+    const io = memoryIO();
+    expect(await command.run(['--seeds', '1', '--requests', '200', '--sessions', '4', '--workload', 'w1-rho0.5,w6', '--json'], io)).toBe(0);
+    const json = JSON.parse(io.out.join('')) as { workloads: { workload: string }[]; sessions: { workload: string } };
+    expect(json.workloads.map((w) => w.workload)).toEqual(['w1-rho0.5']);
+    expect(json.sessions.workload).toBe('w6-kills');
   });
 });

@@ -81,7 +81,8 @@ describe('runEngine', () => {
     const m = result.workloads[0]?.policies[0]?.median;
     expect(m?.timeoutRate).toBeGreaterThan(0); // the black hole swallowed some
     expect(m?.deadSent).toBeGreaterThan(0);
-    expect(m?.shares.reduce((s, c) => s + c.traffic, 0)).toBeCloseTo(1, 6);
+    // Each copy's share is rounded to 4 decimals: six of them may sum to 1 ± 3e-4.
+    expect(Math.abs((m?.shares.reduce((s, c) => s + c.traffic, 0) ?? 0) - 1)).toBeLessThanOrEqual(3e-4 + 1e-12);
   });
 });
 

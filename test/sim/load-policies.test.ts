@@ -104,8 +104,8 @@ describe('the clairvoyant earliest-finish reference', () => {
   });
 });
 
-describe('the seed and ours through the real Swarm', () => {
-  it('a burst herds onto one copy under the seed and spreads with reservations', () => {
+describe('the original design and ours through the real Swarm', () => {
+  it('a burst herds onto one copy under the original design and spreads with reservations', () => {
     // 5000 requests (~17 s of W2, ~17 bursts): the latency EWMAs need a few 400 ms release
     // windows to learn the copies; over the first 1500 requests ours is at 0.28-0.36.
     const result = runLoadSim({ seeds: 1, requests: 5000, workloads: ['w2'], policies: [seedArgmin, oursReserve()] });
@@ -119,12 +119,19 @@ describe('the seed and ours through the real Swarm', () => {
     const policy = oursLatencyWeights();
     expect(policy.id).toBe('ours-latency-weights');
     expect(policy.label).toContain('capability 0, hops 0');
-    // Nothing measured yet: every node costs the same latency, so without the capability and hop
-    // priors the multi-stage copies are no longer dearer than the fast single-node ones.
-    const ours = oursReserve().create(context());
-    const latency = policy.create(context());
-    const picks = (r: typeof ours) => Array.from({ length: 6 }, () => r.pick(0)?.pipeline);
-    expect(picks(latency)).not.toEqual(picks(ours));
+    // Nothing measured yet: a fast copy of two stages and a slow copy of one. Ours prefers the fast
+    // copy (its capability prior outweighs a stage's unknown latency); without it the copy with
+    // fewer stages costs less.
+    const pair = buildTopology({
+      nodes: [{ id: 'fast-1', memoryGb: 12, score: 10 }, { id: 'fast-2', memoryGb: 12, score: 10 }, { id: 'slow', memoryGb: 24, score: 0.5 }],
+      model: { id: 'm', layers: 24, pipelines: 2 },
+      msPerLayer: 4,
+      hopMs: 1,
+    });
+    const on = { ...context(), topology: pair };
+    const first = (r: ReturnType<typeof policy.create>) => pair.pipelines[r.pick(0)?.pipeline ?? -1]?.stages[0]?.nodeId;
+    expect(first(oursReserve().create(on))).toBe('fast-1');
+    expect(first(policy.create(on))).toBe('slow');
   });
 
   it('ours releases every lease it takes (none left to expire)', () => {

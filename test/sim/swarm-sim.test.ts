@@ -31,13 +31,35 @@ describe('runSwarmSim', () => {
     expect(failover.unrecoverable).toEqual([]);
   });
 
-  it('grows with a twin of the killed node by default, which restores the lost copy', () => {
+  it('grows with a twin of the killed node by default, which serves in its place', () => {
     const growth = runSwarmSim(example(), { kill: 'gpu', seed: 1 }).steps[2];
     if (growth?.step !== 'growth') throw new Error('no growth step');
     expect(growth.added).toEqual({ id: 'gpu-2', memoryGb: 24, score: 16, latencyMs: 4 });
-    expect(growth.role).toBe('restore');
+    // The plan has further copies beyond the two asked for, so the model is not short of intact
+    // copies and the twin makes a copy of its own rather than restoring the lost one.
+    expect(growth.role).toBe('copy');
     expect(growth.route?.stages.map((s) => s.nodeId)).toContain('gpu-2');
     expect(growth.route?.stages.map((s) => s.nodeId)).not.toContain('gpu');
+  });
+
+  it("shows each copy's per-token time after every step; the route is the intact copy with the lowest", () => {
+    const report = runSwarmSim(example(), { kill: 'gpu', seed: 1 });
+    for (const step of report.steps) {
+      expect(step.copies.length).toBeGreaterThanOrEqual(2);
+      for (const c of step.copies) {
+        expect(c.modelId).toBe('hecate-8b');
+        expect(c.perTokenMs).toBeCloseTo(c.computeMs + c.hopMs, 1);
+        expect(c.computeMs).toBeGreaterThan(0);
+      }
+      const intact = step.copies.filter((c) => c.intact);
+      const best = Math.min(...intact.map((c) => c.perTokenMs));
+      const served = step.copies.find((c) => c.pipelineId === step.route?.pipelineId);
+      expect(served?.intact).toBe(true);
+      expect(served?.perTokenMs).toBe(best);
+      if (step.step === 'start') expect(step.copies.map((c) => c.pipelineId)).toEqual(step.pipelines.filter((id) => id.startsWith('hecate-8b/')).sort());
+    }
+    // After gpu dies its copy is reported broken.
+    expect(report.steps[1]?.copies.some((c) => !c.intact)).toBe(true);
   });
 
   it('kills the first node of the initial route when no node is named', () => {

@@ -21,3 +21,8 @@ export { evaluateTargets } from './targets.js';
 export type { TargetResult } from './targets.js';
 export { resultsTable, sharesTable } from './table.js';
 export { cdfSvg, cdfSvgs } from './svg.js';
+export { runSessionSim, sessionTable, W6_ID, W6_STRATEGIES, W6_TOPOLOGY, PREFILL_INPUTS_PER_STEP } from './session-sim.js';
+export type { SessionSimOptions, SessionSimResult, W6Figures, W6Strategy } from './session-sim.js';
+export { DigestNodes, DigestReference, runLayers, mix } from './digest-model.js';
+export type { LayerCaches } from './digest-model.js';
+export { VirtualTimers } from './virtual-timers.js';

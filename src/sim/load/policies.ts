@@ -5,5 +5,5 @@ import { p2cPeakEwma } from './peak-ewma.js';
 import type { Policy } from './router.js';
 import { oursLatencyWeights, oursReserve, seedArgmin } from './swarm-policy.js';
 
-/** The baselines, the seed, ours, the measured-latency-weights experiment and the oracle reference. */
+/** The baselines, the original design, ours, the measured-latency-weights experiment and the oracle reference. */
 export const POLICIES: readonly Policy[] = [weightedRoundRobin, randomPolicy, leastOutstanding, powerOfTwo, p2cPeakEwma(), seedArgmin, oursReserve(), oursLatencyWeights(), oracleSed];

@@ -19,9 +19,11 @@ import { burstyShape, DEFAULT_SIZE_CV, WORKLOADS, type BurstyShape, type Workloa
 /**
  * Bounds of a load simulation (docs/inputs.md): seeds × requests per run may not exceed
  * `work`, so that no options ask for hours (at ≈ 25 s per seed of 20,000 requests over every
- * workload on a 2-core machine, the limit is ≈ 20 minutes).
+ * workload on a 2-core machine, the limit is ≈ 20 minutes). W6 (sessions): seeds × sessions
+ * per run may not exceed `sessionWork` (≈ 17 ms per session and seed over its three
+ * strategies: the limit is ≈ 80 s, ten times the default run).
  */
-export const LOAD_SIM_LIMITS = { seeds: 100, requests: 1_000_000, work: 1_000_000 } as const;
+export const LOAD_SIM_LIMITS = { seeds: 100, requests: 1_000_000, work: 1_000_000, sessions: 10_000, sessionWork: 4_800 } as const;
 
 const finitePositive = z.number().positive().refine(Number.isFinite, 'must be finite');
 const loadOptionsSchema = z.object({

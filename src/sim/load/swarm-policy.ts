@@ -1,11 +1,11 @@
 /**
- * The seed's policy and ours, both through the real runtime: a `Swarm` built by `createSwarm`
- * on the simulation's virtual clock, fed by the same monitor as every other policy. The seed
- * routes on the cost argmin alone; ours reserves each route (`{ reserve: true }`) and releases
+ * The original design's policy and ours, both through the real runtime: a `Swarm` built by `createSwarm`
+ * on the simulation's virtual clock, fed by the same monitor as every other policy. The original
+ * design routes on the cost argmin alone; ours reserves each route (`{ reserve: true }`) and releases
  * it with the observed latency, so the next route sees it at once.
  */
 import { RoutingError } from '../../core/errors.js';
-import type { CostWeights, Route } from '../../core/types.js';
+import type { CostModel, CostWeights, Route } from '../../core/types.js';
 import { createSwarm } from '../../runtime/index.js';
 import type { Lease, LeasedRoute, SwarmConfig } from '../../runtime/types.js';
 import type { Outcome, Pick, Policy, Router, RouterContext } from './router.js';
@@ -13,12 +13,14 @@ import { resolveStages, type SimStage } from './topology.js';
 
 /** Options of the Swarm-backed policies. */
 export interface SwarmPolicyOptions {
-  /** Reserve every route and release it on completion (ours); false is the seed. */
+  /** Reserve every route and release it on completion (ours); false is the original design. */
   readonly reserve: boolean;
   /** Lease lifetime, ms. @defaultValue the runtime's (30 000) */
   readonly leaseTtlMs?: number;
-  /** Cost weights of every route; any but the defaults takes the scan path. @defaultValue SPEC §4's */
+  /** Cost weights of every route; any but the defaults takes the scan path. @defaultValue docs/design.md §4's */
   readonly weights?: Partial<CostWeights>;
+  /** The cost model of every route (docs/cost.md); `'original'` takes the scan path. @defaultValue 'layer-aware' */
+  readonly costModel?: CostModel;
 }
 
 class SwarmRouter implements Router {
@@ -35,7 +37,10 @@ class SwarmRouter implements Router {
   pick(): Pick | undefined {
     let route: Route | LeasedRoute;
     try {
-      const request = this.options.weights !== undefined ? { weights: this.options.weights } : {};
+      const request = {
+        ...(this.options.weights !== undefined ? { weights: this.options.weights } : {}),
+        ...(this.options.costModel !== undefined ? { costModel: this.options.costModel } : {}),
+      };
       route = this.options.reserve ? this.swarm.route(request, { reserve: true }) : this.swarm.route(request);
     } catch (error) {
       if (error instanceof RoutingError && error.code === 'NoHealthyPipeline') return undefined;
@@ -74,11 +79,11 @@ function sameNodes(stages: readonly SimStage[], route: Route): boolean {
   return stages.every((s, i) => s.nodeId === route.stages[i]?.nodeId && s.layers === (route.stages[i]?.layerEnd ?? 0) - (route.stages[i]?.layerStart ?? 0));
 }
 
-/** The seed: the real Swarm's cost argmin, no reservation; telemetry only from the monitor. */
+/** The seed: the real Swarm's argmin of the seed's cost formula (`costModel: 'original'`), no reservation; telemetry only from the monitor. */
 export const seedArgmin: Policy = {
   id: 'seed-argmin',
-  label: "the seed's cost argmin (real Swarm, no reservation)",
-  create: (context) => new SwarmRouter(context, { reserve: false }),
+  label: "the original design's cost argmin (real Swarm, original cost model, no reservation)",
+  create: (context) => new SwarmRouter(context, { reserve: false, costModel: 'original' }),
 };
 
 /** Ours: the real Swarm with in-flight reservations, released with the observed latency. */
@@ -91,11 +96,11 @@ export function oursReserve(options: Omit<SwarmPolicyOptions, 'reserve'> = {}): 
 }
 
 /**
- * The priors off: the seed's capability term (100/score per node) and hop term (15 per hop) are
+ * The priors off: the capability term (100/score for a whole model, by layer share) and hop term (15 per hop) are
  * guesses of a node's delay made before anything is measured, and count it twice once the
  * latency EWMA measures it. This routes on the measured latency, utilisation and reservations
  * alone: `capability: 0`, `hops: 0` (a hop's network delay is inside the end-to-end latency each
- * release feeds back). An experiment reported beside ours; the default formula is SPEC §4's.
+ * release feeds back). An experiment reported beside ours; the default formula is docs/design.md §4's.
  */
 export const LATENCY_WEIGHTS: Partial<CostWeights> = Object.freeze({ capability: 0, hops: 0 });
 

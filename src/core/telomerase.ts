@@ -1,12 +1,12 @@
-import { describeValue, isRecordLike } from '../core/describe.js';
-import { PlanError, SwarmError } from '../core/errors.js';
-import { mergeAdjacent } from '../core/failover.js';
-import { ownValue } from '../core/records.js';
-import { profileIssues } from '../core/validate.js';
-import { byCapability, splitLayers } from '../core/plan.js';
-import { assertPlanShapeOnce, isIntact, planIndex } from '../core/plan-index.js';
-import type { ModelSpec, NodeProfile, NodeStates, Pipeline, Stage, SwarmPlan } from '../core/types.js';
-import type { GrowthRole, IdSource, Relocation } from './types.js';
+import { describeValue, isRecordLike } from './describe.js';
+import { PlanError, SwarmError } from './errors.js';
+import { mergeAdjacent } from './failover.js';
+import { byCapability, splitLayers } from './plan.js';
+import { assertPlanShapeOnce, isIntact, planIndex } from './plan-index.js';
+import { ownValue } from './records.js';
+import { profileIssues } from './validate.js';
+import { shortCopies } from './plan-short.js';
+import type { GrowthRole, IdSource, ModelSpec, NodeProfile, NodeStates, Pipeline, Relocation, Stage, SwarmPlan } from './types.js';
 
 /**
  * The telomerase: the growth component. It decides what a newcomer does (restore a missing copy,
@@ -64,11 +64,12 @@ function nodesOfModel(plan: SwarmPlan, modelId: string): Set<string> {
 }
 
 /**
- * One new copy of `model` from the newcomer and idle live nodes (nodes in no pipeline of the
- * model, with memory left), water-filled by capability. Undefined unless it fits and the
- * newcomer takes part.
+ * A new short copy of `model` from the newcomer and idle live nodes (nodes in no pipeline of the
+ * model, with memory left), built as the planner builds further copies (fastest first until a
+ * copy holds the model, a slower node joining only when worth its hop; docs/cost.md) and
+ * water-filled by capability. Undefined unless the newcomer holds layers in such a copy.
  */
-function buildCopy(plan: SwarmPlan, profiles: readonly NodeProfile[], nodes: NodeStates, model: ModelSpec, newcomer: string): Stage[] | undefined {
+function buildCopies(plan: SwarmPlan, profiles: readonly NodeProfile[], nodes: NodeStates, model: ModelSpec, newcomer: string): Stage[][] | undefined {
   const free = freeMemory(plan, profiles);
   const used = nodesOfModel(plan, model.id);
   const candidates = profiles
@@ -77,8 +78,10 @@ function buildCopy(plan: SwarmPlan, profiles: readonly NodeProfile[], nodes: Nod
     .filter((c) => c.cap > 0)
     .sort(byCapability);
   if (candidates.reduce((s, c) => s + Math.min(c.cap, model.layers), 0) < model.layers) return undefined;
-  const stages = splitLayers(candidates, model.layers);
-  return stages.some((s) => s.nodeId === newcomer) ? stages : undefined;
+  const copies = shortCopies(candidates, model.layers).map((g) => splitLayers([...g].sort(byCapability), model.layers));
+  const mine = copies.find((stages) => stages.some((s) => s.nodeId === newcomer));
+  // Only the newcomer's copy: the idle nodes of other groups stay spares for splices and relocation.
+  return mine === undefined ? undefined : [mine];
 }
 
 /**
@@ -130,19 +133,19 @@ export function planGrowth(
     }
     // Rebuild a dropped copy.
     if (pipelines.length < (wanted.get(model.id) ?? 1)) {
-      const stages = buildCopy(plan, profiles, nodes, model, newcomer.id);
-      if (stages !== undefined) return added(plan, { id: newId(model.id), modelId: model.id, stages }, 'restore');
+      const copies = buildCopies(plan, profiles, nodes, model, newcomer.id);
+      if (copies !== undefined) return added(plan, model.id, copies, newId, 'restore');
     }
   }
   const [base, ...experts] = [...plan.models].sort((a, b) => kindRank(plan, a) - kindRank(plan, b));
   if (base !== undefined) {
-    const stages = buildCopy(plan, profiles, nodes, base, newcomer.id);
-    if (stages !== undefined) return added(plan, { id: newId(base.id), modelId: base.id, stages }, 'copy');
+    const copies = buildCopies(plan, profiles, nodes, base, newcomer.id);
+    if (copies !== undefined) return added(plan, base.id, copies, newId, 'copy');
   }
   const byFewestCopies = experts.sort((a, b) => (index.pipelinesByModel.get(a.id)?.length ?? 0) - (index.pipelinesByModel.get(b.id)?.length ?? 0));
   for (const expert of byFewestCopies) {
-    const stages = buildCopy(plan, profiles, nodes, expert, newcomer.id);
-    if (stages !== undefined) return added(plan, { id: newId(expert.id), modelId: expert.id, stages }, 'expert');
+    const copies = buildCopies(plan, profiles, nodes, expert, newcomer.id);
+    if (copies !== undefined) return added(plan, expert.id, copies, newId, 'expert');
   }
   return { plan, role: 'spare', pipelines: [], replaced: [] };
 }
@@ -152,8 +155,9 @@ function kindRank(plan: SwarmPlan, model: ModelSpec): number {
   return (model.kind ?? (i === 0 ? 'base' : 'expert')) === 'base' ? -1 : i;
 }
 
-function added(plan: SwarmPlan, pipeline: Pipeline, role: GrowthRole): GrowthDecision {
-  return { plan: { models: plan.models, pipelines: [...plan.pipelines, pipeline] }, role, modelId: pipeline.modelId, pipelines: [pipeline.id], replaced: [] };
+function added(plan: SwarmPlan, modelId: string, copies: readonly Stage[][], newId: (modelId: string) => string, role: GrowthRole): GrowthDecision {
+  const pipelines: Pipeline[] = copies.map((stages) => ({ id: newId(modelId), modelId, stages }));
+  return { plan: { models: plan.models, pipelines: [...plan.pipelines, ...pipelines] }, role, modelId, pipelines: pipelines.map((p) => p.id), replaced: [] };
 }
 
 /**

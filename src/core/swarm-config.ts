@@ -1,0 +1,31 @@
+/**
+ * The checks `createSwarm` makes on its config and options before anything is built, as pure
+ * functions: each returns the first problem as a message naming the field, or undefined.
+ */
+
+const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/** What is wrong with a swarm config (`{ models, alpha?, leaseTtlMs?, … }`), or undefined. */
+export function swarmConfigIssue(config: unknown): string | undefined {
+  if (config === null || typeof config !== 'object') return 'config must be an object { models, ... }';
+  const c = config as Record<string, unknown>;
+  // Bad models are left to planSwarm, so they are the same PlanError from both entry points.
+  const { alpha, leaseTtlMs, releaseSampleMs, failurePenaltyMs, allowDegraded } = c;
+  if (alpha !== undefined && !(isNumber(alpha) && alpha > 0 && alpha <= 1)) return `config "alpha" must be in (0, 1], got ${String(alpha)}`;
+  if (leaseTtlMs !== undefined && !(typeof leaseTtlMs === 'number' && leaseTtlMs > 0)) return `config "leaseTtlMs" must be a number > 0, got ${String(leaseTtlMs)}`;
+  if (releaseSampleMs !== undefined && !(isNumber(releaseSampleMs) && releaseSampleMs >= 0)) return `config "releaseSampleMs" must be a finite number >= 0, got ${String(releaseSampleMs)}`;
+  if (failurePenaltyMs !== undefined && !(isNumber(failurePenaltyMs) && failurePenaltyMs >= 0)) return `config "failurePenaltyMs" must be a finite number >= 0, got ${String(failurePenaltyMs)}`;
+  if (allowDegraded !== undefined && typeof allowDegraded !== 'boolean') return `config "allowDegraded" must be a boolean`;
+  return undefined;
+}
+
+/** What is wrong with `createSwarm`'s options (`{ inspect?, seed?, idSource?, clock? }`), or undefined. */
+export function swarmOptionsIssue(options: unknown): string | undefined {
+  if (options === null || typeof options !== 'object') return 'options must be an object { inspect?, seed?, idSource?, clock? }';
+  const { clock, idSource, seed, inspect } = options as Record<string, unknown>;
+  if (clock !== undefined && typeof (clock as { now?: unknown } | null)?.now !== 'function') return 'option "clock" must have a now() method returning milliseconds';
+  if (idSource !== undefined && typeof idSource !== 'function') return 'option "idSource" must be a function returning a new id';
+  if (seed !== undefined && !Number.isInteger(seed)) return `option "seed" must be an integer, got ${String(seed)}`;
+  if (inspect !== undefined && typeof inspect !== 'function' && (inspect === null || typeof inspect !== 'object')) return 'option "inspect" must be an XState inspection observer (a function or { next })';
+  return undefined;
+}

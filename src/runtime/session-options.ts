@@ -1,0 +1,91 @@
+/** Session options: checked, defaults filled in; and the clock a session runs on. */
+import { describeValue } from '../core/describe.js';
+import { SessionError } from '../core/errors.js';
+import type { ResumePreference } from '../core/resume.js';
+import type { HistoryOverflow, SessionHost, SessionOptions, StageRunner, TimerClock } from './session-types.js';
+
+/** Every tuning option of a session, with its default. */
+export interface ResolvedSessionOptions {
+  readonly stageTimeoutMs: number;
+  readonly replayTimeoutMsPerInput: number;
+  readonly retries: number;
+  readonly backoffMs: number;
+  readonly maxBackoffMs: number;
+  readonly maxHistory: number;
+  readonly historyOverflow: HistoryOverflow;
+  readonly aliveCheckMs: number;
+  readonly allowDegraded: boolean;
+  readonly prefer: ResumePreference;
+  readonly onFailure: 'resume' | 'restart';
+}
+
+/** Why a session host is unusable, in words; undefined when it has every method a session calls. */
+export function sessionHostIssue(host: unknown): string | undefined {
+  if (host === null || typeof host !== 'object') return `the session host must be an object { route, reserve, release, state, clock }, got ${describeValue(host)}`;
+  const h = host as Partial<Record<keyof SessionHost, unknown>>;
+  for (const key of ['route', 'reserve', 'release', 'state'] as const) if (typeof h[key] !== 'function') return `the session host's "${key}" must be a function`;
+  for (const key of ['assertRunning', 'stageFailed', 'watch'] as const) if (h[key] !== undefined && typeof h[key] !== 'function') return `the session host's "${key}" must be a function when given`;
+  const clock = h.clock as Partial<TimerClock> | null | undefined;
+  if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function' || typeof clock.setTimeout !== 'function' || typeof clock.clearTimeout !== 'function') {
+    return `the session host's "clock" must have now(), setTimeout() and clearTimeout()`;
+  }
+  return undefined;
+}
+
+/** Why the options (or the runner) are unusable, in words; undefined when they are fine. */
+export function sessionOptionsIssue(runStage: unknown, options: SessionOptions): string | undefined {
+  if (typeof runStage !== 'function') return 'runStage must be a function (stage, input, { signal, replay }) => output';
+  if (options === null || typeof options !== 'object') return 'session options must be an object';
+  for (const key of ['stageTimeoutMs', 'aliveCheckMs', 'maxHistory', 'deadlineMs'] as const) {
+    const v = options[key];
+    if (v !== undefined && !(typeof v === 'number' && v > 0 && !Number.isNaN(v))) return `session option "${key}" must be a number > 0, got ${describeValue(v)}`;
+  }
+  for (const key of ['retries', 'backoffMs', 'maxBackoffMs', 'replayTimeoutMsPerInput'] as const) {
+    const v = options[key];
+    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) return `session option "${key}" must be a finite number >= 0, got ${describeValue(v)}`;
+  }
+  if (options.retries !== undefined && !Number.isInteger(options.retries)) return `session option "retries" must be an integer, got ${describeValue(options.retries)}`;
+  if (options.historyOverflow !== undefined && options.historyOverflow !== 'fail' && options.historyOverflow !== 'slide') return `session option "historyOverflow" must be "fail" or "slide", got ${describeValue(options.historyOverflow)}`;
+  if (options.onFailure !== undefined && options.onFailure !== 'resume' && options.onFailure !== 'restart') return `session option "onFailure" must be "resume" or "restart", got ${describeValue(options.onFailure)}`;
+  if (options.prefer !== undefined && options.prefer !== 'keep' && options.prefer !== 'suffix') return `session option "prefer" must be "keep" or "suffix", got ${describeValue(options.prefer)}`;
+  const clock = options.clock as Partial<TimerClock> | undefined;
+  if (clock !== undefined && (typeof clock.now !== 'function' || typeof clock.setTimeout !== 'function' || typeof clock.clearTimeout !== 'function')) return 'session option "clock" must have now(), setTimeout() and clearTimeout()';
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) return 'session option "signal" must be an AbortSignal';
+  return undefined;
+}
+
+/**
+ * The options with every default filled in.
+ * @throws {SessionError} `InvalidInput` naming the bad option.
+ */
+export function resolveSessionOptions(runStage: StageRunner<never> | unknown, options: SessionOptions): ResolvedSessionOptions {
+  const issue = sessionOptionsIssue(runStage, options);
+  if (issue !== undefined) throw new SessionError('InvalidInput', issue);
+  const stageTimeoutMs = options.stageTimeoutMs ?? 30_000;
+  return {
+    stageTimeoutMs,
+    replayTimeoutMsPerInput: options.replayTimeoutMsPerInput ?? stageTimeoutMs / 16,
+    retries: options.retries ?? 3,
+    backoffMs: options.backoffMs ?? 25,
+    maxBackoffMs: options.maxBackoffMs ?? 1000,
+    maxHistory: options.maxHistory ?? 4096,
+    historyOverflow: options.historyOverflow ?? 'fail',
+    aliveCheckMs: options.aliveCheckMs ?? 100,
+    allowDegraded: options.allowDegraded ?? false,
+    prefer: options.prefer ?? 'keep',
+    onFailure: options.onFailure ?? 'resume',
+  };
+}
+
+/**
+ * The clock a session runs on: `clock` itself when it has timers, else its `now` with the
+ * process's timers (a clock without timers cannot fire a stage timeout in virtual time).
+ */
+export function timerClock(clock: { now(): number } & Partial<Pick<TimerClock, 'setTimeout' | 'clearTimeout'>>): TimerClock {
+  if (typeof clock.setTimeout === 'function' && typeof clock.clearTimeout === 'function') return clock as TimerClock;
+  return {
+    now: () => clock.now(),
+    setTimeout: (callback, ms) => globalThis.setTimeout(callback, ms),
+    clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof globalThis.setTimeout>),
+  };
+}

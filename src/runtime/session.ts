@@ -1,0 +1,380 @@
+/**
+ * Sessions (docs/sessions.md): a generation run step by step through the stages of a reserved
+ * route, that resumes from the failed stage when a node fails — the stages already run are not
+ * rerun, the replacement stages get the session's stored inputs to rebuild their state — instead
+ * of restarting. The only asynchronous part of the runtime: everything it asks of the swarm
+ * (route, reserve, release, state) is synchronous.
+ */
+import { RoutingError, SessionError, SwarmError, type StageAttempt } from '../core/errors.js';
+import { failoverInSwarm } from '../core/failover.js';
+import { resumeRoute } from '../core/resume.js';
+import type { Route, Stage } from '../core/types.js';
+import { SessionHistory } from './session-history.js';
+import { resolveSessionOptions, sessionHostIssue, type ResolvedSessionOptions } from './session-options.js';
+import type { SessionHost, SessionOptions, SessionStats, StageRunner, StepOptions, TimerClock } from './session-types.js';
+import { attemptOf, callStage, describeFailures, type CallResult } from './stage-call.js';
+import type { Lease, LeasedRoute, SwarmRequest } from './types.js';
+
+const stageKey = (s: Stage) => `${s.nodeId}\u0000${s.layerStart}\u0000${s.layerEnd}`;
+
+/**
+ * One generation on the swarm. Open it with `swarm.session(request, runStage)`; call
+ * {@link Session.step} once per forward pass (one at a time), then {@link Session.close}.
+ */
+export class Session<T> {
+  /** The session's id, passed to every stage call. */
+  readonly id: string;
+  private readonly host: SessionHost;
+  private readonly request: SwarmRequest;
+  private readonly runStage: StageRunner<T>;
+  private readonly clock: TimerClock;
+  private readonly o: ResolvedSessionOptions;
+  private readonly signal: AbortSignal | undefined;
+  private readonly deadlineAt: number;
+  private current: Route;
+  private lease: Lease | undefined;
+  private leaseTtl: number;
+  /** Stages whose node holds this session's state for exactly those layers. */
+  private readonly warm = new Set<string>();
+  /** Nodes that failed a call of this session: dead to it whatever the swarm says. */
+  private readonly failed = new Set<string>();
+  private readonly history: SessionHistory<T>;
+  private status: 'open' | 'closed' | 'failed' = 'open';
+  /** True while a step runs. */
+  private running = false;
+  /** Gives up the running call or backoff at once (set while one waits); `close` uses it. */
+  private interrupt: (() => void) | undefined;
+  /** Why the session was interrupted (closed during a step). */
+  private interrupted: unknown;
+  /** Clean steps (no failure) on the current lease, and their summed duration: what `close` reports. */
+  private leaseSteps = 0;
+  private leaseMs = 0;
+  private counters = { resumes: 0, calls: 0, replayedInputs: 0, replayedLayerSteps: 0, freshLayerSteps: 0 };
+
+  /** @internal use `swarm.session` or {@link openSession} */
+  constructor(host: SessionHost, request: SwarmRequest, runStage: StageRunner<T>, options: SessionOptions) {
+    const hostIssue = sessionHostIssue(host);
+    if (hostIssue !== undefined) throw new SessionError('InvalidInput', hostIssue);
+    this.o = resolveSessionOptions(runStage, options); // throws SessionError InvalidInput
+    this.host = host;
+    this.request = request;
+    this.runStage = runStage;
+    this.clock = options.clock ?? host.clock;
+    this.signal = options.signal;
+    this.history = new SessionHistory<T>(this.o.maxHistory);
+    const now = this.clock.now();
+    this.deadlineAt = options.deadlineMs === undefined ? Infinity : now + options.deadlineMs;
+    const leased = host.route(request, { reserve: true });
+    if (leased.degraded && !this.o.allowDegraded) {
+      this.releaseQuietly(leased.lease, {});
+      throw new SessionError('Unrecoverable', `model "${request.model ?? leased.modelId}" has only a degraded route (layers missing); pass allowDegraded: true to run on it`);
+    }
+    this.id = `session-${leased.lease.id}`; // lease ids are unique and deterministic per swarm
+    this.current = stripLease(leased);
+    this.lease = leased.lease;
+    this.leaseTtl = leased.lease.expiresAt - now;
+  }
+
+  /** The route the next step will take (plain data). */
+  get route(): Route {
+    return this.current;
+  }
+
+  /** Counters so far. */
+  stats(): SessionStats {
+    return { sessionId: this.id, steps: this.history.steps, ...this.counters, state: this.status };
+  }
+
+  /**
+   * Runs one forward pass: every stage of the route in order, each given the previous one's
+   * output; resolves with the last stage's output. A failed stage is re-routed and the pass
+   * continues from it (docs/sessions.md); past the retry budget, the deadline, an abort or when no
+   * live node holds the remaining layers, it rejects with a {@link SessionError} and the session
+   * is failed, holding no lease.
+   */
+  async step(input: T, options: StepOptions = {}): Promise<T> {
+    if (this.status !== 'open') throw new SessionError('Closed', `session "${this.id}" is ${this.status}; open a new one`);
+    if (this.running) throw new SessionError('StepInProgress', `session "${this.id}" is already running a step; await it before the next`);
+    this.running = true;
+    const stepIndex = this.history.steps;
+    const started = this.clock.now();
+    const attempts: StageAttempt[] = [];
+    const inputs = new Map<number, T>();
+    const backfill = new Map<number, readonly T[]>();
+    const signals = [this.signal, options.signal].filter((s): s is AbortSignal => s !== undefined);
+    let resumes = 0;
+    try {
+      this.host.assertRunning?.();
+      this.renewIfDue();
+      let x = input;
+      let chained: readonly T[] | undefined; // the previous call's replay outputs, this step
+      let s = 0;
+      while (s < this.current.stages.length) {
+        const stage = this.current.stages[s] as Stage;
+        const fresh = !this.warm.has(stageKey(stage));
+        let replay: T[] = [];
+        if (fresh) {
+          const got = this.replayFor(stage, chained, attempts);
+          replay = got;
+          if (chained !== undefined && got === chained) backfill.set(stage.layerStart, got);
+        }
+        inputs.set(stage.layerStart, x);
+        const result = await this.call(stage, s, x, replay, fresh, stepIndex, signals);
+        attempts.push(attemptOf(stepIndex, s, stage, result, replay.length));
+        if (result.ok) {
+          this.warm.add(stageKey(stage));
+          x = result.output;
+          chained = replay.length > 0 ? result.replayOutputs : undefined;
+          s++;
+          continue;
+        }
+        chained = undefined;
+        if (result.outcome === 'aborted') {
+          const closed = this.interrupted !== undefined;
+          throw this.fail(closed ? 'Closed' : 'Aborted', `session "${this.id}" step ${stepIndex} was ${closed ? 'closed' : 'aborted'} at stage ${s} (node "${stage.nodeId}")`, attempts, result.error, true);
+        }
+        if (result.outcome === 'deadline') throw this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline at step ${stepIndex}, stage ${s} (node "${stage.nodeId}")`, attempts);
+        this.failed.add(stage.nodeId);
+        for (const key of [...this.warm]) if (key.startsWith(`${stage.nodeId}\u0000`)) this.warm.delete(key);
+        if (this.host.stageFailed !== undefined) {
+          this.host.stageFailed(stage.nodeId, result.outcome);
+          this.endLease({});
+        } else this.endLease({ ok: false, latencyMs: this.clock.now() - started });
+        resumes++;
+        if (resumes > this.o.retries) {
+          throw this.fail('RetryBudgetExhausted', `session "${this.id}" step ${stepIndex} failed ${resumes} times (retry budget ${this.o.retries}): ${describeFailures(attempts)}`, attempts, result.error);
+        }
+        // Backoff spares a node that may be briefly overloaded; one the swarm knows is down is routed around at once.
+        const waited = result.outcome === 'node-down' || this.isDown(stage.nodeId) ? 'ok' : await this.backoff(resumes, signals);
+        if (waited !== 'ok') {
+          const closed = this.interrupted !== undefined;
+          throw waited === 'aborted'
+            ? this.fail(closed ? 'Closed' : 'Aborted', `session "${this.id}" step ${stepIndex} was ${closed ? 'closed' : 'aborted'} while waiting to resume`, attempts, undefined, true)
+            : this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline while waiting to resume step ${stepIndex}`, attempts);
+        }
+        s = this.reroute(s, stepIndex, attempts);
+        if (s === 0) {
+          x = input;
+          inputs.clear();
+          backfill.clear();
+        }
+        this.counters.resumes++;
+      }
+      const took = this.clock.now() - started;
+      if (resumes === 0) {
+        this.leaseSteps++;
+        this.leaseMs += took;
+      }
+      this.history.commit(boundaryInputs(this.current, inputs), backfill);
+      return x;
+    } catch (error) {
+      if (!(error instanceof SessionError) && this.status === 'open') {
+        // Something outside the stages broke (the swarm was stopped, say): never leave a lease open.
+        this.status = 'failed';
+        this.endLease({ ok: false });
+      }
+      throw error;
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /**
+   * Ends the session: releases its lease with the mean latency of its clean steps (a step's pass
+   * time, comparable to a one-shot request's; the time between steps is the caller's). A running
+   * step is aborted. Closing twice, or after a failure, does nothing.
+   */
+  close(): SessionStats {
+    if (this.status === 'open') {
+      this.status = 'closed';
+      if (this.running) {
+        this.interrupted = new SessionError('Closed', `session "${this.id}" was closed during a step`);
+        this.interrupt?.();
+      }
+      this.endLease(this.leaseSteps > 0 ? { latencyMs: this.leaseMs / this.leaseSteps } : {});
+    }
+    return this.stats();
+  }
+
+  /** The replay of a fresh stage: the stored inputs at its first layer, else what the previous replacement handed back. */
+  private replayFor(stage: Stage, chained: readonly T[] | undefined, attempts: readonly StageAttempt[]): T[] {
+    if (this.history.steps === 0) return [];
+    if (this.history.dropped > 0 && this.o.historyOverflow === 'fail') {
+      throw this.fail('HistoryTruncated', `session "${this.id}" cannot rebuild node "${stage.nodeId}" for layers [${stage.layerStart}, ${stage.layerEnd}): the oldest ${this.history.dropped} of ${this.history.steps} steps were dropped past maxHistory ${this.o.maxHistory} (use historyOverflow: 'slide' for a sliding-window model)`, attempts);
+    }
+    const stored = this.history.at(stage.layerStart);
+    if (stored !== undefined) return stored;
+    if (chained !== undefined && chained.length === this.history.steps - this.history.dropped) return chained as T[];
+    throw this.fail('ReplayOutputsMissing', `session "${this.id}" has no history at layer ${stage.layerStart} for node "${stage.nodeId}": the replacement stage before it did not hand back its replay outputs (call context.replayed(outputs))`, attempts);
+  }
+
+  /** Routes the remaining layers after stage `s` failed; returns the stage index to continue from. */
+  private reroute(s: number, stepIndex: number, attempts: readonly StageAttempt[]): number {
+    const state = this.host.state();
+    const failedNode = (this.current.stages[s] as Stage).nodeId;
+    let route: Route;
+    let from: number;
+    try {
+      if (this.o.onFailure === 'restart') {
+        for (const n of this.failed) if (n !== failedNode && state.nodes[n]?.alive === true) {
+          // failover knows one failed node; the others must not be served either
+          throw new RoutingError('Unrecoverable', `node "${n}" failed this session but the swarm still counts it alive`);
+        }
+        route = failoverInSwarm(this.current, failedNode, state, { allowDegraded: this.o.allowDegraded, request: this.request }).route;
+        from = 0;
+        this.warm.clear();
+      } else {
+        const resumption = resumeRoute(this.current, s, state, { allowDegraded: this.o.allowDegraded, request: this.request, prefer: this.o.prefer, dead: [...this.failed] });
+        route = resumption.route;
+        from = resumption.resumeAt;
+      }
+    } catch (error) {
+      if (error instanceof RoutingError) throw this.fail('Unrecoverable', `session "${this.id}" cannot continue step ${stepIndex}: ${error.message}`, attempts, error);
+      throw error;
+    }
+    // A stage off the new route misses its steps from now on: its state goes stale.
+    const onRoute = new Set(route.stages.map(stageKey));
+    for (const key of [...this.warm]) if (!onRoute.has(key)) this.warm.delete(key);
+    const leased = this.host.reserve(route);
+    this.current = stripLease(leased);
+    this.lease = leased.lease;
+    this.leaseTtl = leased.lease.expiresAt - this.clock.now();
+    this.leaseSteps = 0;
+    this.leaseMs = 0;
+    return from;
+  }
+
+  /** One call of one stage (see {@link callStage}); counts the work of a call that answered. */
+  private async call(stage: Stage, s: number, input: T, replay: readonly T[], fresh: boolean, step: number, signals: readonly AbortSignal[]): Promise<CallResult<T>> {
+    this.counters.calls++;
+    const watch = this.host.watch;
+    const result = await callStage({
+      runStage: this.runStage,
+      stage: { nodeId: stage.nodeId, modelId: this.current.modelId, layerStart: stage.layerStart, layerEnd: stage.layerEnd, stageIndex: s, sessionId: this.id },
+      input,
+      replay,
+      fresh,
+      step,
+      clock: this.clock,
+      timeoutMs: this.o.stageTimeoutMs + replay.length * this.o.replayTimeoutMsPerInput,
+      deadlineAt: this.deadlineAt,
+      aliveCheckMs: this.o.aliveCheckMs,
+      signals,
+      isDown: () => this.isDown(stage.nodeId),
+      ...(watch !== undefined ? { watch: (onDown: () => void) => watch.call(this.host, stage.nodeId, onDown) } : {}),
+      interruptible: (interrupt) => {
+        this.interrupt = interrupt;
+      },
+      interrupted: () => this.interrupted,
+    });
+    if (result.ok) {
+      const layers = stage.layerEnd - stage.layerStart;
+      this.counters.freshLayerSteps += layers;
+      this.counters.replayedInputs += replay.length;
+      this.counters.replayedLayerSteps += replay.length * layers;
+    }
+    return result;
+  }
+
+  /** Waits before a resume: `backoffMs · 2^(n−1)`, capped; cut short by an abort or the deadline. */
+  private backoff(n: number, signals: readonly AbortSignal[]): Promise<'ok' | 'aborted' | 'deadline'> {
+    const wait = Math.min(this.o.backoffMs * 2 ** (n - 1), this.o.maxBackoffMs);
+    if (signals.some((x) => x.aborted) || this.interrupted !== undefined) return Promise.resolve('aborted');
+    const left = this.deadlineAt - this.clock.now();
+    if (left <= 0) return Promise.resolve('deadline');
+    if (wait === 0) return Promise.resolve('ok');
+    return new Promise((resolve) => {
+      const clock = this.clock;
+      const done = (how: 'ok' | 'aborted' | 'deadline') => {
+        clock.clearTimeout(timer);
+        for (const signal of signals) signal.removeEventListener('abort', onAbort);
+        this.interrupt = undefined;
+        resolve(how);
+      };
+      const onAbort = () => done('aborted');
+      this.interrupt = onAbort;
+      const timer = wait < left ? clock.setTimeout(() => done('ok'), wait) : clock.setTimeout(() => done('deadline'), left);
+      for (const signal of signals) signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  private isDown(nodeId: string): boolean {
+    return this.host.state().nodes[nodeId]?.alive !== true;
+  }
+
+  /** A long session would outlive its lease: renew it (reserve again, release the old one neutrally) at half its life. */
+  private renewIfDue(): void {
+    const lease = this.lease;
+    if (lease === undefined) {
+      this.take(this.host.reserve(this.current));
+      return;
+    }
+    if (this.clock.now() < lease.expiresAt - this.leaseTtl / 2) return;
+    const renewed = this.host.reserve(this.current);
+    this.releaseQuietly(lease, {});
+    this.take(renewed);
+  }
+
+  private take(leased: LeasedRoute): void {
+    this.lease = leased.lease;
+    this.leaseTtl = leased.lease.expiresAt - this.clock.now();
+  }
+
+  private endLease(outcome: { ok?: boolean; latencyMs?: number }): void {
+    const lease = this.lease;
+    this.lease = undefined;
+    if (lease !== undefined) this.releaseQuietly(lease, outcome);
+  }
+
+  /** A lease that expired on its own, or whose swarm was stopped, is already gone: nothing left to release. */
+  private releaseQuietly(lease: Lease, outcome: { ok?: boolean; latencyMs?: number }): void {
+    try {
+      this.host.release(lease, outcome);
+    } catch (error) {
+      if (!(error instanceof SwarmError && (error.code === 'UnknownLease' || error.code === 'Stopped'))) throw error;
+    }
+  }
+
+  /** Fails the session: no lease left open, the error to throw. */
+  private fail(code: SessionError['code'], message: string, attempts: readonly StageAttempt[], cause?: unknown, neutral = false): SessionError {
+    if (this.status === 'open') this.status = 'failed';
+    this.endLease(neutral ? {} : { ok: false });
+    return new SessionError(code, message, [...attempts], cause === undefined ? undefined : { cause });
+  }
+}
+
+function stripLease(leased: LeasedRoute): Route {
+  const { lease: _lease, ...route } = leased;
+  return route;
+}
+
+/** This step's input at every boundary of the route it ended on. */
+function boundaryInputs<T>(route: Route, inputs: ReadonlyMap<number, T>): Map<number, T> {
+  const out = new Map<number, T>();
+  for (const s of route.stages) {
+    const x = inputs.get(s.layerStart);
+    if (x !== undefined || inputs.has(s.layerStart)) out.set(s.layerStart, x as T);
+  }
+  return out;
+}
+
+/**
+ * Opens a session on `host` (what `swarm.session` does).
+ * @throws {RoutingError} when the model has nothing to serve with; {@link SessionError} `InvalidInput`.
+ */
+export function openSession<T>(host: SessionHost, request: SwarmRequest, runStage: StageRunner<T>, options: SessionOptions = {}): Session<T> {
+  return new Session(host, request ?? {}, runStage, options);
+}
+
+/**
+ * A session of one step (what `swarm.execute` does): opens, steps once, closes. Resolves with the
+ * last stage's output; rejects like {@link Session.step}, with no lease left open.
+ */
+export async function executeOnce<T>(host: SessionHost, request: SwarmRequest, input: T, runStage: StageRunner<T>, options: SessionOptions = {}): Promise<T> {
+  const session = openSession(host, request, runStage, options);
+  try {
+    return await session.step(input);
+  } finally {
+    session.close();
+  }
+}

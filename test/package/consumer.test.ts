@@ -1,0 +1,136 @@
+/**
+ * The package as a user gets it: `npm pack`, installed from the tarball into a fresh project on
+ * another xstate 5.x minor, type-checked with strict `nodenext` TypeScript and run. Also the
+ * package linters (publint --strict, arethetypeswrong) on the same tarball. Uses npm's cache
+ * (`--prefer-offline`), so only a cold cache reaches the registry.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const repo = resolve(import.meta.dirname, '../..');
+/**
+ * The consumers' xstate: the bottom of the peer range (another minor than the repository's pin,
+ * and the one the declarations are emitted against) and the newest the repository tests.
+ */
+const REPO_XSTATE = (JSON.parse(readFileSync(join(repo, 'node_modules/xstate/package.json'), 'utf8')) as { version: string }).version;
+const PEER_FLOOR = ((JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> }).peerDependencies['xstate'] ?? '').replace(/^\^/, '');
+const CONSUMER_XSTATES = [PEER_FLOOR, REPO_XSTATE];
+const tsc = join(repo, 'node_modules/typescript/bin/tsc');
+const npm = (args: string[], cwd: string) => execFileSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+let dir = '';
+let tarball = '';
+
+/** Every installed package.json of `name` under a node_modules tree. */
+function copiesOf(root: string, name: string): string[] {
+  const found: string[] = [];
+  const walk = (nm: string) => {
+    if (!existsSync(nm)) return;
+    for (const entry of readdirSync(nm)) {
+      const path = join(nm, entry);
+      if (entry.startsWith('@')) {
+        for (const sub of readdirSync(path)) visit(`${entry}/${sub}`, join(path, sub));
+      } else visit(entry, path);
+    }
+  };
+  const visit = (pkg: string, path: string) => {
+    if (!statSync(path).isDirectory()) return;
+    if (pkg === name) found.push(join(path, 'package.json'));
+    walk(join(path, 'node_modules'));
+  };
+  walk(join(root, 'node_modules'));
+  return found;
+}
+
+const CONSUMER_TS = `import { createActor, type AnyActorRef, type ActorRefFrom } from 'xstate';
+import { createSwarm, swarmConfig, nodeMachine, swarmMachine, SwarmError, type NodeProfile, type Route } from 'hecate-swarm';
+import { topologyFromValue } from 'hecate-swarm/sim';
+import { ManualClock } from 'hecate-swarm';
+
+const profiles: NodeProfile[] = [
+  { id: 'a', memoryGb: 8, score: 2 },
+  { id: 'b', memoryGb: 8, score: 1 },
+];
+const swarm = createSwarm(profiles, swarmConfig(4, 2), { seed: 1, clock: new ManualClock() });
+const any: AnyActorRef = swarm.actor;
+const typed: ActorRefFrom<typeof swarmMachine> = swarm.actor;
+const node = createActor(nodeMachine, { input: { id: 'solo' } }).start();
+node.send({ type: 'node.telemetry', sample: { load: 0.5 } });
+const route: Route = swarm.route({ tokens: 16 });
+let refused = '';
+try {
+  swarm.report('a', { latency: 9 } as never);
+} catch (error) {
+  if (error instanceof SwarmError) refused = error.code;
+}
+const topology = topologyFromValue({ models: [{ id: 'm', layers: 2 }], nodes: [{ id: 'x', memoryGb: 4 }] }, 'inline');
+console.log(JSON.stringify({ status: swarm.status(), any: any.id === typed.id, load: node.getSnapshot().context.load, stages: route.stages.length, refused, topology: topology.ok }));
+swarm.stop();
+node.stop();
+`;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'hecate-consumer-'));
+  const packed = JSON.parse(npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir], repo)) as { filename: string }[];
+  tarball = join(dir, packed[0]?.filename ?? '');
+}, 120_000);
+
+afterAll(() => {
+  if (dir !== '') rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh consumer project on `xstate`, with the tarball installed. */
+function makeConsumer(xstate: string): string {
+  const consumer = join(dir, `consumer-${xstate}`);
+  mkdirSync(consumer);
+  writeFileSync(
+    join(consumer, 'package.json'),
+    JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies: { xstate, 'hecate-swarm': `file:${tarball}` } }, null, 2),
+  );
+  writeFileSync(
+    join(consumer, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: [], skipLibCheck: false, noUncheckedIndexedAccess: true, verbatimModuleSyntax: true, outDir: 'out' }, include: ['index.ts'] }),
+  );
+  writeFileSync(join(consumer, 'index.ts'), CONSUMER_TS);
+  npm(['install', '--prefer-offline', '--ignore-scripts'], consumer);
+  return consumer;
+}
+
+describe('the packed package', () => {
+  it('ships the build, the examples, the scenarios and the LICENSE, and nothing else', () => {
+    const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n').map((f) => f.replace(/^package\//, ''));
+    expect(files).toContain('LICENSE');
+    expect(files).toContain('dist/src/index.js');
+    expect(files).toContain('dist/src/sim/index.d.ts');
+    expect(files).toContain('dist/src/testing/index.d.ts');
+    expect(files.filter((f) => f.startsWith('dist/bench') || f.endsWith('.map'))).toEqual([]);
+    expect(files.filter((f) => !/^(dist\/(src|machines)\/|examples\/|scenarios\/|LICENSE$|README\.md$|package\.json$)/.test(f))).toEqual([]);
+  });
+
+  it.each(CONSUMER_XSTATES)('in a project on xstate %s: one copy of xstate, no CLI-only package, strict nodenext type-checks swarm.actor, swarmMachine and nodeMachine, and it runs', (xstate) => {
+    expect(PEER_FLOOR).not.toBe(REPO_XSTATE);
+    const consumer = makeConsumer(xstate);
+    const xstates = copiesOf(consumer, 'xstate').map((p) => (JSON.parse(readFileSync(p, 'utf8')) as { version: string }).version);
+    expect(xstates).toEqual([xstate]);
+    for (const absent of ['ws', '@statelyai/inspect', '@xstate/graph', 'superjson']) expect(copiesOf(consumer, absent)).toEqual([]);
+    const typecheck = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: consumer, encoding: 'utf8' });
+    expect(typecheck.stdout + typecheck.stderr).toBe('');
+    const out = execFileSync(process.execPath, ['out/index.js'], { cwd: consumer, encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual({ status: 'healthy', any: true, load: 0.5, stages: 1, refused: 'BadTelemetry', topology: true });
+  }, 180_000);
+
+  it('is clean for publint --strict and arethetypeswrong (ESM-only profile)', () => {
+    const publint = execFileSync(process.execPath, [join(repo, 'node_modules/publint/src/cli.js'), '--strict', repo], { cwd: repo, encoding: 'utf8' });
+    expect(publint).toMatch(/All good!/);
+    // ESM only: node10 and require() from CommonJS are out of scope (docs/design.md §11); every
+    // other resolution must be green. A problem in scope makes attw exit non-zero.
+    const attw = spawnSync(process.execPath, [join(repo, 'node_modules/@arethetypeswrong/cli/dist/index.js'), tarball, '--profile', 'esm-only', '--format', 'ascii'], { cwd: repo, encoding: 'utf8' });
+    expect(attw.status).toBe(0);
+    const inScope = attw.stdout.split('\n').filter((line) => /^(node16 \(from ESM\)|bundler):/.test(line));
+    expect(inScope).toHaveLength(4 * 2);
+    expect(inScope.filter((line) => !line.includes('🟢'))).toEqual([]);
+  });
+});
