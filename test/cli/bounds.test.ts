@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { INPUT_LIMIT_BYTES } from '../../src/cli/io.js';
 import { parseInspectUrl } from '../../src/cli/inspect.js';
 import { UsageError } from '../../src/cli/args.js';
-import { LOAD_SIM_LIMITS, TOPOLOGY_LIMITS } from '../../src/sim/index.js';
+import { InputError, LOAD_SIM_LIMITS, runSessionSim, TOPOLOGY_LIMITS } from '../../src/sim/index.js';
 import { cli, type Run } from './run-cli.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hecate-bounds-'));
@@ -88,6 +88,16 @@ describe.concurrent('CLI output paths and flags', () => {
 
   it('load-sim refuses --seeds × --requests over the limit, naming it', async () => {
     refused(await cli('load-sim', '--seeds', '100', '--requests', '1000000'), `over the limit of ${LOAD_SIM_LIMITS.work}`);
+  });
+
+  it('load-sim refuses --seeds × --sessions over the limit for W6, naming it', async () => {
+    refused(await cli('load-sim', '--seeds', '100', '--sessions', '49', '--workload', 'w6'), `over the limit of ${LOAD_SIM_LIMITS.sessionWork} for w6-kills`);
+    refused(await cli('load-sim', '--seeds', '2', '--sessions', '10000', '--requests', '100'), `--seeds × --sessions is 20000, over the limit of ${LOAD_SIM_LIMITS.sessionWork}`);
+  });
+
+  it('runSessionSim refuses seeds × sessions over the limit before it runs', async () => {
+    await expect(runSessionSim({ seeds: 100, sessions: 49 })).rejects.toThrow(new RegExp(`seeds × sessions is 4900, over the limit of ${LOAD_SIM_LIMITS.sessionWork}`));
+    await expect(runSessionSim({ sessions: 1.5 })).rejects.toBeInstanceOf(InputError);
   });
 
   it('load-sim prints progress lines on stderr when it is not a terminal and the run is long', async () => {
