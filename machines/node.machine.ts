@@ -1,4 +1,7 @@
-import { assign, setup } from 'xstate';
+import { assign, enqueueActions, setup } from 'xstate';
+import { banMs, maxBanLevel, resolveEjectionOptions, shouldEject, type EjectionOptions, type ResolvedEjectionOptions } from '../src/core/ejection.js';
+import { recordInterval, type HeartbeatHistory } from '../src/core/heartbeat-history.js';
+import { firstHistory, phiCrossingMs, resolvePhiOptions, type PhiOptions, type ResolvedPhiOptions } from '../src/core/phi.js';
 
 /** One telemetry sample; every field optional, every present field finite and >= 0. */
 export interface NodeSample {
@@ -18,6 +21,20 @@ export interface NodeContext {
   readonly samples: number;
   /** What the profile declared; stands in until the first measured sample of that field. */
   readonly declared: { readonly latencyMs?: number; readonly score?: number };
+  /** The failure detector's settings (defaults filled in). */
+  readonly phi: ResolvedPhiOptions;
+  /** Passive ejection's settings (defaults filled in). */
+  readonly ejection: ResolvedEjectionOptions;
+  /** Inter-arrival times of its heartbeats; undefined until the first one: detection is off until then. */
+  readonly history?: HeartbeatHistory;
+  /** When the last heartbeat arrived (the actor clock's ms); undefined after a revival, so the gap is not measured. */
+  readonly lastHeartbeatAt?: number;
+  /** Consecutive failed outcomes, capped at the ejection threshold. */
+  readonly failures: number;
+  /** Ejections in a row (each doubles the ban), capped where the ban stops growing. */
+  readonly ejections: number;
+  /** Back from a ban: the first failure ejects again; the first success ends it. */
+  readonly probation: boolean;
 }
 
 /** What a node actor is created with. */
@@ -27,14 +44,46 @@ export interface NodeInput {
   readonly alpha?: number;
   readonly latencyMs?: number;
   readonly score?: number;
+  /** Failure detector settings. @defaultValue Akka's: see `DEFAULT_PHI` */
+  readonly phi?: PhiOptions;
+  /** Passive ejection settings. @defaultValue see `DEFAULT_EJECTION` */
+  readonly ejection?: EjectionOptions;
 }
+
+/** Why a node went down: the orchestrator said so, the failure detector, or passive ejection. */
+export type DownCause = 'manual' | 'detector' | 'ejected';
+
+/** Why a node came back: the orchestrator (`manual`), a heartbeat or other proof of life after a detector down, or the end of a ban. */
+export type AliveCause = 'manual' | 'heartbeat' | 'probation';
 
 /** The events a node actor understands. */
 export type NodeEvent =
   | { readonly type: 'node.telemetry'; readonly sample: NodeSample }
-  | { readonly type: 'node.down' }
+  /** A heartbeat, stamped with the actor clock's time. */
+  | { readonly type: 'node.heartbeat'; readonly at: number }
+  /**
+   * Another proof of life (a telemetry report, a successful request), stamped like a heartbeat: it
+   * restarts the detector's wait but adds no interval (it does not come at the heartbeat's pace),
+   * and never starts detection.
+   */
+  | { readonly type: 'node.seen'; readonly at: number }
+  /** How a request it served ended. */
+  | { readonly type: 'node.outcome'; readonly ok: boolean }
+  /** From the Swarm: down (`manual` when no cause is given; the echo of its own report otherwise). */
+  | { readonly type: 'node.down'; readonly cause?: DownCause }
   | { readonly type: 'node.alive' }
   | { readonly type: 'node.retire' };
+
+/**
+ * What a node actor tells its Swarm (its parent) — and emits, for a node actor run on its own:
+ * it became suspect, the detector took it down, it asks to be ejected (the Swarm decides, as only
+ * it knows how many are out), or it came back by itself.
+ */
+export type NodeReport =
+  | { readonly type: 'node.suspected'; readonly nodeId: string }
+  | { readonly type: 'node.down'; readonly nodeId: string; readonly cause: 'detector' }
+  | { readonly type: 'node.eject'; readonly nodeId: string }
+  | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause: 'heartbeat' | 'probation' };
 
 /** True for a number the EWMA may take: finite and not negative (score must also be > 0). */
 export function isGoodValue(field: keyof NodeSample, v: unknown): boolean {
@@ -106,22 +155,95 @@ export function effectiveValues<T extends { load?: number; latencyMs?: number; s
   return out;
 }
 
+// Every node of a swarm gets the same settings object: resolved once per input object, not per node.
+const phiCache = new WeakMap<PhiOptions, ResolvedPhiOptions>();
+const ejectionCache = new WeakMap<EjectionOptions, ResolvedEjectionOptions>();
+const DEFAULT_PHI_RESOLVED = Object.freeze(resolvePhiOptions());
+const DEFAULT_EJECTION_RESOLVED = Object.freeze(resolveEjectionOptions());
+
+function sharedPhi(o: PhiOptions | undefined): ResolvedPhiOptions {
+  if (o === undefined) return DEFAULT_PHI_RESOLVED;
+  let r = phiCache.get(o);
+  if (r === undefined) phiCache.set(o, (r = Object.freeze(resolvePhiOptions(o))));
+  return r;
+}
+
+function sharedEjection(o: EjectionOptions | undefined): ResolvedEjectionOptions {
+  if (o === undefined) return DEFAULT_EJECTION_RESOLVED;
+  let r = ejectionCache.get(o);
+  if (r === undefined) ejectionCache.set(o, (r = Object.freeze(resolveEjectionOptions(o))));
+  return r;
+}
+
+/** The heartbeat's effect on the detector: the first one starts it; later ones add their gap. */
+function heartbeatUpdate(ctx: NodeContext, at: number): Partial<NodeContext> {
+  if (ctx.history === undefined) return { history: firstHistory(ctx.phi), lastHeartbeatAt: at };
+  if (ctx.lastHeartbeatAt === undefined) return { lastHeartbeatAt: at };
+  return { history: recordInterval(ctx.history, Math.max(at - ctx.lastHeartbeatAt, 0)), lastHeartbeatAt: at };
+}
+
+/** How long after the last heartbeat the node becomes suspect: when phi reaches the suspect level. */
+export function suspectAfterMs(ctx: Pick<NodeContext, 'phi' | 'history'>): number {
+  return ctx.history === undefined ? Number.POSITIVE_INFINITY : phiCrossingMs(ctx.phi.suspectThreshold, ctx.history, ctx.phi);
+}
+
+/** How long a suspect node has before it is down: until phi reaches the threshold. */
+export function downAfterMs(ctx: Pick<NodeContext, 'phi' | 'history'>): number {
+  if (ctx.history === undefined) return Number.POSITIVE_INFINITY;
+  return Math.max(phiCrossingMs(ctx.phi.threshold, ctx.history, ctx.phi) - suspectAfterMs(ctx), 0);
+}
+
 /**
- * One node of the swarm: alive or down (and finally retired), holding its load, latency and
- * score EWMAs. A bad sample (NaN, ±Infinity, negative) is refused by a guard and leaves every
- * EWMA untouched. A down node ignores telemetry: it is stale by definition.
+ * One node of the swarm, holding its load, latency and score EWMAs, its failure detector and its
+ * ejection record. A bad sample (NaN, ±Infinity, negative) is refused by a guard and leaves every
+ * EWMA untouched. A down node ignores telemetry and outcomes: they are stale by definition.
+ *
+ * Detection (opt-in: it starts at the first heartbeat): `alive.watching` waits, on the actor
+ * clock, until phi would reach the suspect level, then `alive.suspect` until it would reach the
+ * threshold, then `down.detected` — reporting each step to the Swarm. A heartbeat restarts the
+ * wait, from `suspect` too, and brings a node the detector took down back. Passive ejection: at
+ * the consecutive-failure threshold (the first failure on probation) the node asks the Swarm to
+ * eject it; ejected, it waits out a ban that doubles with each ejection in a row, then returns on
+ * probation. The orchestrator's marks win: `node.down` (manual) from any state makes the node wait
+ * for `node.alive`; heartbeats and bans no longer bring it back.
  */
 export const nodeMachine = setup({
   types: {
     context: {} as NodeContext,
     events: {} as NodeEvent,
     input: {} as NodeInput,
+    emitted: {} as NodeReport,
   },
   guards: {
     goodSample: ({ event }) => event.type === 'node.telemetry' && badSampleField(event.sample) === undefined,
+    monitored: ({ context }) => context.history !== undefined,
+    succeeded: ({ event }) => event.type === 'node.outcome' && event.ok,
+    /** This failure (one more in a row) reaches the threshold, or breaks probation. */
+    failureEjects: ({ context, event }) =>
+      event.type === 'node.outcome' && !event.ok && shouldEject(Math.min(context.failures + 1, context.ejection.consecutiveFailures), context.probation, context.ejection),
+    manualCause: ({ event }) => event.type === 'node.down' && (event.cause ?? 'manual') === 'manual',
+    ejectedCause: ({ event }) => event.type === 'node.down' && event.cause === 'ejected',
+  },
+  delays: {
+    suspectAfter: ({ context }) => suspectAfterMs(context),
+    downAfter: ({ context }) => downAfterMs(context),
+    banAfter: ({ context }) => banMs(context.ejections, context.ejection),
   },
   actions: {
     recordSample: assign(({ context, event }) => (event.type === 'node.telemetry' ? sampleUpdate(context, event.sample) : {})),
+    recordHeartbeat: assign(({ context, event }) => (event.type === 'node.heartbeat' ? heartbeatUpdate(context, event.at) : {})),
+    /** Down, the gap until the next heartbeat says nothing of the heartbeat interval. */
+    forgetLastHeartbeat: assign({ lastHeartbeatAt: undefined }),
+    recordSuccess: assign({ failures: 0, probation: false, ejections: 0 }),
+    recordFailure: assign({ failures: ({ context }) => Math.min(context.failures + 1, context.ejection.consecutiveFailures) }),
+    recordEjection: assign({ failures: 0, ejections: ({ context }) => Math.min(context.ejections + 1, maxBanLevel(context.ejection)) }),
+    startProbation: assign({ probation: true }),
+    endProbation: assign({ probation: false }),
+    tellSuspected: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.suspected', nodeId: context.id })),
+    tellDetectedDown: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.down', nodeId: context.id, cause: 'detector' })),
+    askEjection: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.eject', nodeId: context.id })),
+    tellBackByHeartbeat: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.alive', nodeId: context.id, cause: 'heartbeat' })),
+    tellBackOnProbation: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.alive', nodeId: context.id, cause: 'probation' })),
   },
 }).createMachine({
   id: 'node',
@@ -133,22 +255,97 @@ export const nodeMachine = setup({
       ...(input.latencyMs !== undefined ? { latencyMs: input.latencyMs } : {}),
       ...(input.score !== undefined ? { score: input.score } : {}),
     },
+    phi: sharedPhi(input.phi),
+    ejection: sharedEjection(input.ejection),
+    failures: 0,
+    ejections: 0,
+    probation: false,
   }),
   initial: 'alive',
   states: {
     alive: {
+      initial: 'unmonitored',
       on: {
         'node.telemetry': { guard: 'goodSample', actions: 'recordSample' },
-        'node.down': { target: 'down' },
+        // Targetless: an outcome must not restart the detector's timers.
+        'node.outcome': [
+          { guard: 'succeeded', actions: 'recordSuccess' },
+          { guard: 'failureEjects', actions: ['recordFailure', 'askEjection'] },
+          { actions: 'recordFailure' },
+        ],
+        'node.down': [
+          { guard: 'ejectedCause', target: 'down.ejected' },
+          { guard: 'manualCause', target: 'down.manual' },
+        ],
         'node.retire': { target: 'retired' },
+      },
+      states: {
+        unmonitored: {
+          on: { 'node.heartbeat': { target: 'watching', actions: 'recordHeartbeat' } },
+        },
+        watching: {
+          after: { suspectAfter: 'suspect' },
+          on: {
+            'node.heartbeat': { target: 'watching', reenter: true, actions: 'recordHeartbeat' },
+            'node.seen': { target: 'watching', reenter: true },
+          },
+        },
+        suspect: {
+          entry: 'tellSuspected',
+          after: { downAfter: '#node.down.detected' },
+          on: {
+            'node.heartbeat': { target: 'watching', actions: 'recordHeartbeat' },
+            'node.seen': { target: 'watching' },
+          },
+        },
       },
     },
     down: {
+      initial: 'manual',
+      entry: 'forgetLastHeartbeat',
       on: {
-        'node.alive': { target: 'alive' },
+        // Back: watched again if heartbeats ever came (no transient state: 10,000 nodes start in `alive`).
+        'node.alive': [
+          { guard: 'monitored', target: 'alive.watching', actions: 'endProbation' },
+          { target: 'alive.unmonitored', actions: 'endProbation' },
+        ],
         'node.retire': { target: 'retired' },
+      },
+      states: {
+        /** Marked down by the orchestrator: only `node.alive` brings it back. */
+        manual: {},
+        /** Taken down by the detector: a heartbeat brings it back; a manual mark makes it manual. */
+        detected: {
+          entry: 'tellDetectedDown',
+          on: {
+            'node.heartbeat': { target: '#node.alive.watching', actions: ['recordHeartbeat', 'tellBackByHeartbeat'] },
+            'node.seen': { target: '#node.alive.watching', actions: 'tellBackByHeartbeat' },
+            'node.down': { guard: 'manualCause', target: 'manual' },
+          },
+        },
+        /** Ejected for its failures: back on probation when the ban ends. */
+        ejected: {
+          entry: 'recordEjection',
+          after: {
+            banAfter: [
+              { guard: 'monitored', target: '#node.alive.watching', actions: ['startProbation', 'tellBackOnProbation'] },
+              { target: '#node.alive.unmonitored', actions: ['startProbation', 'tellBackOnProbation'] },
+            ],
+          },
+          on: { 'node.down': { guard: 'manualCause', target: 'manual' } },
+        },
       },
     },
     retired: { type: 'final' },
   },
 });
+
+/** Sends a report to the Swarm (when the node has one) and emits it, so a lone node actor can be watched too. */
+function report(
+  enqueue: { sendParent: (event: NodeReport) => void; emit: (event: NodeReport) => void },
+  self: { _parent?: unknown },
+  event: NodeReport,
+): void {
+  if (self._parent !== undefined) enqueue.sendParent(event);
+  enqueue.emit(event);
+}

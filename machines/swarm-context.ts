@@ -3,7 +3,9 @@ import type { ExtraLoad } from '../src/core/cost.js';
 import { declaredTelemetry } from '../src/core/state.js';
 import type { GrowthRole, IdSource, NodeProfile, NodeStates, NodeTelemetry, Pipeline, Recovery, Relocation, SwarmPlan } from '../src/core/types.js';
 import { profileIssues } from '../src/core/validate.js';
-import type { nodeMachine } from './node.machine.js';
+import type { EjectionOptions, ResolvedEjectionOptions } from '../src/core/ejection.js';
+import type { PhiOptions } from '../src/core/phi.js';
+import type { AliveCause, DownCause, nodeMachine } from './node.machine.js';
 
 /**
  * The Swarm statechart's data: what it is created with, its context, its events and what it
@@ -77,6 +79,10 @@ export interface SwarmInput {
   readonly inflight?: ExtraLoad;
   /** The routing index over `telemetry` and `inflight`; without it, rescues scan. */
   readonly index?: RescueIndex;
+  /** Failure detector settings of every node actor (docs/detection.md). @defaultValue Akka's */
+  readonly failureDetector?: PhiOptions;
+  /** Passive ejection settings of every node actor and the swarm's cap. */
+  readonly ejection?: EjectionOptions;
 }
 
 /** One member of the swarm: its profile, its slot in `alive`, its actor. */
@@ -116,12 +122,39 @@ export interface SwarmContext {
   readonly index: RescueIndex | undefined;
   /** What the last event taken decided. */
   readonly outcome: SwarmOutcome | undefined;
+  // ── failure detection and ejection (issue 15) ──
+  /** Nodes down by ejection now, at most `ejection.maxEjectedShare` of the members. */
+  readonly ejected: ReadonlySet<string>;
+  /** Nodes the failure detector took down (a manual mark turns them manual; a heartbeat brings them back). */
+  readonly detected: ReadonlySet<string>;
+  readonly failureDetector: PhiOptions | undefined;
+  readonly ejection: ResolvedEjectionOptions;
 }
+
+/** The swarm's status while it runs, from its counters: failed ⇔ none alive; degraded ⇔ a plan node down. */
+export type LiveStatus = 'healthy' | 'degraded' | 'failed';
+
+/**
+ * What the Swarm emits (XState `emit`) for the orchestrator: a node suspected by its detector, a
+ * node down (with the rescue computed before the mark, and why), a node back, and every status
+ * change. The runtime re-exposes them as `swarm.on(type, handler)`.
+ */
+export type SwarmEmitted =
+  | { readonly type: 'node.suspected'; readonly nodeId: string }
+  | { readonly type: 'node.down'; readonly nodeId: string; readonly cause: DownCause; readonly rescue: PendingRescue & { readonly status: LiveStatus } }
+  | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause: AliveCause }
+  | { readonly type: 'status.changed'; readonly status: LiveStatus | 'stopped' };
 
 /** The events of the Swarm statechart. */
 export type SwarmEvent =
-  | { readonly type: 'node.down'; readonly nodeId: string }
-  | { readonly type: 'node.alive'; readonly nodeId: string }
+  /** A node down: `manual` (the orchestrator; the default) or `detector` (its node actor's report). */
+  | { readonly type: 'node.down'; readonly nodeId: string; readonly cause?: 'manual' | 'detector' }
+  /** A node back: `manual` (the default), or by itself (`heartbeat`, `probation`). */
+  | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause?: AliveCause }
+  /** A node actor's detector suspects it. */
+  | { readonly type: 'node.suspected'; readonly nodeId: string }
+  /** A node actor asks to be ejected for its failures; granted while under the cap. */
+  | { readonly type: 'node.eject'; readonly nodeId: string }
   | { readonly type: 'node.added'; readonly profile: NodeProfile }
   | { readonly type: 'node.removed'; readonly nodeId: string }
   | { readonly type: 'swarm.stop' };

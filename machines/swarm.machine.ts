@@ -1,13 +1,14 @@
-import { and, assign, createActor, enqueueActions, sendTo, setup, stopChild, type AnyActorRef } from 'xstate';
+import { and, assign, createActor, emit, enqueueActions, sendTo, setup, stopChild, type AnyActorRef } from 'xstate';
+import { ejectionRoom, resolveEjectionOptions } from '../src/core/ejection.js';
 import { deepFreeze } from '../src/core/freeze.js';
 import { nextSeededId } from '../src/core/seeded-id.js';
 import { declaredTelemetry, planNodeIds } from '../src/core/state.js';
 import { planGrowth, planRetirement } from '../src/core/telomerase.js';
 import type { IdSource, NodeProfile, NodeStates, NodeTelemetry, SwarmPlan } from '../src/core/types.js';
 import { validatePlan } from '../src/core/validate.js';
-import { nodeMachine } from './node.machine.js';
+import { nodeMachine, type DownCause } from './node.machine.js';
 import { computeRescue } from './rescue.js';
-import { entryOf, isAliveIn, isMember, joinIssue, livenessView, type Member, type NodeActorRef, type SwarmContext, type SwarmEvent, type SwarmInput } from './swarm-context.js';
+import { entryOf, isAliveIn, isMember, joinIssue, livenessView, type LiveStatus, type Member, type NodeActorRef, type SwarmContext, type SwarmEmitted, type SwarmEvent, type SwarmInput } from './swarm-context.js';
 
 export * from './swarm-context.js';
 export { computeRescue } from './rescue.js';
@@ -62,6 +63,7 @@ export const swarmMachine = setup({
     context: {} as SwarmContext,
     events: {} as SwarmEvent,
     input: {} as SwarmInput,
+    emitted: {} as SwarmEmitted,
   },
   guards: {
     isAliveMember: ({ context, event }) => 'nodeId' in event && isAliveIn(context, event.nodeId),
@@ -72,13 +74,17 @@ export const swarmMachine = setup({
     someAlive: ({ context }) => context.aliveCount > 0,
     somePlanNodeDown: ({ context }) => context.planDownCount > 0,
     allPlanNodesAlive: ({ context }) => context.planDownCount === 0,
+    // ── failure detection and ejection (issue 15) ──
+    /** The orchestrator marks down a node the detector or an ejection already took down: its mark wins. */
+    isManualOnAutoDown: ({ context, event }) => event.type === 'node.down' && (event.cause ?? 'manual') === 'manual' && (context.detected.has(event.nodeId) || context.ejected.has(event.nodeId)),
+    ejectionRoom: ({ context }) => ejectionRoom(context.ejected.size, context.members.size, context.ejection),
   },
   actions: {
     computeRescue: assign({
-      outcome: ({ context, event }) => (event.type === 'node.down' ? deepFreeze({ kind: 'rescue' as const, ...computeRescue(context, event.nodeId) }) : context.outcome),
+      outcome: ({ context, event }) => (event.type === 'node.down' || event.type === 'node.eject' ? deepFreeze({ kind: 'rescue' as const, ...computeRescue(context, event.nodeId) }) : context.outcome),
     }),
     markNodeDown: assign(({ context, event }) => {
-      if (event.type !== 'node.down') return {};
+      if (event.type !== 'node.down' && event.type !== 'node.eject') return {};
       const m = context.members.get(event.nodeId) as Member;
       return {
         alive: withSlot(context.alive, m.slot, 0),
@@ -96,7 +102,10 @@ export const swarmMachine = setup({
         outcome: { kind: 'revival' as const, nodeId: event.nodeId },
       };
     }),
-    tellNodeDown: sendTo(({ context, event }) => (context.members.get((event as { nodeId: string }).nodeId) as Member).ref, { type: 'node.down' }),
+    tellNodeDown: sendTo(
+      ({ context, event }) => (context.members.get((event as { nodeId: string }).nodeId) as Member).ref,
+      ({ event }) => ({ type: 'node.down' as const, cause: downCause(event) }),
+    ),
     tellNodeAlive: sendTo(({ context, event }) => (context.members.get((event as { nodeId: string }).nodeId) as Member).ref, { type: 'node.alive' }),
     // The telomerase, from the machine's own liveness; a plan that would not validate is refused.
     decideGrowth: assign(({ context, event }) => {
@@ -120,7 +129,7 @@ export const swarmMachine = setup({
       if (o?.kind !== 'growth') return {};
       const free = context.freeSlots;
       const slot = free.length > 0 ? (free[free.length - 1] as number) : context.alive.length;
-      const members = new Map(context.members).set(o.nodeId, { profile: o.profile, slot, ref: createNodeActor(self, o.profile, context.alpha) });
+      const members = new Map(context.members).set(o.nodeId, { profile: o.profile, slot, ref: createNodeActor(self, o.profile, context.alpha, context) });
       return { members, freeSlots: free.length > 0 ? free.slice(0, -1) : free, alive: withSlot(context.alive, slot, 1), aliveCount: context.aliveCount + 1 };
     }),
     startNode: ({ context }) => {
@@ -147,7 +156,14 @@ export const swarmMachine = setup({
       const members = new Map(context.members);
       members.delete(event.nodeId);
       const wasAlive = context.alive[m.slot] === 1;
-      return { members, freeSlots: [...context.freeSlots, m.slot], alive: withSlot(context.alive, m.slot, 0), aliveCount: context.aliveCount - (wasAlive ? 1 : 0) };
+      return {
+        members,
+        freeSlots: [...context.freeSlots, m.slot],
+        alive: withSlot(context.alive, m.slot, 0),
+        aliveCount: context.aliveCount - (wasAlive ? 1 : 0),
+        ejected: withoutMember(context.ejected, event.nodeId),
+        detected: withoutMember(context.detected, event.nodeId),
+      };
     }),
     adoptPlan: assign(({ context }) => {
       const o = context.outcome;
@@ -161,6 +177,22 @@ export const swarmMachine = setup({
     stopNodes: enqueueActions(({ context, enqueue }) => {
       for (const m of context.members.values()) enqueue.stopChild(m.ref);
     }),
+    // ── failure detection and ejection (issue 15) ──
+    recordEjected: assign({ ejected: ({ context, event }) => (event.type === 'node.eject' ? new Set([...context.ejected, event.nodeId]) : context.ejected) }),
+    recordDetected: assign({ detected: ({ context, event }) => (event.type === 'node.down' && event.cause === 'detector' ? new Set([...context.detected, event.nodeId]) : context.detected) }),
+    /** The node is no longer down by the detector or an ejection (back, or marked by hand). */
+    forgetCause: assign(({ context, event }) => ('nodeId' in event ? { ejected: withoutMember(context.ejected, event.nodeId), detected: withoutMember(context.detected, event.nodeId) } : {})),
+    /** A manual mark over a down node decides nothing new: no rescue, no revival. */
+    noOutcome: assign({ outcome: undefined }),
+    emitNodeDown: emit(({ context, event }) => {
+      const nodeId = (event as { nodeId: string }).nodeId;
+      const o = context.outcome;
+      const rescue = o?.kind === 'rescue' ? { nodeId, recoveries: o.recoveries, unrecoverable: o.unrecoverable } : { nodeId, recoveries: [], unrecoverable: [] };
+      return { type: 'node.down' as const, nodeId, cause: downCause(event), rescue: { ...rescue, status: liveStatus(context) } };
+    }),
+    emitNodeAlive: emit(({ event }) => ({ type: 'node.alive' as const, nodeId: (event as { nodeId: string }).nodeId, cause: event.type === 'node.alive' ? (event.cause ?? 'manual') : 'manual' })),
+    emitNodeSuspected: emit(({ event }) => ({ type: 'node.suspected' as const, nodeId: (event as { nodeId: string }).nodeId })),
+    emitStatus: emit((_, params: { status: LiveStatus | 'stopped' }) => ({ type: 'status.changed' as const, status: params.status })),
   },
 }).createMachine({
   id: 'swarm',
@@ -172,9 +204,10 @@ export const swarmMachine = setup({
     let aliveCount = 0;
     // Node actors live in this keyed collection, in the Swarm's actor system (so inspection sees
     // them) but not in its snapshot's children: xstate 5.33 spawns and stops children in O(N²).
+    const detection = { failureDetector: input.failureDetector, ejection: resolveEjectionOptions(input.ejection) };
     input.profiles.forEach((p, i) => {
       const profile = deepFreeze({ ...p });
-      members.set(p.id, { profile, slot: i, ref: createNodeActor(self, profile, alpha) });
+      members.set(p.id, { profile, slot: i, ref: createNodeActor(self, profile, alpha, detection) });
       if (entryOf(telemetry, p.id)?.alive !== false) {
         alive[i] = 1;
         aliveCount++;
@@ -197,11 +230,19 @@ export const swarmMachine = setup({
       inflight: input.inflight ?? {},
       index: input.index,
       outcome: undefined,
+      ejected: new Set<string>(),
+      detected: new Set<string>(),
+      ...detection,
     };
   },
   on: {
-    'node.down': { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'tellNodeDown'] },
-    'node.alive': { guard: 'isDownMember', actions: ['markNodeAlive', 'tellNodeAlive'] },
+    'node.down': [
+      { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'recordDetected', 'tellNodeDown', 'emitNodeDown'] },
+      { guard: 'isManualOnAutoDown', actions: ['noOutcome', 'forgetCause', 'tellNodeDown'] },
+    ],
+    'node.eject': { guard: and(['isAliveMember', 'ejectionRoom']), actions: ['computeRescue', 'markNodeDown', 'recordEjected', 'tellNodeDown', 'emitNodeDown'] },
+    'node.alive': { guard: 'isDownMember', actions: ['markNodeAlive', 'forgetCause', 'tellNodeAlive', 'emitNodeAlive'] },
+    'node.suspected': { guard: 'isAliveMember', actions: 'emitNodeSuspected' },
     'node.added': { guard: 'canJoin', actions: ['decideGrowth', 'spawnNode', 'startNode', 'adoptPlan'] },
     'node.removed': { guard: 'isMember', actions: ['decideRetirement', 'stopNode', 'forgetNode', 'adoptPlan'] },
   },
@@ -209,6 +250,7 @@ export const swarmMachine = setup({
   initial: 'healthy',
   states: {
     healthy: {
+      entry: { type: 'emitStatus', params: { status: 'healthy' } },
       always: [
         { guard: 'noneAlive', target: 'failed' },
         { guard: 'somePlanNodeDown', target: 'degraded' },
@@ -216,6 +258,7 @@ export const swarmMachine = setup({
       on: { 'swarm.stop': 'stopped' },
     },
     degraded: {
+      entry: { type: 'emitStatus', params: { status: 'degraded' } },
       always: [
         { guard: 'noneAlive', target: 'failed' },
         { guard: 'allPlanNodesAlive', target: 'healthy' },
@@ -223,13 +266,14 @@ export const swarmMachine = setup({
       on: { 'swarm.stop': 'stopped' },
     },
     failed: {
+      entry: { type: 'emitStatus', params: { status: 'failed' } },
       always: [
         { guard: and(['someAlive', 'allPlanNodesAlive']), target: 'healthy' },
         { guard: 'someAlive', target: 'degraded' },
       ],
       on: { 'swarm.stop': 'stopped' },
     },
-    stopped: { type: 'final', entry: 'stopNodes' },
+    stopped: { type: 'final', entry: ['stopNodes', { type: 'emitStatus', params: { status: 'stopped' } }] },
   },
 });
 
@@ -241,8 +285,29 @@ function declaredTable(profiles: readonly NodeProfile[]): NodeStates {
 }
 
 /** A node actor in the Swarm's system, not yet started (the Swarm starts it in an action). */
-function createNodeActor(parent: AnyActorRef, p: NodeProfile, alpha: number): NodeActorRef {
-  return createActor(nodeMachine, { parent, id: `node:${p.id}`, input: { id: p.id, alpha, ...declared(p) } });
+function createNodeActor(parent: AnyActorRef, p: NodeProfile, alpha: number, detection: Pick<SwarmContext, 'failureDetector' | 'ejection'>): NodeActorRef {
+  const input = { id: p.id, alpha, ...declared(p), ejection: detection.ejection, ...(detection.failureDetector !== undefined ? { phi: detection.failureDetector } : {}) };
+  return createActor(nodeMachine, { parent, id: `node:${p.id}`, input });
+}
+
+// ── failure detection and ejection (issue 15) ──
+
+/** The status the counters give: what the eventless transitions are about to settle on. */
+export function liveStatus(context: Pick<SwarmContext, 'aliveCount' | 'planDownCount'>): LiveStatus {
+  if (context.aliveCount === 0) return 'failed';
+  return context.planDownCount > 0 ? 'degraded' : 'healthy';
+}
+
+function downCause(event: SwarmEvent): DownCause {
+  if (event.type === 'node.eject') return 'ejected';
+  return event.type === 'node.down' ? (event.cause ?? 'manual') : 'manual';
+}
+
+function withoutMember(set: ReadonlySet<string>, nodeId: string): ReadonlySet<string> {
+  if (!set.has(nodeId)) return set;
+  const next = new Set(set);
+  next.delete(nodeId);
+  return next;
 }
 
 function declared(p: NodeProfile): { latencyMs?: number; score?: number } {

@@ -39,7 +39,15 @@ export type {
   SessionStats,
   TimerClock,
   HistoryOverflow,
+  TimeSource,
+  SwarmEmitted,
+  LiveStatus,
+  DownCause,
+  AliveCause,
 } from './runtime/index.js';
+// Failure detection and ejection settings (docs/detection.md).
+export type { PhiOptions } from './core/phi.js';
+export type { EjectionOptions } from './core/ejection.js';
 
 // The pure core: plan, state, route, failover, cost, errors.
 export { planSwarm, validatePlan, SwarmState, routeRequest, failoverInSwarm, resumeRoute, copyTimes, nodeCost, pipelineCost, DEFAULT_WEIGHTS, DEFAULT_PENALTIES } from './core/index.js';

@@ -113,6 +113,20 @@ describe('layering', () => {
     ]);
   });
 
+  it('keeps src/serve (HTTP, fastify, prom-client) out of the library: only the CLI imports it', () => {
+    const offenders: string[] = [];
+    for (const file of [...tsFiles('src'), ...tsFiles('machines')]) {
+      const path = file.split(sep).join('/');
+      if (within(path, 'src/cli') || within(path, 'src/serve')) continue;
+      for (const spec of importsOf(readFileSync(join(root, file), 'utf8'))) {
+        const to = target(path, spec);
+        if ((to !== undefined && within(to, 'src/serve')) || /^(fastify|prom-client)(\/|$)/.test(spec)) offenders.push(`${path} → ${spec}`);
+      }
+    }
+    expect(tsFiles('src/serve').length).toBeGreaterThan(0);
+    expect(offenders).toEqual([]);
+  });
+
   it('holds for the tree: CLI → runtime → machines → core, core pure', () => {
     const files: Record<string, string> = {};
     for (const dir of ['src/core', 'machines', 'src/runtime', 'src/testing']) for (const file of tsFiles(dir)) files[file] = readFileSync(join(root, file), 'utf8');

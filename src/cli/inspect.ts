@@ -133,9 +133,29 @@ export async function connectInspector(raw: string, options: InspectorConnectOpt
   const adapter = new SocketAdapter(socket);
   const inspector = createInspector(adapter, { sanitizeContext: plainContext });
   const observer = inspector.inspect as Observer<InspectionEvent>;
+  let orchestrator = false;
   return {
-    // Keyed tables become plain entries now, before the inspector's own JSON pass drops them.
-    inspect: { next: (event) => observer.next?.(withPlainContext(event)), error: (e) => observer.error?.(e), complete: () => observer.complete?.() },
+    inspect: {
+      next(event: InspectionEvent) {
+        // Keyed tables become plain entries now, before the inspector's own JSON pass drops them.
+        observer.next?.(withPlainContext(event));
+        // What the Swarm emits for the orchestrator (node.suspected, node.down with its rescue and
+        // cause, node.alive, status.changed): the Stately protocol has no message for an emitted
+        // event, so each one goes as an event from the Swarm to an "orchestrator" actor.
+        const emitted = emittedBy(event);
+        if (emitted === undefined) return;
+        // On a later macrotask, as the inspector converts everything else, so the order holds.
+        setTimeout(() => {
+          if (!orchestrator) {
+            orchestrator = true;
+            inspector.actor(ORCHESTRATOR, { status: 'active', context: {} } as never, { rootId: emitted.rootId });
+          }
+          inspector.event(ORCHESTRATOR, plain(emitted.event, 0) as { type: string }, { source: emitted.sessionId });
+        }, 0);
+      },
+      error: (e) => observer.error?.(e),
+      complete: () => observer.complete?.(),
+    },
     async close() {
       // The inspector converts each event on a later macrotask (setTimeout 0): let those run first.
       await new Promise((resolve) => setTimeout(resolve, 0));
@@ -163,6 +183,17 @@ async function drain(socket: WebSocket, timeoutMs: number): Promise<void> {
   while (socket.readyState === WebSocket.OPEN && socket.bufferedAmount > 0 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+}
+
+/** The pseudo-actor that receives the Swarm's emitted events in the inspector. */
+export const ORCHESTRATOR = 'orchestrator';
+
+/** The event a root actor (the Swarm) emitted, read from its `xstate.emit` action; undefined for anything else. */
+function emittedBy(event: InspectionEvent): { event: { type: string }; sessionId: string; rootId: string } | undefined {
+  if (event.type !== '@xstate.action' || event.action.type !== 'xstate.emit' || (event.actorRef as { _parent?: unknown })._parent !== undefined) return undefined;
+  const emitted = (event.action.params as { event?: unknown } | undefined)?.event;
+  if (emitted === null || typeof emitted !== 'object' || typeof (emitted as { type?: unknown }).type !== 'string') return undefined;
+  return { event: emitted as { type: string }, sessionId: event.actorRef.sessionId, rootId: event.rootId };
 }
 
 /**

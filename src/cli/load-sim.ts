@@ -37,7 +37,9 @@ const DETAILS = `Workloads: ${WORKLOADS.map((w) => w.id).join(', ')}, ${W6_ID} (
 from a failed stage beside restart from scratch; docs/sessions.md).
 Policies: wrr, random, least-outstanding, p2c, p2c-peak-ewma, seed-argmin (the real Swarm),
 ours-reserve (the real Swarm with in-flight leases), ours-latency-weights (the same with the
-capability and hop priors off: an experiment), oracle-sed (reference: reads the truth).
+capability and hop priors off: an experiment), ours-detect (ours finding failures itself:
+the phi detector on the monitor's samples and ejection, no health reports), oracle-sed
+(reference: reads the truth).
 Bounds: --seeds × --requests at most ${LOAD_SIM_LIMITS.work}, --seeds × --sessions at most
 ${LOAD_SIM_LIMITS.sessionWork} (docs/inputs.md). Progress goes to
 stderr: a bar on a terminal, else a line at each tenth of a long run. The same flags print the same bytes.

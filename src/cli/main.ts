@@ -18,6 +18,8 @@ const registry: ReadonlyMap<string, () => Promise<{ command: Command }>> = new M
   ['scenario', () => import('./scenario.js')],
   ['chart', () => import('./chart.js')],
   ['load-sim', () => import('./load-sim.js')],
+  ['serve', () => import('./serve.js')],
+  ['agent', () => import('./agent.js')],
 ]);
 
 /** Exit codes of `hecate-node`. */

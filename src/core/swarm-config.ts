@@ -3,6 +3,9 @@
  * functions: each returns the first problem as a message naming the field, or undefined.
  */
 
+import { ejectionOptionsIssue, type EjectionOptions } from './ejection.js';
+import { phiOptionsIssue, type PhiOptions } from './phi.js';
+
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /** What is wrong with a swarm config (`{ models, alpha?, leaseTtlMs?, … }`), or undefined. */
@@ -16,6 +19,8 @@ export function swarmConfigIssue(config: unknown): string | undefined {
   if (releaseSampleMs !== undefined && !(isNumber(releaseSampleMs) && releaseSampleMs >= 0)) return `config "releaseSampleMs" must be a finite number >= 0, got ${String(releaseSampleMs)}`;
   if (failurePenaltyMs !== undefined && !(isNumber(failurePenaltyMs) && failurePenaltyMs >= 0)) return `config "failurePenaltyMs" must be a finite number >= 0, got ${String(failurePenaltyMs)}`;
   if (allowDegraded !== undefined && typeof allowDegraded !== 'boolean') return `config "allowDegraded" must be a boolean`;
+  const detection = phiOptionsIssue(c['failureDetector'] as PhiOptions | undefined) ?? ejectionOptionsIssue(c['ejection'] as EjectionOptions | undefined);
+  if (detection !== undefined) return `config ${detection}`;
   return undefined;
 }
 
@@ -24,6 +29,12 @@ export function swarmOptionsIssue(options: unknown): string | undefined {
   if (options === null || typeof options !== 'object') return 'options must be an object { inspect?, seed?, idSource?, clock? }';
   const { clock, idSource, seed, inspect } = options as Record<string, unknown>;
   if (clock !== undefined && typeof (clock as { now?: unknown } | null)?.now !== 'function') return 'option "clock" must have a now() method returning milliseconds';
+  if (clock !== undefined) {
+    const { setTimeout, clearTimeout } = clock as { setTimeout?: unknown; clearTimeout?: unknown };
+    if ((setTimeout !== undefined || clearTimeout !== undefined) && !(typeof setTimeout === 'function' && typeof clearTimeout === 'function')) {
+      return 'option "clock" must have both setTimeout(fn, ms) and clearTimeout(handle) methods, or neither';
+    }
+  }
   if (idSource !== undefined && typeof idSource !== 'function') return 'option "idSource" must be a function returning a new id';
   if (seed !== undefined && !Number.isInteger(seed)) return `option "seed" must be an integer, got ${String(seed)}`;
   if (inspect !== undefined && typeof inspect !== 'function' && (inspect === null || typeof inspect !== 'object')) return 'option "inspect" must be an XState inspection observer (a function or { next })';

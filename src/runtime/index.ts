@@ -6,3 +6,6 @@ export type * from './types.js';
 export { Session, openSession, executeOnce } from './session.js';
 export { timerClock } from './session-options.js';
 export type { SessionHost, SessionStage, StageContext, StageRunner, SessionOptions, StepOptions, SessionStats, TimerClock, HistoryOverflow } from './session-types.js';
+// The events `swarm.on` delivers and their causes (the Swarm statechart emits them).
+export type { SwarmEmitted, LiveStatus } from '../../machines/swarm.machine.js';
+export type { DownCause, AliveCause, NodeReport } from '../../machines/node.machine.js';

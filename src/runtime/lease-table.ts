@@ -1,5 +1,5 @@
 import { SwarmError } from '../core/errors.js';
-import type { Clock, Lease } from './types.js';
+import type { Lease, TimeSource } from './types.js';
 
 /** One open reservation. */
 interface LeaseRecord {
@@ -39,7 +39,7 @@ export class LeaseTable {
    */
   constructor(
     private readonly ttlMs: number,
-    private readonly clock: Clock,
+    private readonly clock: TimeSource,
     private readonly hold: (nodeId: string, delta: 1 | -1) => void,
   ) {}
 
@@ -83,6 +83,11 @@ export class LeaseTable {
     const { steady } = this.now();
     this.remove(record);
     return record.deadline <= steady ? undefined : record.held;
+  }
+
+  /** The nodes an open lease still holds (a removed node leaves every lease); undefined for an unknown lease. */
+  held(id: unknown): readonly string[] | undefined {
+    return typeof id === 'string' ? this.records.get(id)?.held : undefined;
   }
 
   /** Whether `id` names an open, unexpired lease. Reads the clock. */

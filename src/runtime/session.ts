@@ -13,7 +13,7 @@ import { SessionHistory } from './session-history.js';
 import { resolveSessionOptions, sessionHostIssue, type ResolvedSessionOptions } from './session-options.js';
 import type { SessionHost, SessionOptions, SessionStats, StageRunner, StepOptions, TimerClock } from './session-types.js';
 import { attemptOf, callStage, describeFailures, type CallResult } from './stage-call.js';
-import type { Lease, LeasedRoute, SwarmRequest } from './types.js';
+import type { Lease, LeasedRoute, ReleaseOutcome, SwarmRequest } from './types.js';
 
 const stageKey = (s: Stage) => `${s.nodeId}\u0000${s.layerStart}\u0000${s.layerEnd}`;
 
@@ -136,10 +136,9 @@ export class Session<T> {
         if (result.outcome === 'deadline') throw this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline at step ${stepIndex}, stage ${s} (node "${stage.nodeId}")`, attempts);
         this.failed.add(stage.nodeId);
         for (const key of [...this.warm]) if (key.startsWith(`${stage.nodeId}\u0000`)) this.warm.delete(key);
-        if (this.host.stageFailed !== undefined) {
-          this.host.stageFailed(stage.nodeId, result.outcome);
-          this.endLease({});
-        } else this.endLease({ ok: false, latencyMs: this.clock.now() - started });
+        this.host.stageFailed?.(stage.nodeId, result.outcome);
+        // The failed node is known: only it counts the failure towards ejection (docs/detection.md).
+        this.endLease({ ok: false, latencyMs: this.clock.now() - started, failedNode: stage.nodeId });
         resumes++;
         if (resumes > this.o.retries) {
           throw this.fail('RetryBudgetExhausted', `session "${this.id}" step ${stepIndex} failed ${resumes} times (retry budget ${this.o.retries}): ${describeFailures(attempts)}`, attempts, result.error);
@@ -320,14 +319,14 @@ export class Session<T> {
     this.leaseTtl = leased.lease.expiresAt - this.clock.now();
   }
 
-  private endLease(outcome: { ok?: boolean; latencyMs?: number }): void {
+  private endLease(outcome: ReleaseOutcome): void {
     const lease = this.lease;
     this.lease = undefined;
     if (lease !== undefined) this.releaseQuietly(lease, outcome);
   }
 
   /** A lease that expired on its own, or whose swarm was stopped, is already gone: nothing left to release. */
-  private releaseQuietly(lease: Lease, outcome: { ok?: boolean; latencyMs?: number }): void {
+  private releaseQuietly(lease: Lease, outcome: ReleaseOutcome): void {
     try {
       this.host.release(lease, outcome);
     } catch (error) {

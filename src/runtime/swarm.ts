@@ -1,6 +1,6 @@
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import { badSampleField, effectiveValues, sampleProblem } from '../../machines/node.machine.js';
-import { isMember, joinIssue, swarmMachine, type SwarmOutcome } from '../../machines/swarm.machine.js';
+import { isMember, joinIssue, swarmMachine, type NodeActorRef, type SwarmEmitted, type SwarmOutcome } from '../../machines/swarm.machine.js';
 import { resolveRequest, tokensCost } from '../core/cost.js';
 import { describeValue } from '../core/describe.js';
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
@@ -36,6 +36,7 @@ import type {
   SwarmRequest,
   SwarmStatus,
   TelemetrySample,
+  TimeSource,
 } from './types.js';
 
 /** The running Swarm actor. */
@@ -77,7 +78,11 @@ export class Swarm {
   private readonly failurePenaltyMs: number;
   /** Running session stage calls waiting on a node going down (pushed, not polled). */
   private readonly downWatchers = new NodeWatchers();
-  private readonly clock: Clock;
+  private readonly clock: TimeSource;
+  /** Whether the clock keeps timers (it is the actors' clock); heartbeats need it. */
+  private readonly timers: boolean;
+  /** Nodes whose failure detection has started (at their first heartbeat). */
+  private readonly watched = new Set<string>();
 
   /** @internal use {@link createSwarm} */
   constructor(profiles: readonly NodeProfile[], config: SwarmConfig, options: SwarmOptions = {}) {
@@ -104,9 +109,21 @@ export class Swarm {
         inflight: table.extra,
         index: { best: (m) => table.best(m), bestWithout: (m, n) => table.bestWithout(m, n) },
         ...(options.idSource !== undefined ? { idSource: options.idSource } : options.seed !== undefined ? { idSeed: options.seed } : { idSource: randomIds }),
+        ...(config.failureDetector !== undefined ? { failureDetector: config.failureDetector } : {}),
+        ...(config.ejection !== undefined ? { ejection: config.ejection } : {}),
       },
       ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
+      ...(isTimerClock(options.clock) ? { clock: options.clock } : {}),
     });
+    this.timers = options.clock === undefined || isTimerClock(options.clock);
+    // The statechart marks nodes down and alive on its own too (detector, ejection, bans): the
+    // live table follows what it emits. Registered first, so the orchestrator's handlers see it done.
+    this.actor.on('node.down', (e) => {
+      this.table.setAlive(e.nodeId, false);
+      this.sampler.forget(e.nodeId); // what it served before dying says nothing of it when back
+      this.downWatchers.notify(e.nodeId); // whatever the cause: the session calls on it re-route now
+    });
+    this.actor.on('node.alive', (e) => this.table.setAlive(e.nodeId, true));
     this.actor.start();
   }
 
@@ -172,17 +189,24 @@ export class Swarm {
       throw new SwarmError('UnknownLease', `unknown lease "${String(id)}": never issued, already released, or expired after ${this.leaseTtlMs} ms`);
     }
     if (outcome === null || typeof outcome !== 'object') throw new SwarmError('BadTelemetry', `release of lease "${String(id)}": the outcome must be an object { latencyMs?, ok? }`);
-    const { latencyMs, ok } = outcome; // read once
+    const { latencyMs, ok, failedNode } = outcome; // read once
     if (latencyMs !== undefined && !(typeof latencyMs === 'number' && Number.isFinite(latencyMs) && latencyMs >= 0)) {
       throw new SwarmError('BadTelemetry', `release of lease "${String(id)}": "latencyMs" must be a finite number >= 0, got ${String(latencyMs)}`);
     }
+    const nodes = this.leases.held(id) ?? [];
+    // A failed node that has left the swarm since (removeNode drops it from every lease) is no
+    // error: there is nothing left to charge. A member the lease does not hold is a wrong name.
+    if (failedNode !== undefined && !nodes.includes(failedNode) && this.actor.getSnapshot().context.members.has(failedNode)) {
+      throw new SwarmError('BadTelemetry', `release of lease "${String(id)}": "failedNode" must be one of the lease's nodes (${nodes.join(', ')}), got ${String(failedNode)}`);
+    }
     const held = this.leases.end(id) ?? [];
+    this.feedOutcome(held, ok === false, failedNode);
     const live = held.filter((n) => this.table.get(n)?.alive === true);
     if (ok === false) {
       // A failure is a signal too: otherwise a fail-fast node looks idle, hence cheapest, until
-      // the monitor marks it down. Which node failed is unknown, so every node of the route pays.
+      // the monitor marks it down. The named node pays; when none is named, every node of the route.
       const penalty = Math.max(latencyMs ?? 0, this.failurePenaltyMs);
-      for (const n of live) this.ingest(n, { latencyMs: penalty });
+      for (const n of live) if (failedNode === undefined || n === failedNode) this.ingest(n, { latencyMs: penalty });
     } else if (latencyMs !== undefined) {
       const estimates = live.map((n) => this.table.get(n)?.latencyMs ?? 0);
       const total = estimates.reduce((s, x) => s + x, 0);
@@ -192,6 +216,37 @@ export class Swarm {
         for (const fed of this.sampler.sample(n, latencyMs * share, now)) this.ingest(n, { latencyMs: fed });
       });
     }
+  }
+
+  /**
+   * Records a heartbeat of a node: its failure detector starts at the first one (detection is
+   * opt-in per node) and, from then on, takes the node down when phi crosses the threshold
+   * (docs/detection.md). A heartbeat brings back a node the detector took down, never one the
+   * orchestrator marked down. `report` and a successful `release` also count as proof of life.
+   * @throws {SwarmError} `UnknownNode`, `Stopped`, `InvalidInput` when the swarm's clock has no timers
+   * @example setInterval(() => swarm.heartbeat('gpu'), 1000);
+   */
+  heartbeat(nodeId: string): void {
+    const snapshot = this.running();
+    const member = snapshot.context.members.get(nodeId);
+    if (member === undefined) throw this.unknownNode(snapshot, nodeId);
+    if (!this.timers) {
+      throw new SwarmError('InvalidInput', `heartbeat of node "${nodeId}": the swarm's clock has only now(); create the swarm with a clock that also has setTimeout and clearTimeout (systemClock, ManualClock) to detect failures`);
+    }
+    this.watched.add(nodeId);
+    member.ref.send({ type: 'node.heartbeat', at: this.clock.now() });
+  }
+
+  /**
+   * Listens to what the Swarm statechart emits: `node.suspected`, `node.down` (with the rescue,
+   * computed before the mark, and the cause: `manual`, `detector` or `ejected`), `node.alive`
+   * (with the cause) and `status.changed`; `'*'` for all. Handlers run after the transition, in
+   * the order they were added. Returns a function that removes the handler.
+   * @example const off = swarm.on('node.down', (e) => console.log(e.nodeId, e.cause, e.rescue.recoveries)); off();
+   */
+  on<T extends SwarmEmitted['type'] | '*'>(type: T, handler: (event: T extends '*' ? SwarmEmitted : Extract<SwarmEmitted, { type: T }>) => void): () => void {
+    const subscription = this.actor.on(type as never, handler as never);
+    return () => subscription.unsubscribe();
   }
 
   /**
@@ -219,7 +274,7 @@ export class Swarm {
     if (outcome?.kind !== 'rescue') return Object.freeze({ nodeId, status: this.status(), recoveries: [], unrecoverable: [] });
     this.table.setAlive(nodeId, false);
     this.sampler.forget(nodeId); // what it served before dying says nothing of it when back
-    this.downWatchers.notify(nodeId); // after the table says so: the sessions told re-route around it
+    this.downWatchers.notify(nodeId); // after the table says so (the emitted node.down told them already, if any)
     return Object.freeze({ nodeId, status: after.value as SwarmStatus, recoveries: outcome.recoveries, unrecoverable: outcome.unrecoverable });
   }
 
@@ -268,6 +323,7 @@ export class Swarm {
     const o = this.decided(this.taken(before, after, nodeId));
     if (o.kind !== 'retirement') throw new SwarmError('UnknownNode', `cannot remove node "${String(nodeId)}": the swarm took ${o.kind} for it`);
     this.leases.dropNode(nodeId);
+    this.watched.delete(nodeId);
     this.table.leave(nodeId);
     this.sampler.forget(nodeId);
     this.table.adopt(after.context.plan);
@@ -288,6 +344,8 @@ export class Swarm {
     const member = snapshot.context.members.get(nodeId);
     if (member === undefined) throw this.unknownNode(snapshot, nodeId);
     const plain = plainSample(sample);
+    // First: a report from a node the detector took down brings it back (a bad sample is no sign of life).
+    if (this.watched.has(nodeId) && badSampleField(plain) === undefined) this.seen(member.ref);
     const current = this.table.nodes[nodeId] as NodeTelemetry;
     if (current.alive) {
       // The node actor's `goodSample` guard decides; a refused sample leaves its snapshot as it was.
@@ -343,8 +401,6 @@ export class Swarm {
       },
       // A running stage call hears of its node going down when the swarm marks it, not at its next poll.
       watch: (nodeId, onDown) => this.downWatchers.watch(nodeId, onDown),
-      // Charged to the node that failed the call, not to every node of the route (docs/sessions.md).
-      stageFailed: (nodeId) => void this.ingest(nodeId, { latencyMs: this.failurePenaltyMs }),
     };
     return openSession(host, request, runStage, options);
   }
@@ -353,6 +409,33 @@ export class Swarm {
   async execute<T>(request: SwarmRequest, input: T, runStage: StageRunner<T>, options?: SessionOptions): Promise<T> {
     const session = this.session(request, runStage, options);
     return session.step(input).finally(() => session.close());
+  }
+
+  /** A proof of life of a watched node: restarts its detector's wait, brings it back from a detector down. */
+  private seen(ref: NodeActorRef): void {
+    ref.send({ type: 'node.seen', at: this.clock.now() });
+  }
+
+  /**
+   * A released request's outcome, to its nodes' actors: a failure counts towards ejection (on the
+   * named node, else on every node of the route); a success is a proof of life and clears the
+   * failure count (sent only where there is one to clear, as releases are frequent).
+   */
+  private feedOutcome(held: readonly string[], failed: boolean, failedNode: string | undefined): void {
+    const members = this.actor.getSnapshot().context.members;
+    if (failed) {
+      for (const n of failedNode !== undefined ? [failedNode] : held) {
+        if (held.includes(n)) members.get(n)?.ref.send({ type: 'node.outcome', ok: false });
+      }
+      return;
+    }
+    for (const n of held) {
+      const ref = members.get(n)?.ref;
+      if (ref === undefined) continue;
+      if (this.watched.has(n)) this.seen(ref);
+      const ctx = ref.getSnapshot().context;
+      if (ctx.failures > 0 || ctx.probation) ref.send({ type: 'node.outcome', ok: true });
+    }
   }
 
   /** The snapshot, if the statechart is running; else `Stopped`. */
@@ -388,6 +471,11 @@ export class Swarm {
     const list = known.length > 12 ? `${known.slice(0, 12).join(', ')}, … (${known.length} nodes)` : known.join(', ');
     return new SwarmError('UnknownNode', `unknown node ${describeValue(nodeId)}: the swarm has ${list || 'no node'}`);
   }
+}
+
+/** Whether a clock also keeps timers, so it can be the actors' clock. */
+function isTimerClock(clock: Clock | TimeSource | undefined): clock is Clock {
+  return clock !== undefined && typeof (clock as Partial<Clock>).setTimeout === 'function' && typeof (clock as Partial<Clock>).clearTimeout === 'function';
 }
 
 /**

@@ -1,12 +1,22 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import type { GrowthRole, IdSource, ModelSpec, NodeProfile, Recovery, Relocation, Route, RoutingRequest } from '../core/types.js';
 import type { PlanConfig } from '../core/plan.js';
+import type { PhiOptions } from '../core/phi.js';
+import type { EjectionOptions } from '../core/ejection.js';
 
-/** Milliseconds since an arbitrary origin; replace it to run in virtual time. */
+/**
+ * Milliseconds since an arbitrary origin, and timers on the same time line; replace it to run in
+ * virtual time. It is also XState's actor clock (delayed transitions: detection, bans), so its
+ * `setTimeout`/`clearTimeout` have XState's shape. {@link ManualClock} implements it.
+ */
 export interface Clock {
   now(): number;
+  setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
 }
 
+/** A clock that only tells the time: leases use it, and the actors' timers stay on the host's clock. */
+export type TimeSource = Pick<Clock, 'now'>;
 
 /** The swarm's status, one per state of the Swarm statechart. */
 export type SwarmStatus = 'healthy' | 'degraded' | 'failed' | 'stopped';
@@ -35,6 +45,17 @@ export interface SwarmConfig extends PlanConfig {
    * @defaultValue 400
    */
   readonly releaseSampleMs?: number;
+  /**
+   * The phi-accrual failure detector of every node actor (docs/detection.md). Detection is opt-in
+   * per node: it starts at the node's first `swarm.heartbeat`. @defaultValue Akka's: threshold 8,
+   * 1 s expected interval, 3 s acceptable pause, 100 ms minimum deviation, 1,000 samples
+   */
+  readonly failureDetector?: PhiOptions;
+  /**
+   * Passive ejection from `release(lease, { ok: false })`. @defaultValue 5 consecutive failures,
+   * a 15 s ban doubling up to 300 s, at most half the nodes ejected at once
+   */
+  readonly ejection?: EjectionOptions;
 }
 
 /** Options of `createSwarm`: the things that make a run observable and deterministic. */
@@ -45,8 +66,12 @@ export interface SwarmOptions {
   readonly idSource?: IdSource;
   /** Seeds a deterministic id source (ignored when `idSource` is given). */
   readonly seed?: number;
-  /** The clock for lease expiry and time-based decay. @defaultValue Date */
-  readonly clock?: Clock;
+  /**
+   * The clock for lease expiry and release windows, and the actors' clock for delayed
+   * transitions (failure detection, ejection bans). A clock with only `now()` times leases alone
+   * and leaves the timers on the host's clock. @defaultValue {@link systemClock}
+   */
+  readonly clock?: Clock | TimeSource;
 }
 
 /** A request to the swarm: the routing request, plus which model (the base model by default). */
@@ -79,6 +104,11 @@ export interface ReleaseOutcome {
   readonly latencyMs?: number;
   /** @defaultValue true */
   readonly ok?: boolean;
+  /**
+   * With `ok: false`, the node that failed, when the caller knows it: only it counts the failure
+   * towards ejection. Unknown, every node of the route counts it.
+   */
+  readonly failedNode?: string;
 }
 
 /** One telemetry sample for a node's EWMA. */

@@ -30,7 +30,7 @@ export interface ChartState {
 export interface ChartTransition {
   /** Id of the state that declares it. */
   readonly source: string;
-  /** The event type, or `null` for an eventless (`always`) transition. */
+  /** The event type, `after DELAY` for a delayed transition, or `null` for an eventless (`always`) transition. */
   readonly event: string | null;
   /** The guard's name (`someAlive && allPlanNodesAlive` for `and([...])`), or `null`. */
   readonly guard: string | null;
@@ -75,8 +75,8 @@ export function machineChart(machine: AnyStateMachine): MachineChart {
       path: [...node.path],
       type: node.type,
       initial: initialTarget?.id ?? null,
-      entry: node.entry.map(actionName),
-      exit: node.exit.map(actionName),
+      entry: node.entry.filter((a) => !isTimerAction(a)).map(actionName),
+      exit: node.exit.filter((a) => !isTimerAction(a)).map(actionName),
     });
     for (const list of node.transitions.values()) {
       for (const t of list) transitions.push(transitionOf(node, t.eventType, t));
@@ -94,10 +94,31 @@ interface TransitionLike {
   readonly actions: readonly unknown[];
 }
 
+/**
+ * XState's own bookkeeping of a delayed transition (`after`): the entry action that schedules its
+ * event and the exit action that cancels it. The chart shows the transition as `after DELAY`
+ * instead, so these are left out.
+ */
+function isTimerAction(action: unknown): boolean {
+  const a = action as { type?: unknown; id?: unknown; sendId?: unknown } | null;
+  if (typeof a !== 'function' && (a === null || typeof a !== 'object')) return false;
+  if (a?.type === 'xstate.raise') return typeof a.id === 'string' && a.id.startsWith('xstate.after.');
+  if (a?.type === 'xstate.cancel') return typeof a.sendId === 'string' && a.sendId.startsWith('xstate.after.');
+  return false;
+}
+
+/** `after DELAY` for XState's delayed-transition event `xstate.after.DELAY.STATE_ID`; other events as they are. */
+function eventLabel(source: AnyStateNode, event: string | null): string | null {
+  const prefix = 'xstate.after.';
+  const suffix = `.${source.id}`;
+  if (event === null || !event.startsWith(prefix) || !event.endsWith(suffix)) return event;
+  return `after ${event.slice(prefix.length, event.length - suffix.length)}`;
+}
+
 function transitionOf(source: AnyStateNode, event: string | null, t: TransitionLike): ChartTransition {
   return {
     source: source.id,
-    event,
+    event: eventLabel(source, event),
     guard: t.guard === undefined ? null : guardName(t.guard),
     targets: (t.target ?? []).map((s) => s.id),
     actions: t.actions.map(actionName),

@@ -107,7 +107,8 @@ export function swarmTestModel(profiles: readonly NodeProfile[], config: SwarmCo
   const newcomers = options.newcomers ?? [];
   const removals = options.removals ?? true;
   const [initial] = initialTransition(swarmMachine, swarmInput(profiles, config, options.seed ?? 1));
-  return new TestModel<SwarmSnapshot, SwarmEvent, SwarmInput>(swarmMachine, {
+  // Cast: @xstate/graph's ActorLogic type does not admit a machine with typed emitted events.
+  return new TestModel<SwarmSnapshot, SwarmEvent, SwarmInput>(swarmMachine as unknown as ConstructorParameters<typeof TestModel<SwarmSnapshot, SwarmEvent, SwarmInput>>[0], {
     fromState: initial,
     serializeState: serialize,
     serializeEvent: (event) => JSON.stringify(event),

@@ -23,6 +23,7 @@ interface ConfigNode {
   entry?: unknown;
   states?: Record<string, ConfigNode>;
   on?: Record<string, unknown>;
+  after?: Record<string, unknown>;
   always?: unknown;
 }
 
@@ -40,6 +41,8 @@ function fromConfig(config: ConfigNode, rootId: string): { states: string[]; tra
     const parent = id.includes('.') ? id.slice(0, id.lastIndexOf('.')) : id;
     const resolve = (target: unknown): string => {
       const key = String(target);
+      if (key.startsWith('#')) return key.slice(1);
+      if (key.startsWith('.')) return `${id}${key}`;
       return node.states?.[key] !== undefined ? `${id}.${key}` : `${parent}.${key}`;
     };
     const add = (event: string | null, raw: unknown): void => {
@@ -55,6 +58,7 @@ function fromConfig(config: ConfigNode, rootId: string): { states: string[]; tra
       }
     };
     for (const [event, raw] of Object.entries(node.on ?? {})) add(event, raw);
+    for (const [delay, raw] of Object.entries(node.after ?? {})) add(`after ${delay}`, raw);
     add(null, node.always);
     for (const [key, child] of Object.entries(node.states ?? {})) walk(child, `${id}.${key}`);
   };
@@ -105,8 +109,11 @@ describe('machineChart', () => {
 
   it('keeps the order of node.down: the rescue is computed before the node is marked down, then the node is told', () => {
     const down = machineChart(swarmMachine).transitions.find((t) => t.event === 'node.down');
-    expect(down).toMatchObject({ source: 'swarm', guard: 'isAliveMember', targets: [], actions: ['computeRescue', 'markNodeDown', 'tellNodeDown'] });
-    expect(chartMermaid(machineChart(swarmMachine))).toContain('node.down [isAliveMember] / computeRescue → markNodeDown → tellNodeDown');
+    expect(down).toMatchObject({ source: 'swarm', guard: 'isAliveMember', targets: [], actions: ['computeRescue', 'markNodeDown', 'recordDetected', 'tellNodeDown', 'emitNodeDown'] });
+    expect(chartMermaid(machineChart(swarmMachine))).toContain('node.down [isAliveMember] / computeRescue → markNodeDown → recordDetected → tellNodeDown → emitNodeDown');
+    // An ejection goes the same way: rescue first, then the mark.
+    const eject = machineChart(swarmMachine).transitions.find((t) => t.event === 'node.eject');
+    expect(eject?.actions.slice(0, 2)).toEqual(['computeRescue', 'markNodeDown']);
   });
 
   it('names a combined guard by its parts and shows eventless transitions as "always", in priority order', () => {

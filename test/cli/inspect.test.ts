@@ -86,9 +86,18 @@ describe('hecate-node swarm-sim --inspect', () => {
     // The members table travels as its entries; actor references as their ids, not as actor graphs.
     expect(context.members?.['gpu']?.ref).toBe('node:gpu');
     // The gpu actor went down after the Swarm decided, and the run ends stopped.
-    const gpuDown = events.findIndex((e) => e.type === '@xstate.snapshot' && e.sessionId === gpu?.sessionId && (e as unknown as Snapshot).snapshot.value === 'down');
+    const gpuDown = events.findIndex((e) => e.type === '@xstate.snapshot' && e.sessionId === gpu?.sessionId && JSON.stringify((e as unknown as Snapshot).snapshot.value) === '{"down":"manual"}');
     expect(gpuDown).toBeGreaterThan(down);
     expect(events.map(swarmStatus).filter((s) => s !== undefined).at(-1)).toBe('stopped');
+    // What the Swarm emitted reaches the inspector as events from the Swarm to the orchestrator, in order.
+    const emitted = events.filter((e): e is EventEvent => e.type === '@xstate.event' && e.sessionId === 'orchestrator');
+    expect(emitted.every((e) => e.sourceId === swarmId)).toBe(true);
+    const downEmitted = emitted.find((e) => e.event.type === 'node.down');
+    expect(downEmitted?.event).toMatchObject({ type: 'node.down', nodeId: 'gpu', cause: 'manual', rescue: { nodeId: 'gpu', status: 'degraded' } });
+    expect(emitted.map((e) => e.event.type)).toEqual(expect.arrayContaining(['node.down', 'status.changed']));
+    expect(emitted.at(-1)?.event).toEqual({ type: 'status.changed', status: 'stopped' });
+    expect(events.indexOf(downEmitted as EventEvent)).toBeGreaterThan(down);
+    expect(actors.some((a) => a.sessionId === 'orchestrator')).toBe(true);
   });
 
   it("is read by @statelyai/inspect's own bridge server and WebSocket receiver", async () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { EXPIRY_SLICE } from '../../src/runtime/lease-table.js';
-import { caught, createSwarm, ManualClock, SwarmError, type Clock, type NodeProfile, type SwarmConfig } from './fixtures.js';
+import { caught, createSwarm, ManualClock, SwarmError, type TimeSource, type NodeProfile, type SwarmConfig } from './fixtures.js';
 
 /** A clock the test moves freely, backwards too, or makes return anything. */
-class FreeClock implements Clock {
+class FreeClock implements TimeSource {
   constructor(public value: unknown = 0) {}
   now(): number {
     return this.value as number;

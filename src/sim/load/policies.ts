@@ -3,7 +3,7 @@ import { leastOutstanding, powerOfTwo, randomPolicy, weightedRoundRobin } from '
 import { oracleSed } from './oracle.js';
 import { p2cPeakEwma } from './peak-ewma.js';
 import type { Policy } from './router.js';
-import { oursLatencyWeights, oursReserve, seedArgmin } from './swarm-policy.js';
+import { oursDetect, oursLatencyWeights, oursReserve, seedArgmin } from './swarm-policy.js';
 
-/** The baselines, the original design, ours, the measured-latency-weights experiment and the oracle reference. */
-export const POLICIES: readonly Policy[] = [weightedRoundRobin, randomPolicy, leastOutstanding, powerOfTwo, p2cPeakEwma(), seedArgmin, oursReserve(), oursLatencyWeights(), oracleSed];
+/** The baselines, the original design, ours, the measured-latency-weights experiment, ours finding failures itself, and the oracle reference. */
+export const POLICIES: readonly Policy[] = [weightedRoundRobin, randomPolicy, leastOutstanding, powerOfTwo, p2cPeakEwma(), seedArgmin, oursReserve(), oursLatencyWeights(), oursDetect(), oracleSed];

@@ -6,7 +6,8 @@
  */
 import { RoutingError } from '../../core/errors.js';
 import type { CostModel, CostWeights, Route } from '../../core/types.js';
-import { createSwarm } from '../../runtime/index.js';
+import type { PhiOptions } from '../../core/phi.js';
+import { createSwarm, ManualClock } from '../../runtime/index.js';
 import type { Lease, LeasedRoute, SwarmConfig } from '../../runtime/types.js';
 import type { Outcome, Pick, Policy, Router, RouterContext } from './router.js';
 import { resolveStages, type SimStage } from './topology.js';
@@ -21,20 +22,39 @@ export interface SwarmPolicyOptions {
   readonly weights?: Partial<CostWeights>;
   /** The cost model of every route (docs/cost.md); `'original'` takes the scan path. @defaultValue 'layer-aware' */
   readonly costModel?: CostModel;
+  /**
+   * Find failures on its own: every monitor sample is a heartbeat, the phi-accrual detector in the
+   * node actors and passive ejection take nodes down, and the monitor's health reports (the
+   * oracle's markDown) are ignored. @defaultValue undefined (health from the monitor)
+   */
+  readonly detect?: PhiOptions;
 }
 
 class SwarmRouter implements Router {
   private readonly swarm;
   /** Leases the runtime had already expired when the client released them. */
   expiredReleases = 0;
+  /** With detection: the actors' clock, moved to the simulation's time at every call (its timers fire on the way). */
+  private readonly timers: ManualClock | undefined;
 
   constructor(private readonly context: RouterContext, private readonly options: SwarmPolicyOptions) {
     const { topology } = context;
-    const config: SwarmConfig = { models: [topology.spec.model], ...(options.leaseTtlMs !== undefined ? { leaseTtlMs: options.leaseTtlMs } : {}) };
-    this.swarm = createSwarm(topology.profiles, config, { clock: context.clock, seed: context.seed });
+    const config: SwarmConfig = {
+      models: [topology.spec.model],
+      ...(options.leaseTtlMs !== undefined ? { leaseTtlMs: options.leaseTtlMs } : {}),
+      ...(options.detect !== undefined ? { failureDetector: options.detect } : {}),
+    };
+    this.timers = options.detect !== undefined ? new ManualClock(context.clock.now()) : undefined;
+    this.swarm = createSwarm(topology.profiles, config, { clock: this.timers ?? context.clock, seed: context.seed });
+  }
+
+  /** Brings the actors' clock to the simulation's time, firing the detector's and the bans' timers due by then. */
+  private sync(): void {
+    if (this.timers !== undefined) this.timers.set(Math.max(this.context.clock.now(), this.timers.now()));
   }
 
   pick(): Pick | undefined {
+    this.sync();
     let route: Route | LeasedRoute;
     try {
       const request = {
@@ -55,6 +75,7 @@ class SwarmRouter implements Router {
   }
 
   done(_now: number, pick: Pick, outcome: Outcome): void {
+    this.sync();
     const lease = pick.token as Lease | undefined;
     if (lease === undefined) return;
     if (lease.expiresAt <= this.context.clock.now()) {
@@ -65,10 +86,13 @@ class SwarmRouter implements Router {
   }
 
   telemetry(_now: number, nodeId: string, sample: Parameters<Router['telemetry']>[2]): void {
+    this.sync();
+    if (this.timers !== undefined) this.swarm.heartbeat(nodeId); // a sample is a sign of life
     this.swarm.report(nodeId, sample);
   }
 
   health(_now: number, nodeId: string, alive: boolean): void {
+    if (this.timers !== undefined) return; // it finds out on its own
     if (alive) this.swarm.markAlive(nodeId);
     else this.swarm.markDown(nodeId);
   }
@@ -92,6 +116,26 @@ export function oursReserve(options: Omit<SwarmPolicyOptions, 'reserve'> = {}): 
     id: 'ours-reserve',
     label: 'ours: Swarm cost argmin + in-flight leases (real Swarm)',
     create: (context) => new SwarmRouter(context, { ...options, reserve: true }),
+  };
+}
+
+/**
+ * The detector's settings in the simulation: Akka's scaled to the monitor, whose samples (every
+ * 100 ms, 50 ms late) are the heartbeats — a 100 ms interval, a 300 ms acceptable pause, a 10 ms
+ * minimum deviation; threshold 8.
+ */
+export const SIM_DETECTOR: PhiOptions = Object.freeze({ expectedIntervalMs: 100, acceptablePauseMs: 300, minStdDevMs: 10 });
+
+/**
+ * Ours finding failures on its own: in-flight leases, and nodes taken down by the phi-accrual
+ * detector in the node actors (the monitor's samples are the heartbeats) and by passive ejection
+ * (failed releases), never by the monitor's health reports.
+ */
+export function oursDetect(options: Omit<SwarmPolicyOptions, 'reserve' | 'detect'> & { readonly detect?: PhiOptions } = {}): Policy {
+  return {
+    id: 'ours-detect',
+    label: 'ours finding failures itself: leases + phi detector + ejection, no health reports (real Swarm)',
+    create: (context) => new SwarmRouter(context, { ...options, detect: options.detect ?? SIM_DETECTOR, reserve: true }),
   };
 }
 

@@ -1,0 +1,75 @@
+/** `hecate-node agent`: a stand-in stage server that joins an orchestrator (docs/serve.md). */
+import { startAgent } from '../serve/agent.js';
+import { helpText, integerFlag, parseCommandArgs, requiredFlag, stringFlag, UsageError, type ArgsSpec } from './args.js';
+import type { Command } from './command.js';
+import { listening, numberFlag, untilSignal } from './process-flags.js';
+
+const spec: ArgsSpec = {
+  flags: {
+    id: { type: 'string', value: 'id', description: 'Node id (required); restart with the same id to rejoin as the same node.' },
+    memory: { type: 'string', value: 'GB', description: 'Memory it offers, in GB (required): how many layers it can hold.' },
+    score: { type: 'string', value: 'S', description: 'Capability (higher is faster) (required): a stage takes layers × tokens × per-layer-ms ÷ score.' },
+    join: { type: 'string', value: 'url', description: 'The orchestrator, e.g. http://127.0.0.1:8080 (required).' },
+    port: { type: 'string', value: 'n', description: 'Port of its stage server (default 0: any free port).' },
+    host: { type: 'string', value: 'addr', description: 'Address to bind (default 127.0.0.1).' },
+    'per-layer-ms': { type: 'string', value: 'ms', description: 'Real ms one layer takes for one token at score 1 (default 2).' },
+    jitter: { type: 'string', value: 'r', description: 'Relative jitter of a stage\'s time, 0-0.9 (default 0.2).' },
+    seed: { type: 'string', value: 'n', description: 'Seed of the jitter (default: a hash of the id).' },
+  },
+};
+
+const SUMMARY = 'Run a stand-in stage server (no model: real time and a checked digest) that joins an orchestrator.';
+const DETAILS = `It heartbeats every second, serves POST /v1/stage, keeps each session's caches for the
+next steps, and leaves the orchestrator cleanly on SIGTERM or SIGINT.
+
+Example:
+  hecate-node agent --id a1 --memory 12 --score 2 --join http://127.0.0.1:8080`;
+
+/** The `agent` command. */
+export const command: Command = {
+  name: 'agent',
+  summary: SUMMARY,
+  async run(argv, io) {
+    const args = parseCommandArgs(argv, spec);
+    if (args.values['help'] === true) {
+      io.stdout(helpText('agent', SUMMARY, spec, DETAILS));
+      return 0;
+    }
+    const id = requiredFlag(args, 'id');
+    if (!/^[A-Za-z0-9._:-]{1,200}$/.test(id)) throw new UsageError(`flag --id: letters, digits, ".", "_", ":" and "-" only, 1-200 of them, got "${id}"`);
+    requiredFlag(args, 'memory');
+    requiredFlag(args, 'score');
+    const memoryGb = numberFlag(args, 'memory', 0, 1_000_000) as number;
+    const score = numberFlag(args, 'score', 0, 1_000_000) as number;
+    const join = requiredFlag(args, 'join');
+    if (!/^https?:\/\/[^/\s]+/.test(join)) throw new UsageError(`flag --join: expected the orchestrator's URL (http://host:port), got "${join}"`);
+    const port = integerFlag(args, 'port', 0, 65535);
+    const perLayerMs = numberFlag(args, 'per-layer-ms', 0, 60_000, true);
+    const jitter = numberFlag(args, 'jitter', 0, 0.9, true);
+    const seed = integerFlag(args, 'seed', 0, 2 ** 32 - 1);
+    const host = stringFlag(args, 'host');
+    const agent = await listening(() => startAgent({
+      id,
+      memoryGb,
+      score,
+      join,
+      ...(port !== undefined ? { port } : {}),
+      ...(host !== undefined ? { host } : {}),
+      ...(perLayerMs !== undefined ? { perLayerMs } : {}),
+      ...(jitter !== undefined ? { jitter } : {}),
+      ...(seed !== undefined ? { seed } : {}),
+      log: (line) => io.stderr(`hecate-node agent ${id}: ${line}\n`),
+    }), port ?? 0, host ?? '127.0.0.1');
+    io.stdout(`hecate-node agent ${id}: listening on ${agent.url}, joining ${join}\n`);
+    // A join the orchestrator refuses (4xx) ends the agent: retrying would be refused again.
+    const refused = agent.joined.then(() => new Promise<never>(() => {}), (error: unknown) => error);
+    const outcome = await Promise.race([untilSignal(), refused]);
+    if (typeof outcome !== 'string') {
+      await agent.stop();
+      throw new UsageError(`${outcome instanceof Error ? outcome.message : String(outcome)}`);
+    }
+    await agent.stop();
+    io.stderr(`hecate-node agent ${id}: ${outcome}: left ${join}\n`);
+    return 0;
+  },
+};

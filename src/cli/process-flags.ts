@@ -1,0 +1,45 @@
+/** Flags of the long-running commands (`serve`, `agent`): decimal numbers, and waiting for a signal. */
+import { z } from 'zod';
+import { stringFlag, UsageError, type ParsedArgs } from './args.js';
+
+/** Runs `start`; a port already taken or an address that cannot be bound becomes a UsageError naming the flag. */
+export async function listening<T>(start: () => Promise<T>, port: number, host: string): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === 'EADDRINUSE') throw new UsageError(`flag --port: ${host}:${port} is already in use`, { cause: error });
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EACCES') throw new UsageError(`flag --host/--port: cannot listen on ${host}:${port} (${String(code)})`, { cause: error });
+    throw error;
+  }
+}
+
+const decimalText = z.string().regex(/^-?(\d+\.?\d*|\.\d+)$/, 'must be a number').transform(Number);
+
+/**
+ * A decimal flag within `(min, max]` (or `[min, max]` with `inclusive`), or `undefined` if absent.
+ * @throws {UsageError} naming the flag.
+ */
+export function numberFlag(args: ParsedArgs, name: string, min: number, max: number, inclusive = false): number | undefined {
+  const raw = stringFlag(args, name);
+  if (raw === undefined) return undefined;
+  const parsed = decimalText.safeParse(raw);
+  const v = parsed.success ? parsed.data : Number.NaN;
+  if (!parsed.success || !(inclusive ? v >= min : v > min) || !(v <= max)) {
+    throw new UsageError(`flag --${name}: must be a number ${inclusive ? '>=' : '>'} ${min} and <= ${max}, got "${raw}"`);
+  }
+  return v;
+}
+
+/** Resolves with the name of the first of SIGTERM or SIGINT the process receives. */
+export function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals) => {
+      process.off('SIGTERM', on);
+      process.off('SIGINT', on);
+      resolve(signal);
+    };
+    process.on('SIGTERM', on);
+    process.on('SIGINT', on);
+  });
+}

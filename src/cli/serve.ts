@@ -1,0 +1,88 @@
+/** `hecate-node serve`: the HTTP orchestrator (docs/serve.md). */
+import type { ModelSpec, NodeProfile } from '../core/types.js';
+import { SERVE_DETECTOR, startOrchestrator } from '../serve/orchestrator.js';
+import { loadTopology } from '../sim/topology.js';
+import { helpText, integerFlag, parseCommandArgs, stringFlag, type ArgsSpec } from './args.js';
+import type { Command } from './command.js';
+import { readInput } from './io.js';
+import { listening, numberFlag, untilSignal } from './process-flags.js';
+
+const spec: ArgsSpec = {
+  flags: {
+    port: { type: 'string', value: 'n', description: 'Port to listen on (default 8080; 0: any free port).' },
+    host: { type: 'string', value: 'addr', description: 'Address to bind (default 127.0.0.1: this machine only).' },
+    topology: { type: 'string', value: 'file', description: 'Topology JSON { models, nodes }: the swarm is planned over these nodes, each down until its agent joins.' },
+    layers: { type: 'string', value: 'n', description: 'Without --topology: layers of the base model "base" (default 12).' },
+    pipelines: { type: 'string', value: 'n', description: 'Copies of every model (default 2, or the topology\'s own).' },
+    'stage-timeout-ms': { type: 'string', value: 'ms', description: 'A stage call taking longer fails and the session resumes elsewhere (default 5000).' },
+    'suspect-phi': { type: 'string', value: 'phi', description: `phi at which a silent agent is suspect (default ${SERVE_DETECTOR.suspectThreshold}).` },
+    'down-phi': { type: 'string', value: 'phi', description: `phi at which a silent agent is down (default ${SERVE_DETECTOR.threshold}).` },
+    'acceptable-pause-ms': { type: 'string', value: 'ms', description: `Pause added to the mean heartbeat interval (default ${SERVE_DETECTOR.acceptablePauseMs}).` },
+    'min-std-ms': { type: 'string', value: 'ms', description: `Floor of the heartbeat deviation (default ${SERVE_DETECTOR.minStdDevMs}).` },
+    'eject-after': { type: 'string', value: 'n', description: 'Eject an agent after this many consecutive failed stage calls (default 5).' },
+  },
+};
+
+const SUMMARY = 'Run the HTTP orchestrator: agents join it, POST /v1/generate runs sessions over them.';
+const DETAILS = `Endpoints: POST /v1/nodes (join), POST /v1/nodes/:id/heartbeat, POST /v1/nodes/:id/leave,
+POST /v1/generate { model, prompt, steps }, GET /v1/status, GET /v1/events (server-sent
+events), GET /metrics (Prometheus). Stops on SIGTERM or SIGINT.
+
+Example:
+  hecate-node serve --port 8080
+  hecate-node agent --id a1 --memory 12 --score 2 --join http://127.0.0.1:8080`;
+
+/** The `serve` command. */
+export const command: Command = {
+  name: 'serve',
+  summary: SUMMARY,
+  async run(argv, io) {
+    const args = parseCommandArgs(argv, spec);
+    if (args.values['help'] === true) {
+      io.stdout(helpText('serve', SUMMARY, spec, DETAILS));
+      return 0;
+    }
+    const port = integerFlag(args, 'port', 0, 65535) ?? 8080;
+    const host = stringFlag(args, 'host') ?? '127.0.0.1';
+    const layers = integerFlag(args, 'layers', 1, 10_000) ?? 12;
+    const pipelines = integerFlag(args, 'pipelines', 1, 64);
+    const stageTimeoutMs = integerFlag(args, 'stage-timeout-ms', 1, 600_000);
+    const ejectAfter = integerFlag(args, 'eject-after', 1, 1_000_000);
+    const suspect = numberFlag(args, 'suspect-phi', 0, 100);
+    const down = numberFlag(args, 'down-phi', 0, 100);
+    const pause = numberFlag(args, 'acceptable-pause-ms', 0, 600_000, true);
+    const minStd = numberFlag(args, 'min-std-ms', 0, 600_000);
+    const file = stringFlag(args, 'topology');
+    let models: readonly ModelSpec[] = [{ id: 'base', kind: 'base', layers, pipelines: pipelines ?? 2 }];
+    let nodes: readonly NodeProfile[] | undefined;
+    if (file !== undefined) {
+      const text = readInput(io, file);
+      if (!text.ok) throw text.error;
+      const topology = loadTopology(text.value, file, pipelines === undefined ? {} : { pipelines });
+      if (!topology.ok) throw topology.error;
+      models = topology.value.models;
+      nodes = topology.value.nodes;
+    }
+    const orchestrator = await listening(() => startOrchestrator({
+      host,
+      port,
+      models,
+      ...(nodes !== undefined ? { nodes } : {}),
+      failureDetector: {
+        ...SERVE_DETECTOR,
+        ...(suspect !== undefined ? { suspectThreshold: suspect } : {}),
+        ...(down !== undefined ? { threshold: down } : {}),
+        ...(pause !== undefined ? { acceptablePauseMs: pause } : {}),
+        ...(minStd !== undefined ? { minStdDevMs: minStd } : {}),
+      },
+      ...(ejectAfter !== undefined ? { ejection: { consecutiveFailures: ejectAfter } } : {}),
+      ...(stageTimeoutMs !== undefined ? { stageTimeoutMs } : {}),
+      log: (line) => io.stderr(`hecate-node serve: ${line}\n`),
+    }), port, host);
+    io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);
+    const signal = await untilSignal();
+    await orchestrator.close();
+    io.stderr(`hecate-node serve: ${signal}: stopped\n`);
+    return 0;
+  },
+};

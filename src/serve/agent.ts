@@ -1,0 +1,166 @@
+/**
+ * The stand-in stage server of `hecate-node agent`: no model, real time and a checked digest
+ * (stage-work.ts). It joins an orchestrator, heartbeats, serves `POST /v1/stage`, keeps each
+ * session's per-layer caches for later steps (a replacement is rebuilt from the replay it is
+ * sent), and leaves on `stop()`.
+ */
+import type { FastifyInstance } from 'fastify';
+import { runLayers, type LayerCaches } from '../sim/load/digest-model.js';
+import { createHttpApp, listen } from './http-app.js';
+import { ServeError } from './serve-error.js';
+import { hashText, stageDelayMs } from './stage-work.js';
+import { stageBodySchema, type StageReply, type StageRequest } from './stage-protocol.js';
+
+/** Options of {@link startAgent}. */
+export interface AgentOptions {
+  readonly id: string;
+  readonly memoryGb: number;
+  readonly score: number;
+  /** The orchestrator's base URL, e.g. `http://127.0.0.1:8080`. */
+  readonly join: string;
+  /** @defaultValue 0 (any free port) */
+  readonly port?: number;
+  /** @defaultValue '127.0.0.1' */
+  readonly host?: string;
+  /** Real milliseconds one layer takes for one token at score 1. @defaultValue 2 */
+  readonly perLayerMs?: number;
+  /** Relative jitter of a call's time, in [0, 1). @defaultValue 0.2 */
+  readonly jitter?: number;
+  /** Seeds the jitter. @defaultValue a hash of the id */
+  readonly seed?: number;
+  /** @defaultValue 1000 */
+  readonly heartbeatMs?: number;
+  /** Sessions whose caches are kept; the least recently used is dropped past it. @defaultValue 4096 */
+  readonly maxSessions?: number;
+  /** Told about joins and failures to reach the orchestrator. */
+  readonly log?: (line: string) => void;
+}
+
+/** A running agent. */
+export interface RunningAgent {
+  readonly id: string;
+  /** Its own base URL, as it told the orchestrator. */
+  readonly url: string;
+  /** Resolves once the orchestrator accepted the join. */
+  readonly joined: Promise<void>;
+  /** Leaves the orchestrator (best effort, bounded), stops heartbeats and closes the server. */
+  stop(): Promise<void>;
+}
+
+/** Starts an agent: listens, then joins `options.join` (retrying until it answers) and heartbeats. */
+export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
+  const perLayerMs = options.perLayerMs ?? 2;
+  const jitter = options.jitter ?? 0.2;
+  const seed = options.seed ?? hashText(options.id);
+  const heartbeatMs = options.heartbeatMs ?? 1000;
+  const maxSessions = options.maxSessions ?? 4096;
+  const log = options.log ?? (() => {});
+  const base = options.join.replace(/\/+$/, '');
+  const sessions = new Map<string, LayerCaches>();
+
+  const app: FastifyInstance = createHttpApp();
+  app.get('/v1/health', async () => ({ id: options.id, sessions: sessions.size }));
+  app.post<{ Body: StageRequest }>('/v1/stage', { schema: { body: stageBodySchema } }, async (request): Promise<StageReply> => {
+    const body = request.body;
+    if (body.layerEnd <= body.layerStart) throw new ServeError('InvalidRequest', 400, `layerEnd (${body.layerEnd}) must be greater than layerStart (${body.layerStart})`, { field: 'layerEnd' });
+    let caches = sessions.get(body.sessionId);
+    // A node asked to continue a session it holds nothing of (it restarted) refuses, as a server would.
+    if (caches === undefined && !body.fresh) throw new ServeError('UnknownSession', 409, `agent "${options.id}" holds no state of session "${body.sessionId}" (restarted?); send fresh with the replay`, { field: 'sessionId' });
+    const started = Date.now();
+    const layers = body.layerEnd - body.layerStart;
+    const ms = stageDelayMs({ layers, tokens: body.tokens + body.replay.length, perLayerMs, score: options.score }, jitter, seed, `${body.sessionId}/${body.step}/${body.layerStart}`);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    caches = sessions.get(body.sessionId);
+    if (caches === undefined) caches = new Map();
+    sessions.delete(body.sessionId); // re-inserted last: the Map's order is the LRU order
+    sessions.set(body.sessionId, caches);
+    if (sessions.size > maxSessions) {
+      const oldest = sessions.keys().next().value;
+      if (oldest !== undefined) sessions.delete(oldest);
+    }
+    if (body.fresh) for (let layer = body.layerStart; layer < body.layerEnd; layer++) caches.delete(layer);
+    const replayOutputs = body.replay.map((x) => runLayers(x, body.layerStart, body.layerEnd, caches));
+    const output = runLayers(body.input, body.layerStart, body.layerEnd, caches);
+    return { nodeId: options.id, layerStart: body.layerStart, layerEnd: body.layerEnd, output, replayOutputs, ms: Date.now() - started };
+  });
+  const url = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0);
+
+  let stopped = false;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let rejoining = false;
+  const profile = { id: options.id, memoryGb: options.memoryGb, score: options.score, url };
+
+  const post = (path: string, body: unknown, timeoutMs: number) =>
+    fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+
+  const join = async (): Promise<void> => {
+    for (let attempt = 0; !stopped; attempt++) {
+      try {
+        const response = await post('/v1/nodes', profile, 5000);
+        if (response.ok) {
+          log(`joined ${base} as "${options.id}" (${url})`);
+          return;
+        }
+        const text = await response.text();
+        if (response.status >= 400 && response.status < 500) throw new Error(`the orchestrator refused the join: ${response.status} ${text}`);
+        log(`join: ${response.status} ${text}; retrying`);
+      } catch (error) {
+        if (error instanceof Error && error.message.startsWith('the orchestrator refused')) throw error;
+        if (attempt === 0 || attempt % 20 === 0) log(`join: ${base} unreachable (${describe(error)}); retrying`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  };
+
+  // Heartbeats never wait for the previous one: after a stall (SIGSTOP, a long GC) the overdue
+  // beat goes out at once, even if the one before is still being answered.
+  const beat = async (): Promise<void> => {
+    if (stopped || rejoining) return;
+    try {
+      const response = await post(`/v1/nodes/${encodeURIComponent(options.id)}/heartbeat`, {}, heartbeatMs * 2);
+      await response.arrayBuffer();
+      // 404: the orchestrator does not know us (it restarted, or we left): join again.
+      if (response.status === 404) {
+        rejoining = true;
+        await join().finally(() => {
+          rejoining = false;
+        });
+      }
+    } catch (error) {
+      log(`heartbeat: ${describe(error)}`);
+    }
+  };
+
+  const joined = join().then(() => {
+    if (stopped) return;
+    void beat();
+    timer = setInterval(() => void beat(), heartbeatMs);
+  });
+  joined.catch(() => {}); // observed by the caller; never an unhandled rejection
+
+  return {
+    id: options.id,
+    url,
+    joined,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (timer !== undefined) clearInterval(timer);
+      try {
+        const response = await post(`/v1/nodes/${encodeURIComponent(options.id)}/leave`, {}, 2000);
+        await response.arrayBuffer();
+      } catch (error) {
+        log(`leave: ${describe(error)}`);
+      }
+      await app.close();
+    },
+  };
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: { code?: string } }).cause;
+    return cause?.code ?? error.message;
+  }
+  return String(error);
+}

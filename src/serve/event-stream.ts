@@ -1,0 +1,57 @@
+/**
+ * `GET /v1/events`: a server-sent-events hub. Every event the Swarm emits (and the orchestrator's
+ * own: joins, leaves, a suspect heard from again) goes to every connected client as
+ * `event: <type>` / `data: <json>`, numbered with `id:`.
+ */
+import type { ServerResponse } from 'node:http';
+
+/** The clients of one event stream. */
+export class EventStream {
+  private readonly clients = new Set<ServerResponse>();
+  private seq = 0;
+  private readonly keepAlive: ReturnType<typeof setInterval>;
+
+  constructor(keepAliveMs = 15_000) {
+    // A comment line now and then keeps proxies and idle timeouts from closing a quiet stream.
+    this.keepAlive = setInterval(() => this.write(': keep-alive\n\n'), keepAliveMs);
+    this.keepAlive.unref();
+  }
+
+  /** Takes over a response: SSE headers, a first `hello` event, then every published event until it closes. */
+  attach(response: ServerResponse, hello: unknown): void {
+    response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    response.write('retry: 1000\n\n');
+    response.write(frame(++this.seq, 'hello', hello));
+    this.clients.add(response);
+    response.on('close', () => this.clients.delete(response));
+  }
+
+  /** Sends one event to every client. */
+  publish(type: string, data: unknown): void {
+    if (this.clients.size === 0) {
+      this.seq++;
+      return;
+    }
+    this.write(frame(++this.seq, type, data));
+  }
+
+  /** Connected clients. */
+  get size(): number {
+    return this.clients.size;
+  }
+
+  /** Ends every stream (the server is closing). */
+  close(): void {
+    clearInterval(this.keepAlive);
+    for (const client of this.clients) client.end();
+    this.clients.clear();
+  }
+
+  private write(text: string): void {
+    for (const client of this.clients) client.write(text);
+  }
+}
+
+function frame(id: number, type: string, data: unknown): string {
+  return `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+}

@@ -1,0 +1,127 @@
+/**
+ * `POST /v1/generate`: one session over the agents. The prompt's digest goes through every layer
+ * `steps` times (each step's output is the next step's input); a stage call is one HTTP request
+ * to the agent holding it; a failed call resumes from the failed stage (docs/sessions.md).
+ */
+import { RoutingError, SessionError } from '../core/errors.js';
+import type { Swarm } from '../runtime/swarm.js';
+import type { SessionOptions, StageRunner } from '../runtime/session-types.js';
+import type { NodeRegistry } from './node-registry.js';
+import { ServeError } from './serve-error.js';
+import type { ServeMetrics } from './serve-metrics.js';
+import { digestHex, promptDigest, promptTokens } from './stage-work.js';
+import type { StageReply, StageRequest } from './stage-protocol.js';
+
+/** `POST /v1/generate`'s body. */
+export interface GenerateRequest {
+  readonly model: string;
+  readonly prompt: string;
+  readonly steps: number;
+}
+
+/** The answer: the output digest and how it was made. */
+export interface GenerateReply {
+  readonly model: string;
+  readonly steps: number;
+  /** The last step's output: 8 hex digits. */
+  readonly digest: string;
+  readonly sessionId: string;
+  /** Stage failures the session resumed from. */
+  readonly resumes: number;
+  /** The last step's stages: which agent ran which layers, in order. */
+  readonly path: readonly { readonly nodeId: string; readonly layers: readonly [number, number] }[];
+  readonly ms: number;
+}
+
+/** JSON schema of {@link GenerateRequest}. */
+export const generateBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['model', 'prompt', 'steps'],
+  properties: {
+    model: { type: 'string', minLength: 1, maxLength: 200 },
+    prompt: { type: 'string', maxLength: 65_536 },
+    steps: { type: 'integer', minimum: 1, maximum: 4096 },
+  },
+} as const;
+
+/** A stage runner that calls the agents over HTTP, counting calls in flight per agent. */
+export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, promptTokenCount: number, path: Map<number, StageReply>): StageRunner<number> {
+  return async (stage, input, context) => {
+    const record = registry.get(stage.nodeId);
+    if (record?.url === undefined) throw new ServeError('StageFailed', 502, `agent "${stage.nodeId}" has no address (it never joined)`);
+    const body: StageRequest = {
+      sessionId: stage.sessionId,
+      modelId: stage.modelId,
+      layerStart: stage.layerStart,
+      layerEnd: stage.layerEnd,
+      step: context.step,
+      fresh: context.fresh,
+      tokens: context.step === 0 ? promptTokenCount : 1,
+      input,
+      replay: context.replay,
+    };
+    record.inflight++;
+    let outcome = 'error';
+    try {
+      const response = await fetch(`${record.url}/v1/stage`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: context.signal });
+      if (!response.ok) throw new ServeError('StageFailed', 502, `agent "${stage.nodeId}" answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
+      const reply = (await response.json()) as StageReply;
+      if (context.replay.length > 0) context.replayed(reply.replayOutputs);
+      if (stage.stageIndex === 0) path.clear();
+      path.set(stage.layerStart, reply);
+      outcome = 'ok';
+      return reply.output;
+    } catch (error) {
+      if (context.signal.aborted) outcome = 'aborted';
+      throw error;
+    } finally {
+      record.inflight--;
+      metrics.stageCalls.inc({ node: stage.nodeId, outcome });
+    }
+  };
+}
+
+/**
+ * Runs one generation. Errors become {@link ServeError}s with the status to answer:
+ * an unknown model 400 (field `model`), nothing to serve with 503, a failed session 502/504.
+ */
+export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions): Promise<GenerateReply> {
+  const started = Date.now();
+  const tokens = promptTokens(request.prompt);
+  const path = new Map<number, StageReply>();
+  let session;
+  try {
+    session = swarm.session<number>({ model: request.model, tokens: tokens + request.steps }, httpStageRunner(registry, metrics, tokens, path), options);
+  } catch (error) {
+    if (error instanceof RoutingError && error.code === 'UnknownModel') throw new ServeError('InvalidRequest', 400, error.message, { field: 'model', cause: error });
+    if (error instanceof RoutingError) throw new ServeError('NoRoute', 503, `${error.code}: ${error.message}`, { cause: error });
+    throw error;
+  }
+  try {
+    let x = promptDigest(request.prompt);
+    for (let t = 0; t < request.steps; t++) {
+      x = await session.step(x);
+      metrics.steps.inc();
+    }
+    const stats = session.stats();
+    return {
+      model: request.model,
+      steps: request.steps,
+      digest: digestHex(x),
+      sessionId: session.id,
+      resumes: stats.resumes,
+      path: [...path.values()].sort((a, b) => a.layerStart - b.layerStart).map((r) => ({ nodeId: r.nodeId, layers: [r.layerStart, r.layerEnd] as const })),
+      ms: Date.now() - started,
+    };
+  } catch (error) {
+    if (error instanceof SessionError) {
+      const status = error.code === 'DeadlineExceeded' ? 504 : error.code === 'Unrecoverable' ? 503 : 502;
+      throw new ServeError('SessionFailed', status, `${error.code}: ${error.message}`, { cause: error });
+    }
+    throw error;
+  } finally {
+    metrics.resumes.inc(session.stats().resumes);
+    session.close();
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * The fastify instance both servers start from: JSON-schema validation whose failures become a
+ * 400 naming the field, typed errors mapped to their status, JSON 404s, no logger (the CLI says
+ * what it has to say).
+ */
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { errorBody, ServeError, validationField } from './serve-error.js';
+
+/** A fastify app with the house's error shape: `{ error: { code, message, field? } }`. */
+export function createHttpApp(): FastifyInstance {
+  // Keep-alive sockets of a dead peer must not hold close() open.
+  const app = Fastify({
+    logger: false,
+    forceCloseConnections: true,
+    bodyLimit: 4 * 1024 * 1024,
+    // Refuse what the schema does not allow instead of quietly fixing it: no coercion, no stripping.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
+  });
+  app.setErrorHandler((error: FastifyError | ServeError | Error, _request, reply) => {
+    if (error instanceof ServeError) {
+      void reply.status(error.status).send(errorBody(error.code, error.message, error.field));
+      return;
+    }
+    const fe = error as FastifyError;
+    if (fe.validation !== undefined) {
+      const field = validationField(fe.validation as never);
+      void reply.status(400).send(errorBody('InvalidRequest', `${field}: ${fe.validation[0]?.message ?? fe.message}`, field));
+      return;
+    }
+    if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+      // Malformed JSON, a wrong content type, a body too large: the body is at fault.
+      void reply.status(fe.statusCode).send(errorBody('InvalidRequest', fe.message, 'body'));
+      return;
+    }
+    void reply.status(500).send(errorBody('Internal', `${error.name}: ${error.message}`));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    void reply.status(404).send(errorBody('NotFound', `no route ${request.method} ${request.url}`));
+  });
+  return app;
+}
+
+/** Starts listening; resolves with the base URL (`http://127.0.0.1:PORT`). */
+export async function listen(app: FastifyInstance, host: string, port: number): Promise<string> {
+  await app.listen({ host, port });
+  const address = app.server.address();
+  const actual = typeof address === 'object' && address !== null ? address.port : port;
+  const shown = host.includes(':') ? `[${host}]` : host;
+  return `http://${shown}:${actual}`;
+}

@@ -1,0 +1,27 @@
+/** The wire format of agents joining, heartbeating and leaving the orchestrator. */
+
+/** JSON schema of {@link JoinBody}. */
+export const joinBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'memoryGb', 'url'],
+  properties: {
+    id: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._:-]+$' },
+    memoryGb: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000 },
+    score: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000 },
+    latencyMs: { type: 'number', minimum: 0, maximum: 600_000 },
+    url: { type: 'string', minLength: 8, maxLength: 500, pattern: '^https?://' },
+  },
+} as const;
+
+/** `POST /v1/nodes`: an agent joins (or joins again after a restart). */
+export interface JoinBody {
+  readonly id: string;
+  readonly memoryGb: number;
+  readonly score?: number;
+  readonly latencyMs?: number;
+  readonly url: string;
+}
+
+/** JSON schema of the `:id` of `/v1/nodes/:id/...`. */
+export const nodeParamsSchema = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } } as const;

@@ -1,0 +1,74 @@
+/**
+ * `GET /metrics`: the orchestrator's Prometheus registry (prom-client). Counters are bumped where
+ * things happen; gauges of state (nodes by state, in-flight calls, route cost) are read from the
+ * orchestrator when scraped, so they cannot drift.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { AgentState } from './node-registry.js';
+
+/** What the gauges read at scrape time. */
+export interface MetricsSource {
+  nodesByState(): ReadonlyMap<AgentState, number>;
+  /** Stage calls in flight, per node. */
+  inflightByNode(): ReadonlyMap<string, number>;
+  /** The cost of the route each model would get now (NaN when it has none). */
+  routeCostByModel(): ReadonlyMap<string, number>;
+  /** Reservations the Swarm holds. */
+  leases(): number;
+}
+
+/** The orchestrator's metrics. */
+export class ServeMetrics {
+  readonly registry = new Registry();
+  /** Generate requests by outcome (`ok` or the error code). */
+  readonly requests = new Counter({ name: 'hecate_requests_total', help: 'POST /v1/generate requests by outcome (ok, or the error code).', labelNames: ['outcome'] as const, registers: [this.registry] });
+  readonly requestSeconds = new Histogram({ name: 'hecate_request_duration_seconds', help: 'Time to serve a generate request that completed.', buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [this.registry] });
+  readonly resumes = new Counter({ name: 'hecate_session_resumes_total', help: 'Stage failures a session resumed from (re-routed the remaining layers).', registers: [this.registry] });
+  readonly steps = new Counter({ name: 'hecate_session_steps_total', help: 'Session steps completed.', registers: [this.registry] });
+  readonly stageCalls = new Counter({ name: 'hecate_stage_calls_total', help: 'Stage calls to agents, by node and outcome (ok, error, aborted).', labelNames: ['node', 'outcome'] as const, registers: [this.registry] });
+  readonly detection = new Counter({ name: 'hecate_detection_events_total', help: 'Events of the Swarm: node.suspected, node.down (by cause), node.alive (by cause).', labelNames: ['event', 'cause'] as const, registers: [this.registry] });
+  readonly joins = new Counter({ name: 'hecate_node_joins_total', help: 'Agent joins; kind=rejoin when the id had joined before (a restart).', labelNames: ['kind'] as const, registers: [this.registry] });
+  readonly leaves = new Counter({ name: 'hecate_node_leaves_total', help: 'Agents that left cleanly.', registers: [this.registry] });
+  readonly heartbeats = new Counter({ name: 'hecate_heartbeats_total', help: 'Heartbeats received.', registers: [this.registry] });
+
+  constructor(source: MetricsSource) {
+    new Gauge({
+      name: 'hecate_nodes',
+      help: 'Agents by state (alive, suspect, down, left; absent: declared, never joined; pending: joined, waiting for capacity).',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [state, n] of source.nodesByState()) this.set({ state }, n);
+      },
+    });
+    new Gauge({
+      name: 'hecate_node_inflight',
+      help: 'Stage calls running on each agent.',
+      labelNames: ['node'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [node, n] of source.inflightByNode()) this.set({ node }, n);
+      },
+    });
+    new Gauge({
+      name: 'hecate_route_cost',
+      help: 'Cost of the route each model would get now (docs/design.md §4), without reserving it.',
+      labelNames: ['model'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [model, cost] of source.routeCostByModel()) if (Number.isFinite(cost)) this.set({ model }, cost);
+      },
+    });
+    new Gauge({
+      name: 'hecate_leases',
+      help: 'Reservations the Swarm holds (sessions in flight).',
+      registers: [this.registry],
+      collect() {
+        this.set(source.leases());
+      },
+    });
+  }
+}

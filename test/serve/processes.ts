@@ -1,0 +1,118 @@
+/**
+ * Child processes of the built CLI for the serve tests: started on loopback, their first stdout
+ * line awaited, and every one of them killed at the end, whatever happened.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { BIN } from '../cli/run-cli.js';
+
+/** A started `hecate-node` process. */
+export interface Child {
+  readonly name: string;
+  readonly process: ChildProcess;
+  /** Everything it wrote to stderr so far (for failure messages). */
+  stderr(): string;
+  /** Resolves with its exit code or signal. */
+  readonly exited: Promise<string>;
+}
+
+/** Every child still to be stopped. */
+const running = new Set<Child>();
+
+/**
+ * Starts `hecate-node ...args` and waits for a stdout line matching `ready` (its URL).
+ * @returns the child and the first capture group of `ready`.
+ */
+export async function startCli(name: string, args: readonly string[], ready: RegExp, timeoutMs = 30_000): Promise<{ child: Child; match: string }> {
+  const proc = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    err = (err + chunk).slice(-20_000);
+  });
+  const exited = new Promise<string>((resolve) => proc.once('exit', (code, signal) => resolve(signal ?? `exit ${code}`)));
+  const child: Child = { name, process: proc, stderr: () => err, exited };
+  running.add(child);
+  void exited.then(() => running.delete(child));
+  const match = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`${name} did not print its address within ${timeoutMs} ms; stderr: ${err}`)), timeoutMs);
+    proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      const m = ready.exec(out);
+      if (m !== null) {
+        clearTimeout(timer);
+        resolve(m[1] ?? m[0]);
+      }
+    });
+    void exited.then((how) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (${how}) before it was ready; stderr: ${err}`));
+    });
+  });
+  return { child, match };
+}
+
+/** Kills every child still running (continued first, in case it was stopped) and waits for them. */
+export async function stopAll(): Promise<void> {
+  const children = [...running];
+  for (const c of children) {
+    c.process.kill('SIGCONT');
+    c.process.kill('SIGKILL');
+  }
+  await Promise.all(children.map((c) => Promise.race([c.exited, new Promise((r) => setTimeout(r, 5000))])));
+}
+
+/** One server-sent event as received, with the time it arrived. */
+export interface ReceivedEvent {
+  readonly type: string;
+  readonly data: Record<string, unknown>;
+  readonly receivedAt: number;
+}
+
+/** Reads `url` as an SSE stream into `into` until `signal` aborts. */
+export async function collectEvents(url: string, into: ReceivedEvent[], signal: AbortSignal): Promise<void> {
+  const response = await fetch(url, { signal, headers: { accept: 'text/event-stream' } });
+  if (!response.ok || response.body === null) throw new Error(`GET ${url}: ${response.status}`);
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  void (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffer += value;
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const type = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (type !== undefined && data !== undefined) into.push({ type, data: JSON.parse(data) as Record<string, unknown>, receivedAt: Date.now() });
+        }
+      }
+    } catch {
+      // aborted at the end of the test
+    }
+  })();
+}
+
+/** Polls `check` every `everyMs` until it returns a value (not undefined) or `timeoutMs` passes. */
+export async function waitFor<T>(what: string | (() => string), check: () => Promise<T | undefined> | T | undefined, timeoutMs: number, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Parses Prometheus text into `name{labels}` → value. */
+export function parseMetrics(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#') || line.trim() === '') continue;
+    const at = line.lastIndexOf(' ');
+    out.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return out;
+}

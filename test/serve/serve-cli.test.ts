@@ -1,0 +1,43 @@
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { cli } from '../cli/run-cli.js';
+
+describe('hecate-node serve / agent flags', () => {
+  it.each([
+    [['serve', '--port', '70000'], /flag --port: must be <= 65535/],
+    [['serve', '--topology', 'no/such.json'], /no\/such\.json: cannot read file: no such file/],
+    [['serve', '--suspect-phi', 'x'], /flag --suspect-phi: must be a number/],
+    [['agent', '--id', 'a1', '--score', '1', '--join', 'http://127.0.0.1:1'], /missing required flag --memory/],
+    [['agent', '--id', 'a1', '--memory', '0', '--score', '1', '--join', 'http://127.0.0.1:1'], /flag --memory: must be a number > 0/],
+    [['agent', '--id', 'a 1', '--memory', '4', '--score', '1', '--join', 'http://127.0.0.1:1'], /flag --id: letters, digits/],
+    [['agent', '--id', 'a1', '--memory', '4', '--score', '1', '--join', 'localhost:8080'], /flag --join: expected the orchestrator's URL/],
+  ])('%j exits 2 with a one-line error naming the flag', async (args, message) => {
+    const run = await cli(...args);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(message);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('exits 2 naming --port when the port is taken', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const run = await cli('serve', '--port', String(port));
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`flag --port: 127.0.0.1:${port} is already in use`);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('lists both commands in the overview and documents their endpoints in --help', async () => {
+    const overview = await cli('--help');
+    expect(overview.stdout).toMatch(/^\s+serve\s/m);
+    expect(overview.stdout).toMatch(/^\s+agent\s/m);
+    const serve = await cli('serve', '--help');
+    expect(serve.stdout).toContain('POST /v1/generate { model, prompt, steps }');
+    expect(serve.stdout).toContain('default 127.0.0.1');
+  });
+});
