@@ -7,6 +7,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { detectionBench } from './detection.js';
+import { inputLimitsBench } from './input-limits.js';
 import { packageBench } from './package.js';
 import { runtimeBench } from './runtime.js';
 import type { BenchRow } from './types.js';
@@ -38,6 +39,8 @@ if (existsSync(planQuality)) {
   const mod = (await import(planQuality.href)) as { planQualityBench?: () => Promise<BenchRow[]> };
   if (typeof mod.planQualityBench === 'function') rows.push(...(await mod.planQualityBench()));
 }
+log('input limits');
+rows.push(...inputLimitsBench(log));
 log('failure detection');
 rows.push(...detectionBench(log));
 rows.push(...(await packageBench(log)));

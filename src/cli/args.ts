@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { describeValue } from '../core/describe.js';
 
 /** Bad flags or arguments: the CLI prints the message on one line and exits 2. */
 export class UsageError extends Error {
@@ -38,6 +39,8 @@ export interface ParsedArgs {
  * @throws {UsageError} for an unknown flag, a missing value or an unexpected argument.
  */
 export function parseCommandArgs(argv: readonly string[], spec: ArgsSpec): ParsedArgs {
+  if (!Array.isArray(argv) || !Array.from(argv as unknown[]).every((a) => typeof a === 'string')) throw new UsageError(`arguments must be strings, got ${describeValue(argv)}`);
+  checkSpec(spec);
   const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = {
     help: { type: 'boolean', short: 'h' },
   };
@@ -50,6 +53,19 @@ export function parseCommandArgs(argv: readonly string[], spec: ArgsSpec): Parse
   } catch (cause) {
     throw new UsageError(describeParseError(cause), { cause });
   }
+}
+
+/** A command's flag table, as its own code writes it; a malformed one is a UsageError, not a TypeError. */
+function checkSpec(spec: unknown): asserts spec is ArgsSpec {
+  const flags = (spec as { flags?: unknown } | null)?.flags;
+  if (spec === null || typeof spec !== 'object' || flags === null || typeof flags !== 'object') throw new UsageError('a command spec must be { flags, positionals? }');
+  for (const [name, f] of Object.entries(flags)) {
+    const flag = f as Partial<FlagSpec> | null;
+    if (flag === null || typeof flag !== 'object' || (flag.type !== 'string' && flag.type !== 'boolean') || typeof flag.description !== 'string') {
+      throw new UsageError(`flag --${name}: a flag spec must be { type: 'string' | 'boolean', description, value?, multiple?, short? }`);
+    }
+  }
+  if ((spec as ArgsSpec).positionals !== undefined && typeof (spec as ArgsSpec).positionals !== 'string') throw new UsageError('"positionals" must be a string');
 }
 
 function describeParseError(cause: unknown): string {
@@ -72,7 +88,9 @@ function describeParseError(cause: unknown): string {
 
 /** A string flag's value, or `undefined` if absent. */
 export function stringFlag(args: ParsedArgs, name: string): string | undefined {
-  const v = args.values[name];
+  const values = (args as { values?: unknown } | null)?.values;
+  if (values === null || typeof values !== 'object' || typeof name !== 'string') throw new UsageError('stringFlag needs parsed arguments and a flag name');
+  const v = Object.hasOwn(values, name) ? (values as Record<string, unknown>)[name] : undefined;
   return typeof v === 'string' ? v : undefined;
 }
 
@@ -91,6 +109,9 @@ const integerText = z.string().regex(/^-?\d+$/, 'must be an integer').transform(
  * @throws {UsageError} naming the flag when the value is not such an integer.
  */
 export function integerFlag(args: ParsedArgs, name: string, min: number, max: number): number | undefined {
+  if (typeof name !== 'string' || !Number.isSafeInteger(min) || !Number.isSafeInteger(max) || min > max) {
+    throw new UsageError(`integerFlag needs a flag name and integer bounds with min <= max, got ${describeValue(name)}, ${describeValue(min)}, ${describeValue(max)}`);
+  }
   const raw = stringFlag(args, name);
   if (raw === undefined) return undefined;
   const parsed = integerText.pipe(z.int().min(min, `must be >= ${min}`).max(max, `must be <= ${max}`)).safeParse(raw);
@@ -100,6 +121,8 @@ export function integerFlag(args: ParsedArgs, name: string, min: number, max: nu
 
 /** The help text of a command, generated from its flags. */
 export function helpText(command: string, summary: string, spec: ArgsSpec, details = ''): string {
+  if (typeof command !== 'string' || typeof summary !== 'string' || typeof details !== 'string') throw new UsageError('helpText needs a command name, a summary and details as strings');
+  checkSpec(spec);
   const usage = `Usage: hecate-node ${command}${Object.keys(spec.flags).length > 0 ? ' [flags]' : ''}${spec.positionals ? ` ${spec.positionals}` : ''}`;
   const rows: [string, string][] = Object.entries(spec.flags).map(([name, f]) => [`--${name}${f.value ? ` <${f.value}>` : ''}`, f.description]);
   rows.push(['-h, --help', 'Show this help.']);

@@ -25,6 +25,8 @@ Examples:
 
 /** The text `chart` prints for these machines in this format. */
 export function renderCharts(format: (typeof FORMATS)[number], machines: readonly (keyof typeof chartedMachines)[]): string {
+  if (!(FORMATS as readonly unknown[]).includes(format)) throw new UsageError(`expected a format among ${FORMATS.join(', ')}`);
+  if (!Array.isArray(machines as unknown) || !Array.from(machines as unknown[]).every((m) => (MACHINES as readonly unknown[]).includes(m))) throw new UsageError(`expected machines among ${MACHINES.join(', ')}`);
   const charts: MachineChart[] = machines.map((id) => machineChart(chartedMachines[id]));
   if (format === 'json') return `${JSON.stringify({ machines: charts }, null, 2)}\n`;
   return charts.map(chartMermaid).join('\n');

@@ -4,8 +4,13 @@
 export interface CliIO {
   /** Directory relative paths are read from. */
   readonly cwd: string;
-  /** Reads a UTF-8 file. @throws the fs error (ENOENT…) — use `readInput` to turn it into an InputError. */
-  readFile(path: string): string;
+  /**
+   * Reads a file of at most `maxBytes` (its bytes, or its text for an in-memory IO).
+   * @throws the fs error (ENOENT…) or a `BoundedReadError` — use `readInput` to turn it into an InputError.
+   */
+  readFile(path: string, maxBytes: number): Uint8Array | string;
+  /** Whether stderr is a terminal (a redrawn progress bar) or not (progress lines). @defaultValue false */
+  readonly stderrIsTTY?: boolean;
   stdout(text: string): void;
   stderr(text: string): void;
 }

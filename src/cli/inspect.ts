@@ -28,10 +28,15 @@ export interface LiveInspector {
   close(): Promise<{ sent: number; dropped: number }>;
 }
 
-/** True for `localhost`, 127.0.0.0/8, `::1` and IPv4-mapped loopback. */
+/**
+ * True only for literal loopback: `localhost`, an IPv4 address in 127.0.0.0/8, `::1` and
+ * IPv4-mapped loopback. A name under `.localhost` (`evil.localhost`) is not: it goes through the
+ * resolver, which may send it anywhere.
+ */
 export function isLoopbackHost(hostname: string): boolean {
+  if (typeof hostname !== 'string') return false;
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (host === 'localhost') return true;
   if (isIP(host) === 4) return host.startsWith('127.');
   if (isIP(host) === 6) return host === '::1' || /^(0:){7}1$/.test(host) || /^::ffff:127\./.test(host) || /^::ffff:7f[0-9a-f]{2}:/.test(host);
   return false;
@@ -42,6 +47,7 @@ export function isLoopbackHost(hostname: string): boolean {
  * @throws {UsageError} naming the flag and what to do.
  */
 export function parseInspectUrl(raw: string, allowRemote = false): URL {
+  if (typeof raw !== 'string') throw new UsageError('flag --inspect: expected a WebSocket URL like ws://127.0.0.1:8080');
   let url: URL;
   try {
     url = new URL(raw);

@@ -4,13 +4,20 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { runLoadSim, selectWorkloads, type LoadSimResult } from '../sim/load/run.js';
+import { LOAD_SIM_LIMITS, runLoadSim, selectWorkloads, type LoadSimResult } from '../sim/load/run.js';
 import { runSessionSim, sessionTable, W6_ID, type SessionSimResult } from '../sim/load/session-sim.js';
 import { cdfSvgs } from '../sim/load/svg.js';
 import { resultsTable, sharesTable } from '../sim/load/table.js';
 import { burstyFieldIssue, DEFAULT_BURSTY, WORKLOADS, type BurstyShape } from '../sim/load/workloads.js';
 import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { CliIO, Command } from './command.js';
+import { prepareOutputDir } from './output.js';
+
+/** W6's mean steps per session (32 to 128): its unit of work for the progress lines. */
+const W6_STEPS_PER_SESSION = 80;
+
+/** Runs × requests from which a simulation reports progress on stderr when it is not a terminal (a few seconds of work). */
+export const PROGRESS_LINES_FROM = 100_000;
 
 const spec: ArgsSpec = {
   flags: {
@@ -33,7 +40,9 @@ ours-reserve (the real Swarm with in-flight leases), ours-latency-weights (the s
 capability and hop priors off: an experiment), ours-detect (ours finding failures itself:
 the phi detector on the monitor's samples and ejection, no health reports), oracle-sed
 (reference: reads the truth).
-A progress bar goes to stderr when it is a terminal. The same flags print the same bytes.
+Bounds: --seeds × --requests at most ${LOAD_SIM_LIMITS.work}, --seeds × --sessions at most
+${LOAD_SIM_LIMITS.sessionWork} (docs/inputs.md). Progress goes to
+stderr: a bar on a terminal, else a line at each tenth of a long run. The same flags print the same bytes.
 
 Example:
   hecate-node load-sim --seeds 10 --out bench/load-sim`;
@@ -49,16 +58,23 @@ export const command: Command = {
       return 0;
     }
     const seed = integerFlag(args, 'seed', 0, 2 ** 31 - 1) ?? 1;
-    const seeds = integerFlag(args, 'seeds', 1, 100) ?? 10;
-    const requests = integerFlag(args, 'requests', 100, 1_000_000) ?? 20_000;
+    const seeds = integerFlag(args, 'seeds', 1, LOAD_SIM_LIMITS.seeds) ?? 10;
+    const requests = integerFlag(args, 'requests', 100, LOAD_SIM_LIMITS.requests) ?? 20_000;
     const raw = args.values['workload'];
     const workloads = (Array.isArray(raw) ? raw : []).flatMap((w) => w.split(',')).map((w) => w.trim()).filter((w) => w.length > 0);
-    const sessions = integerFlag(args, 'sessions', 1, 10_000) ?? 48;
+    const sessions = integerFlag(args, 'sessions', 1, LOAD_SIM_LIMITS.sessions) ?? 48;
     // W6 runs sessions, not requests: it has its own simulator. An id that names only W6 selects only it.
     const isW6 = (id: string) => W6_ID === id || W6_ID.startsWith(id);
     const requestIds = workloads.filter((id) => !isW6(id) || WORKLOADS.some((w) => w.id === id || w.id.startsWith(id)));
     const runW6 = workloads.length === 0 || workloads.some(isW6);
     const runRequests = workloads.length === 0 || requestIds.length > 0;
+    // Each bound only for what runs: W6 alone reads no --requests, the request workloads no --sessions.
+    if (runRequests && seeds * requests > LOAD_SIM_LIMITS.work) {
+      throw new UsageError(`--seeds × --requests is ${seeds * requests}, over the limit of ${LOAD_SIM_LIMITS.work} (docs/inputs.md); use fewer seeds or requests`);
+    }
+    if (runW6 && seeds * sessions > LOAD_SIM_LIMITS.sessionWork) {
+      throw new UsageError(`--seeds × --sessions is ${seeds * sessions}, over the limit of ${LOAD_SIM_LIMITS.sessionWork} for ${W6_ID} (docs/inputs.md); use fewer seeds or sessions`);
+    }
     try {
       if (runRequests) selectWorkloads(requestIds);
     } catch (error) {
@@ -67,11 +83,21 @@ export const command: Command = {
     const bursty = w2Flag(stringFlag(args, 'w2'));
     const out = stringFlag(args, 'out');
     if (out !== undefined && out.length === 0) throw new UsageError('flag --out needs a non-empty directory');
-    const progress = progressBar(io);
-    const result = runRequests ? runLoadSim({ seed, seeds, requests, workloads: requestIds, ...(bursty !== undefined ? { bursty } : {}), onProgress: progress.update }) : undefined;
-    const w6 = runW6 ? await runSessionSim({ seed, seeds, sessions, onProgress: progress.update }) : undefined;
-    progress.end();
-    if (out !== undefined) writeResults(resolve(io.cwd, out), result, w6);
+    // Before the run: a directory that cannot be written fails now, not after minutes of simulation.
+    const outDir = out === undefined ? undefined : prepareOutputDir(io.cwd, out, '--out');
+    let result: LoadSimResult | undefined;
+    if (runRequests) {
+      const progress = progressReporter(io, requests);
+      result = runLoadSim({ seed, seeds, requests, workloads: requestIds, ...(bursty !== undefined ? { bursty } : {}), onProgress: progress.update });
+      progress.end();
+    }
+    let w6: SessionSimResult | undefined;
+    if (runW6) {
+      const progress = progressReporter(io, sessions * W6_STEPS_PER_SESSION);
+      w6 = await runSessionSim({ seed, seeds, sessions, onProgress: progress.update });
+      progress.end();
+    }
+    if (outDir !== undefined) writeResults(outDir, result, w6);
     if (args.values['json'] === true) {
       const doc = result === undefined ? w6 : w6 === undefined ? result : { ...result, sessions: w6 };
       io.stdout(`${JSON.stringify(doc, null, 2)}\n`);
@@ -82,19 +108,25 @@ export const command: Command = {
   },
 };
 
-const W2_KEYS: Readonly<Record<string, keyof BurstyShape>> = { on: 'onRho', off: 'offRho', period: 'periodMs', every: 'burstEveryMs' };
+const W2_KEYS: ReadonlyMap<string, keyof BurstyShape> = new Map([
+  ['on', 'onRho'],
+  ['off', 'offRho'],
+  ['period', 'periodMs'],
+  ['every', 'burstEveryMs'],
+]);
 
 /** Parses `--w2 on=0.7,every=3000` into a W2 shape. @throws {UsageError} naming the bad part, in the flag's own words. */
 export function w2Flag(raw: string | undefined): Partial<BurstyShape> | undefined {
   if (raw === undefined) return undefined;
-  const usage = Object.keys(W2_KEYS).map((k) => `${k}=<number>`).join(', ');
+  if (typeof raw !== 'string') throw new UsageError('flag --w2 needs a value such as on=0.7,every=3000');
+  const usage = [...W2_KEYS.keys()].map((k) => `${k}=<number>`).join(', ');
   const parts = raw.split(',').map((p) => p.trim()).filter((p) => p.length > 0);
   if (parts.length === 0) throw new UsageError(`flag --w2 needs at least one of ${usage}`);
   const shape: { -readonly [K in keyof BurstyShape]?: number } = {};
   for (const part of parts) {
     const [rawKey = '', value = '', ...rest] = part.split('=');
     const key = rawKey.trim();
-    const field = W2_KEYS[key];
+    const field = W2_KEYS.get(key);
     if (field === undefined || rest.length > 0) throw new UsageError(`flag --w2: "${part}" is not one of ${usage}`);
     if (shape[field] !== undefined) throw new UsageError(`flag --w2: "${key}" is given twice`);
     if (!/^\d+(\.\d+)?([eE][+-]?\d+)?$/.test(value.trim())) throw new UsageError(`flag --w2: "${key}" must be a decimal number, got "${value}"`);
@@ -108,7 +140,7 @@ export function w2Flag(raw: string | undefined): Partial<BurstyShape> | undefine
 
 /** ` --w2 on=…` for a W2 shape other than the default, else nothing. */
 function w2Text(shape: BurstyShape): string {
-  const keys = Object.entries(W2_KEYS) as [string, keyof BurstyShape][];
+  const keys = [...W2_KEYS];
   if (keys.every(([, f]) => shape[f] === DEFAULT_BURSTY[f])) return '';
   return ` --w2 ${keys.map(([k, f]) => `${k}=${shape[f]}`).join(',')}`;
 }
@@ -133,19 +165,35 @@ export function writeResults(dir: string, result: LoadSimResult | undefined, w6?
   for (const [file, svg] of Object.entries(svgs)) writeFileSync(resolve(dir, file), svg);
 }
 
-/** A one-line progress bar on stderr, only when stderr is a terminal. */
-function progressBar(io: CliIO): { update: (done: number, total: number, label: string) => void; end: () => void } {
-  if (process.stderr.isTTY !== true) return { update: () => {}, end: () => {} };
-  let shown = false;
+/**
+ * Progress on stderr: a one-line bar redrawn in place on a terminal; otherwise, for a
+ * simulation of at least {@link PROGRESS_LINES_FROM} runs × requests, one line at each tenth of
+ * the runs (counted, not timed, so the same flags print the same lines).
+ */
+function progressReporter(io: CliIO, requests: number): { update: (done: number, total: number, label: string) => void; end: () => void } {
+  if (io.stderrIsTTY === true) {
+    let shown = false;
+    return {
+      update(done, total, label) {
+        const width = 30;
+        const filled = Math.round((done / total) * width);
+        io.stderr(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${label}`.padEnd(100).slice(0, 100));
+        shown = true;
+      },
+      end() {
+        if (shown) io.stderr('\r'.padEnd(101) + '\r');
+      },
+    };
+  }
+  let lastTenth = 0;
   return {
     update(done, total, label) {
-      const width = 30;
-      const filled = Math.round((done / total) * width);
-      io.stderr(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${label}`.padEnd(100).slice(0, 100));
-      shown = true;
+      if (total * requests < PROGRESS_LINES_FROM) return;
+      const tenth = Math.floor((done * 10) / total);
+      if (tenth === lastTenth) return;
+      lastTenth = tenth;
+      io.stderr(`hecate-node load-sim: ${tenth * 10}% (${done}/${total} runs, last: ${label})\n`);
     },
-    end() {
-      if (shown) io.stderr('\r'.padEnd(101) + '\r');
-    },
+    end() {},
   };
 }

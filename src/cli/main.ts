@@ -7,19 +7,20 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { InputError } from '../sim/input-error.js';
+import { InputError, oneLine, printable } from '../sim/input-error.js';
+import { readBoundedFile } from './io.js';
 import { UsageError } from './args.js';
 import type { CliIO, Command } from './command.js';
 
 /** Every subcommand, loaded on demand. Adding a command is one line here plus its own file. */
-const registry: Readonly<Record<string, () => Promise<{ command: Command }>>> = {
-  'swarm-sim': () => import('./swarm-sim.js'),
-  scenario: () => import('./scenario.js'),
-  chart: () => import('./chart.js'),
-  'load-sim': () => import('./load-sim.js'),
-  serve: () => import('./serve.js'),
-  agent: () => import('./agent.js'),
-};
+const registry: ReadonlyMap<string, () => Promise<{ command: Command }>> = new Map([
+  ['swarm-sim', () => import('./swarm-sim.js')],
+  ['scenario', () => import('./scenario.js')],
+  ['chart', () => import('./chart.js')],
+  ['load-sim', () => import('./load-sim.js')],
+  ['serve', () => import('./serve.js')],
+  ['agent', () => import('./agent.js')],
+]);
 
 /** Exit codes of `hecate-node`. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, internal: 70 } as const;
@@ -29,7 +30,7 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     const topic = name === 'help' ? rest[0] : undefined;
-    if (topic !== undefined && topic in registry) return main([topic, '--help'], io);
+    if (topic !== undefined && registry.has(topic)) return main([topic, '--help'], io);
     io.stdout(await overview());
     return EXIT.ok;
   }
@@ -37,9 +38,9 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
     io.stdout(`${version()}\n`);
     return EXIT.ok;
   }
-  const load = registry[name];
+  const load = registry.get(name);
   if (load === undefined) {
-    io.stderr(`hecate-node: unknown command "${name}" (commands: ${Object.keys(registry).join(', ')}; see --help)\n`);
+    io.stderr(`hecate-node: unknown command ${printable(JSON.stringify(name))} (commands: ${[...registry.keys()].join(', ')}; see --help)\n`);
     return EXIT.usage;
   }
   const { command } = await load();
@@ -47,11 +48,12 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
     return await command.run(rest, io);
   } catch (error) {
     if (error instanceof UsageError || error instanceof InputError) {
-      io.stderr(`hecate-node ${name}: ${error.message}\n`);
+      // Flag values and file contents may hold control characters: never echo them raw.
+      io.stderr(`hecate-node ${name}: ${printable(oneLine(error.message))}\n`);
       return EXIT.usage;
     }
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    io.stderr(`hecate-node ${name}: internal error: ${message.replace(/\s+/g, ' ')}\n`);
+    io.stderr(`hecate-node ${name}: internal error: ${printable(oneLine(message))}\n`);
     if (process.env['HECATE_DEBUG'] && error instanceof Error && error.stack) io.stderr(`${error.stack}\n`);
     return EXIT.internal;
   }
@@ -59,7 +61,7 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
 
 async function overview(): Promise<string> {
   const rows: [string, string][] = [];
-  for (const [name, load] of Object.entries(registry)) rows.push([name, (await load()).command.summary]);
+  for (const [name, load] of registry) rows.push([name, (await load()).command.summary]);
   const width = Math.max(...rows.map(([n]) => n.length));
   return [
     'Usage: hecate-node <command> [flags]',
@@ -84,7 +86,8 @@ function version(): string {
 
 const processIO: CliIO = {
   cwd: process.cwd(),
-  readFile: (path) => readFileSync(resolve(process.cwd(), path), 'utf8'),
+  readFile: (path, maxBytes) => readBoundedFile(resolve(process.cwd(), path), maxBytes),
+  stderrIsTTY: process.stderr.isTTY === true,
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
 };

@@ -1,5 +1,7 @@
 /** `hecate-node scenario <file...>`: runs scenario files against the real runtime and reports every expectation. */
 import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import { describeValue } from '../core/describe.js';
 import { loadScenario, runScenario, type ExpectationResult, type Scenario, type ScenarioResult } from '../sim/scenario.js';
 import { loadTopology } from '../sim/topology.js';
 import { helpText, parseCommandArgs, UsageError, type ArgsSpec } from './args.js';
@@ -60,8 +62,22 @@ function load(io: CliIO, file: string): Scenario {
   return scenario.value;
 }
 
-/** Text report: one block per scenario, one line per expectation (implicit ones only when they fail). */
+const expectationResult = z.looseObject({ name: z.string(), expected: z.unknown(), actual: z.unknown(), pass: z.boolean(), implicit: z.boolean() });
+const resultsSchema = z.array(
+  z.looseObject({
+    file: z.string(),
+    name: z.string(),
+    pass: z.boolean(),
+    steps: z.array(z.looseObject({ index: z.int(), label: z.string(), note: z.string().optional(), pass: z.boolean(), expectations: z.array(expectationResult) })),
+  }),
+);
+
+/**
+ * Text report: one block per scenario, one line per expectation (implicit ones only when they fail).
+ * @throws {UsageError} when `results` are not as runScenario returns them.
+ */
 export function formatText(results: readonly ScenarioResult[], quiet: boolean): string {
+  if (!resultsSchema.safeParse(results).success || typeof quiet !== 'boolean') throw new UsageError('formatText needs the results of runScenario and a boolean');
   const lines: string[] = [];
   let passed = 0;
   let failed = 0;
@@ -90,5 +106,10 @@ function formatExpectation(e: ExpectationResult): string {
 }
 
 function show(v: unknown): string {
-  return typeof v === 'string' ? v : JSON.stringify(v);
+  if (typeof v === 'string') return v;
+  try {
+    return JSON.stringify(v) ?? describeValue(v);
+  } catch {
+    return describeValue(v);
+  }
 }

@@ -3,7 +3,6 @@
  * WebSocket inspector, `--html FILE` writes the run as an HTML report. Both wrap one run.
  */
 import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { InputError } from '../sim/input-error.js';
 import { renderHtmlReport, type ReportFrame } from '../sim/report-html.js';
 import type { SwarmSimOptions, SwarmSimReport } from '../sim/swarm-sim.js';
@@ -11,6 +10,7 @@ import type { Topology } from '../sim/topology.js';
 import { stringFlag, UsageError, type ParsedArgs } from './args.js';
 import type { CliIO } from './command.js';
 import type { LiveInspector } from './inspect.js';
+import { checkOutputFile } from './output.js';
 
 /**
  * Runs `run` once with what `--inspect`, `--inspect-remote` and `--html` ask for. The inspector is
@@ -30,6 +30,8 @@ export async function seeIt(
   const allowRemote = args.values['inspect-remote'] === true;
   if (allowRemote && url === undefined) throw new UsageError('flag --inspect-remote only makes sense with --inspect <ws-url>');
   if (html === '') throw new UsageError('flag --html needs a file name');
+  // Before the run: a file that cannot be written fails now, with exit 2.
+  const htmlPath = html === undefined ? undefined : checkOutputFile(io.cwd, html, '--html');
   const live = url === undefined ? undefined : await connect(url, allowRemote);
   const frames: ReportFrame[] = [];
   let report: SwarmSimReport;
@@ -45,10 +47,10 @@ export async function seeIt(
       io.stderr(`hecate-node swarm-sim: the inspector at ${url ?? ''} closed early: ${flushed.dropped} of ${flushed.sent + flushed.dropped} inspection events not sent\n`);
     }
   }
-  if (html !== undefined) {
+  if (html !== undefined && htmlPath !== undefined) {
     const page = renderHtmlReport({ report, frames, profiles: topology.nodes, title: `hecate-node swarm-sim${options.source ? ` · ${options.source}` : ''}` });
     try {
-      writeFileSync(resolve(io.cwd, html), page);
+      writeFileSync(htmlPath, page);
     } catch (cause) {
       const code = (cause as { code?: unknown } | null)?.code;
       const reason = code === 'ENOENT' ? 'its directory does not exist' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : String(cause);

@@ -1,4 +1,6 @@
+import { describeValue } from './describe.js';
 import { RoutingError } from './errors.js';
+import { ownValue } from './records.js';
 import type { CostModel, CostPenalties, CostWeights, NodeTelemetry, NodeStates, RoutingRequest, Stage } from './types.js';
 
 /** The original design's weights: every term counts once. */
@@ -23,7 +25,7 @@ export interface ResolvedRequest {
 
 function checkNumber(value: unknown, field: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new RoutingError('InvalidRequest', `request field "${field}" must be a finite number >= 0, got ${String(value)}`);
+    throw new RoutingError('InvalidRequest', `request field "${field}" must be a finite number >= 0, got ${describeValue(value)}`);
   }
   return value;
 }
@@ -45,7 +47,7 @@ export function resolveRequest(request: RoutingRequest = {}): ResolvedRequest {
   if (request.penalties !== undefined) checkObject(request.penalties, 'request field "penalties"');
   const costModel = request.costModel ?? DEFAULT_COST_MODEL;
   if (costModel !== 'layer-aware' && costModel !== 'original') {
-    throw new RoutingError('InvalidRequest', `request field "costModel" must be 'layer-aware' or 'original', got ${JSON.stringify(costModel)}`);
+    throw new RoutingError('InvalidRequest', `request field "costModel" must be 'layer-aware' or 'original', got ${describeValue(costModel)}`);
   }
   const tokens = request.tokens === undefined ? 0 : checkNumber(request.tokens, 'tokens');
   let isDefault = costModel === DEFAULT_COST_MODEL;
@@ -109,8 +111,22 @@ function chainLayers(stages: readonly Stage[]): number {
   return Math.max(end, 1);
 }
 
-/** Extra load per node on top of its measured EWMA (in-flight reservations); absent means 0. */
+/** A node's telemetry in a table: only an own property counts (docs/inputs.md). */
+export function telemetryOf(nodes: NodeStates, nodeId: string): NodeTelemetry | undefined {
+  return ownValue(nodes, nodeId);
+}
+
+/**
+ * Extra load per node on top of its measured EWMA (in-flight reservations); absent means 0. Only
+ * own properties count: an inherited member (`toString`) is never a node's load.
+ */
 export type ExtraLoad = Readonly<Record<string, number>>;
+
+/** The extra load of one node: 0 when absent or not a number. */
+export function extraLoadOf(extra: ExtraLoad | undefined, nodeId: string): number {
+  const v = ownValue(extra, nodeId);
+  return typeof v === 'number' ? v : 0;
+}
 
 /** The hops term: `w_h · 15 · (stages − 1)`. */
 export function hopsCost(stageCount: number, weights: CostWeights = DEFAULT_WEIGHTS): number {
@@ -138,7 +154,7 @@ export function chainCost(
 ): number {
   let sum = 0;
   for (const stage of stages) {
-    sum += nodeCost(nodes[stage.nodeId], r.weights, r.penalties, extra?.[stage.nodeId] ?? 0, stageShare(stage, modelLayers, r.costModel));
+    sum += nodeCost(telemetryOf(nodes, stage.nodeId), r.weights, r.penalties, extraLoadOf(extra, stage.nodeId), stageShare(stage, modelLayers, r.costModel));
   }
   return sum + hopsCost(stages.length, r.weights);
 }

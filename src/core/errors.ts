@@ -3,6 +3,13 @@
  * culprit (model, node, pipeline, field) and say what to do.
  */
 
+import { describeValue } from './describe.js';
+
+/** The message as given, or a description of a non-string (a message must never make the error throw). */
+function messageText(message: unknown): string {
+  return typeof message === 'string' ? message : describeValue(message);
+}
+
 /** Why routing failed. */
 export type RoutingErrorCode = 'UnknownModel' | 'NoHealthyPipeline' | 'Unrecoverable' | 'InvalidRequest';
 
@@ -11,7 +18,7 @@ export class RoutingError extends Error {
   override readonly name = 'RoutingError';
   readonly code: RoutingErrorCode;
   constructor(code: RoutingErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options);
+    super(messageText(message), options);
     this.code = code;
   }
 }
@@ -24,7 +31,7 @@ export class PlanError extends Error {
   override readonly name = 'PlanError';
   readonly code: PlanErrorCode;
   constructor(code: PlanErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options);
+    super(messageText(message), options);
     this.code = code;
   }
 }
@@ -43,7 +50,7 @@ export class SwarmError extends Error {
   override readonly name = 'SwarmError';
   readonly code: SwarmErrorCode;
   constructor(code: SwarmErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options);
+    super(messageText(message), options);
     this.code = code;
   }
 }
@@ -88,8 +95,8 @@ export class SessionError extends Error {
   readonly code: SessionErrorCode;
   readonly attempts: readonly StageAttempt[];
   constructor(code: SessionErrorCode, message: string, attempts: readonly StageAttempt[] = [], options?: ErrorOptions) {
-    super(message, options);
+    super(messageText(message), options);
     this.code = code;
-    this.attempts = attempts;
+    this.attempts = Array.isArray(attempts) ? attempts : [];
   }
 }

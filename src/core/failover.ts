@@ -1,7 +1,9 @@
-import { nodeCost, resolveRequest, type ExtraLoad, type ResolvedRequest } from './cost.js';
+import { extraLoadOf, nodeCost, resolveRequest, type ExtraLoad, type ResolvedRequest } from './cost.js';
+import { describeValue, isRecordLike } from './describe.js';
 import { RoutingError } from './errors.js';
+import { ownValue } from './records.js';
 import { deadNodesOf, planIndex } from './plan-index.js';
-import { cheapestIntact, makeRoute, requireModel } from './route.js';
+import { checkStateLike, cheapestIntact, makeRoute, requireModel } from './route.js';
 import type { LayerRange, NodeStates, Pipeline, Recovery, Replacement, Route, RoutingRequest, Stage, SwarmStateLike } from './types.js';
 
 /** How far a failover may go. */
@@ -37,11 +39,13 @@ export function failoverInSwarm(
   options: FailoverOptions = {},
   extra?: ExtraLoad,
 ): Recovery {
-  if (route === null || typeof route !== 'object' || !Array.isArray(route.stages) || typeof route.modelId !== 'string') {
+  if (!isRoute(route)) {
     throw new RoutingError('InvalidRequest', 'failover needs the lost route: an object { modelId, pipelineId, stages, ... } as routeRequest returns');
   }
-  if (typeof failedNodeId !== 'string') throw new RoutingError('InvalidRequest', `the failed node id must be a string, got ${String(failedNodeId)}`);
+  if (typeof failedNodeId !== 'string') throw new RoutingError('InvalidRequest', `the failed node id must be a string, got ${describeValue(failedNodeId)}`);
   if (options === null || typeof options !== 'object') throw new RoutingError('InvalidRequest', 'failover options must be an object { allowDegraded?, fallbackModel?, request? }');
+  checkExtraLoad(extra);
+  checkStateLike(state, 'failoverInSwarm');
   const r = resolveRequest(options.request);
   const source = sourcePipeline(route, state);
   const model = requireModel(source?.modelId ?? route.modelId, state);
@@ -50,7 +54,7 @@ export function failoverInSwarm(
     return { modelId: model.id, strategy: 'unaffected', degraded: route.degraded, route, from: route, replaced: [], missingLayers: [] };
   }
   const nodes = state.nodes;
-  const isDead = (id: string) => id === failedNodeId || nodes[id]?.alive !== true;
+  const isDead = (id: string) => id === failedNodeId || ownValue(nodes, id)?.alive !== true;
   const pipelines = planIndex(state.plan).pipelinesByModel.get(model.id) ?? [];
 
   const L = model.layers;
@@ -80,6 +84,23 @@ export function failoverInSwarm(
     survivors.length === 0 ? 'no survivor to degrade to' : options.allowDegraded === true ? '' : 'degradation not allowed',
   ].filter((s) => s.length > 0);
   throw new RoutingError('Unrecoverable', `cannot recover model "${model.id}" after node "${failedNodeId}" failed: ${why.join(', ')}`);
+}
+
+/** Whether `value` has the shape of a {@link Route}: string ids, stages with a string node id and integer layers. */
+export function isRoute(value: unknown): value is Route {
+  if (!isRecordLike(value) || typeof value.modelId !== 'string' || typeof value.pipelineId !== 'string' || !Array.isArray(value.stages)) return false;
+  return Array.from(value.stages as unknown[]).every(
+    (s) => isRecordLike(s) && typeof s.nodeId === 'string' && Number.isSafeInteger(s.layerStart) && Number.isSafeInteger(s.layerEnd) && (s.layerStart as number) < (s.layerEnd as number),
+  );
+}
+
+/**
+ * Checks in-flight load handed in by a caller: absent, or an object of numbers by node id.
+ * @throws {RoutingError} `InvalidRequest`.
+ */
+export function checkExtraLoad(extra: unknown): asserts extra is ExtraLoad | undefined {
+  if (extra === undefined || isRecordLike(extra)) return;
+  throw new RoutingError('InvalidRequest', `in-flight load must be an object of numbers by node id, got ${describeValue(extra)}`);
 }
 
 /**
@@ -181,7 +202,7 @@ function spliceRoute(
         if (h.layerStart > x || h.layerEnd <= x) continue;
         const y = Math.min(h.layerEnd, b);
         const share = r.costModel === 'original' ? 1 : (y - x) / modelLayers;
-        const d = dx + nodeCost(nodes[h.nodeId], r.weights, r.penalties, extra?.[h.nodeId] ?? 0, share) + hop;
+        const d = dx + nodeCost(ownValue(nodes, h.nodeId), r.weights, r.penalties, extraLoadOf(extra, h.nodeId), share) + hop;
         if (d < (dist[y - a] ?? Infinity)) {
           dist[y - a] = d;
           prev[y - a] = { from: x, nodeId: h.nodeId };

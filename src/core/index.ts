@@ -1,13 +1,15 @@
 export type * from './types.js';
 export { RoutingError, PlanError, SwarmError, SessionError } from './errors.js';
 export type { RoutingErrorCode, PlanErrorCode, SwarmErrorCode, SessionErrorCode, StageAttempt, StageAttemptOutcome } from './errors.js';
-export { DEFAULT_WEIGHTS, DEFAULT_PENALTIES, DEFAULT_COST_MODEL, nodeCost, stageShare, pipelineCost, chainCost, hopsCost, tokensCost, resolveRequest } from './cost.js';
+export { DEFAULT_WEIGHTS, DEFAULT_PENALTIES, DEFAULT_COST_MODEL, resolveRequest } from './cost.js';
+// The exported cost functions check their arguments; routing uses the unchecked ones of cost.ts.
+export { nodeCost, stageShare, pipelineCost, chainCost, hopsCost, tokensCost } from './cost-checked.js';
 export { copyTimes } from './per-token.js';
 export type { CopyTime } from './per-token.js';
 export type { ResolvedRequest, ExtraLoad } from './cost.js';
 export { planSwarm } from './plan.js';
 export type { PlanConfig } from './plan.js';
-export { validatePlan, baseModelId } from './validate.js';
+export { validatePlan, baseModelId, PLAN_LIMITS } from './validate.js';
 export type { PlanIssue, PlanIssueCode } from './validate.js';
 export { SwarmState } from './state.js';
 export type { TelemetryPatch } from './state.js';

@@ -1,3 +1,4 @@
+import { describeValue } from './describe.js';
 import { PlanError } from './errors.js';
 import { partitionCopies } from './plan-balanced.js';
 import { byCapability, WaterFill, type Candidate } from './plan-search.js';
@@ -39,8 +40,9 @@ const EPS = 1e-9;
 export function planSwarm(profiles: readonly NodeProfile[], config: PlanConfig): SwarmPlan {
   const issues = [...profileIssues(profiles), ...modelIssues(config?.models)];
   if (issues.length > 0) throw new PlanError('InvalidInput', issues.map((i) => i.message).join('; '));
-  if (config.furtherCopies !== undefined && typeof config.furtherCopies !== 'boolean') {
-    throw new PlanError('InvalidInput', `config field "furtherCopies" must be a boolean, got ${JSON.stringify(config.furtherCopies)}`);
+  const furtherCopies: unknown = config.furtherCopies;
+  if (furtherCopies !== undefined && typeof furtherCopies !== 'boolean') {
+    throw new PlanError('InvalidInput', `config field "furtherCopies" must be a boolean, got ${describeValue(furtherCopies)}`);
   }
   const models = config.models.map(copyModel);
   let planned: Planned;
@@ -51,7 +53,7 @@ export function planSwarm(profiles: readonly NodeProfile[], config: PlanConfig):
     if (!(error instanceof PlanError) || error.code !== 'InsufficientCapacity') throw error;
     planned = planWanted(profiles, models, 'balanced');
   }
-  if (config.furtherCopies !== false) addFurtherCopies(profiles, models, planned);
+  if (furtherCopies !== false) addFurtherCopies(profiles, models, planned);
   return finish(models, planned.pipelines, profiles);
 }
 
@@ -198,8 +200,17 @@ function kindRank(models: readonly ModelSpec[], model: ModelSpec): number {
   return (model.kind ?? (i === 0 ? 'base' : 'expert')) === 'base' ? -1 : i;
 }
 
+/** The model's known fields, copied once (a caller's extra keys, getters or BigInts never reach the plan). */
 function copyModel(m: ModelSpec): ModelSpec {
-  return JSON.parse(JSON.stringify(m)) as ModelSpec;
+  const { id, layers, layerGb, pipelines, kind, fallback } = m;
+  return {
+    id,
+    layers,
+    ...(layerGb === undefined ? {} : { layerGb }),
+    ...(pipelines === undefined ? {} : { pipelines }),
+    ...(kind === undefined ? {} : { kind }),
+    ...(fallback === undefined ? {} : { fallback }),
+  };
 }
 
 

@@ -3,8 +3,16 @@
  * same numbers on every platform, so a seeded run prints the same bytes.
  */
 
-/** mulberry32: a small, fast, seeded PRNG returning integers in [0, 2^32). */
+import { describeValue } from './describe.js';
+import { SwarmError } from './errors.js';
+
+/**
+ * mulberry32: a small, fast, seeded PRNG returning integers in [0, 2^32). The seed is taken
+ * modulo 2^32.
+ * @throws {SwarmError} `InvalidInput` for a seed that is not a finite number.
+ */
 export function mulberry32(seed: number): () => number {
+  if (typeof seed !== 'number' || !Number.isFinite(seed)) throw new SwarmError('InvalidInput', `a seed must be a finite number, got ${describeValue(seed)}`);
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -17,6 +25,7 @@ export function mulberry32(seed: number): () => number {
 
 /**
  * Uniform floats in [0, 1) from a mulberry32 stream.
+ * @throws {SwarmError} `InvalidInput` for a seed that is not a finite number.
  * @example const random = uniform(42); random(); // the same first draw on every machine
  */
 export function uniform(seed: number): () => number {

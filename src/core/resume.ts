@@ -1,8 +1,10 @@
-import { chainCost, nodeCost, resolveRequest, type ExtraLoad, type ResolvedRequest } from './cost.js';
+import { chainCost, extraLoadOf, nodeCost, resolveRequest, telemetryOf, type ExtraLoad, type ResolvedRequest } from './cost.js';
+import { describeValue } from './describe.js';
 import { RoutingError } from './errors.js';
-import { mergeRanges } from './failover.js';
+import { checkExtraLoad, isRoute, mergeRanges } from './failover.js';
 import { planIndex } from './plan-index.js';
-import { makeRoute, requireModel } from './route.js';
+import { ownValue } from './records.js';
+import { checkStateLike, makeRoute, requireModel } from './route.js';
 import type { LayerRange, NodeStates, Pipeline, Replacement, Route, RoutingRequest, Stage, SwarmStateLike } from './types.js';
 
 /**
@@ -65,31 +67,37 @@ export interface Resumption {
  * `Unrecoverable`. Pure: plain data in, plain data out.
  *
  * @throws {RoutingError} `Unrecoverable` naming the layers no live node holds; `InvalidRequest`
- *   for a bad route or stage index.
+ *   for a bad route, stage index, state or option; {@link PlanError} `InvalidPlan` for a plan with a gap or an overlap.
  * @example
  * const { route, resumeAt } = resumeRoute(route, 2, swarm.state());
  */
 export function resumeRoute(route: Route, failedStageIndex: number, state: SwarmStateLike, options: ResumeOptions = {}): Resumption {
-  if (route === null || typeof route !== 'object' || !Array.isArray(route.stages) || typeof route.modelId !== 'string') {
+  if (!isRoute(route)) {
     throw new RoutingError('InvalidRequest', 'resumeRoute needs the failed route: an object { modelId, pipelineId, stages, ... } as routeRequest returns');
   }
-  const failed = route.stages[failedStageIndex];
-  if (!Number.isInteger(failedStageIndex) || failed === undefined) {
-    throw new RoutingError('InvalidRequest', `failed stage index must be an integer in [0, ${route.stages.length}), got ${String(failedStageIndex)}`);
+  const failed = Number.isInteger(failedStageIndex) ? route.stages[failedStageIndex] : undefined;
+  if (failed === undefined) {
+    throw new RoutingError('InvalidRequest', `failed stage index must be an integer in [0, ${route.stages.length}), got ${describeValue(failedStageIndex)}`);
   }
   if (options === null || typeof options !== 'object') throw new RoutingError('InvalidRequest', 'resume options must be an object { allowDegraded?, fallbackModel?, request?, prefer?, dead? }');
+  const { prefer, dead: deadOption, extra } = options;
+  if (prefer !== undefined && prefer !== 'keep' && prefer !== 'suffix') throw new RoutingError('InvalidRequest', `resume option "prefer" must be 'keep' or 'suffix', got ${describeValue(prefer)}`);
+  if (deadOption !== undefined && !(Array.isArray(deadOption) && Array.from(deadOption as unknown[]).every((id) => typeof id === 'string'))) {
+    throw new RoutingError('InvalidRequest', `resume option "dead" must be an array of node ids, got ${describeValue(deadOption)}`);
+  }
+  checkExtraLoad(extra);
+  checkStateLike(state, 'resumeRoute');
   const r = resolveRequest(options.request);
   const pipeline = state.plan.pipelines.find((p) => p.id === route.pipelineId);
   const model = requireModel(route.degraded && pipeline !== undefined ? pipeline.modelId : route.modelId, state);
   if (options.fallbackModel !== undefined) requireModel(options.fallbackModel, state);
   const nodes = state.nodes;
-  const dead = new Set<string>([failed.nodeId, ...(options.dead ?? [])]);
-  const isDead = (id: string) => dead.has(id) || nodes[id]?.alive !== true;
+  const dead = new Set<string>([failed.nodeId, ...(deadOption ?? [])]);
+  const isDead = (id: string) => dead.has(id) || ownValue(nodes, id)?.alive !== true;
   const pipelines = planIndex(state.plan).pipelinesByModel.get(model.id) ?? [];
   const from = failed.layerStart;
   const prefix = route.stages.slice(0, failedStageIndex);
   const tail = route.stages.slice(failedStageIndex);
-  const extra = options.extra;
   const finish = (strategy: ResumeStrategy, cover: readonly Stage[], missingLayers: readonly LayerRange[] = []): Resumption => {
     const degraded = strategy === 'degraded';
     const modelId = degraded ? (options.fallbackModel ?? model.fallback ?? model.id) : model.id;
@@ -108,7 +116,7 @@ export function resumeRoute(route: Route, failedStageIndex: number, state: Swarm
     };
   };
 
-  if (options.prefer === 'suffix') {
+  if (prefer === 'suffix') {
     const suffix = cheapestSuffix(pipelines, from, model.layers, nodes, r, isDead, extra);
     if (suffix !== undefined) return finish('suffix', suffix);
   }
@@ -239,7 +247,7 @@ function spliceCover(
     for (const h of holders) {
       if (h.layerStart > x || h.layerEnd <= x) continue;
       const y = Math.min(h.layerEnd, b);
-      const d = dx + nodeCost(nodes[h.nodeId], r.weights, r.penalties, extra?.[h.nodeId] ?? 0) + hop;
+      const d = dx + nodeCost(telemetryOf(nodes, h.nodeId), r.weights, r.penalties, extraLoadOf(extra, h.nodeId)) + hop;
       if (d < (dist[y - a] ?? Infinity)) {
         dist[y - a] = d;
         prev[y - a] = { from: x, nodeId: h.nodeId };

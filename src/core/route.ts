@@ -1,16 +1,29 @@
 import { chainCost, resolveRequest, tokensCost, type ExtraLoad, type ResolvedRequest } from './cost.js';
+import { describeValue, isRecordLike } from './describe.js';
 import { RoutingError } from './errors.js';
-import { deadNodesOf, isIntact, planIndex } from './plan-index.js';
-import type { ModelSpec, NodeStates, Pipeline, Route, RoutingRequest, Stage, SwarmStateLike } from './types.js';
+import { assertPlanShapeOnce, deadNodesOf, isIntact, planIndex } from './plan-index.js';
+import type { ModelSpec, NodeStates, Pipeline, Route, RoutingRequest, Stage, SwarmPlan, SwarmStateLike } from './types.js';
 
 /** The model `modelId` of the plan, or a `RoutingError` `UnknownModel`. */
 export function requireModel(modelId: string, state: SwarmStateLike): ModelSpec {
-  const model = planIndex(state.plan).models.get(modelId);
+  const model = typeof modelId === 'string' ? planIndex(state.plan).models.get(modelId) : undefined;
   if (model === undefined) {
     const known = state.plan.models.map((m) => `"${m.id}"`).join(', ');
-    throw new RoutingError('UnknownModel', `unknown model "${modelId}": this swarm serves ${known}`);
+    throw new RoutingError('UnknownModel', `unknown model ${describeValue(modelId)}: this swarm serves ${known}`);
   }
   return model;
+}
+
+/**
+ * Checks what a caller handed in as a state: an object `{ plan, nodes }` whose plan has a valid
+ * shape (checked once per plan object) and whose `nodes` is an object of telemetry by node id.
+ * @throws {RoutingError} `InvalidRequest`; {@link PlanError} `InvalidPlan` for a plan with a gap or an overlap.
+ */
+export function checkStateLike(state: unknown, where: string): asserts state is SwarmStateLike {
+  if (!isRecordLike(state) || !isRecordLike(state.nodes) || !isRecordLike(state.plan)) {
+    throw new RoutingError('InvalidRequest', `${where} needs a state { plan, nodes } (a SwarmState), got ${describeValue(state)}`);
+  }
+  assertPlanShapeOnce(state.plan as unknown as SwarmPlan);
 }
 
 /**
@@ -58,12 +71,15 @@ export function cheapestIntact(
  * dropped, lowest cost wins (docs/cost.md: layer-aware unless `request.costModel` is
  * `'original'`), ties broken by pipeline id.
  *
- * @throws {RoutingError} `UnknownModel`, `NoHealthyPipeline`, or `InvalidRequest` for a bad number.
+ * @throws {RoutingError} `UnknownModel`, `NoHealthyPipeline`, or `InvalidRequest` for a bad number
+ * or a state that is not `{ plan, nodes }`; {@link PlanError} `InvalidPlan` for a plan with a gap or an overlap.
  * @example
  * const route = routeRequest('base', { tokens: 512 }, SwarmState.fromPlan(plan));
  */
 export function routeRequest(modelId: string, request: RoutingRequest, state: SwarmStateLike): Route {
-  return routeResolved(modelId, resolveRequest(request), state);
+  const r = resolveRequest(request);
+  checkStateLike(state, 'routeRequest');
+  return routeResolved(modelId, r, state);
 }
 
 /** {@link routeRequest} with a resolved request and optional in-flight load (used by the runtime). */

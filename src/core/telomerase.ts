@@ -1,6 +1,10 @@
+import { describeValue, isRecordLike } from './describe.js';
+import { PlanError, SwarmError } from './errors.js';
 import { mergeAdjacent } from './failover.js';
 import { byCapability, splitLayers } from './plan.js';
-import { isIntact, planIndex } from './plan-index.js';
+import { assertPlanShapeOnce, isIntact, planIndex } from './plan-index.js';
+import { ownValue } from './records.js';
+import { profileIssues } from './validate.js';
 import { shortCopies } from './plan-short.js';
 import type { GrowthRole, IdSource, ModelSpec, NodeProfile, NodeStates, Pipeline, Relocation, Stage, SwarmPlan } from './types.js';
 
@@ -25,6 +29,18 @@ export interface RetirementDecision {
   readonly plan: SwarmPlan;
   readonly relocated: readonly Relocation[];
   readonly dropped: readonly string[];
+}
+
+/**
+ * Checks what the exported telomerase functions are handed, so a JavaScript caller's mistake is
+ * a typed error, never a TypeError from deep inside.
+ * @throws {PlanError} `InvalidPlan` / `InvalidInput` for a bad plan or profiles; {@link SwarmError} `InvalidInput` otherwise.
+ */
+function checkArgs(where: string, plan: unknown, profiles: unknown, nodes: unknown): void {
+  assertPlanShapeOnce(plan as SwarmPlan);
+  const issues = profileIssues(profiles as readonly NodeProfile[]);
+  if (issues.length > 0) throw new PlanError('InvalidInput', `${where}: ${issues.map((i) => i.message).join('; ')}`);
+  if (!isRecordLike(nodes)) throw new SwarmError('InvalidInput', `${where}: "nodes" must be an object of telemetry by node id, got ${describeValue(nodes)}`);
 }
 
 /** Memory each node has left once the plan's stages are counted, in GB. */
@@ -57,7 +73,7 @@ function buildCopies(plan: SwarmPlan, profiles: readonly NodeProfile[], nodes: N
   const free = freeMemory(plan, profiles);
   const used = nodesOfModel(plan, model.id);
   const candidates = profiles
-    .filter((p) => !used.has(p.id) && (p.id === newcomer || nodes[p.id]?.alive === true))
+    .filter((p) => !used.has(p.id) && (p.id === newcomer || ownValue(nodes, p.id)?.alive === true))
     .map((p) => ({ id: p.id, score: p.score ?? 1, cap: capOf(free, p.id, model) }))
     .filter((c) => c.cap > 0)
     .sort(byCapability);
@@ -75,6 +91,7 @@ function buildCopies(plan: SwarmPlan, profiles: readonly NodeProfile[], nodes: N
  *
  * @param profiles every member's profile, the newcomer's included
  * @param wanted each model's planned number of copies
+ * @throws {PlanError} for a bad plan or profiles; {@link SwarmError} `InvalidInput` for other bad arguments.
  */
 export function planGrowth(
   plan: SwarmPlan,
@@ -84,6 +101,10 @@ export function planGrowth(
   wanted: ReadonlyMap<string, number>,
   ids: IdSource,
 ): GrowthDecision {
+  checkArgs('planGrowth', plan, profiles, nodes);
+  if (profileIssues([newcomer]).length > 0) throw new PlanError('InvalidInput', `planGrowth: the newcomer must be a valid NodeProfile, got ${describeValue(newcomer)}`);
+  if (!(wanted instanceof Map)) throw new SwarmError('InvalidInput', `planGrowth: "wanted" must be a Map of copies by model id, got ${describeValue(wanted)}`);
+  if (typeof ids !== 'function') throw new SwarmError('InvalidInput', `planGrowth: "ids" must be an id source (a function), got ${describeValue(ids)}`);
   const index = planIndex(plan);
   const free = freeMemory(plan, profiles);
   const newId = (modelId: string) => `${modelId}/${ids()}`;
@@ -94,13 +115,13 @@ export function planGrowth(
     if (intact >= (wanted.get(model.id) ?? 1)) continue;
     // Restore a broken copy: the newcomer takes the dead stages when they are one contiguous block.
     for (const p of pipelines) {
-      const deadIdx = p.stages.flatMap((s, i) => (nodes[s.nodeId]?.alive === true ? [] : [i]));
+      const deadIdx = p.stages.flatMap((s, i) => (ownValue(nodes, s.nodeId)?.alive === true ? [] : [i]));
       const first = deadIdx[0];
       const last = deadIdx[deadIdx.length - 1];
       if (first === undefined || last === undefined || last - first + 1 !== deadIdx.length) continue;
       const lostLayers = deadIdx.reduce((sum, i) => sum + ((p.stages[i]?.layerEnd ?? 0) - (p.stages[i]?.layerStart ?? 0)), 0);
       if (capOf(free, newcomer.id, model) < lostLayers) continue;
-      const stages = mergeAdjacent(p.stages.map((s) => (nodes[s.nodeId]?.alive === true ? s : { ...s, nodeId: newcomer.id })));
+      const stages = mergeAdjacent(p.stages.map((s) => (ownValue(nodes, s.nodeId)?.alive === true ? s : { ...s, nodeId: newcomer.id })));
       const rebuilt: Pipeline = { id: newId(model.id), modelId: model.id, stages };
       return {
         plan: { models: plan.models, pipelines: plan.pipelines.map((q) => (q === p ? rebuilt : q)) },
@@ -145,8 +166,11 @@ function added(plan: SwarmPlan, modelId: string, copies: readonly Stage[][], new
  * middle. A copy that cannot be rebuilt is dropped whole and reported, never left half-built.
  *
  * @param profiles the members' profiles, the retiring node's included
+ * @throws {PlanError} for a bad plan or profiles; {@link SwarmError} `InvalidInput` for other bad arguments.
  */
 export function planRetirement(plan: SwarmPlan, profiles: readonly NodeProfile[], nodes: NodeStates, nodeId: string): RetirementDecision {
+  checkArgs('planRetirement', plan, profiles, nodes);
+  if (typeof nodeId !== 'string') throw new SwarmError('InvalidInput', `planRetirement: the node id must be a string, got ${describeValue(nodeId)}`);
   const remaining = profiles.filter((p) => p.id !== nodeId);
   const free = freeMemory(plan, profiles);
   const models = planIndex(plan).models;
@@ -195,7 +219,7 @@ function relocateStage(
   const { layerStart: a, layerEnd: b } = stage;
   const used = nodesOfModel(plan, model.id);
   const outside = profiles
-    .filter((q) => !used.has(q.id) && nodes[q.id]?.alive === true)
+    .filter((q) => !used.has(q.id) && ownValue(nodes, q.id)?.alive === true)
     .map((q) => ({ id: q.id, score: q.score ?? 1, cap: capOf(free, q.id, model) }))
     .filter((c) => c.cap > 0)
     .sort(byCapability);
@@ -204,7 +228,7 @@ function relocateStage(
 
   const prev = p.stages[at - 1];
   const next = p.stages[at + 1];
-  const room = (s: Stage | undefined) => (s !== undefined && nodes[s.nodeId]?.alive === true ? capOf(free, s.nodeId, model) : 0);
+  const room = (s: Stage | undefined) => (s !== undefined && ownValue(nodes, s.nodeId)?.alive === true ? capOf(free, s.nodeId, model) : 0);
   const takePrev = Math.min(room(prev), b - a);
   const takeNext = Math.min(room(next), b - a - takePrev);
   const moves: Stage[] = [];

@@ -1,3 +1,4 @@
+import { describeValue } from './describe.js';
 import { PlanError } from './errors.js';
 import type { ModelSpec, NodeProfile, SwarmPlan } from './types.js';
 
@@ -26,6 +27,12 @@ export interface PlanIssue {
   readonly nodeId?: string;
 }
 
+/**
+ * What {@link planSwarm} accepts at most, so that no input makes it run for hours: layers per
+ * model and copies per model (docs/inputs.md). The CLI's topology limits are lower.
+ */
+export const PLAN_LIMITS = { layers: 100_000, pipelines: 1_000 } as const;
+
 const isFiniteAtLeast = (v: unknown, min: number): v is number => typeof v === 'number' && Number.isFinite(v) && v >= min;
 const isPositiveInt = (v: unknown): v is number => Number.isInteger(v) && (v as number) > 0;
 
@@ -34,7 +41,8 @@ export function profileIssues(profiles: readonly NodeProfile[]): PlanIssue[] {
   const issues: PlanIssue[] = [];
   if (!Array.isArray(profiles)) return [{ code: 'BadProfile', message: 'profiles must be an array of NodeProfile' }];
   const seen = new Set<string>();
-  profiles.forEach((p, i) => {
+  // Array.from visits the holes of a sparse array (as undefined), which forEach would skip.
+  Array.from(profiles as readonly (NodeProfile | undefined)[]).forEach((p, i) => {
     if (p === null || typeof p !== 'object' || typeof p.id !== 'string' || p.id.length === 0) {
       issues.push({ code: 'BadProfile', message: `node #${i}: "id" must be a non-empty string` });
       return;
@@ -43,13 +51,13 @@ export function profileIssues(profiles: readonly NodeProfile[]): PlanIssue[] {
     if (seen.has(nodeId)) issues.push({ code: 'DuplicateNode', nodeId, message: `node "${nodeId}" is listed twice` });
     seen.add(nodeId);
     if (!isFiniteAtLeast(p.memoryGb, 0)) {
-      issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "memoryGb" must be a finite number >= 0, got ${String(p.memoryGb)}` });
+      issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "memoryGb" must be a finite number >= 0, got ${describeValue(p.memoryGb)}` });
     }
     if (p.score !== undefined && !(isFiniteAtLeast(p.score, 0) && p.score > 0)) {
-      issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "score" must be a finite number > 0, got ${String(p.score)}` });
+      issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "score" must be a finite number > 0, got ${describeValue(p.score)}` });
     }
     if (p.latencyMs !== undefined && !isFiniteAtLeast(p.latencyMs, 0)) {
-      issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "latencyMs" must be a finite number >= 0, got ${String(p.latencyMs)}` });
+      issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "latencyMs" must be a finite number >= 0, got ${describeValue(p.latencyMs)}` });
     }
   });
   return issues;
@@ -63,7 +71,7 @@ export function modelIssues(models: readonly ModelSpec[]): PlanIssue[] {
   }
   const ids = new Set<string>();
   let bases = 0;
-  models.forEach((m, i) => {
+  Array.from(models as readonly (ModelSpec | undefined)[]).forEach((m, i) => {
     if (m === null || typeof m !== 'object' || typeof m.id !== 'string' || m.id.length === 0) {
       issues.push({ code: 'BadModel', message: `model #${i}: "id" must be a non-empty string` });
       return;
@@ -71,24 +79,25 @@ export function modelIssues(models: readonly ModelSpec[]): PlanIssue[] {
     const modelId = m.id;
     if (ids.has(modelId)) issues.push({ code: 'DuplicateModel', modelId, message: `model "${modelId}" is listed twice` });
     ids.add(modelId);
-    if (!isPositiveInt(m.layers)) {
-      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "layers" must be a positive integer, got ${String(m.layers)}` });
+    if (!isPositiveInt(m.layers) || m.layers > PLAN_LIMITS.layers) {
+      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "layers" must be an integer from 1 to ${PLAN_LIMITS.layers}, got ${describeValue(m.layers)}` });
     }
     if (m.layerGb !== undefined && !(isFiniteAtLeast(m.layerGb, 0) && m.layerGb > 0)) {
-      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "layerGb" must be a finite number > 0, got ${String(m.layerGb)}` });
+      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "layerGb" must be a finite number > 0, got ${describeValue(m.layerGb)}` });
     }
-    if (m.pipelines !== undefined && !isPositiveInt(m.pipelines)) {
-      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "pipelines" must be a positive integer, got ${String(m.pipelines)}` });
+    if (m.pipelines !== undefined && (!isPositiveInt(m.pipelines) || m.pipelines > PLAN_LIMITS.pipelines)) {
+      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "pipelines" must be an integer from 1 to ${PLAN_LIMITS.pipelines}, got ${describeValue(m.pipelines)}` });
     }
     if (m.kind !== undefined && m.kind !== 'base' && m.kind !== 'expert') {
-      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "kind" must be "base" or "expert", got ${String(m.kind)}` });
+      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "kind" must be "base" or "expert", got ${describeValue(m.kind)}` });
     }
     if (modelKind(models, i) === 'base') bases++;
   });
   if (bases > 1) issues.push({ code: 'BadModel', message: `only one model may be "base", found ${bases}` });
-  for (const m of models) {
-    if (m?.fallback !== undefined && (!ids.has(m.fallback) || m.fallback === m.id)) {
-      issues.push({ code: 'BadModel', modelId: m.id, message: `model "${m.id}": "fallback" must name another model of the plan, got "${String(m.fallback)}"` });
+  for (const m of Array.from(models as readonly (ModelSpec | undefined)[])) {
+    if (m === undefined || m === null || typeof m !== 'object' || typeof m.id !== 'string') continue;
+    if (m.fallback !== undefined && (typeof m.fallback !== 'string' || !ids.has(m.fallback) || m.fallback === m.id)) {
+      issues.push({ code: 'BadModel', modelId: m.id, message: `model "${m.id}": "fallback" must name another model of the plan, got ${describeValue(m.fallback)}` });
     }
   }
   return issues;
@@ -96,11 +105,18 @@ export function modelIssues(models: readonly ModelSpec[]): PlanIssue[] {
 
 /** The kind of the model at `index`: declared, else 'base' for the first and 'expert' for the rest. */
 export function modelKind(models: readonly ModelSpec[], index: number): 'base' | 'expert' {
-  return models[index]?.kind ?? (index === 0 ? 'base' : 'expert');
+  const m: unknown = models[index];
+  const kind = m !== null && typeof m === 'object' ? (m as ModelSpec).kind : undefined;
+  return kind ?? (index === 0 ? 'base' : 'expert');
 }
 
-/** The id of the model `route()` serves by default: the base model, else the first. */
+/**
+ * The id of the model `route()` serves by default: the base model, else the first.
+ * @throws {PlanError} `InvalidInput` when `models` is not a valid list of model specs.
+ */
 export function baseModelId(models: readonly ModelSpec[]): string {
+  const issues = modelIssues(models);
+  if (issues.length > 0) throw new PlanError('InvalidInput', issues.map((i) => i.message).join('; '));
   const index = models.findIndex((_, i) => modelKind(models, i) === 'base');
   const model = models[index === -1 ? 0 : index];
   if (model === undefined) throw new PlanError('InvalidInput', 'the plan has no model');
@@ -152,7 +168,7 @@ function checkPlan(plan: SwarmPlan, profiles: readonly NodeProfile[] | undefined
     pipelineIds.add(pipelineId);
     const model = models.get(pipeline.modelId);
     if (model === undefined) {
-      issues.push({ code: 'UnknownModel', pipelineId, modelId: pipeline.modelId, message: `pipeline "${pipelineId}" serves unknown model "${String(pipeline.modelId)}"` });
+      issues.push({ code: 'UnknownModel', pipelineId, modelId: pipeline.modelId, message: `pipeline "${pipelineId}" serves unknown model ${describeValue(pipeline.modelId)}` });
       continue;
     }
     let next = 0;
@@ -164,11 +180,13 @@ function checkPlan(plan: SwarmPlan, profiles: readonly NodeProfile[] | undefined
         next = Number.NaN;
         continue;
       }
-      const nodeId = stage.nodeId;
+      const nodeId: unknown = stage.nodeId;
       if (typeof nodeId !== 'string' || nodeId.length === 0) {
         issues.push({ code: 'BadStage', pipelineId, message: `${where}: "nodeId" must be a non-empty string` });
+        next = Math.max(next, stage.layerEnd);
+        continue;
       } else if (profiles !== undefined && !memory.has(nodeId)) {
-        issues.push({ code: 'UnknownNode', pipelineId, nodeId, message: `${where}: unknown node "${String(nodeId)}"` });
+        issues.push({ code: 'UnknownNode', pipelineId, nodeId, message: `${where}: unknown node "${nodeId}"` });
       }
       if (stage.layerStart > next) {
         issues.push({ code: 'Gap', pipelineId, nodeId, message: `${where}: layers [${next}, ${stage.layerStart}) are held by no stage` });

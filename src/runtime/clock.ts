@@ -1,3 +1,5 @@
+import { describeValue } from '../core/describe.js';
+import { SwarmError } from '../core/errors.js';
 import type { Clock } from './types.js';
 
 /** Wall-clock milliseconds and the host's timers. */
@@ -34,8 +36,9 @@ export class ManualClock implements Clock {
   private readonly heap: Timer[] = [];
   private readonly live = new Set<number>();
 
+  /** @throws {SwarmError} `InvalidInput` for a start that is not a finite number */
   constructor(start = 0) {
-    if (!Number.isFinite(start)) throw new RangeError(`ManualClock: start must be a finite number, got ${String(start)}`);
+    if (!Number.isFinite(start)) throw new SwarmError('InvalidInput', `ManualClock: start must be a finite number, got ${describeValue(start)}`);
     this.t = start;
   }
 
@@ -43,10 +46,11 @@ export class ManualClock implements Clock {
     return this.t;
   }
 
-  /** Runs `fn` once the clock reaches now + `ms` (a negative or NaN delay counts as 0). Returns a handle for {@link clearTimeout}. */
+  /** Runs `fn` once the clock reaches now + `ms` (a negative, NaN or non-number delay counts as 0). Returns a handle for {@link clearTimeout}. */
   setTimeout(fn: (...args: unknown[]) => void, ms: number): number {
+    if (typeof fn !== 'function') throw new SwarmError('InvalidInput', `ManualClock.setTimeout: the callback must be a function, got ${describeValue(fn)}`);
     const id = ++this.seq;
-    const due = this.t + (ms > 0 ? ms : 0);
+    const due = this.t + (typeof ms === 'number' && ms > 0 ? ms : 0);
     this.push({ id, due, fn: () => fn() });
     this.live.add(id);
     return id;
@@ -72,19 +76,19 @@ export class ManualClock implements Clock {
    * Moves time forward by `ms`, firing every timer due on the way in order, each at its own time
    * (`now()` reads the timer's due time while it runs) — including timers that fired timers
    * schedule inside the window.
-   * @throws {RangeError} for a negative or non-finite `ms`
+   * @throws {SwarmError} `InvalidInput` for a negative or non-finite `ms`
    */
   advance(ms: number): void {
-    if (!(ms >= 0 && Number.isFinite(ms))) throw new RangeError(`ManualClock.advance: ms must be a finite number >= 0, got ${ms}`);
+    if (!(typeof ms === 'number' && ms >= 0 && Number.isFinite(ms))) throw new SwarmError('InvalidInput', `ManualClock.advance: ms must be a finite number >= 0, got ${describeValue(ms)}`);
     this.runUntil(this.t + ms);
   }
 
   /**
    * Sets the time, firing the timers due up to it as {@link advance} does.
-   * @throws {RangeError} for a time earlier than now
+   * @throws {SwarmError} `InvalidInput` for a time earlier than now or not a finite number
    */
   set(ms: number): void {
-    if (!(ms >= this.t && Number.isFinite(ms))) throw new RangeError(`ManualClock.set: time cannot go back from ${this.t} to ${ms}`);
+    if (!(typeof ms === 'number' && ms >= this.t && Number.isFinite(ms))) throw new SwarmError('InvalidInput', `ManualClock.set: time cannot go back from ${this.t} to ${describeValue(ms)}`);
     this.runUntil(ms);
   }
 

@@ -1,7 +1,8 @@
 /** Session options: checked, defaults filled in; and the clock a session runs on. */
+import { describeValue } from '../core/describe.js';
 import { SessionError } from '../core/errors.js';
 import type { ResumePreference } from '../core/resume.js';
-import type { HistoryOverflow, SessionOptions, StageRunner, TimerClock } from './session-types.js';
+import type { HistoryOverflow, SessionHost, SessionOptions, StageRunner, TimerClock } from './session-types.js';
 
 /** Every tuning option of a session, with its default. */
 export interface ResolvedSessionOptions {
@@ -18,22 +19,35 @@ export interface ResolvedSessionOptions {
   readonly onFailure: 'resume' | 'restart';
 }
 
+/** Why a session host is unusable, in words; undefined when it has every method a session calls. */
+export function sessionHostIssue(host: unknown): string | undefined {
+  if (host === null || typeof host !== 'object') return `the session host must be an object { route, reserve, release, state, clock }, got ${describeValue(host)}`;
+  const h = host as Partial<Record<keyof SessionHost, unknown>>;
+  for (const key of ['route', 'reserve', 'release', 'state'] as const) if (typeof h[key] !== 'function') return `the session host's "${key}" must be a function`;
+  for (const key of ['assertRunning', 'stageFailed', 'watch'] as const) if (h[key] !== undefined && typeof h[key] !== 'function') return `the session host's "${key}" must be a function when given`;
+  const clock = h.clock as Partial<TimerClock> | null | undefined;
+  if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function' || typeof clock.setTimeout !== 'function' || typeof clock.clearTimeout !== 'function') {
+    return `the session host's "clock" must have now(), setTimeout() and clearTimeout()`;
+  }
+  return undefined;
+}
+
 /** Why the options (or the runner) are unusable, in words; undefined when they are fine. */
 export function sessionOptionsIssue(runStage: unknown, options: SessionOptions): string | undefined {
   if (typeof runStage !== 'function') return 'runStage must be a function (stage, input, { signal, replay }) => output';
   if (options === null || typeof options !== 'object') return 'session options must be an object';
   for (const key of ['stageTimeoutMs', 'aliveCheckMs', 'maxHistory', 'deadlineMs'] as const) {
     const v = options[key];
-    if (v !== undefined && !(typeof v === 'number' && v > 0 && !Number.isNaN(v))) return `session option "${key}" must be a number > 0, got ${String(v)}`;
+    if (v !== undefined && !(typeof v === 'number' && v > 0 && !Number.isNaN(v))) return `session option "${key}" must be a number > 0, got ${describeValue(v)}`;
   }
   for (const key of ['retries', 'backoffMs', 'maxBackoffMs', 'replayTimeoutMsPerInput'] as const) {
     const v = options[key];
-    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) return `session option "${key}" must be a finite number >= 0, got ${String(v)}`;
+    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) return `session option "${key}" must be a finite number >= 0, got ${describeValue(v)}`;
   }
-  if (options.retries !== undefined && !Number.isInteger(options.retries)) return `session option "retries" must be an integer, got ${options.retries}`;
-  if (options.historyOverflow !== undefined && options.historyOverflow !== 'fail' && options.historyOverflow !== 'slide') return `session option "historyOverflow" must be "fail" or "slide", got ${String(options.historyOverflow)}`;
-  if (options.onFailure !== undefined && options.onFailure !== 'resume' && options.onFailure !== 'restart') return `session option "onFailure" must be "resume" or "restart", got ${String(options.onFailure)}`;
-  if (options.prefer !== undefined && options.prefer !== 'keep' && options.prefer !== 'suffix') return `session option "prefer" must be "keep" or "suffix", got ${String(options.prefer)}`;
+  if (options.retries !== undefined && !Number.isInteger(options.retries)) return `session option "retries" must be an integer, got ${describeValue(options.retries)}`;
+  if (options.historyOverflow !== undefined && options.historyOverflow !== 'fail' && options.historyOverflow !== 'slide') return `session option "historyOverflow" must be "fail" or "slide", got ${describeValue(options.historyOverflow)}`;
+  if (options.onFailure !== undefined && options.onFailure !== 'resume' && options.onFailure !== 'restart') return `session option "onFailure" must be "resume" or "restart", got ${describeValue(options.onFailure)}`;
+  if (options.prefer !== undefined && options.prefer !== 'keep' && options.prefer !== 'suffix') return `session option "prefer" must be "keep" or "suffix", got ${describeValue(options.prefer)}`;
   const clock = options.clock as Partial<TimerClock> | undefined;
   if (clock !== undefined && (typeof clock.now !== 'function' || typeof clock.setTimeout !== 'function' || typeof clock.clearTimeout !== 'function')) return 'session option "clock" must have now(), setTimeout() and clearTimeout()';
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) return 'session option "signal" must be an AbortSignal';

@@ -10,7 +10,7 @@ import { failoverInSwarm } from '../core/failover.js';
 import { resumeRoute } from '../core/resume.js';
 import type { Route, Stage } from '../core/types.js';
 import { SessionHistory } from './session-history.js';
-import { resolveSessionOptions, type ResolvedSessionOptions } from './session-options.js';
+import { resolveSessionOptions, sessionHostIssue, type ResolvedSessionOptions } from './session-options.js';
 import type { SessionHost, SessionOptions, SessionStats, StageRunner, StepOptions, TimerClock } from './session-types.js';
 import { attemptOf, callStage, describeFailures, type CallResult } from './stage-call.js';
 import type { Lease, LeasedRoute, ReleaseOutcome, SwarmRequest } from './types.js';
@@ -53,6 +53,8 @@ export class Session<T> {
 
   /** @internal use `swarm.session` or {@link openSession} */
   constructor(host: SessionHost, request: SwarmRequest, runStage: StageRunner<T>, options: SessionOptions) {
+    const hostIssue = sessionHostIssue(host);
+    if (hostIssue !== undefined) throw new SessionError('InvalidInput', hostIssue);
     this.o = resolveSessionOptions(runStage, options); // throws SessionError InvalidInput
     this.host = host;
     this.request = request;

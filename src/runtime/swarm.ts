@@ -2,6 +2,7 @@ import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import { badSampleField, effectiveValues, sampleProblem } from '../../machines/node.machine.js';
 import { isMember, joinIssue, swarmMachine, type NodeActorRef, type SwarmEmitted, type SwarmOutcome } from '../../machines/swarm.machine.js';
 import { resolveRequest, tokensCost } from '../core/cost.js';
+import { describeValue } from '../core/describe.js';
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
 import { deepFreeze } from '../core/freeze.js';
 import { planSwarm } from '../core/plan.js';
@@ -468,7 +469,7 @@ export class Swarm {
   private unknownNode(snapshot: SwarmSnapshot, nodeId: unknown): SwarmError {
     const known = [...snapshot.context.members.keys()];
     const list = known.length > 12 ? `${known.slice(0, 12).join(', ')}, … (${known.length} nodes)` : known.join(', ');
-    return new SwarmError('UnknownNode', `unknown node "${String(nodeId)}": the swarm has ${list || 'no node'}`);
+    return new SwarmError('UnknownNode', `unknown node ${describeValue(nodeId)}: the swarm has ${list || 'no node'}`);
   }
 }
 

@@ -4,7 +4,10 @@
  * every transition with its event and guard names, and every transition's actions in the order
  * they run (`node.down`: computeRescue → markNodeDown → tellNodeDown).
  */
-import type { AnyStateMachine, AnyStateNode } from 'xstate';
+import { StateMachine, type AnyStateMachine, type AnyStateNode } from 'xstate';
+import { InputError } from './input-error.js';
+import { machineChartSchema } from './report-schema.js';
+import { firstIssue } from './topology.js';
 import { nodeMachine } from '../../machines/node.machine.js';
 import { swarmMachine } from '../../machines/swarm.machine.js';
 
@@ -47,11 +50,22 @@ export interface MachineChart {
   readonly transitions: readonly ChartTransition[];
 }
 
+/** @throws {InputError} naming the JSON path when `chart` is not a {@link MachineChart}. */
+function checkChart(chart: unknown, where: string): void {
+  if (chart === null || typeof chart !== 'object') throw new InputError(where, '$', 'needs a chart as machineChart returns it');
+  const checked = machineChartSchema.safeParse(chart);
+  if (!checked.success) throw firstIssue(checked.error.issues, where, '$');
+}
+
 /** The machines `hecate-node chart` draws, by id. */
 export const chartedMachines: Readonly<Record<'swarm' | 'node', AnyStateMachine>> = { swarm: swarmMachine, node: nodeMachine };
 
-/** The statechart of `machine` as plain data, read from its state nodes. */
+/**
+ * The statechart of `machine` as plain data, read from its state nodes.
+ * @throws {InputError} when `machine` is not an XState machine.
+ */
 export function machineChart(machine: AnyStateMachine): MachineChart {
+  if (!(machine instanceof StateMachine)) throw new InputError('machineChart', '', 'needs an XState machine (createMachine or setup().createMachine)');
   const states: ChartState[] = [];
   const transitions: ChartTransition[] = [];
   const visit = (node: AnyStateNode): void => {
@@ -158,6 +172,7 @@ export function transitionLabel(t: ChartTransition): string {
  * and entry/exit actions are listed in a note beside that state.
  */
 export function chartMermaid(chart: MachineChart): string {
+  checkChart(chart, 'chartMermaid');
   const lines: string[] = ['stateDiagram-v2'];
   const byParent = new Map<string, ChartState[]>();
   for (const s of chart.states) {
@@ -211,5 +226,6 @@ export function chartMermaid(chart: MachineChart): string {
 
 /** A chart as a fenced Markdown block, the form the README embeds. */
 export function chartMarkdown(chart: MachineChart): string {
+  checkChart(chart, 'chartMarkdown');
   return `\`\`\`mermaid\n${chartMermaid(chart)}\`\`\`\n`;
 }

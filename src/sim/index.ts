@@ -10,13 +10,13 @@ export { loadTopology, topologyFromValue, topologySchema, nodeProfileSchema, mod
 export type { Topology, TopologyOptions } from './topology.js';
 export { runSwarmSim, swarmSimOptionIssue, newcomerOf } from './swarm-sim.js';
 export type { SwarmSimOptions, SwarmSimReport, SimStep, SimError } from './swarm-sim.js';
-export { loadScenario, runScenario, scenarioSchema, scenarioStepSchema, expectationSchema } from './scenario.js';
+export { loadScenario, runScenario, scenarioSchema, scenarioStepSchema, expectationSchema, SCENARIO_MAX_STEPS } from './scenario.js';
 export type { Scenario, ScenarioFile, ScenarioStep, Expectation, ExpectationResult, StepResult, ScenarioResult } from './scenario.js';
 export { machineChart, chartMermaid, chartMarkdown, chartedMachines } from './chart.js';
 export type { MachineChart, ChartState, ChartTransition } from './chart.js';
 export { renderHtmlReport } from './report-html.js';
 export type { HtmlReportInput, ReportFrame } from './report-html.js';
-export { runLoadSim, POLICIES, WORKLOADS } from './load/index.js';
+export { runLoadSim, POLICIES, WORKLOADS, LOAD_SIM_LIMITS } from './load/index.js';
 export type { LoadSimOptions, LoadSimResult, PolicyResult, WorkloadResult } from './load/index.js';
 export { runSessionSim, sessionTable } from './load/index.js';
 export type { SessionSimOptions, SessionSimResult, W6Figures, W6Strategy } from './load/index.js';

@@ -5,6 +5,10 @@
  * spelled out. Pure: data in, a string out.
  */
 import type { NodeProfile, NodeStates, Pipeline, Recovery, Route, SwarmPlan } from '../core/types.js';
+import { nullRecord, ownValue, setOwn } from '../core/records.js';
+import { InputError } from './input-error.js';
+import { htmlReportInputSchema } from './report-schema.js';
+import { firstIssue } from './topology.js';
 import type { SimStep, SwarmSimReport } from './swarm-sim.js';
 
 /** The swarm as it was right after one step: its plan and its telemetry. */
@@ -39,9 +43,13 @@ const MODEL_GAP = 14;
 
 /**
  * The HTML report of a `swarm-sim` run.
+ * @throws {InputError} naming the JSON path when `input` is not shaped as documented.
  * @example writeFileSync('report.html', renderHtmlReport({ report, frames }))
  */
 export function renderHtmlReport(input: HtmlReportInput): string {
+  if (input === null || typeof input !== 'object') throw new InputError('renderHtmlReport', '$', 'needs { report, frames?, profiles?, title? }');
+  const checked = htmlReportInputSchema.safeParse(input);
+  if (!checked.success) throw firstIssue(checked.error.issues, 'renderHtmlReport', '$');
   const { report } = input;
   const frames = input.frames !== undefined && input.frames.length === report.steps.length ? input.frames : framesFromReport(report);
   const memory = new Map((input.profiles ?? []).map((p) => [p.id, p.memoryGb] as const));
@@ -94,8 +102,8 @@ function framesFromReport(report: SwarmSimReport): ReportFrame[] {
     if (step.step === 'revive') down.delete(step.revived);
     if (step.step === 'retire') gone.add(step.retired);
     if (step.step === 'growth') ids.add(step.added.id);
-    const nodes: Record<string, { alive: boolean; samples: number }> = {};
-    for (const id of [...ids, ...down]) if (!gone.has(id)) nodes[id] = { alive: !down.has(id), samples: 0 };
+    const nodes = nullRecord<{ alive: boolean; samples: number }>();
+    for (const id of [...ids, ...down]) if (!gone.has(id)) setOwn(nodes, id, { alive: !down.has(id), samples: 0 });
     return { plan: report.plan, nodes };
   });
 }
@@ -199,7 +207,7 @@ function stepSvg(
   const inPlan = new Set(frame.plan.pipelines.flatMap((p) => p.stages.map((s) => s.nodeId)));
   nodeOrder.forEach((id, i) => {
     const y = gridTop + i * ROW_H;
-    const telemetry = frame.nodes[id];
+    const telemetry = ownValue(frame.nodes, id);
     const state = telemetry === undefined ? 'absent' : telemetry.alive ? (inPlan.has(id) ? 'alive' : 'spare') : 'down';
     if (i % 2 === 1) out.push(`<rect x="${PAD}" y="${y}" width="${gridRight - PAD}" height="${ROW_H}" fill="#000" fill-opacity="0.025"/>`);
     if (state === 'down') out.push(`<rect x="${PAD}" y="${y}" width="${gridRight - PAD}" height="${ROW_H}" fill="#fdecea"/>`);
@@ -214,7 +222,7 @@ function stepSvg(
   for (const p of frame.plan.pipelines) {
     const c = column.get(p.modelId);
     if (c === undefined) continue;
-    const broken = p.stages.some((s) => frame.nodes[s.nodeId]?.alive === false);
+    const broken = p.stages.some((s) => ownValue(frame.nodes, s.nodeId)?.alive === false);
     const colour = colours.get(p.id) ?? '#999';
     for (const s of p.stages) {
       const y = rowOf.get(s.nodeId);
@@ -230,7 +238,7 @@ function stepSvg(
 
   // Struck-through dead rows, over the bands.
   nodeOrder.forEach((id, i) => {
-    if (frame.nodes[id]?.alive !== false) return;
+    if (ownValue(frame.nodes, id)?.alive !== false) return;
     const y = gridTop + i * ROW_H + ROW_H / 2;
     out.push(`<line x1="${PAD}" y1="${y}" x2="${gridRight}" y2="${y}" stroke="#c62828" stroke-width="2"/>`);
   });

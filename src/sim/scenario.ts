@@ -9,7 +9,8 @@ import type { NodeProfile, Recovery, Route } from '../core/types.js';
 import { baseModelId, validatePlan } from '../core/validate.js';
 import { createSwarm } from '../runtime/index.js';
 import type { SwarmStatus } from '../runtime/types.js';
-import { parseJsonText, type Loaded } from './input-error.js';
+import { describeValue } from '../core/describe.js';
+import { InputError, parseJsonText, type Loaded } from './input-error.js';
 import { firstIssue, nodeProfileSchema, topologyFromValue, type Topology } from './topology.js';
 
 const nodeId = z.string().min(1, 'must be a non-empty node id');
@@ -91,18 +92,22 @@ export const scenarioStepSchema = z.discriminatedUnion('step', [
 /** One step of a scenario. */
 export type ScenarioStep = z.infer<typeof scenarioStepSchema>;
 
+/** Most steps a scenario may have: each is a swarm operation, and a file must not run for hours. */
+export const SCENARIO_MAX_STEPS = 100;
+
 /** Schema of a scenario file. `topology` is inline, or a path relative to the scenario file. */
 export const scenarioSchema = z.strictObject({
   name: z.string().min(1),
   description: z.string().optional(),
-  topology: z.union([z.string().min(1), z.record(z.string(), z.unknown())]),
+  // Not z.record: it would drop a "__proto__" key instead of letting the topology schema name it.
+  topology: z.union([z.string().min(1), z.custom<Record<string, unknown>>((v) => v !== null && typeof v === 'object' && !Array.isArray(v), 'must be a topology object or a file path')]),
   /** Sets the number of copies of every model. */
   pipelines: z.int().min(1).max(64).optional(),
   /** Swarm policy: serve survivors rather than fail (SwarmConfig.allowDegraded). @defaultValue true */
   allowDegraded: z.boolean().optional(),
   /** Seed of the id source. @defaultValue 1 */
   seed: z.int().min(0).optional(),
-  steps: z.array(scenarioStepSchema).min(1, 'a scenario needs at least one step'),
+  steps: z.array(scenarioStepSchema).min(1, 'a scenario needs at least one step').max(SCENARIO_MAX_STEPS, `at most ${SCENARIO_MAX_STEPS} steps (docs/inputs.md)`),
 });
 
 /** A parsed scenario file; `topology` still unresolved when it is a path. */
@@ -124,13 +129,15 @@ export interface Scenario {
  * @param resolveTopology loads a topology named by path (relative to the scenario file); the CLI does the IO.
  */
 export function loadScenario(text: string, file: string, resolveTopology: (path: string, options: { pipelines?: number }) => Loaded<Topology>): Loaded<Scenario> {
+  if (typeof resolveTopology !== 'function') return { ok: false, error: new InputError(file, '', `loadScenario needs a function to load topology files, got ${describeValue(resolveTopology)}`) };
   const json = parseJsonText(text, file);
   if (!json.ok) return json;
   const parsed = scenarioSchema.safeParse(json.value);
   if (!parsed.success) return { ok: false, error: firstIssue(parsed.error.issues, file, '$') };
   const s = parsed.data;
   const options = s.pipelines === undefined ? {} : { pipelines: s.pipelines };
-  const topology = typeof s.topology === 'string' ? resolveTopology(s.topology, options) : topologyFromValue(s.topology, file, { ...options, at: '$.topology' });
+  const topology: unknown = typeof s.topology === 'string' ? resolveTopology(s.topology, options) : topologyFromValue(s.topology, file, { ...options, at: '$.topology' });
+  if (!isLoaded(topology)) return { ok: false, error: new InputError(file, '$.topology', 'the topology loader returned neither { ok: true, value } nor { ok: false, error }') };
   if (!topology.ok) return topology;
   return {
     ok: true,
@@ -145,6 +152,22 @@ export function loadScenario(text: string, file: string, resolveTopology: (path:
     },
   };
 }
+
+function isLoaded(v: unknown): v is Loaded<Topology> {
+  if (v === null || typeof v !== 'object') return false;
+  const l = v as { ok?: unknown; value?: unknown; error?: unknown };
+  return l.ok === true ? topologyFromValue(l.value, 'topology', { checkCapacity: false }).ok : l.ok === false && l.error instanceof InputError;
+}
+
+/** What {@link runScenario} accepts: a validated scenario as {@link loadScenario} returns it. */
+const runnableSchema = z.object({
+  file: z.string(),
+  name: z.string(),
+  topology: z.unknown(),
+  allowDegraded: z.boolean().optional(),
+  seed: z.int().min(0).max(2 ** 32 - 1),
+  steps: scenarioSchema.shape.steps,
+});
 
 /** One checked expectation. */
 export interface ExpectationResult {
@@ -192,8 +215,10 @@ type Swarm = ReturnType<typeof createSwarm>;
 /**
  * Runs a scenario against the real runtime (`createSwarm`), step by step, and checks every
  * expectation. A step that throws is recorded, not propagated: the run goes on.
+ * @throws {InputError} when `scenario` is not a scenario as {@link loadScenario} returns it.
  */
-export function runScenario(scenario: Scenario): ScenarioResult {
+export function runScenario(scenarioArg: Scenario): ScenarioResult {
+  const scenario = checkScenario(scenarioArg);
   const profiles = new Map<string, NodeProfile>(scenario.topology.nodes.map((n) => [n.id, n]));
   const config = { models: scenario.topology.models, ...(scenario.allowDegraded === undefined ? {} : { allowDegraded: scenario.allowDegraded }) };
   const swarm = createSwarm(scenario.topology.nodes, config, { seed: scenario.seed });
@@ -204,6 +229,16 @@ export function runScenario(scenario: Scenario): ScenarioResult {
     return { index, label: labelOf(step), ...(step.note === undefined ? {} : { note: step.note }), pass: expectations.every((e) => e.pass), expectations };
   });
   return { file: scenario.file, name: scenario.name, pass: steps.every((s) => s.pass), steps };
+}
+
+function checkScenario(value: unknown): Scenario {
+  if (value === null || typeof value !== 'object') throw new InputError('runScenario', '$', `needs a scenario as loadScenario returns it, got ${describeValue(value)}`);
+  const parsed = runnableSchema.safeParse(value);
+  if (!parsed.success) throw firstIssue(parsed.error.issues, 'runScenario', '$');
+  const topology = topologyFromValue(parsed.data.topology, 'runScenario', { at: '$.topology' });
+  if (!topology.ok) throw topology.error;
+  const s = parsed.data;
+  return { ...s, topology: topology.value } as Scenario;
 }
 
 function labelOf(step: ScenarioStep): string {

@@ -10,7 +10,40 @@ import { baseModelId, validatePlan } from '../core/validate.js';
 import { createSwarm } from '../runtime/index.js';
 import type { GrowthRole, Relocation, SwarmOptions, SwarmStatus } from '../runtime/types.js';
 import type { SwarmState } from '../core/state.js';
-import type { Topology } from './topology.js';
+import { z } from 'zod';
+import { InputError } from './input-error.js';
+import { firstIssue, nodeProfileSchema, topologyFromValue, type Topology } from './topology.js';
+
+const isFn = (v: unknown): boolean => typeof v === 'function';
+
+/** What {@link SwarmSimOptions} may hold; unknown keys are ignored. */
+const simOptionsSchema = z.object({
+  kill: z.string().optional(),
+  add: nodeProfileSchema.optional(),
+  retire: z.string().optional(),
+  revive: z.boolean().optional(),
+  model: z.string().optional(),
+  tokens: z.int().min(0).max(1_000_000_000).optional(),
+  seed: z.int().min(0).max(2 ** 32 - 1).optional(),
+  source: z.string().optional(),
+  pipelines: z.int().min(1).max(64).optional(),
+  inspect: z.custom<NonNullable<SwarmOptions['inspect']>>((v) => isFn(v) || (v !== null && typeof v === 'object'), 'must be an XState inspection observer').optional(),
+  onStep: z.custom<(step: SimStep, state: SwarmState) => void>(isFn, 'must be a function').optional(),
+});
+
+/**
+ * Checks the arguments of the swarm-sim functions: the topology as {@link topologyFromValue}
+ * accepts it (capacity aside) and the options' types.
+ * @throws {InputError} naming the argument and the JSON path.
+ */
+function checkSimArgs(where: string, topology: unknown, options: unknown): { topology: Topology; options: SwarmSimOptions } {
+  const t = topologyFromValue(topology, `${where}: topology`, { checkCapacity: false });
+  if (!t.ok) throw t.error;
+  if (options === null || typeof options !== 'object') throw new InputError(`${where}: options`, '$', 'must be an object of swarm-sim options');
+  const o = simOptionsSchema.safeParse(options);
+  if (!o.success) throw firstIssue(o.error.issues, `${where}: options`, '$');
+  return { topology: t.value, options: o.data as SwarmSimOptions };
+}
 
 /** Options of {@link runSwarmSim}. */
 export interface SwarmSimOptions {
@@ -92,14 +125,16 @@ export interface SwarmSimReport {
 /**
  * Checks the options against the topology; the message names the flag and the problem.
  * @returns undefined when the options can run.
+ * @throws {InputError} when the topology or options are not of the documented types.
  */
 export function swarmSimOptionIssue(topology: Topology, options: SwarmSimOptions): string | undefined {
+  checkSimArgs('swarmSimOptionIssue', topology, options);
   const ids = topology.nodes.map((n) => n.id);
   const list = ids.length > 12 ? `${ids.slice(0, 12).join(', ')}, …` : ids.join(', ');
   const where = options.source === undefined ? '' : ` in ${options.source}`;
   if (options.kill !== undefined && !ids.includes(options.kill)) return `--kill: unknown node "${options.kill}"${where} (nodes: ${list})`;
   if (options.add !== undefined && ids.includes(options.add.id)) return `--add: node "${options.add.id}" is already${where}; pick a new id`;
-  if (options.retire !== undefined && !ids.includes(options.retire) && options.retire !== newcomerOf(topology, options)?.id) {
+  if (options.retire !== undefined && !ids.includes(options.retire) && options.retire !== twinOf(topology, options, options.kill)?.id) {
     return `--retire: unknown node "${options.retire}"${where} (nodes: ${list}, or the newcomer)`;
   }
   const models = topology.models.map((m) => m.id);
@@ -107,8 +142,17 @@ export function swarmSimOptionIssue(topology: Topology, options: SwarmSimOptions
   return undefined;
 }
 
-/** The growth step's newcomer: `options.add`, else a twin of the killed node under a fresh id. */
-export function newcomerOf(topology: Topology, options: SwarmSimOptions, kill = options.kill): NodeProfile | undefined {
+/**
+ * The growth step's newcomer: `options.add`, else a twin of the killed node under a fresh id.
+ * @throws {InputError} when the arguments are not of the documented types.
+ */
+export function newcomerOf(topology: Topology, options: SwarmSimOptions, kill?: string): NodeProfile | undefined {
+  checkSimArgs('newcomerOf', topology, options);
+  if (kill !== undefined && typeof kill !== 'string') throw new InputError('newcomerOf: kill', '', 'must be a node id (a string)');
+  return twinOf(topology, options, kill ?? options.kill);
+}
+
+function twinOf(topology: Topology, options: SwarmSimOptions, kill: string | undefined): NodeProfile | undefined {
   if (options.add !== undefined) return options.add;
   const twin = topology.nodes.find((n) => n.id === kill);
   if (twin === undefined) return undefined;
@@ -121,10 +165,12 @@ export function newcomerOf(topology: Topology, options: SwarmSimOptions, kill = 
 /**
  * Runs start → failover (`kill`) → growth (`add`) → revive → retire (if asked), reporting after
  * each step the status and the route the swarm serves.
- * @throws {PlanError} or {SwarmError} when the topology or an option cannot run (the CLI checks first).
+ * @throws {InputError} when the topology or options are not of the documented types;
+ * {@link PlanError} or {@link SwarmError} when the topology or an option cannot run (the CLI checks first).
  * @example runSwarmSim(topology, { kill: 'gpu', seed: 1 }).steps.map((s) => s.status)
  */
-export function runSwarmSim(topology: Topology, options: SwarmSimOptions = {}): SwarmSimReport {
+export function runSwarmSim(topologyArg: Topology, optionsArg: SwarmSimOptions = {}): SwarmSimReport {
+  const { topology, options } = checkSimArgs('runSwarmSim', topologyArg, optionsArg);
   const model = options.model ?? baseModelId(topology.models);
   const tokens = options.tokens ?? 512;
   const swarm = createSwarm(topology.nodes, { models: topology.models }, {
@@ -155,7 +201,7 @@ export function runSwarmSim(topology: Topology, options: SwarmSimOptions = {}): 
     const recovery = rescue.recoveries.find((r) => r.modelId === model) ?? null;
     record({ step: 'failover', ...serve(), killed: kill, recovery, recoveries: rescue.recoveries, unrecoverable: rescue.unrecoverable });
 
-    const newcomer = newcomerOf(topology, options, kill);
+    const newcomer = twinOf(topology, options, kill);
     if (newcomer !== undefined) {
       const growth = swarm.addNode(newcomer);
       members.set(newcomer.id, newcomer);

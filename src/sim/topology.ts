@@ -4,13 +4,18 @@
  * the planner so an impossible capacity is an input error, not a crash later.
  */
 import { z } from 'zod';
+import { describeValue } from '../core/describe.js';
 import { PlanError } from '../core/errors.js';
 import { planSwarm } from '../core/plan.js';
 import type { ModelSpec, NodeProfile } from '../core/types.js';
 import { InputError, jsonPath, parseJsonText, type Loaded, type PathSegment } from './input-error.js';
 
-/** Upper bounds that keep a hostile file from making the planner spin. */
-export const TOPOLOGY_LIMITS = { nodes: 1000, models: 64, layers: 10_000, pipelines: 64, idLength: 200 } as const;
+/**
+ * Upper bounds that keep a hostile file from making the planner spin: a topology at these limits
+ * plans and runs `swarm-sim` in a few seconds (docs/inputs.md has the measurements). `totalLayers`
+ * bounds the layers of all models together, the planner's work growing with it.
+ */
+export const TOPOLOGY_LIMITS = { nodes: 1000, models: 16, layers: 10_000, totalLayers: 10_000, pipelines: 64, idLength: 200 } as const;
 
 const id = z.string().min(1, 'must be a non-empty string').max(TOPOLOGY_LIMITS.idLength);
 const nonNegative = z.number().min(0, 'must be >= 0');
@@ -43,6 +48,10 @@ export const topologySchema = z
     nodes: z.array(nodeProfileSchema).min(1, 'at least one node is required').max(TOPOLOGY_LIMITS.nodes),
   })
   .superRefine((topology, ctx) => {
+    const totalLayers = topology.models.reduce((sum, m) => sum + m.layers, 0);
+    if (totalLayers > TOPOLOGY_LIMITS.totalLayers) {
+      ctx.addIssue({ code: 'custom', path: ['models'], message: `the models have ${totalLayers} layers in all, over the limit of ${TOPOLOGY_LIMITS.totalLayers} (docs/inputs.md)` });
+    }
     const firstNode = new Map<string, number>();
     topology.nodes.forEach((n, i) => {
       const first = firstNode.get(n.id);
@@ -95,12 +104,16 @@ export interface TopologyOptions {
  * if (!loaded.ok) console.error(loaded.error.message);
  */
 export function loadTopology(text: string, file: string, options: TopologyOptions = {}): Loaded<Topology> {
+  const issue = optionsIssue(options);
+  if (issue !== undefined) return { ok: false, error: new InputError(file, '', issue) };
   const json = parseJsonText(text, file);
   return json.ok ? topologyFromValue(json.value, file, options) : json;
 }
 
 /** Validates an already parsed value as a topology; see {@link loadTopology}. Never throws. */
 export function topologyFromValue(value: unknown, file: string, options: TopologyOptions = {}): Loaded<Topology> {
+  const issue = optionsIssue(options);
+  if (issue !== undefined) return { ok: false, error: new InputError(file, '', issue) };
   const at = options.at ?? '$';
   try {
     const parsed = topologySchema.safeParse(value);
@@ -114,6 +127,18 @@ export function topologyFromValue(value: unknown, file: string, options: Topolog
     const reason = cause instanceof Error ? cause.message : String(cause);
     return { ok: false, error: new InputError(file, at, `cannot use this topology: ${reason}`, { cause }) };
   }
+}
+
+/** What is wrong with the options of a topology loader, if anything. */
+function optionsIssue(options: unknown): string | undefined {
+  if (options === null || typeof options !== 'object') return `topology options must be an object { pipelines?, at?, checkCapacity? }, got ${describeValue(options)}`;
+  const o = options as Record<string, unknown>;
+  if (o['pipelines'] !== undefined && !(Number.isInteger(o['pipelines']) && (o['pipelines'] as number) >= 1 && (o['pipelines'] as number) <= TOPOLOGY_LIMITS.pipelines)) {
+    return `option "pipelines" must be an integer from 1 to ${TOPOLOGY_LIMITS.pipelines}, got ${describeValue(o['pipelines'])}`;
+  }
+  if (o['at'] !== undefined && typeof o['at'] !== 'string') return `option "at" must be a JSON path string, got ${describeValue(o['at'])}`;
+  if (o['checkCapacity'] !== undefined && typeof o['checkCapacity'] !== 'boolean') return `option "checkCapacity" must be a boolean, got ${describeValue(o['checkCapacity'])}`;
+  return undefined;
 }
 
 /** Turns the first zod issue into one line naming the path; counts the others. */

@@ -146,8 +146,11 @@ describe('hecate-node swarm-sim --inspect', () => {
 
 describe('isLoopbackHost', () => {
   it('accepts loopback names and addresses only', () => {
-    for (const host of ['localhost', '127.0.0.1', '127.8.9.10', '[::1]', '::1', '[::ffff:127.0.0.1]', 'api.localhost']) expect(isLoopbackHost(host), host).toBe(true);
-    for (const host of ['0.0.0.0', '10.0.0.1', '192.168.1.2', 'example.com', 'localhost.example.com', '[::]', '[2001:db8::1]', '128.0.0.1']) expect(isLoopbackHost(host), host).toBe(false);
+    for (const host of ['localhost', '127.0.0.1', '127.8.9.10', '[::1]', '::1', '[::ffff:127.0.0.1]']) expect(isLoopbackHost(host), host).toBe(true);
+    // Only literal loopback: a name under .localhost goes through the resolver.
+    for (const host of ['0.0.0.0', '10.0.0.1', '192.168.1.2', 'example.com', 'localhost.example.com', '[::]', '[2001:db8::1]', '128.0.0.1', 'api.localhost', 'evil.localhost', 'localhost.']) {
+      expect(isLoopbackHost(host), host).toBe(false);
+    }
   });
 });
 

@@ -2,7 +2,7 @@
  * The load simulation: a seeded discrete-event simulation of requests through pipelines of
  * heterogeneous speed, comparing load-balancing policies side by side. Pure: no IO.
  */
-export { runLoadSim, selectWorkloads, median } from './run.js';
+export { runLoadSim, selectWorkloads, median, LOAD_SIM_LIMITS } from './run.js';
 export type { LoadSimOptions, LoadSimResult, PolicyResult, WorkloadResult } from './run.js';
 export { runEngine, simClock, OUTCOME } from './engine.js';
 export type { EngineOptions, EngineTrace, MonitorOptions, SimClock } from './engine.js';

@@ -2,6 +2,11 @@
  * Runs the load simulation: every workload × policy × seed through the engine, summarised per
  * run and as medians over the seeds. Pure: returns plain data; the CLI writes it.
  */
+import { z } from 'zod';
+import { describeValue } from '../../core/describe.js';
+import { PlanError } from '../../core/errors.js';
+import { InputError } from '../input-error.js';
+import { firstIssue, modelSpecSchema, nodeProfileSchema, TOPOLOGY_LIMITS } from '../topology.js';
 import { runEngine, simClock, type MonitorOptions } from './engine.js';
 import { measure, CDF_LEVELS, type CopyShare, type RunMetrics } from './metrics.js';
 import { POLICIES } from './policies.js';
@@ -10,6 +15,71 @@ import type { Policy } from './router.js';
 import { evaluateTargets, type TargetResult } from './targets.js';
 import { buildTopology, DEFAULT_TOPOLOGY, type LoadTopology } from './topology.js';
 import { burstyShape, DEFAULT_SIZE_CV, WORKLOADS, type BurstyShape, type WorkloadSpec } from './workloads.js';
+
+/**
+ * Bounds of a load simulation (docs/inputs.md): seeds × requests per run may not exceed
+ * `work`, so that no options ask for hours (at ≈ 25 s per seed of 20,000 requests over every
+ * workload on a 2-core machine, the limit is ≈ 20 minutes). W6 (sessions): seeds × sessions
+ * per run may not exceed `sessionWork` (≈ 17 ms per session and seed over its three
+ * strategies: the limit is ≈ 80 s, ten times the default run).
+ */
+export const LOAD_SIM_LIMITS = { seeds: 100, requests: 1_000_000, work: 1_000_000, sessions: 10_000, sessionWork: 4_800 } as const;
+
+const finitePositive = z.number().positive().refine(Number.isFinite, 'must be finite');
+const loadOptionsSchema = z.object({
+  seed: z.int().min(0).max(2 ** 31 - 1).optional(),
+  seeds: z.int().min(1).max(LOAD_SIM_LIMITS.seeds).optional(),
+  workloads: z.array(z.string()).optional(),
+  policies: z
+    .array(z.custom<Policy>((p) => p !== null && typeof p === 'object' && typeof (p as Policy).id === 'string' && typeof (p as Policy).label === 'string' && typeof (p as Policy).create === 'function', 'must be a policy { id, label, create }'))
+    .min(1)
+    .optional(),
+  requests: z.int().min(100).max(LOAD_SIM_LIMITS.requests).optional(),
+  topology: z
+    .strictObject({
+      nodes: z.array(nodeProfileSchema.extend({ slots: z.int().min(1).max(1000).optional() })).min(1).max(TOPOLOGY_LIMITS.nodes),
+      model: modelSpecSchema,
+      msPerLayer: finitePositive,
+      hopMs: z.number().min(0).refine(Number.isFinite, 'must be finite'),
+    })
+    .optional(),
+  // Times in ms of at least 1: a monitor period of 1e-300 ms would tick forever.
+  timeoutMs: z.number().min(1).max(1e9).optional(),
+  monitor: z.strictObject({ periodMs: z.number().min(1).max(1e9).optional(), delayMs: z.number().min(0).max(1e9).optional() }).optional(),
+  sizeCv: z.number().min(0).max(10).optional(),
+  bursty: z.record(z.string(), z.unknown()).optional(),
+  onProgress: z.custom<NonNullable<LoadSimOptions['onProgress']>>((f) => typeof f === 'function', 'must be a function').optional(),
+});
+
+/**
+ * Checks load-simulation options: types, bounds ({@link LOAD_SIM_LIMITS}), workload ids, W2's shape
+ * and a custom topology the planner can place.
+ * @throws {InputError} naming the option.
+ */
+function checkLoadOptions(options: unknown): LoadSimOptions {
+  const file = 'runLoadSim options';
+  if (options === null || typeof options !== 'object') throw new InputError(file, '$', `must be an object, got ${describeValue(options)}`);
+  const parsed = loadOptionsSchema.safeParse(options);
+  if (!parsed.success) throw firstIssue(parsed.error.issues, file, '$');
+  const o = parsed.data as LoadSimOptions;
+  const work = (o.seeds ?? 10) * (o.requests ?? 20_000);
+  if (work > LOAD_SIM_LIMITS.work) throw new InputError(file, '$', `seeds × requests is ${work}, over the limit of ${LOAD_SIM_LIMITS.work}`);
+  try {
+    selectWorkloads(o.workloads);
+    burstyShape(o.bursty);
+  } catch (error) {
+    throw new InputError(file, '$', error instanceof Error ? error.message : String(error), { cause: error });
+  }
+  if (o.topology !== undefined) {
+    try {
+      buildTopology(o.topology);
+    } catch (error) {
+      if (!(error instanceof PlanError)) throw error;
+      throw new InputError(file, '$.topology', error.message, { cause: error });
+    }
+  }
+  return o;
+}
 
 /** What to simulate. */
 export interface LoadSimOptions {
@@ -94,9 +164,11 @@ export function selectWorkloads(ids: readonly string[] | undefined): WorkloadSpe
 
 /**
  * Runs the load simulation.
+ * @throws {InputError} naming a bad option, or one over {@link LOAD_SIM_LIMITS}.
  * @example const result = runLoadSim({ seeds: 2, requests: 2000, workloads: ['w1'] });
  */
-export function runLoadSim(options: LoadSimOptions = {}): LoadSimResult {
+export function runLoadSim(optionsArg: LoadSimOptions = {}): LoadSimResult {
+  const options = checkLoadOptions(optionsArg);
   const first = options.seed ?? 1;
   const seeds = Array.from({ length: options.seeds ?? 10 }, (_, i) => first + i);
   const requests = options.requests ?? 20_000;

@@ -22,6 +22,7 @@ import { DigestNodes, DigestReference, mix } from './digest-model.js';
 import { quantile } from './metrics.js';
 import { createRng, deriveSeed } from './rng.js';
 import { median, round } from './run.js';
+import { checkSessionSimOptions, checkSessionSimResult } from './session-sim-input.js';
 import { VirtualTimers } from './virtual-timers.js';
 
 /** The id of the workload (`--workload w6`). */
@@ -298,9 +299,11 @@ async function runOne(w: W6Workload, strategy: W6Strategy, seed: number, detectM
 
 /**
  * Runs W6 over the seeds, every strategy on the same workload per seed.
+ * @throws {InputError} naming a bad option, or seeds × sessions over `LOAD_SIM_LIMITS.sessionWork` (docs/inputs.md).
  * @example const result = await runSessionSim({ seeds: 3 });
  */
 export async function runSessionSim(options: SessionSimOptions = {}): Promise<SessionSimResult> {
+  checkSessionSimOptions(options);
   const first = options.seed ?? 1;
   const seeds = Array.from({ length: options.seeds ?? 10 }, (_, i) => first + i);
   const count = options.sessions ?? 48;
@@ -368,8 +371,12 @@ function w6Targets(runs: ReadonlyMap<W6Strategy, readonly W6Figures[]>, strategi
   ];
 }
 
-/** W6 as a Markdown table: figures per strategy (medians), then the targets. */
+/**
+ * W6 as a Markdown table: figures per strategy (medians), then the targets.
+ * @throws {InputError} naming the path of a field that is not as `runSessionSim` returns it.
+ */
 export function sessionTable(result: SessionSimResult): string {
+  checkSessionSimResult(result);
   const lines = [
     `W6 (${result.label}): medians over ${result.seeds.length} seed${result.seeds.length === 1 ? '' : 's'}, ${result.sessionsPerRun} sessions per run, nodes marked down ${result.detectMs} ms after they die; layer-steps = inputs × layers; replay timed as a batch (${result.prefillInputsPerStep} inputs ≈ one step).`,
     '',
