@@ -32,10 +32,19 @@ export function sessionHostIssue(host: unknown): string | undefined {
   return undefined;
 }
 
+const SESSION_OPTION_KEYS: ReadonlySet<string> = new Set([
+  'stageTimeoutMs', 'replayTimeoutMsPerInput', 'retries', 'backoffMs', 'maxBackoffMs', 'deadlineMs', 'signal',
+  'maxHistory', 'historyOverflow', 'aliveCheckMs', 'allowDegraded', 'prefer', 'onFailure', 'clock',
+]);
+
 /** Why the options (or the runner) are unusable, in words; undefined when they are fine. */
 export function sessionOptionsIssue(runStage: unknown, options: SessionOptions): string | undefined {
   if (typeof runStage !== 'function') return 'runStage must be a function (stage, input, { signal, replay }) => output';
   if (options === null || typeof options !== 'object') return 'session options must be an object';
+  // An unknown key is most likely a misspelt option: refusing it beats silently using the default.
+  for (const key of Object.keys(options)) {
+    if (!SESSION_OPTION_KEYS.has(key)) return `unknown session option "${key}"; the options are ${[...SESSION_OPTION_KEYS].join(', ')}`;
+  }
   for (const key of ['stageTimeoutMs', 'aliveCheckMs', 'maxHistory', 'deadlineMs'] as const) {
     const v = options[key];
     if (v !== undefined && !(typeof v === 'number' && v > 0 && !Number.isNaN(v))) return `session option "${key}" must be a number > 0, got ${describeValue(v)}`;

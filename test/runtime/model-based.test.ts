@@ -129,6 +129,7 @@ describe('Swarm statechart, model-based (hecate-swarm/testing)', () => {
 
     it(`${t.name}: the shortest paths cover all 9 status transitions`, () => {
       const covered = transitionsOf(paths);
+      console.log(`${t.name}: status transitions covered: ${ALL.filter((l) => covered.has(l)).length}/${ALL.length}`);
       expect(ALL.filter((l) => !covered.has(l))).toEqual([]);
     });
 
