@@ -187,36 +187,10 @@ function spliceRoute(
 ): { stages: Stage[]; replaced: Replacement[] } | undefined {
   const holders: Stage[] = [];
   for (const p of pipelines) for (const s of p.stages) if (!isDead(s.nodeId)) holders.push(s);
-  const hop = r.weights.hops * 15;
   const covers: Stage[] = [];
   for (const range of mergeRanges(lost.map((l) => l.range))) {
-    const { layerStart: a, layerEnd: b } = range;
-    const span = b - a;
-    const dist = new Array<number>(span + 1).fill(Infinity);
-    const prev = new Array<{ from: number; nodeId: string } | undefined>(span + 1).fill(undefined);
-    dist[0] = 0;
-    for (let x = a; x < b; x++) {
-      const dx = dist[x - a] ?? Infinity;
-      if (dx === Infinity) continue;
-      for (const h of holders) {
-        if (h.layerStart > x || h.layerEnd <= x) continue;
-        const y = Math.min(h.layerEnd, b);
-        const share = r.costModel === 'original' ? 1 : (y - x) / modelLayers;
-        const d = dx + nodeCost(ownValue(nodes, h.nodeId), r.weights, r.penalties, extraLoadOf(extra, h.nodeId), share) + hop;
-        if (d < (dist[y - a] ?? Infinity)) {
-          dist[y - a] = d;
-          prev[y - a] = { from: x, nodeId: h.nodeId };
-        }
-      }
-    }
-    if ((dist[span] ?? Infinity) === Infinity) return undefined;
-    const segment: Stage[] = [];
-    for (let y = b; y > a; ) {
-      const step = prev[y - a];
-      if (step === undefined) return undefined;
-      segment.unshift({ nodeId: step.nodeId, layerStart: step.from, layerEnd: y });
-      y = step.from;
-    }
+    const segment = cheapestCover(holders, range, nodes, r, modelLayers, extra);
+    if (segment === undefined) return undefined;
     covers.push(...segment);
   }
   const replaced: Replacement[] = [];
@@ -230,6 +204,51 @@ function spliceRoute(
   const survivors = route.stages.filter((s) => !isDead(s.nodeId));
   const stages = mergeAdjacent([...survivors, ...covers].sort((x, y) => x.layerStart - y.layerStart));
   return { stages, replaced };
+}
+
+/**
+ * The cheapest cover of `range` by `holders` (live stages of any copy), as a shortest path over
+ * layer boundaries: from boundary x an edge runs to the furthest layer a holder of x reaches,
+ * weighted by that node's cost for those layers (the routing cost model, layer share included)
+ * plus one hop. Undefined if some layer of the range has no holder. Shared by failover's splice
+ * and a session's resume, so both price a splice alike.
+ */
+export function cheapestCover(
+  holders: readonly Stage[],
+  range: LayerRange,
+  nodes: NodeStates,
+  r: ResolvedRequest,
+  modelLayers: number,
+  extra?: ExtraLoad,
+): Stage[] | undefined {
+  const { layerStart: a, layerEnd: b } = range;
+  const hop = r.weights.hops * 15;
+  const dist = new Array<number>(b - a + 1).fill(Infinity);
+  const prev = new Array<{ from: number; nodeId: string } | undefined>(b - a + 1).fill(undefined);
+  dist[0] = 0;
+  for (let x = a; x < b; x++) {
+    const dx = dist[x - a] ?? Infinity;
+    if (dx === Infinity) continue;
+    for (const h of holders) {
+      if (h.layerStart > x || h.layerEnd <= x) continue;
+      const y = Math.min(h.layerEnd, b);
+      const share = r.costModel === 'original' ? 1 : (y - x) / modelLayers;
+      const d = dx + nodeCost(ownValue(nodes, h.nodeId), r.weights, r.penalties, extraLoadOf(extra, h.nodeId), share) + hop;
+      if (d < (dist[y - a] ?? Infinity)) {
+        dist[y - a] = d;
+        prev[y - a] = { from: x, nodeId: h.nodeId };
+      }
+    }
+  }
+  if ((dist[b - a] ?? Infinity) === Infinity) return undefined;
+  const out: Stage[] = [];
+  for (let y = b; y > a; ) {
+    const step = prev[y - a];
+    if (step === undefined) return undefined;
+    out.unshift({ nodeId: step.nodeId, layerStart: step.from, layerEnd: y });
+    y = step.from;
+  }
+  return out;
 }
 
 /** Joins consecutive stages held by the same node: one node, one hop. */

@@ -1,7 +1,7 @@
-import { chainCost, extraLoadOf, nodeCost, resolveRequest, telemetryOf, type ExtraLoad, type ResolvedRequest } from './cost.js';
+import { chainCost, resolveRequest, type ExtraLoad, type ResolvedRequest } from './cost.js';
 import { describeValue } from './describe.js';
 import { RoutingError } from './errors.js';
-import { checkExtraLoad, isRoute, mergeRanges } from './failover.js';
+import { checkExtraLoad, cheapestCover, isRoute, mergeRanges } from './failover.js';
 import { planIndex } from './plan-index.js';
 import { ownValue } from './records.js';
 import { checkStateLike, makeRoute, requireModel } from './route.js';
@@ -138,7 +138,7 @@ export function resumeRoute(route: Route, failedStageIndex: number, state: Swarm
         cover.push(...one);
         continue;
       }
-      cover.push(...(spliceCover(pipelines, range, nodes, r, isDead, extra) ?? []));
+      cover.push(...(spliceCover(pipelines, range, nodes, r, isDead, model.layers, extra) ?? []));
       spliced = true;
     }
   }
@@ -221,47 +221,19 @@ function cheapestSuffix(
   return cheapestSegment(pipelines, { layerStart: from, layerEnd: layers }, nodes, r, isDead, extra);
 }
 
-/**
- * Covers `range` with live holders of any copy, as a shortest path over layer boundaries: from
- * boundary x an edge runs to the furthest layer a live holder of x reaches, weighted by that
- * node's cost plus one hop. Undefined if some layer has no live holder.
- */
+/** Covers `range` with live holders of any copy (failover's splice search: the same cost). */
 function spliceCover(
   pipelines: readonly Pipeline[],
   range: LayerRange,
   nodes: NodeStates,
   r: ResolvedRequest,
   isDead: (id: string) => boolean,
+  modelLayers: number,
   extra?: ExtraLoad,
 ): Stage[] | undefined {
   const holders: Stage[] = [];
   for (const p of pipelines) for (const s of p.stages) if (!isDead(s.nodeId)) holders.push(s);
-  const { layerStart: a, layerEnd: b } = range;
-  const hop = r.weights.hops * 15;
-  const dist = new Array<number>(b - a + 1).fill(Infinity);
-  const prev = new Array<{ from: number; nodeId: string } | undefined>(b - a + 1).fill(undefined);
-  dist[0] = 0;
-  for (let x = a; x < b; x++) {
-    const dx = dist[x - a] ?? Infinity;
-    if (dx === Infinity) continue;
-    for (const h of holders) {
-      if (h.layerStart > x || h.layerEnd <= x) continue;
-      const y = Math.min(h.layerEnd, b);
-      const d = dx + nodeCost(telemetryOf(nodes, h.nodeId), r.weights, r.penalties, extraLoadOf(extra, h.nodeId)) + hop;
-      if (d < (dist[y - a] ?? Infinity)) {
-        dist[y - a] = d;
-        prev[y - a] = { from: x, nodeId: h.nodeId };
-      }
-    }
-  }
-  if ((dist[b - a] ?? Infinity) === Infinity) return undefined;
-  const out: Stage[] = [];
-  for (let y = b; y > a; ) {
-    const step = prev[y - a] as { from: number; nodeId: string };
-    out.unshift({ nodeId: step.nodeId, layerStart: step.from, layerEnd: y });
-    y = step.from;
-  }
-  return out;
+  return cheapestCover(holders, range, nodes, r, modelLayers, extra);
 }
 
 /** Every layer range of `[from, layers)` whose holder changed: what the replacements must replay. */
