@@ -5,6 +5,8 @@
  * sent), and leaves on `stop()`.
  */
 import type { FastifyInstance } from 'fastify';
+import { systemClock } from '../runtime/clock.js';
+import type { Clock } from '../runtime/types.js';
 import { runLayers, type LayerCaches } from '../sim/load/digest-model.js';
 import { createHttpApp, listen } from './http-app.js';
 import { ServeError } from './serve-error.js';
@@ -32,6 +34,12 @@ export interface AgentOptions {
   readonly heartbeatMs?: number;
   /** Sessions whose caches are kept; the least recently used is dropped past it. @defaultValue 4096 */
   readonly maxSessions?: number;
+  /**
+   * Times the stage work (its delay and the reply's `ms`), the join retries and the heartbeats.
+   * The agent is its own process: its clock is not the orchestrator's. Request timeouts stay on
+   * the host's timers. @defaultValue systemClock
+   */
+  readonly clock?: Clock;
   /** Told about joins and failures to reach the orchestrator. */
   readonly log?: (line: string) => void;
 }
@@ -55,6 +63,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const heartbeatMs = options.heartbeatMs ?? 1000;
   const maxSessions = options.maxSessions ?? 4096;
   const log = options.log ?? (() => {});
+  const clock = options.clock ?? systemClock;
+  const sleep = (ms: number) => new Promise<void>((resolve) => clock.setTimeout(() => resolve(), ms));
   const base = options.join.replace(/\/+$/, '');
   const sessions = new Map<string, LayerCaches>();
 
@@ -66,10 +76,10 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     let caches = sessions.get(body.sessionId);
     // A node asked to continue a session it holds nothing of (it restarted) refuses, as a server would.
     if (caches === undefined && !body.fresh) throw new ServeError('UnknownSession', 409, `agent "${options.id}" holds no state of session "${body.sessionId}" (restarted?); send fresh with the replay`, { field: 'sessionId' });
-    const started = Date.now();
+    const started = clock.now();
     const layers = body.layerEnd - body.layerStart;
     const ms = stageDelayMs({ layers, tokens: body.tokens + body.replay.length, perLayerMs, score: options.score }, jitter, seed, `${body.sessionId}/${body.step}/${body.layerStart}`);
-    await new Promise((resolve) => setTimeout(resolve, ms));
+    await sleep(ms);
     caches = sessions.get(body.sessionId);
     if (caches === undefined) caches = new Map();
     sessions.delete(body.sessionId); // re-inserted last: the Map's order is the LRU order
@@ -81,12 +91,12 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     if (body.fresh) for (let layer = body.layerStart; layer < body.layerEnd; layer++) caches.delete(layer);
     const replayOutputs = body.replay.map((x) => runLayers(x, body.layerStart, body.layerEnd, caches));
     const output = runLayers(body.input, body.layerStart, body.layerEnd, caches);
-    return { nodeId: options.id, layerStart: body.layerStart, layerEnd: body.layerEnd, output, replayOutputs, ms: Date.now() - started };
+    return { nodeId: options.id, layerStart: body.layerStart, layerEnd: body.layerEnd, output, replayOutputs, ms: clock.now() - started };
   });
   const url = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0);
 
   let stopped = false;
-  let timer: ReturnType<typeof setInterval> | undefined;
+  let timer: unknown;
   let rejoining = false;
   const profile = { id: options.id, memoryGb: options.memoryGb, score: options.score, url };
 
@@ -108,7 +118,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
         if (error instanceof Error && error.message.startsWith('the orchestrator refused')) throw error;
         if (attempt === 0 || attempt % 20 === 0) log(`join: ${base} unreachable (${describe(error)}); retrying`);
       }
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await sleep(250);
     }
   };
 
@@ -134,7 +144,15 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const joined = join().then(() => {
     if (stopped) return;
     void beat();
-    timer = setInterval(() => void beat(), heartbeatMs);
+    // Every heartbeatMs, as an interval would: the next beat is scheduled before this one is sent.
+    const every = (): void => {
+      timer = clock.setTimeout(() => {
+        if (stopped) return;
+        every();
+        void beat();
+      }, heartbeatMs);
+    };
+    every();
   });
   joined.catch(() => {}); // observed by the caller; never an unhandled rejection
 
@@ -145,7 +163,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     async stop() {
       if (stopped) return;
       stopped = true;
-      if (timer !== undefined) clearInterval(timer);
+      if (timer !== undefined) clock.clearTimeout(timer);
       try {
         const response = await post(`/v1/nodes/${encodeURIComponent(options.id)}/leave`, {}, 2000);
         await response.arrayBuffer();

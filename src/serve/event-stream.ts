@@ -4,17 +4,34 @@
  * `event: <type>` / `data: <json>`, numbered with `id:`.
  */
 import type { ServerResponse } from 'node:http';
+import { systemClock } from '../runtime/clock.js';
+import type { Clock } from '../runtime/types.js';
 
 /** The clients of one event stream. */
 export class EventStream {
   private readonly clients = new Set<ServerResponse>();
   private seq = 0;
-  private readonly keepAlive: ReturnType<typeof setInterval>;
+  private keepAlive: unknown;
+  private closed = false;
 
-  constructor(keepAliveMs = 15_000) {
-    // A comment line now and then keeps proxies and idle timeouts from closing a quiet stream.
-    this.keepAlive = setInterval(() => this.write(': keep-alive\n\n'), keepAliveMs);
-    this.keepAlive.unref();
+  /** `clock` runs the keep-alive timer (the orchestrator's clock). */
+  constructor(
+    private readonly clock: Clock = systemClock,
+    private readonly keepAliveMs = 15_000,
+  ) {
+    this.keepAlive = this.scheduleKeepAlive();
+  }
+
+  /** A comment line now and then keeps proxies and idle timeouts from closing a quiet stream. */
+  private scheduleKeepAlive(): unknown {
+    const handle = this.clock.setTimeout(() => {
+      if (this.closed) return;
+      this.write(': keep-alive\n\n');
+      this.keepAlive = this.scheduleKeepAlive();
+    }, this.keepAliveMs);
+    // The host's timer must not keep the process alive on its own (as before); other clocks' handles have no unref.
+    (handle as { unref?: () => void } | null)?.unref?.();
+    return handle;
   }
 
   /** Takes over a response: SSE headers, a first `hello` event, then every published event until it closes. */
@@ -42,7 +59,8 @@ export class EventStream {
 
   /** Ends every stream (the server is closing). */
   close(): void {
-    clearInterval(this.keepAlive);
+    this.closed = true;
+    this.clock.clearTimeout(this.keepAlive);
     for (const client of this.clients) client.end();
     this.clients.clear();
   }

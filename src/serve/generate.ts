@@ -6,6 +6,7 @@
 import { RoutingError, SessionError } from '../core/errors.js';
 import type { Swarm } from '../runtime/swarm.js';
 import type { SessionOptions, StageRunner } from '../runtime/session-types.js';
+import type { TimeSource } from '../runtime/types.js';
 import type { NodeRegistry } from './node-registry.js';
 import { ServeError } from './serve-error.js';
 import type { ServeMetrics } from './serve-metrics.js';
@@ -85,9 +86,10 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
 /**
  * Runs one generation. Errors become {@link ServeError}s with the status to answer:
  * an unknown model 400 (field `model`), nothing to serve with 503, a failed session 502/504.
+ * `clock` times the reply's `ms` (the orchestrator's clock, the one its Swarm runs on).
  */
-export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions): Promise<GenerateReply> {
-  const started = Date.now();
+export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: TimeSource): Promise<GenerateReply> {
+  const started = clock.now();
   const tokens = promptTokens(request.prompt);
   const path = new Map<number, StageReply>();
   let session;
@@ -112,7 +114,7 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
       sessionId: session.id,
       resumes: stats.resumes,
       path: [...path.values()].sort((a, b) => a.layerStart - b.layerStart).map((r) => ({ nodeId: r.nodeId, layers: [r.layerStart, r.layerEnd] as const })),
-      ms: Date.now() - started,
+      ms: clock.now() - started,
     };
   } catch (error) {
     if (error instanceof SessionError) {

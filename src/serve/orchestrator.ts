@@ -8,8 +8,9 @@ import { PlanError } from '../core/errors.js';
 import type { EjectionOptions } from '../core/ejection.js';
 import { resolvePhiOptions, type PhiOptions } from '../core/phi.js';
 import type { ModelSpec, NodeProfile } from '../core/types.js';
+import { systemClock } from '../runtime/clock.js';
 import { createSwarm, type Swarm } from '../runtime/swarm.js';
-import type { SwarmConfig } from '../runtime/types.js';
+import type { Clock, SwarmConfig } from '../runtime/types.js';
 import { EventStream } from './event-stream.js';
 import { generate, generateBodySchema, type GenerateRequest } from './generate.js';
 import { createHttpApp, listen } from './http-app.js';
@@ -46,6 +47,13 @@ export interface OrchestratorOptions {
   readonly retries?: number;
   /** A generation must finish within this. @defaultValue 60000 */
   readonly deadlineMs?: number;
+  /**
+   * The orchestrator's one clock: the embedded Swarm's (detector, leases, session deadlines), every
+   * event's `at`, the registry's heartbeat times, a generation's `ms`, the request histogram and the
+   * event stream's keep-alive. A `ManualClock` makes all of it move only when told.
+   * @defaultValue systemClock
+   */
+  readonly clock?: Clock;
   readonly log?: (line: string) => void;
 }
 
@@ -62,13 +70,14 @@ export interface RunningOrchestrator {
 /** Starts the orchestrator and listens. */
 export async function startOrchestrator(options: OrchestratorOptions = {}): Promise<RunningOrchestrator> {
   const log = options.log ?? (() => {});
+  const clock = options.clock ?? systemClock;
   const models = options.models ?? [{ id: 'base', kind: 'base', layers: 12, pipelines: 2 }];
   const failureDetector = options.failureDetector ?? SERVE_DETECTOR;
   const config: SwarmConfig = { models, failureDetector, ...(options.ejection !== undefined ? { ejection: options.ejection } : {}) };
   const sessionOptions = { stageTimeoutMs: options.stageTimeoutMs ?? 5000, retries: options.retries ?? 3, deadlineMs: options.deadlineMs ?? 60_000 };
   const bounds = detectorBounds(failureDetector);
   const registry = new NodeRegistry();
-  const events = new EventStream();
+  const events = new EventStream(clock);
   let swarm: Swarm | undefined;
 
   const metrics = new ServeMetrics({
@@ -93,7 +102,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const adopt = (created: Swarm): void => {
     swarm = created;
     created.on('*', (event) => {
-      const at = Date.now();
+      const at = clock.now();
       if (event.type === 'status.changed') {
         events.publish(event.type, { at, status: event.status });
         return;
@@ -128,7 +137,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
 
   if (options.nodes !== undefined && options.nodes.length > 0) {
     // Declared nodes: planned now, down until their agent joins (before any listener: not events).
-    const created = createSwarm(options.nodes, config);
+    const created = createSwarm(options.nodes, config, { clock });
     for (const profile of options.nodes) {
       registry.ensure(profile);
       created.markDown(profile.id);
@@ -141,14 +150,14 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     if (swarm !== undefined) return;
     const pending = [...registry.all()].filter((r) => r.state === 'pending');
     try {
-      const created = createSwarm(pending.map((r) => r.profile), config);
+      const created = createSwarm(pending.map((r) => r.profile), config, { clock });
       adopt(created);
       for (const r of pending) {
         r.state = 'alive';
         created.heartbeat(r.id);
       }
       log(`planned the swarm over ${pending.length} agents: ${created.state().plan.pipelines.map((p) => `${p.id} [${p.stages.map((s) => s.nodeId).join(' → ')}]`).join(', ')}`);
-      events.publish('swarm.planned', { at: Date.now(), plan: created.state().plan, status: created.status() });
+      events.publish('swarm.planned', { at: clock.now(), plan: created.state().plan, status: created.status() });
     } catch (error) {
       if (!(error instanceof PlanError && error.code === 'InsufficientCapacity')) throw error;
     }
@@ -160,12 +169,12 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     const rejoin = record.joins > 0;
     record.joins++;
     record.url = body.url.replace(/\/+$/, '');
-    record.lastHeartbeatAt = Date.now();
+    record.lastHeartbeatAt = clock.now();
     metrics.joins.inc({ kind: rejoin ? 'rejoin' : 'join' });
     if (swarm === undefined) {
       record.profile = profile;
       record.state = 'pending';
-      events.publish('node.joined', { at: Date.now(), nodeId: body.id, url: record.url, rejoin });
+      events.publish('node.joined', { at: clock.now(), nodeId: body.id, url: record.url, rejoin });
       tryPlan();
       return { id: body.id, rejoin, state: record.state };
     }
@@ -176,7 +185,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
       record.state = 'alive';
       log(`agent "${body.id}" joined the running swarm as ${growth.role}`);
     }
-    events.publish('node.joined', { at: Date.now(), nodeId: body.id, url: record.url, rejoin });
+    events.publish('node.joined', { at: clock.now(), nodeId: body.id, url: record.url, rejoin });
     // A heartbeat brings back a node the detector took down (node.alive, cause heartbeat); one
     // marked down (never joined, left) or ejected needs the orchestrator's word: it joined again.
     swarm.heartbeat(body.id);
@@ -190,7 +199,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const heartbeat = (id: string): { id: string; state: string } => {
     const record = registry.get(id);
     if (record === undefined || record.url === undefined || record.state === 'left') throw new ServeError('UnknownNode', 404, `no agent "${id}" has joined; POST /v1/nodes first`, { field: 'id' });
-    const at = Date.now();
+    const at = clock.now();
     record.heartbeats++;
     metrics.heartbeats.inc();
     const previous = record.lastHeartbeatAt;
@@ -224,7 +233,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     }
     record.state = 'left';
     metrics.leaves.inc();
-    events.publish('node.left', { at: Date.now(), nodeId: id, how });
+    events.publish('node.left', { at: clock.now(), nodeId: id, how });
     return { id, how };
   };
 
@@ -233,12 +242,12 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema } }, async (request) => heartbeat(request.params.id));
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema } }, async (request) => leave(request.params.id));
   app.post<{ Body: GenerateRequest }>('/v1/generate', { schema: { body: generateBodySchema } }, async (request) => {
-    const started = Date.now();
+    const started = clock.now();
     try {
       if (swarm === undefined) throw new ServeError('NoSwarm', 503, `no swarm yet: the agents that joined (${[...registry.all()].map((r) => r.id).join(', ') || 'none'}) cannot hold every copy of ${models.map((m) => `"${m.id}"`).join(', ')}`);
-      const reply = await generate(swarm, registry, metrics, request.body, sessionOptions);
+      const reply = await generate(swarm, registry, metrics, request.body, sessionOptions, clock);
       metrics.requests.inc({ outcome: 'ok' });
-      metrics.requestSeconds.observe((Date.now() - started) / 1000);
+      metrics.requestSeconds.observe((clock.now() - started) / 1000);
       return reply;
     } catch (error) {
       metrics.requests.inc({ outcome: error instanceof ServeError ? error.code : 'Internal' });
@@ -249,14 +258,14 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     status: swarm?.status() ?? 'planning',
     models,
     plan: swarm?.state().plan ?? null,
-    nodes: registry.view(Date.now()),
+    nodes: registry.view(clock.now()),
     leases: swarm?.inFlight() ?? 0,
     detector: { ...resolvePhiOptions(failureDetector), ...bounds, heartbeatMs: 1000 },
     session: sessionOptions,
   }));
   app.get('/v1/events', (request, reply) => {
     reply.hijack();
-    events.attach(reply.raw, { at: Date.now(), status: swarm?.status() ?? 'planning', nodes: registry.view(Date.now()) });
+    events.attach(reply.raw, { at: clock.now(), status: swarm?.status() ?? 'planning', nodes: registry.view(clock.now()) });
     request.raw.on('close', () => reply.raw.end());
   });
   app.get('/metrics', async (_request, reply) => {
