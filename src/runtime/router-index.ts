@@ -6,6 +6,8 @@ import type { NodeStates, Pipeline, SwarmPlan } from '../core/types.js';
 interface NodeEntry {
   readonly id: string;
   alive: boolean;
+  /** Already queued for the next flush (so a report on a queued node skips the queue). */
+  dirty: boolean;
   /** The model slots, pipeline indices and stage indices it appears in, one entry per stage. */
   readonly slots: ModelSlot[];
   readonly pipes: number[];
@@ -57,7 +59,7 @@ export class RouterIndex {
    * arrives far more often than routes are asked for, so updates are coalesced: a burst of reports
    * costs one re-rank per node, paid by the next query.
    */
-  private readonly dirty = new Set<NodeEntry>();
+  private readonly dirty: NodeEntry[] = [];
 
   constructor(
     plan: SwarmPlan,
@@ -98,7 +100,7 @@ export class RouterIndex {
 
   /** The cheapest intact pipeline of a model and its chain cost, or undefined if none is intact. */
   best(modelId: string): { readonly pipeline: Pipeline; readonly chain: number } | undefined {
-    if (this.dirty.size > 0) this.flush();
+    if (this.dirty.length > 0) this.flush();
     const slot = this.slots.get(modelId);
     if (slot === undefined) return undefined;
     const i = slot.tree[1] ?? -1;
@@ -111,7 +113,7 @@ export class RouterIndex {
    * failover of that node takes. O(k·log P) for the k pipelines of the model holding the node.
    */
   bestWithout(modelId: string, nodeId: string): { readonly pipeline: Pipeline; readonly chain: number } | undefined {
-    if (this.dirty.size > 0) this.flush(); // before hiding: a flush re-keys every changed pipeline
+    if (this.dirty.length > 0) this.flush(); // before hiding: a flush re-keys every changed pipeline
     const slot = this.slots.get(modelId);
     const e = this.entries.get(nodeId);
     if (slot === undefined) return undefined;
@@ -133,12 +135,17 @@ export class RouterIndex {
   /** Notes that a node's telemetry, liveness or in-flight load changed; the next query re-ranks. */
   nodeChanged(nodeId: string): void {
     const e = this.entries.get(nodeId);
-    if (e !== undefined) this.dirty.add(e);
+    // Queued once until the next flush: reports between two routes do not grow or probe the queue.
+    if (e !== undefined && !e.dirty) {
+      e.dirty = true;
+      this.dirty.push(e);
+    }
   }
 
   /** Re-reads every changed node and re-ranks the pipelines it is in. */
   private flush(): void {
     for (const e of this.dirty) {
+      e.dirty = false;
       e.alive = this.nodes[e.id]?.alive === true;
       const { slots, pipes, stages } = e;
       for (let j = 0; j < slots.length; j++) {
@@ -152,13 +159,13 @@ export class RouterIndex {
         }
       }
     }
-    this.dirty.clear();
+    this.dirty.length = 0;
   }
 
   private entry(nodeId: string): NodeEntry {
     let e = this.entries.get(nodeId);
     if (e === undefined) {
-      e = { id: nodeId, alive: this.nodes[nodeId]?.alive === true, slots: [], pipes: [], stages: [] };
+      e = { id: nodeId, alive: this.nodes[nodeId]?.alive === true, dirty: false, slots: [], pipes: [], stages: [] };
       this.entries.set(nodeId, e);
     }
     return e;

@@ -1,5 +1,5 @@
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
-import { badSampleField, effectiveValues, sampleProblem } from '../../machines/node.machine.js';
+import { badSampleField, effectiveValues, sampleProblem, type NodeContext } from '../../machines/node.machine.js';
 import { isMember, joinIssue, swarmMachine, type NodeActorRef, type SwarmEmitted, type SwarmOutcome } from '../../machines/swarm.machine.js';
 import { resolveRequest, tokensCost } from '../core/cost.js';
 import { describeValue } from '../core/describe.js';
@@ -57,6 +57,20 @@ function plainSample(sample: TelemetrySample): TelemetrySample {
   // An unknown key makes the sample BadTelemetry whatever its values: keep it so the check sees it.
   for (const key in sample) if (key !== 'load' && key !== 'latencyMs' && key !== 'score') return { ...sample };
   return { load, latencyMs, score };
+}
+
+/**
+ * A live node's table entry from its actor's context: `alive`, `samples` and the effective values
+ * (measured EWMA, else declared), frozen. Once every field is known (the usual case) it is one
+ * object literal of one shape; `effectiveValues` adding fields one by one to a two-field literal
+ * grew a second backing store on every report.
+ */
+function telemetryEntry(ctx: NodeContext): NodeTelemetry {
+  const { load, samples } = ctx;
+  const latencyMs = ctx.latencyMs ?? ctx.declared.latencyMs;
+  const score = ctx.score ?? ctx.declared.score;
+  if (load !== undefined && latencyMs !== undefined && score !== undefined) return Object.freeze({ alive: true, samples, load, latencyMs, score });
+  return Object.freeze(effectiveValues<{ -readonly [K in keyof NodeTelemetry]: NodeTelemetry[K] }>(ctx, { alive: true, samples }));
 }
 
 /**
@@ -348,10 +362,10 @@ export class Swarm {
     if (this.watched.has(nodeId) && badSampleField(plain) === undefined) this.seen(member.ref);
     const current = this.table.nodes[nodeId] as NodeTelemetry;
     if (current.alive) {
-      // The node actor's `goodSample` guard decides; a refused sample leaves its snapshot as it was.
-      const before = member.ref.getSnapshot();
-      const next = this.ingest(nodeId, plain, member.ref);
-      if (member.ref.getSnapshot() !== before) return next;
+      // The node actor's `goodSample` guard decides; a refused sample leaves the entry as it was
+      // (ingest compares the actor's snapshots once: no second read here).
+      const next = this.ingest(nodeId, plain, member.ref, current);
+      if (next !== current) return next;
     }
     if (badSampleField(plain) !== undefined) throw new SwarmError('BadTelemetry', `telemetry for node "${nodeId}": ${sampleProblem(plain)}; the EWMA is unchanged`);
     return current; // down: its telemetry is stale by definition
@@ -366,16 +380,19 @@ export class Swarm {
    * The one narrow intake of telemetry: into the node actor, then its EWMAs back into the table.
    * A sample the actor refuses (or a down node) leaves the table as it was.
    */
-  private ingest(nodeId: string, sample: TelemetrySample, ref = this.actor.getSnapshot().context.members.get(nodeId)?.ref): NodeTelemetry {
-    const current = this.table.nodes[nodeId] as NodeTelemetry;
+  private ingest(
+    nodeId: string,
+    sample: TelemetrySample,
+    ref = this.actor.getSnapshot().context.members.get(nodeId)?.ref,
+    current = this.table.nodes[nodeId] as NodeTelemetry,
+  ): NodeTelemetry {
     if (ref === undefined || !current.alive) return current;
     const before = ref.getSnapshot();
     ref.send({ type: 'node.telemetry', sample });
     const after = ref.getSnapshot();
     if (after === before) return current;
     // The node actor owns the EWMAs: its effective values, read back into a frozen table entry.
-    const ctx = after.context;
-    const next: NodeTelemetry = Object.freeze(effectiveValues<{ -readonly [K in keyof NodeTelemetry]: NodeTelemetry[K] }>(ctx, { alive: true, samples: ctx.samples }));
+    const next = telemetryEntry(after.context);
     this.table.put(nodeId, next);
     return next;
   }
