@@ -52,15 +52,17 @@ export function computeRescue(context: SwarmContext, nodeId: string): PendingRes
   const models = modelsUsing(context.plan, nodeId);
   if (models === undefined) return { nodeId, recoveries, unrecoverable };
   let state: { plan: SwarmPlan; nodes: NodeStates } | undefined;
+  // A rescue is blind to suspicion (the loss is the node's, not the doubt's): while a node is suspect, scan.
+  const index = context.index?.doubted?.() === true ? undefined : context.index;
   for (const model of context.plan.models) {
     if (!models.has(model.id)) continue;
     // The common case, from the index in O(log P): the model serves an intact copy, and another
     // intact copy without the node exists, both intact in the machine's own liveness. The same
     // choice and cost as the scan below (cost does not depend on liveness).
-    const served = context.index?.best(model.id);
+    const served = index?.best(model.id);
     if (served !== undefined && intactIn(context, served.pipeline)) {
       if (!served.pipeline.stages.some((s) => s.nodeId === nodeId)) continue;
-      const copy = context.index?.bestWithout(model.id, nodeId);
+      const copy = index?.bestWithout(model.id, nodeId);
       if (copy !== undefined && intactIn(context, copy.pipeline)) {
         const from = makeRoute(model.id, served.pipeline.id, served.pipeline.stages, context.telemetry, r, false, context.inflight);
         const route = makeRoute(model.id, copy.pipeline.id, copy.pipeline.stages, context.telemetry, r, false, context.inflight);

@@ -51,6 +51,8 @@ export type SwarmOutcome =
 export interface RescueIndex {
   best(modelId: string): { readonly pipeline: Pipeline; readonly chain: number } | undefined;
   bestWithout(modelId: string, nodeId: string): { readonly pipeline: Pipeline; readonly chain: number } | undefined;
+  /** True while a node is suspect: the index then ranks by suspicion, and a rescue, blind to it, scans. */
+  doubted?(): boolean;
 }
 
 /**
@@ -196,7 +198,8 @@ export function entryOf(table: NodeStates, nodeId: string): NodeTelemetry | unde
 }
 
 /**
- * The telemetry the core sees: each member's measured values with the machine's own liveness.
+ * The telemetry the core sees: each member's measured values with the machine's own liveness,
+ * without suspicion (a routing preference, not a loss: docs/detection.md).
  * A null-prototype record, so an id such as `__proto__` is an ordinary key.
  */
 export function livenessView(context: Pick<SwarmContext, 'members' | 'alive' | 'telemetry'>, extra?: NodeProfile): NodeStates {
@@ -204,7 +207,11 @@ export function livenessView(context: Pick<SwarmContext, 'members' | 'alive' | '
   for (const [id, m] of context.members) {
     const t = entryOf(context.telemetry, id) ?? COLD;
     const alive = context.alive[m.slot] === 1;
-    view[id] = t.alive === alive ? t : { ...t, alive };
+    if (t.alive === alive && t.suspect !== true) view[id] = t;
+    else {
+      const { suspect: _doubt, ...measured } = t;
+      view[id] = { ...measured, alive };
+    }
   }
   if (extra !== undefined) view[extra.id] = declaredTelemetry(extra);
   return view;

@@ -1,5 +1,6 @@
 import { chainCost, resolveRequest, tokensCost, type ExtraLoad, type ResolvedRequest } from './cost.js';
 import { describeValue, isRecordLike } from './describe.js';
+import { ownValue } from './records.js';
 import { RoutingError } from './errors.js';
 import { assertPlanShapeOnce, deadNodesOf, isIntact, planIndex } from './plan-index.js';
 import type { ModelSpec, NodeStates, Pipeline, Route, RoutingRequest, Stage, SwarmPlan, SwarmStateLike } from './types.js';
@@ -46,7 +47,8 @@ export function makeRoute(
 
 /**
  * The cheapest intact pipeline among `pipelines` (sorted by id), skipping any that uses
- * `alsoDead`; `cost` is its chain cost (without the tokens term, equal for all). Ties go to the
+ * `alsoDead`; `cost` is its chain cost (without the tokens term, equal for all). A pipeline with
+ * a suspect node is taken only when every intact one has one (docs/detection.md). Ties go to the
  * smaller pipeline id because the list is sorted and only a strictly lower cost replaces.
  */
 export function cheapestIntact(
@@ -58,12 +60,24 @@ export function cheapestIntact(
   modelLayers?: number,
 ): { pipeline: Pipeline; cost: number } | undefined {
   let best: { pipeline: Pipeline; cost: number } | undefined;
+  let bestSuspect = false;
   for (const p of pipelines) {
     if (!isIntact(p, nodes, alsoDead)) continue;
+    const suspect = hasSuspect(p, nodes);
+    if (best !== undefined && suspect && !bestSuspect) continue;
     const cost = chainCost(p.stages, nodes, r, extra, modelLayers);
-    if (best === undefined || cost < best.cost) best = { pipeline: p, cost };
+    if (best === undefined || cost < best.cost || (bestSuspect && !suspect)) {
+      best = { pipeline: p, cost };
+      bestSuspect = suspect;
+    }
   }
   return best;
+}
+
+/** Whether a node of the pipeline is suspect (its detector's phi past the suspect level). */
+function hasSuspect(pipeline: Pipeline, nodes: NodeStates): boolean {
+  for (const s of pipeline.stages) if (ownValue(nodes, s.nodeId)?.suspect === true) return true;
+  return false;
 }
 
 /**

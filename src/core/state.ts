@@ -15,7 +15,7 @@ export function planNodeIds(plan: SwarmPlan): string[] {
   return [...ids];
 }
 
-/** Checks a telemetry patch: numbers finite and >= 0 (score > 0), `alive` a boolean. */
+/** Checks a telemetry patch: numbers finite and >= 0 (score > 0), `alive` and `suspect` booleans. */
 export function telemetryPatchIssue(nodeId: string, patch: TelemetryPatch): string | undefined {
   if (patch === null || typeof patch !== 'object') return `telemetry for node "${nodeId}" must be an object`;
   for (const field of ['latencyMs', 'load', 'score', 'samples'] as const) {
@@ -27,16 +27,17 @@ export function telemetryPatchIssue(nodeId: string, patch: TelemetryPatch): stri
   }
   if (patch.score !== undefined && patch.score <= 0) return `telemetry for node "${nodeId}": "score" must be > 0, got ${patch.score}`;
   if (patch.alive !== undefined && typeof patch.alive !== 'boolean') return `telemetry for node "${nodeId}": "alive" must be a boolean`;
+  if (patch.suspect !== undefined && typeof patch.suspect !== 'boolean') return `telemetry for node "${nodeId}": "suspect" must be a boolean`;
   return undefined;
 }
 
 /**
  * The fields of a telemetry patch, read once into a fresh plain object: a getter cannot change a
- * value between its check and its use, and keys other than the five known fields are ignored.
+ * value between its check and its use, and keys other than the six known fields are ignored.
  */
 function copyPatch(patch: TelemetryPatch): TelemetryPatch {
   const out: { -readonly [K in keyof TelemetryPatch]: TelemetryPatch[K] } = {};
-  for (const field of ['alive', 'latencyMs', 'load', 'score', 'samples'] as const) {
+  for (const field of ['alive', 'latencyMs', 'load', 'score', 'samples', 'suspect'] as const) {
     const v: unknown = patch[field];
     if (v !== undefined) (out as Record<string, unknown>)[field] = v;
   }
@@ -90,7 +91,7 @@ export class SwarmState implements SwarmStateLike {
 
   /**
    * Wraps existing plain data (for example a state read back from JSON). Each node's telemetry is
-   * copied (its five known fields) and checked like a {@link SwarmState.withNode} patch.
+   * copied (its six known fields) and checked like a {@link SwarmState.withNode} patch.
    * @throws {SwarmError} `InvalidInput` when `like` is not `{ plan, nodes }`, `BadTelemetry` for a bad
    * node entry; {@link PlanError} `InvalidPlan` for a plan with a gap, an overlap or wrong coverage.
    */

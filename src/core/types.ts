@@ -57,6 +57,11 @@ export interface NodeTelemetry {
   readonly load?: number;
   readonly score?: number;
   readonly samples: number;
+  /**
+   * True while its failure detector suspects it (docs/detection.md): routing takes a copy with a
+   * suspect node only when every intact copy of the model has one. Absent otherwise.
+   */
+  readonly suspect?: boolean;
 }
 
 /** Telemetry of every node, keyed by node id. */

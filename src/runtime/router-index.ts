@@ -6,6 +6,8 @@ import type { NodeStates, Pipeline, SwarmPlan } from '../core/types.js';
 interface NodeEntry {
   readonly id: string;
   alive: boolean;
+  /** Its detector suspects it: its pipelines rank after those without a suspect (docs/detection.md). */
+  suspect: boolean;
   /** Already queued for the next flush (so a report on a queued node skips the queue). */
   dirty: boolean;
   /** The model slots, pipeline indices and stage indices it appears in, one entry per stage. */
@@ -34,6 +36,8 @@ interface ModelSlot {
   readonly chain: Float64Array;
   /** Ranking key of each pipeline: its chain cost when intact, Infinity when any node is down. */
   readonly key: Float64Array;
+  /** 1 when an intact pipeline has a suspect node: it ranks after every intact one without. */
+  readonly suspect: Uint8Array;
   /** Tournament tree: tree[1] is the winner's index; leaves start at `size`. -1 = empty. */
   readonly tree: Int32Array;
   readonly size: number;
@@ -80,6 +84,7 @@ export class RouterIndex {
         hops: Float64Array.from(pipelines, (p) => hopsCost(p.stages.length, DEFAULT_WEIGHTS)),
         chain: new Float64Array(pipelines.length),
         key: new Float64Array(pipelines.length),
+        suspect: new Uint8Array(pipelines.length),
         tree: new Int32Array(2 * size).fill(-1),
         size,
       };
@@ -146,7 +151,9 @@ export class RouterIndex {
   private flush(): void {
     for (const e of this.dirty) {
       e.dirty = false;
-      e.alive = this.nodes[e.id]?.alive === true;
+      const t = this.nodes[e.id];
+      e.alive = t?.alive === true;
+      e.suspect = t?.suspect === true;
       const { slots, pipes, stages } = e;
       for (let j = 0; j < slots.length; j++) {
         const slot = slots[j] as ModelSlot;
@@ -165,7 +172,8 @@ export class RouterIndex {
   private entry(nodeId: string): NodeEntry {
     let e = this.entries.get(nodeId);
     if (e === undefined) {
-      e = { id: nodeId, alive: this.nodes[nodeId]?.alive === true, dirty: false, slots: [], pipes: [], stages: [] };
+      const t = this.nodes[nodeId];
+      e = { id: nodeId, alive: t?.alive === true, suspect: t?.suspect === true, dirty: false, slots: [], pipes: [], stages: [] };
       this.entries.set(nodeId, e);
     }
     return e;
@@ -183,13 +191,17 @@ export class RouterIndex {
     const base = slot.offset[i] as number;
     let sum = 0;
     let intact = true;
+    let suspect = 0;
     for (let s = 0; s < entries.length; s++) {
+      const e = entries[s] as NodeEntry;
       sum += costs[base + s] as number;
-      if (!(entries[s] as NodeEntry).alive) intact = false;
+      if (!e.alive) intact = false;
+      if (e.suspect) suspect = 1;
     }
     const chain = sum + (slot.hops[i] as number);
     slot.chain[i] = chain;
     slot.key[i] = intact ? chain : Infinity;
+    slot.suspect[i] = suspect;
   }
 }
 
@@ -204,12 +216,13 @@ function offsets(pipelines: readonly Pipeline[]): Int32Array {
   return out;
 }
 
-/** The better of two leaves: intact before broken, then lower cost, then lower index (= id). */
+/** The better of two leaves: intact before broken, without a suspect before with, then lower cost, then lower index (= id). */
 function winner(slot: ModelSlot, a: number, b: number): number {
   if (a < 0) return b;
   if (b < 0) return a;
   const ka = slot.key[a] as number;
   const kb = slot.key[b] as number;
+  if (ka !== Infinity && kb !== Infinity && slot.suspect[a] !== slot.suspect[b]) return slot.suspect[a] === 1 ? b : a;
   if (ka < kb) return a;
   if (kb < ka) return b;
   return a < b ? a : b;

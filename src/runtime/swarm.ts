@@ -121,7 +121,7 @@ export class Swarm {
         allowDegraded: this.allowDegraded,
         telemetry: table.nodes,
         inflight: table.extra,
-        index: { best: (m) => table.best(m), bestWithout: (m, n) => table.bestWithout(m, n) },
+        index: { best: (m) => table.best(m), bestWithout: (m, n) => table.bestWithout(m, n), doubted: () => table.suspects > 0 },
         ...(options.idSource !== undefined ? { idSource: options.idSource } : options.seed !== undefined ? { idSeed: options.seed } : { idSource: randomIds }),
         ...(config.failureDetector !== undefined ? { failureDetector: config.failureDetector } : {}),
         ...(config.ejection !== undefined ? { ejection: config.ejection } : {}),
@@ -138,6 +138,7 @@ export class Swarm {
       this.downWatchers.notify(e.nodeId); // whatever the cause: the session calls on it re-route now
     });
     this.actor.on('node.alive', (e) => this.table.setAlive(e.nodeId, true));
+    this.actor.on('node.suspected', (e) => this.table.setSuspect(e.nodeId, true));
     this.actor.start();
   }
 
@@ -249,6 +250,7 @@ export class Swarm {
     }
     this.watched.add(nodeId);
     member.ref.send({ type: 'node.heartbeat', at: this.clock.now() });
+    this.trust(nodeId, member.ref);
   }
 
   /**
@@ -359,7 +361,7 @@ export class Swarm {
     if (member === undefined) throw this.unknownNode(snapshot, nodeId);
     const plain = plainSample(sample);
     // First: a report from a node the detector took down brings it back (a bad sample is no sign of life).
-    if (this.watched.has(nodeId) && badSampleField(plain) === undefined) this.seen(member.ref);
+    if (this.watched.has(nodeId) && badSampleField(plain) === undefined) this.seen(nodeId, member.ref);
     const current = this.table.nodes[nodeId] as NodeTelemetry;
     if (current.alive) {
       // The node actor's `goodSample` guard decides; a refused sample leaves the entry as it was
@@ -429,8 +431,14 @@ export class Swarm {
   }
 
   /** A proof of life of a watched node: restarts its detector's wait, brings it back from a detector down. */
-  private seen(ref: NodeActorRef): void {
+  private seen(nodeId: string, ref: NodeActorRef): void {
     ref.send({ type: 'node.seen', at: this.clock.now() });
+    this.trust(nodeId, ref);
+  }
+
+  /** A suspect heard from again is no longer suspect (its actor left `alive.suspect` without a report). */
+  private trust(nodeId: string, ref: NodeActorRef): void {
+    if (this.table.nodes[nodeId]?.suspect === true && !ref.getSnapshot().matches({ alive: 'suspect' })) this.table.setSuspect(nodeId, false);
   }
 
   /**
@@ -449,7 +457,7 @@ export class Swarm {
     for (const n of held) {
       const ref = members.get(n)?.ref;
       if (ref === undefined) continue;
-      if (this.watched.has(n)) this.seen(ref);
+      if (this.watched.has(n)) this.seen(n, ref);
       const ctx = ref.getSnapshot().context;
       if (ctx.failures > 0 || ctx.probation) ref.send({ type: 'node.outcome', ok: true });
     }

@@ -22,6 +22,7 @@ export class TelemetryTable {
   /** Extra load per node from in-flight reservations (absent when none). */
   readonly extra: Record<string, number> = idRecord();
   private readonly inflight = new Map<string, number>();
+  private readonly doubts = new Set<string>();
   private index: RouterIndex;
   private cached: SwarmState | undefined;
 
@@ -42,25 +43,43 @@ export class TelemetryTable {
     this.cached = undefined;
   }
 
+  /** How many live members are suspect. */
+  get suspects(): number {
+    return this.doubts.size;
+  }
+
   /** Forgets a retired node: its telemetry and in-flight load. */
   leave(nodeId: string): void {
+    this.doubts.delete(nodeId);
     delete this.nodes[nodeId];
     delete this.extra[nodeId];
     this.inflight.delete(nodeId);
     this.cached = undefined;
   }
 
-  /** Sets a member's liveness (the Swarm statechart's, after it took the event). */
+  /** Sets a member's liveness (the Swarm statechart's, after it took the event); either way it is no longer suspect. */
   setAlive(nodeId: string, alive: boolean): void {
     const current = this.get(nodeId);
-    if (current === undefined || current.alive === alive) return;
-    this.nodes[nodeId] = Object.freeze({ ...current, alive });
+    if (current === undefined || (current.alive === alive && current.suspect !== true)) return;
+    const { suspect: _, ...rest } = current;
+    this.doubts.delete(nodeId);
+    this.nodes[nodeId] = Object.freeze({ ...rest, alive });
     this.changed(nodeId);
   }
 
-  /** Replaces a member's telemetry (frozen by the caller) and re-prices its in-flight load. */
+  /** Marks a live member suspect (its detector's `node.suspected`) or trusted again. */
+  setSuspect(nodeId: string, suspect: boolean): void {
+    const current = this.get(nodeId);
+    if (current === undefined || !current.alive || (current.suspect === true) === suspect) return;
+    if (!suspect) return this.setAlive(nodeId, true);
+    this.doubts.add(nodeId);
+    this.nodes[nodeId] = Object.freeze({ ...current, suspect });
+    this.changed(nodeId);
+  }
+
+  /** Replaces a member's telemetry (frozen by the caller) and re-prices its in-flight load; a suspect stays suspect. */
   put(nodeId: string, telemetry: NodeTelemetry): void {
-    this.nodes[nodeId] = telemetry;
+    this.nodes[nodeId] = this.nodes[nodeId]?.suspect === true ? Object.freeze({ ...telemetry, suspect: true }) : telemetry;
     // A reservation costs the node's latency estimate: re-price its in-flight load before the index reads it.
     const count = this.inflight.get(nodeId);
     if (count !== undefined) this.extra[nodeId] = inflightLoad(count, telemetry);

@@ -47,6 +47,14 @@ describe('routeRequest', () => {
     expect(routeRequest('base', {}, state).pipelineId).toBe('base/1');
   });
 
+  it('skips a copy with a suspect node while an intact copy has none, and takes it when every intact copy has one', () => {
+    const suspect = { ...fast, suspect: true };
+    expect(routeRequest('base', {}, stateOf(plan, { a: suspect, b: fast, c: slow, d: slow })).pipelineId).toBe('base/1');
+    expect(routeRequest('base', {}, stateOf(plan, { a: suspect, b: fast, c: slow, d: { ...slow, suspect: true } })).pipelineId).toBe('base/0');
+    // A broken copy is no alternative: the suspect one serves.
+    expect(routeRequest('base', {}, stateOf(plan, { a: suspect, b: fast, c: slow, d: { ...slow, alive: false } })).pipelineId).toBe('base/0');
+  });
+
   it('treats a node missing from the telemetry as down, not as alive', () => {
     const cold = stateOf(plan);
     const { a: _dropped, ...rest } = cold.nodes;

@@ -10,7 +10,8 @@ import { createSwarm, ManualClock, RoutingError, type NodeProfile, type Swarm, t
  * degraded ⇔ a plan node down); the live table agrees with what the Swarm emitted; a node the
  * orchestrator marked down stays down until it marks it alive; a node that never sent a
  * heartbeat nor failed goes down only by the orchestrator's hand; at most half the nodes are
- * ejected at once.
+ * ejected at once; a node is suspect in the live table exactly while its actor is in
+ * `alive.suspect`, and a route takes a suspect node only when every intact copy has one.
  */
 
 const profiles: NodeProfile[] = [
@@ -38,6 +39,9 @@ interface Model {
   readonly touched: Set<string>;
 }
 
+/** Checks that saw a suspect node, and routes that went around one. */
+const doubts = { suspect: 0, around: 0 };
+
 function check(m: Model, r: Real): void {
   const state = r.swarm.state();
   const alive = (id: string) => state.nodes[id]?.alive === true;
@@ -52,10 +56,20 @@ function check(m: Model, r: Real): void {
   for (const id of m.manualDown) expect(alive(id), `${id} marked down`).toBe(false);
   for (const id of ids) if (!m.touched.has(id) && !m.manualDown.has(id)) expect(alive(id), `${id} untouched`).toBe(true);
   expect(r.ejected.size).toBeLessThanOrEqual(Math.floor(ids.length / 2));
-  // No route includes a node that is down.
+  // Suspect in the live table exactly while the node actor is.
+  const members = r.swarm.actor.getSnapshot().context.members;
+  for (const id of ids) expect(state.nodes[id]?.suspect === true, `${id} suspect`).toBe(members.get(id)?.ref.getSnapshot().matches({ alive: 'suspect' }) === true);
+  // No route includes a node that is down, nor a suspect one while an intact copy has none.
   try {
     const route = r.swarm.route();
     for (const s of route.stages) expect(alive(s.nodeId), `route through ${s.nodeId}`).toBe(true);
+    const doubted = (stages: readonly { nodeId: string }[]) => stages.some((s) => state.nodes[s.nodeId]?.suspect === true);
+    if (ids.some((id) => state.nodes[id]?.suspect === true)) doubts.suspect++;
+    if (!doubted(route.stages) && state.plan.pipelines.some((p) => doubted(p.stages) && p.stages.every((s) => alive(s.nodeId)))) doubts.around++;
+    if (doubted(route.stages)) {
+      const intact = state.plan.pipelines.filter((p) => p.modelId === route.modelId && p.stages.every((s) => alive(s.nodeId)));
+      for (const p of intact) expect(doubted(p.stages), `${p.id} has no suspect node`).toBe(true);
+    }
   } catch (error) {
     expect(error).toBeInstanceOf(RoutingError);
   }
@@ -165,6 +179,9 @@ describe('detection and ejection, fast-check commands', () => {
       }),
       { seed: 1515, numRuns: 150 },
     );
+    // Suspicion came up, and routes went around it.
+    expect(doubts.suspect).toBeGreaterThan(0);
+    expect(doubts.around).toBeGreaterThan(0);
     // The runs went through every way down and back, not only the manual marks.
     expect([...seen].sort()).toEqual(['node.alive:heartbeat', 'node.alive:manual', 'node.alive:probation', 'node.down:detector', 'node.down:ejected', 'node.down:manual']);
   });

@@ -62,6 +62,37 @@ describe('failure detection in the swarm', () => {
     swarm.stop();
   });
 
+  it('routes around a suspect node while a copy without one is intact, and back once it is heard from', () => {
+    const { clock, swarm, beat } = setup();
+    beat(20);
+    expect(nodesOf(swarm)).toContain('gpu');
+    clock.advance(4400); // phi of gpu past the suspect level (4), below the threshold (8)
+    for (const p of profiles) if (p.id !== 'gpu') swarm.heartbeat(p.id);
+    expect(swarm.state().nodes['gpu']).toMatchObject({ alive: true, suspect: true });
+    expect(nodesOf(swarm)).not.toContain('gpu');
+    expect(swarm.routeByScan().pipelineId).toBe(swarm.route().pipelineId);
+    swarm.heartbeat('gpu');
+    expect(swarm.state().nodes['gpu']?.suspect).toBeUndefined();
+    expect(nodesOf(swarm)).toContain('gpu');
+    swarm.stop();
+  });
+
+  it('still routes through a suspect node when every intact copy has one', () => {
+    const { clock, swarm, beat } = setup();
+    beat(20);
+    clock.advance(4400); // gpu and laptop, one in each copy, fall silent together
+    for (const id of ['desktop', 'tablet']) swarm.heartbeat(id);
+    expect(['gpu', 'laptop'].map((id) => swarm.state().nodes[id]?.suspect)).toEqual([true, true]);
+    expect(nodesOf(swarm)).toContain('gpu'); // the cheaper copy, as without suspicion
+    swarm.report('laptop', { load: 0.1 }); // a proof of life: laptop is trusted again
+    expect(swarm.state().nodes['laptop']?.suspect).toBeUndefined();
+    expect(nodesOf(swarm)).toContain('laptop');
+    clock.advance(1000); // gpu goes down: no longer suspect, and no route through it
+    expect(swarm.state().nodes['gpu']).toMatchObject({ alive: false });
+    expect(swarm.state().nodes['gpu']?.suspect).toBeUndefined();
+    swarm.stop();
+  });
+
   it('the detector rescue is the one markDown computes on the same swarm', () => {
     const a = setup();
     const b = setup();

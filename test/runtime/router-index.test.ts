@@ -22,6 +22,7 @@ const TEMPLATES: readonly NodeTelemetry[] = [
   { alive: true, samples: 3, latencyMs: 4, load: 0.5, score: 2 },
   { alive: true, samples: 1, latencyMs: 0, load: 0, score: 0.001 },
   { alive: false, samples: 2, latencyMs: 1, load: 0.1, score: 3 },
+  { alive: true, samples: 3, latencyMs: 4, load: 0.5, score: 2, suspect: true },
 ];
 const telemetryArb: fc.Arbitrary<NodeTelemetry | undefined> = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...TEMPLATES) },
@@ -35,6 +36,7 @@ const telemetryArb: fc.Arbitrary<NodeTelemetry | undefined> = fc.oneof(
         latencyMs: fc.constantFrom(0, 1, 2.5, 4, 100),
         load: fc.constantFrom(0, 0.1, 0.5, 1),
         score: fc.constantFrom(0.001, 0.5, 1, 3),
+        suspect: fc.boolean(),
       },
       { requiredKeys: ['alive', 'samples'] },
     ),
@@ -124,6 +126,26 @@ describe('RouterIndex', () => {
     index.nodeChanged('n1');
     expect(index.best('base')?.pipeline.id).toBe('base/b');
     nodes['n1'] = { alive: true, samples: 0 };
+    index.nodeChanged('n1');
+    expect(index.best('base')?.pipeline.id).toBe('base/a');
+  });
+
+  it('ranks a copy with a suspect node after every intact copy without one, and before none', () => {
+    const stage = (nodeId: string): Stage[] => [{ nodeId, layerStart: 0, layerEnd: 1 }];
+    const plan: SwarmPlan = { models: [{ id: 'base', layers: 1 }], pipelines: ['base/a', 'base/b'].map((id, i): Pipeline => ({ id, modelId: 'base', stages: stage(`n${i}`) })) };
+    const nodes: Record<string, NodeTelemetry> = { n0: { alive: true, samples: 1, latencyMs: 1 }, n1: { alive: true, samples: 1, latencyMs: 50 } };
+    const index = new RouterIndex(plan, nodes, {});
+    expect(index.best('base')?.pipeline.id).toBe('base/a');
+    nodes['n0'] = { alive: true, samples: 1, latencyMs: 1, suspect: true };
+    index.nodeChanged('n0');
+    expect(index.best('base')?.pipeline.id).toBe('base/b'); // dearer, but nobody suspects it
+    expect(index.bestWithout('base', 'n1')?.pipeline.id).toBe('base/a'); // the only copy left: suspect or not
+    nodes['n1'] = { alive: false, samples: 1, latencyMs: 50 };
+    index.nodeChanged('n1');
+    expect(index.best('base')?.pipeline.id).toBe('base/a');
+    nodes['n0'] = { alive: true, samples: 1, latencyMs: 1 };
+    nodes['n1'] = { alive: true, samples: 1, latencyMs: 50 };
+    index.nodeChanged('n0');
     index.nodeChanged('n1');
     expect(index.best('base')?.pipeline.id).toBe('base/a');
   });
