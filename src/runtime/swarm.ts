@@ -1,7 +1,7 @@
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import { badSampleField, effectiveValues, sampleProblem, type NodeContext } from '../../machines/node.machine.js';
 import { isMember, joinIssue, swarmMachine, type NodeActorRef, type SwarmEmitted, type SwarmOutcome } from '../../machines/swarm.machine.js';
-import { resolveRequest, tokensCost } from '../core/cost.js';
+import { DEFAULT_PENALTIES, resolveRequest, tokensCost, type ResolvedRequest } from '../core/cost.js';
 import { describeValue } from '../core/describe.js';
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
 import { deepFreeze } from '../core/freeze.js';
@@ -20,7 +20,7 @@ import { ReleaseSampler } from './release-sampler.js';
 import { openSession, type Session } from './session.js';
 import { timerClock } from './session-options.js';
 import type { SessionHost, SessionOptions, StageRunner } from './session-types.js';
-import { TelemetryTable } from './telemetry-table.js';
+import { DOUBT, TelemetryTable } from './telemetry-table.js';
 import type {
   Clock,
   Growth,
@@ -138,7 +138,7 @@ export class Swarm {
       this.downWatchers.notify(e.nodeId); // whatever the cause: the session calls on it re-route now
     });
     this.actor.on('node.alive', (e) => this.table.setAlive(e.nodeId, true));
-    this.actor.on('node.suspected', (e) => this.table.setSuspect(e.nodeId, true));
+    this.actor.on('node.suspected', (e) => this.table.doubt(e.nodeId, DOUBT.detector, true));
     this.actor.start();
   }
 
@@ -165,22 +165,39 @@ export class Swarm {
   route(request: SwarmRequest | undefined, options: RouteOptions & { reserve: true }): LeasedRoute;
   route(request?: SwarmRequest, options?: RouteOptions): Route | LeasedRoute;
   route(request: SwarmRequest = {}, options: RouteOptions = {}): Route | LeasedRoute {
+    return this.routeWatched(request, options, true);
+  }
+
+  /** {@link route}; `watch`: a reserved route's watched nodes wait for it to come back (a session's steps do not tell, so it passes false). */
+  private routeWatched(request: SwarmRequest, options: RouteOptions, watch: boolean): Route | LeasedRoute {
     if (this.actor.getSnapshot().status !== 'active') this.running(); // throws Stopped
     if (this.leases.size > 0) this.leases.expire();
     const r = resolveRequest(request); // first: it rejects a null or malformed request
     const modelId = request.model ?? this.baseModel;
     if (typeof modelId !== 'string') throw new RoutingError('InvalidRequest', `request field "model" must be a model id string, got ${String(modelId)}`);
-    let route: Route;
-    const best = r.isDefault ? this.table.best(modelId) : undefined;
-    if (best !== undefined) {
-      const p = best.pipeline;
-      route = { modelId, pipelineId: p.id, stages: p.stages, cost: best.chain + tokensCost(r.tokens, r.weights), hops: p.stages.length - 1, degraded: false };
-    } else {
-      route = serveModel(modelId, r, this.table.view(this.actor.getSnapshot().context.plan), { allowDegraded: this.allowDegraded, extra: this.table.extra });
+    let route = this.choose(modelId, r);
+    // Stalls grow with time alone: checked on the route chosen, which is re-chosen until none of its nodes newly stalled.
+    if (this.table.stalls.size > 0) {
+      const now = this.leases.now().now;
+      while (this.table.flagStalled(route.stages, now)) route = this.choose(modelId, r);
     }
     if (options?.reserve !== true) return route;
-    const lease = this.leases.reserve(route.modelId, [...new Set(route.stages.map((s) => s.nodeId))]);
+    const nodes = [...new Set(route.stages.map((s) => s.nodeId))];
+    const lease = this.leases.reserve(route.modelId, nodes);
+    const watched = watch ? nodes.filter((n) => this.watched.has(n)) : [];
+    if (watched.length > 0) {
+      const expectMs = route.stages.reduce((sum, s) => sum + (this.table.get(s.nodeId)?.latencyMs ?? DEFAULT_PENALTIES.latencyMs), 0);
+      this.table.stalls.opened(watched, this.leases.now().now, expectMs);
+    }
     return { ...route, lease };
+  }
+
+  /** The route the index (default request) or the scan chooses now. */
+  private choose(modelId: string, r: ResolvedRequest): Route {
+    const best = r.isDefault ? this.table.best(modelId) : undefined;
+    if (best === undefined) return serveModel(modelId, r, this.table.view(this.actor.getSnapshot().context.plan), { allowDegraded: this.allowDegraded, extra: this.table.extra });
+    const p = best.pipeline;
+    return { modelId, pipelineId: p.id, stages: p.stages, cost: best.chain + tokensCost(r.tokens, r.weights), hops: p.stages.length - 1, degraded: false };
   }
 
   /** The pure scan for a request, bypassing the index (for benchmarks and equivalence tests). */
@@ -216,6 +233,13 @@ export class Swarm {
     }
     const held = this.leases.end(id) ?? [];
     this.feedOutcome(held, ok === false, failedNode);
+    if (ok !== false && this.table.stalls.size > 0) {
+      const now = this.leases.now().now;
+      for (const n of held) {
+        this.table.stalls.progressed(n, now); // it answered: the wait starts over
+        this.table.doubt(n, DOUBT.stalled, false);
+      }
+    }
     const live = held.filter((n) => this.table.get(n)?.alive === true);
     if (ok === false) {
       // A failure is a signal too: otherwise a fail-fast node looks idle, hence cheapest, until
@@ -410,7 +434,7 @@ export class Swarm {
   session<T>(request: SwarmRequest, runStage: StageRunner<T>, options?: SessionOptions): Session<T> {
     this.running();
     const host: SessionHost = {
-      route: (r, o) => this.route(r, o),
+      route: (r, o) => this.routeWatched(r, o, false) as LeasedRoute,
       reserve: (route) => ({ ...route, lease: this.leases.reserve(route.modelId, [...new Set(route.stages.map((s) => s.nodeId))]) }),
       release: (lease, outcome) => this.release(lease, outcome),
       state: () => this.state(),
@@ -438,7 +462,7 @@ export class Swarm {
 
   /** A suspect heard from again is no longer suspect (its actor left `alive.suspect` without a report). */
   private trust(nodeId: string, ref: NodeActorRef): void {
-    if (this.table.nodes[nodeId]?.suspect === true && !ref.getSnapshot().matches({ alive: 'suspect' })) this.table.setSuspect(nodeId, false);
+    if (this.table.nodes[nodeId]?.suspect === true && !ref.getSnapshot().matches({ alive: 'suspect' })) this.table.doubt(nodeId, DOUBT.detector, false);
   }
 
   /**

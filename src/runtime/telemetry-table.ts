@@ -3,6 +3,16 @@ import { declaredTelemetry, SwarmState } from '../core/state.js';
 import type { NodeProfile, NodeStates, NodeTelemetry, Pipeline, SwarmPlan } from '../core/types.js';
 import { inflightLoad } from './inflight.js';
 import { RouterIndex } from './router-index.js';
+import { StallWatch } from './stall-watch.js';
+
+/** Why a node is suspect (bits): its failure detector says so, or its requests stopped coming back. */
+export const DOUBT = { detector: 1, stalled: 2 } as const;
+
+/**
+ * How many times its requests' expected latency a watched node may hold them with none back
+ * before it is stalled (docs/detection.md). @defaultValue 4
+ */
+export const STALL_FACTOR = 4;
 
 /** A record keyed by node ids with no prototype, so `__proto__` or `toString` is an ordinary key. */
 function idRecord<T>(): Record<string, T> {
@@ -22,7 +32,10 @@ export class TelemetryTable {
   /** Extra load per node from in-flight reservations (absent when none). */
   readonly extra: Record<string, number> = idRecord();
   private readonly inflight = new Map<string, number>();
-  private readonly doubts = new Set<string>();
+  /** Why each suspect member is suspect ({@link DOUBT} bits); absent when it is not. */
+  private readonly doubts = new Map<string, number>();
+  /** Leases on watched nodes that have not come back (docs/detection.md). */
+  readonly stalls = new StallWatch(STALL_FACTOR);
   private index: RouterIndex;
   private cached: SwarmState | undefined;
 
@@ -51,30 +64,52 @@ export class TelemetryTable {
   /** Forgets a retired node: its telemetry and in-flight load. */
   leave(nodeId: string): void {
     this.doubts.delete(nodeId);
+    this.stalls.idle(nodeId);
     delete this.nodes[nodeId];
     delete this.extra[nodeId];
     this.inflight.delete(nodeId);
     this.cached = undefined;
   }
 
-  /** Sets a member's liveness (the Swarm statechart's, after it took the event); either way it is no longer suspect. */
+  /**
+   * Sets a member's liveness (the Swarm statechart's, after it took the event); either way it is
+   * no longer suspect, and a node back from down waits for no request sent before.
+   */
   setAlive(nodeId: string, alive: boolean): void {
     const current = this.get(nodeId);
     if (current === undefined || (current.alive === alive && current.suspect !== true)) return;
+    if (alive && !current.alive) this.stalls.idle(nodeId);
     const { suspect: _, ...rest } = current;
     this.doubts.delete(nodeId);
     this.nodes[nodeId] = Object.freeze({ ...rest, alive });
     this.changed(nodeId);
   }
 
-  /** Marks a live member suspect (its detector's `node.suspected`) or trusted again. */
-  setSuspect(nodeId: string, suspect: boolean): void {
+  /**
+   * Sets or clears one reason ({@link DOUBT}) to suspect a live member; it is suspect while any
+   * reason holds. Returns whether its suspicion changed.
+   */
+  doubt(nodeId: string, reason: number, on: boolean): boolean {
     const current = this.get(nodeId);
-    if (current === undefined || !current.alive || (current.suspect === true) === suspect) return;
-    if (!suspect) return this.setAlive(nodeId, true);
-    this.doubts.add(nodeId);
-    this.nodes[nodeId] = Object.freeze({ ...current, suspect });
+    const was = this.doubts.get(nodeId) ?? 0;
+    const now = on ? was | reason : was & ~reason;
+    if (current === undefined || !current.alive || now === was) return false;
+    if (now === 0) {
+      this.setAlive(nodeId, true);
+      return true;
+    }
+    this.doubts.set(nodeId, now);
+    if (was !== 0) return false;
+    this.nodes[nodeId] = Object.freeze({ ...current, suspect: true });
     this.changed(nodeId);
+    return true;
+  }
+
+  /** Marks the stalled nodes among `stages` suspect; returns whether one was not already. */
+  flagStalled(stages: readonly { readonly nodeId: string }[], now: number): boolean {
+    let flagged = false;
+    for (const s of stages) if (this.stalls.stalled(s.nodeId, now) && this.doubt(s.nodeId, DOUBT.stalled, true)) flagged = true;
+    return flagged;
   }
 
   /** Replaces a member's telemetry (frozen by the caller) and re-prices its in-flight load; a suspect stays suspect. */
@@ -94,6 +129,8 @@ export class TelemetryTable {
     if (count === 0) {
       this.inflight.delete(nodeId);
       delete this.extra[nodeId];
+      this.stalls.idle(nodeId);
+      this.doubt(nodeId, DOUBT.stalled, false);
     } else {
       this.inflight.set(nodeId, count);
       this.extra[nodeId] = inflightLoad(count, telemetry);

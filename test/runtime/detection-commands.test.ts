@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SwarmEmitted } from '../../machines/swarm.machine.js';
-import { createSwarm, ManualClock, RoutingError, type NodeProfile, type Swarm, type SwarmConfig } from '../../src/index.js';
+import { createSwarm, ManualClock, RoutingError, SwarmError, type Lease, type NodeProfile, type Route, type Swarm, type SwarmConfig } from '../../src/index.js';
 
 /**
  * fast-check commands interleaving heartbeats, clock advances, failed and successful releases
@@ -10,8 +10,9 @@ import { createSwarm, ManualClock, RoutingError, type NodeProfile, type Swarm, t
  * degraded ⇔ a plan node down); the live table agrees with what the Swarm emitted; a node the
  * orchestrator marked down stays down until it marks it alive; a node that never sent a
  * heartbeat nor failed goes down only by the orchestrator's hand; at most half the nodes are
- * ejected at once; a node is suspect in the live table exactly while its actor is in
- * `alive.suspect`, and a route takes a suspect node only when every intact copy has one.
+ * ejected at once; a node is suspect in the live table while its actor is in `alive.suspect`,
+ * and otherwise only while an open lease holds it (its requests overdue); a route takes a
+ * suspect node only when every intact copy has one.
  */
 
 const profiles: NodeProfile[] = [
@@ -30,6 +31,8 @@ interface Real {
   /** Alive per node as the emitted events tell it. */
   readonly heard: Map<string, boolean>;
   readonly ejected: Set<string>;
+  /** Leases left open (requests that hang), oldest first. */
+  readonly open: Lease[];
 }
 
 interface Model {
@@ -39,10 +42,17 @@ interface Model {
   readonly touched: Set<string>;
 }
 
-/** Checks that saw a suspect node, and routes that went around one. */
-const doubts = { suspect: 0, around: 0 };
+/** Checks that saw a suspect node, one suspect for its overdue requests alone, and routes that went around one. */
+const doubts = { suspect: 0, overdue: 0, around: 0 };
 
 function check(m: Model, r: Real): void {
+  // Routed first: a route is what finds overdue requests, so the state read after it shows them.
+  let route: Route | undefined;
+  try {
+    route = r.swarm.route();
+  } catch (error) {
+    expect(error).toBeInstanceOf(RoutingError);
+  }
   const state = r.swarm.state();
   const alive = (id: string) => state.nodes[id]?.alive === true;
   // The status rule.
@@ -56,12 +66,18 @@ function check(m: Model, r: Real): void {
   for (const id of m.manualDown) expect(alive(id), `${id} marked down`).toBe(false);
   for (const id of ids) if (!m.touched.has(id) && !m.manualDown.has(id)) expect(alive(id), `${id} untouched`).toBe(true);
   expect(r.ejected.size).toBeLessThanOrEqual(Math.floor(ids.length / 2));
-  // Suspect in the live table exactly while the node actor is.
+  // Suspect in the live table while the node actor is; otherwise only with a request overdue.
   const members = r.swarm.actor.getSnapshot().context.members;
-  for (const id of ids) expect(state.nodes[id]?.suspect === true, `${id} suspect`).toBe(members.get(id)?.ref.getSnapshot().matches({ alive: 'suspect' }) === true);
+  for (const id of ids) {
+    const detector = members.get(id)?.ref.getSnapshot().matches({ alive: 'suspect' }) === true;
+    if (detector) expect(state.nodes[id]?.suspect, `${id} suspect`).toBe(true);
+    else if (state.nodes[id]?.suspect === true) {
+      expect(r.open.some((l) => l.nodes.includes(id)), `${id} suspect with nothing overdue`).toBe(true);
+      doubts.overdue++;
+    }
+  }
   // No route includes a node that is down, nor a suspect one while an intact copy has none.
-  try {
-    const route = r.swarm.route();
+  if (route !== undefined) {
     for (const s of route.stages) expect(alive(s.nodeId), `route through ${s.nodeId}`).toBe(true);
     const doubted = (stages: readonly { nodeId: string }[]) => stages.some((s) => state.nodes[s.nodeId]?.suspect === true);
     if (ids.some((id) => state.nodes[id]?.suspect === true)) doubts.suspect++;
@@ -70,8 +86,6 @@ function check(m: Model, r: Real): void {
       const intact = state.plan.pipelines.filter((p) => p.modelId === route.modelId && p.stages.every((s) => alive(s.nodeId)));
       for (const p of intact) expect(doubted(p.stages), `${p.id} has no suspect node`).toBe(true);
     }
-  } catch (error) {
-    expect(error).toBeInstanceOf(RoutingError);
   }
 }
 
@@ -119,6 +133,38 @@ class Release implements Cmd {
   toString = () => `release(${this.node}, ${this.ok ? 'ok' : 'fail'})`;
 }
 
+/** A reserved request that does not come back (yet). */
+class Hang implements Cmd {
+  check = () => true;
+  run(m: Model, r: Real): void {
+    try {
+      r.open.push(r.swarm.route({}, { reserve: true }).lease);
+    } catch (error) {
+      expect(error).toBeInstanceOf(RoutingError);
+    }
+    check(m, r);
+  }
+  toString = () => 'hang()';
+}
+
+/** The oldest hanging request comes back, answered or not (unless its lease expired). */
+class Finish implements Cmd {
+  constructor(readonly ok: boolean) {}
+  check = () => true;
+  run(m: Model, r: Real): void {
+    const lease = r.open.shift();
+    if (lease === undefined) return;
+    try {
+      r.swarm.release(lease, this.ok ? { latencyMs: 10 } : { ok: false });
+      if (!this.ok) for (const n of lease.nodes) m.touched.add(n);
+    } catch (error) {
+      expect(error).toBeInstanceOf(SwarmError); // expired
+    }
+    check(m, r);
+  }
+  toString = () => `finish(${this.ok ? 'ok' : 'fail'})`;
+}
+
 class MarkDown implements Cmd {
   constructor(readonly node: string) {}
   check = () => true;
@@ -147,7 +193,8 @@ const node = fc.constantFrom(...ids);
 const commands = [
   node.map((n) => new Heartbeat(n)),
   node.map((n) => new Heartbeat(n)),
-  fc.constantFrom(100, 1000, 2500, 5000, 20_000).map((ms) => new Advance(ms)),
+  fc.constantFrom(10, 100, 1000, 2500, 5000, 20_000).map((ms) => new Advance(ms)),
+  fc.oneof(fc.constant<Cmd>(new Hang()), fc.boolean().map((ok): Cmd => new Finish(ok))),
   fc.tuple(node, fc.boolean()).map(([n, ok]) => new Release(n, ok)),
   fc.tuple(node, fc.constant(false)).map(([n, ok]) => new Release(n, ok)),
   node.map((n) => new MarkDown(n)),
@@ -173,7 +220,7 @@ describe('detection and ejection, fast-check commands', () => {
             ejected.delete(e.nodeId);
           }
         });
-        const real: Real = { swarm, clock, heard, ejected };
+        const real: Real = { swarm, clock, heard, ejected, open: [] };
         fc.modelRun(() => ({ model: { manualDown: new Set<string>(), touched: new Set<string>() }, real }), cmds);
         swarm.stop();
       }),
@@ -181,6 +228,7 @@ describe('detection and ejection, fast-check commands', () => {
     );
     // Suspicion came up, and routes went around it.
     expect(doubts.suspect).toBeGreaterThan(0);
+    expect(doubts.overdue).toBeGreaterThan(0);
     expect(doubts.around).toBeGreaterThan(0);
     // The runs went through every way down and back, not only the manual marks.
     expect([...seen].sort()).toEqual(['node.alive:heartbeat', 'node.alive:manual', 'node.alive:probation', 'node.down:detector', 'node.down:ejected', 'node.down:manual']);

@@ -288,6 +288,68 @@ describe('passive ejection in the swarm', () => {
   });
 });
 
+describe('requests that do not come back', () => {
+  const suspectOf = (swarm: Swarm, ids: readonly string[]) => ids.map((id) => swarm.state().nodes[id]?.suspect === true);
+  /** The second copy much dearer, so the first stays the cheapest with a request in flight. */
+  const slowSecond = (swarm: Swarm) => ['laptop', 'tablet'].forEach((id) => swarm.report(id, { latencyMs: 100 }));
+
+  it('makes a watched node suspect once its requests are overdue 4 times their expected latency, until one comes back', () => {
+    const { clock, swarm, beat } = setup();
+    beat(20);
+    slowSecond(swarm);
+    const hung = swarm.route({}, { reserve: true });
+    expect(hung.lease.nodes).toEqual(['gpu', 'desktop']); // expected 4 + 5 ms (declared)
+    clock.advance(36); // 4 × 9 ms: not yet
+    expect(nodesOf(swarm)).toContain('gpu');
+    expect(suspectOf(swarm, ['gpu', 'desktop'])).toEqual([false, false]);
+    clock.advance(1);
+    expect(nodesOf(swarm)).toEqual(['laptop', 'tablet']);
+    expect(suspectOf(swarm, ['gpu', 'desktop', 'laptop'])).toEqual([true, true, false]);
+    expect(swarm.state().nodes['gpu']?.alive).toBe(true); // suspect, not down: no event, no rescue
+    swarm.release(hung.lease, { latencyMs: 40 });
+    expect(suspectOf(swarm, ['gpu', 'desktop'])).toEqual([false, false]);
+    expect(nodesOf(swarm)).toContain('gpu');
+    swarm.stop();
+  });
+
+  it('still routes when every copy is overdue, and a failed release does not clear it', () => {
+    const { clock, swarm, beat } = setup();
+    beat(20);
+    slowSecond(swarm);
+    const first = swarm.route({}, { reserve: true });
+    clock.advance(40);
+    const second = swarm.route({}, { reserve: true });
+    expect(second.lease.nodes).toEqual(['laptop', 'tablet']);
+    clock.advance(801); // 4 × 200 ms for the second copy
+    expect(nodesOf(swarm)).toEqual(['gpu', 'desktop']); // every copy suspect: the cheaper serves
+    expect(suspectOf(swarm, ['gpu', 'desktop', 'laptop', 'tablet'])).toEqual([true, true, true, true]);
+    const third = swarm.route({}, { reserve: true });
+    swarm.release(third.lease, { ok: false, failedNode: 'gpu' }); // no answer, no progress
+    expect(suspectOf(swarm, ['gpu'])).toEqual([true]);
+    swarm.release(first.lease, { ok: false }); // its last lease gone: nothing left to wait for
+    expect(suspectOf(swarm, ['gpu', 'desktop', 'laptop'])).toEqual([false, false, true]);
+    swarm.release(second.lease, {});
+    expect(suspectOf(swarm, ['laptop', 'tablet'])).toEqual([false, false]);
+    swarm.stop();
+  });
+
+  it('waits for no node without heartbeats, and for no session', () => {
+    const { clock, swarm, beat } = setup();
+    const lease = swarm.route({}, { reserve: true }).lease; // no heartbeat yet: nobody watched
+    clock.advance(1000);
+    expect(nodesOf(swarm)).toContain('gpu');
+    swarm.release(lease, {});
+    beat(20);
+    const session = swarm.session({}, async (_stage, x: number) => x); // a session's steps do not tell the swarm
+    clock.advance(500);
+    for (const p of profiles) swarm.heartbeat(p.id);
+    expect(nodesOf(swarm)).toContain('gpu');
+    expect(suspectOf(swarm, ['gpu', 'desktop'])).toEqual([false, false]);
+    session.close();
+    swarm.stop();
+  });
+});
+
 describe('detection lifecycle', () => {
   it('a node added later is watched with the swarm settings, and stop() leaves no timer behind', () => {
     const clock = new ManualClock();
