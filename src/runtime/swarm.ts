@@ -20,7 +20,7 @@ import { ReleaseSampler } from './release-sampler.js';
 import { openSession, type Session } from './session.js';
 import { timerClock } from './session-options.js';
 import type { SessionHost, SessionOptions, StageRunner } from './session-types.js';
-import { DOUBT, TelemetryTable } from './telemetry-table.js';
+import { SUSPECTED, TelemetryTable } from './telemetry-table.js';
 import type {
   Clock,
   Growth,
@@ -138,7 +138,7 @@ export class Swarm {
       this.downWatchers.notify(e.nodeId); // whatever the cause: the session calls on it re-route now
     });
     this.actor.on('node.alive', (e) => this.table.setAlive(e.nodeId, true));
-    this.actor.on('node.suspected', (e) => this.table.doubt(e.nodeId, DOUBT.detector, true));
+    this.actor.on('node.suspected', (e) => this.table.doubt(e.nodeId, SUSPECTED, true));
     this.actor.start();
   }
 
@@ -165,11 +165,6 @@ export class Swarm {
   route(request: SwarmRequest | undefined, options: RouteOptions & { reserve: true }): LeasedRoute;
   route(request?: SwarmRequest, options?: RouteOptions): Route | LeasedRoute;
   route(request: SwarmRequest = {}, options: RouteOptions = {}): Route | LeasedRoute {
-    return this.routeWatched(request, options, true);
-  }
-
-  /** {@link route}; `watch`: a reserved route's watched nodes wait for it to come back (a session's steps do not tell, so it passes false). */
-  private routeWatched(request: SwarmRequest, options: RouteOptions, watch: boolean): Route | LeasedRoute {
     if (this.actor.getSnapshot().status !== 'active') this.running(); // throws Stopped
     if (this.leases.size > 0) this.leases.expire();
     const r = resolveRequest(request); // first: it rejects a null or malformed request
@@ -177,17 +172,17 @@ export class Swarm {
     if (typeof modelId !== 'string') throw new RoutingError('InvalidRequest', `request field "model" must be a model id string, got ${String(modelId)}`);
     let route = this.choose(modelId, r);
     // Stalls grow with time alone: checked on the route chosen, which is re-chosen until none of its nodes newly stalled.
-    if (this.table.stalls.size > 0) {
+    if (this.table.waits.size > 0) {
       const now = this.leases.now().now;
       while (this.table.flagStalled(route.stages, now)) route = this.choose(modelId, r);
     }
     if (options?.reserve !== true) return route;
     const nodes = [...new Set(route.stages.map((s) => s.nodeId))];
     const lease = this.leases.reserve(route.modelId, nodes);
-    const watched = watch ? nodes.filter((n) => this.watched.has(n)) : [];
-    if (watched.length > 0) {
+    // Its watched nodes wait for it to come back (docs/detection.md).
+    if (this.watched.size > 0) {
       const expectMs = route.stages.reduce((sum, s) => sum + (this.table.get(s.nodeId)?.latencyMs ?? DEFAULT_PENALTIES.latencyMs), 0);
-      this.table.stalls.opened(watched, this.leases.now().now, expectMs);
+      this.table.wait(nodes.filter((n) => this.watched.has(n)), this.leases.now().now, expectMs);
     }
     return { ...route, lease };
   }
@@ -233,13 +228,7 @@ export class Swarm {
     }
     const held = this.leases.end(id) ?? [];
     this.feedOutcome(held, ok === false, failedNode);
-    if (ok !== false && this.table.stalls.size > 0) {
-      const now = this.leases.now().now;
-      for (const n of held) {
-        this.table.stalls.progressed(n, now); // it answered: the wait starts over
-        this.table.doubt(n, DOUBT.stalled, false);
-      }
-    }
+    if (ok !== false && this.table.waits.size > 0) this.table.answered(held, this.leases.now().now);
     const live = held.filter((n) => this.table.get(n)?.alive === true);
     if (ok === false) {
       // A failure is a signal too: otherwise a fail-fast node looks idle, hence cheapest, until
@@ -274,7 +263,7 @@ export class Swarm {
     }
     this.watched.add(nodeId);
     member.ref.send({ type: 'node.heartbeat', at: this.clock.now() });
-    this.trust(nodeId, member.ref);
+    this.table.doubt(nodeId, SUSPECTED, false); // a heartbeat takes a suspect back to alive.watching
   }
 
   /**
@@ -433,9 +422,11 @@ export class Swarm {
    */
   session<T>(request: SwarmRequest, runStage: StageRunner<T>, options?: SessionOptions): Session<T> {
     this.running();
+    // Reserved apart from route(): a session's steps do not come back to the swarm, so its nodes wait for none.
+    const reserve = (route: Route): LeasedRoute => ({ ...route, lease: this.leases.reserve(route.modelId, [...new Set(route.stages.map((s) => s.nodeId))]) });
     const host: SessionHost = {
-      route: (r, o) => this.routeWatched(r, o, false) as LeasedRoute,
-      reserve: (route) => ({ ...route, lease: this.leases.reserve(route.modelId, [...new Set(route.stages.map((s) => s.nodeId))]) }),
+      route: (r) => reserve(this.route(r)),
+      reserve,
       release: (lease, outcome) => this.release(lease, outcome),
       state: () => this.state(),
       clock: timerClock(this.clock),
@@ -457,12 +448,7 @@ export class Swarm {
   /** A proof of life of a watched node: restarts its detector's wait, brings it back from a detector down. */
   private seen(nodeId: string, ref: NodeActorRef): void {
     ref.send({ type: 'node.seen', at: this.clock.now() });
-    this.trust(nodeId, ref);
-  }
-
-  /** A suspect heard from again is no longer suspect (its actor left `alive.suspect` without a report). */
-  private trust(nodeId: string, ref: NodeActorRef): void {
-    if (this.table.nodes[nodeId]?.suspect === true && !ref.getSnapshot().matches({ alive: 'suspect' })) this.table.doubt(nodeId, DOUBT.detector, false);
+    this.table.doubt(nodeId, SUSPECTED, false); // so does any proof of life, without a report
   }
 
   /**

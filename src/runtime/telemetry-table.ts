@@ -3,14 +3,15 @@ import { declaredTelemetry, SwarmState } from '../core/state.js';
 import type { NodeProfile, NodeStates, NodeTelemetry, Pipeline, SwarmPlan } from '../core/types.js';
 import { inflightLoad } from './inflight.js';
 import { RouterIndex } from './router-index.js';
-import { StallWatch } from './stall-watch.js';
 
-/** Why a node is suspect (bits): its failure detector says so, or its requests stopped coming back. */
-export const DOUBT = { detector: 1, stalled: 2 } as const;
+/** A reason to suspect a node (bits of {@link TelemetryTable.doubt}): its failure detector's phi passed the suspect level. */
+export const SUSPECTED = 1;
+/** A reason to suspect a node: it holds requests and has answered none for too long. */
+export const STALLED = 2;
 
 /**
- * How many times its requests' expected latency a watched node may hold them with none back
- * before it is stalled (docs/detection.md). @defaultValue 4
+ * How many times their expected latency a watched node may hold requests without answering one
+ * before it is stalled (docs/detection.md).
  */
 export const STALL_FACTOR = 4;
 
@@ -32,10 +33,10 @@ export class TelemetryTable {
   /** Extra load per node from in-flight reservations (absent when none). */
   readonly extra: Record<string, number> = idRecord();
   private readonly inflight = new Map<string, number>();
-  /** Why each suspect member is suspect ({@link DOUBT} bits); absent when it is not. */
+  /** Why each suspect member is suspect ({@link SUSPECTED}, {@link STALLED} bits); absent when it is not. */
   private readonly doubts = new Map<string, number>();
-  /** Leases on watched nodes that have not come back (docs/detection.md). */
-  readonly stalls = new StallWatch(STALL_FACTOR);
+  /** Watched nodes holding requests: since when none came back, and the longest latency they were expected to take. */
+  readonly waits = new Map<string, { since: number; expectMs: number }>();
   private index: RouterIndex;
   private cached: SwarmState | undefined;
 
@@ -64,7 +65,7 @@ export class TelemetryTable {
   /** Forgets a retired node: its telemetry and in-flight load. */
   leave(nodeId: string): void {
     this.doubts.delete(nodeId);
-    this.stalls.idle(nodeId);
+    this.waits.delete(nodeId);
     delete this.nodes[nodeId];
     delete this.extra[nodeId];
     this.inflight.delete(nodeId);
@@ -78,7 +79,7 @@ export class TelemetryTable {
   setAlive(nodeId: string, alive: boolean): void {
     const current = this.get(nodeId);
     if (current === undefined || (current.alive === alive && current.suspect !== true)) return;
-    if (alive && !current.alive) this.stalls.idle(nodeId);
+    if (alive && !current.alive) this.waits.delete(nodeId);
     const { suspect: _, ...rest } = current;
     this.doubts.delete(nodeId);
     this.nodes[nodeId] = Object.freeze({ ...rest, alive });
@@ -86,14 +87,14 @@ export class TelemetryTable {
   }
 
   /**
-   * Sets or clears one reason ({@link DOUBT}) to suspect a live member; it is suspect while any
-   * reason holds. Returns whether its suspicion changed.
+   * Sets or clears one reason ({@link SUSPECTED}, {@link STALLED}) to suspect a live member; it is
+   * suspect while any reason holds. Returns whether its suspicion changed.
    */
   doubt(nodeId: string, reason: number, on: boolean): boolean {
-    const current = this.get(nodeId);
     const was = this.doubts.get(nodeId) ?? 0;
     const now = on ? was | reason : was & ~reason;
-    if (current === undefined || !current.alive || now === was) return false;
+    const current = now === was ? undefined : this.get(nodeId);
+    if (current === undefined || !current.alive) return false;
     if (now === 0) {
       this.setAlive(nodeId, true);
       return true;
@@ -105,10 +106,31 @@ export class TelemetryTable {
     return true;
   }
 
-  /** Marks the stalled nodes among `stages` suspect; returns whether one was not already. */
+  /** Requests expected to take `expectMs` reserved at `now` on watched `nodes`. */
+  wait(nodes: readonly string[], now: number, expectMs: number): void {
+    for (const n of nodes) {
+      const w = this.waits.get(n);
+      if (w === undefined) this.waits.set(n, { since: now, expectMs });
+      else w.expectMs = Math.max(w.expectMs, expectMs);
+    }
+  }
+
+  /** A request through `nodes` came back at `now`: they are not stalled, and their wait starts over. */
+  answered(nodes: readonly string[], now: number): void {
+    for (const n of nodes) {
+      const w = this.waits.get(n);
+      if (w !== undefined) w.since = now;
+      this.doubt(n, STALLED, false);
+    }
+  }
+
+  /** Marks the nodes of `stages` stalled by `now` suspect; returns whether one was not suspect already. */
   flagStalled(stages: readonly { readonly nodeId: string }[], now: number): boolean {
     let flagged = false;
-    for (const s of stages) if (this.stalls.stalled(s.nodeId, now) && this.doubt(s.nodeId, DOUBT.stalled, true)) flagged = true;
+    for (const { nodeId } of stages) {
+      const w = this.waits.get(nodeId);
+      if (w !== undefined && now - w.since > STALL_FACTOR * w.expectMs && this.doubt(nodeId, STALLED, true)) flagged = true;
+    }
     return flagged;
   }
 
@@ -129,8 +151,8 @@ export class TelemetryTable {
     if (count === 0) {
       this.inflight.delete(nodeId);
       delete this.extra[nodeId];
-      this.stalls.idle(nodeId);
-      this.doubt(nodeId, DOUBT.stalled, false);
+      this.waits.delete(nodeId);
+      this.doubt(nodeId, STALLED, false);
     } else {
       this.inflight.set(nodeId, count);
       this.extra[nodeId] = inflightLoad(count, telemetry);
