@@ -40,6 +40,13 @@ describe('SwarmState', () => {
     expect(after.plan).toBe(before.plan);
   });
 
+  it('carries suspicion through withNode and from, and refuses a suspect flag that is not a boolean', () => {
+    const state = SwarmState.fromPlan(plan).withNode('gpu', { suspect: true });
+    expect(state.nodes['gpu']).toEqual({ alive: true, samples: 0, suspect: true });
+    expect(SwarmState.from(JSON.parse(JSON.stringify(state)) as SwarmState).nodes['gpu']?.suspect).toBe(true);
+    expect(swarmError(() => SwarmState.fromPlan(plan).withNode('gpu', { suspect: 'yes' } as unknown as TelemetryPatch)).message).toMatch(/"suspect" must be a boolean/);
+  });
+
   it('is frozen: telemetry cannot be changed in place', () => {
     const state = SwarmState.fromPlan(plan);
     expect(Object.isFrozen(state.nodes)).toBe(true);
