@@ -136,7 +136,7 @@ export class TelemetryTable {
 
   /** Replaces a member's telemetry (frozen by the caller) and re-prices its in-flight load; a suspect stays suspect. */
   put(nodeId: string, telemetry: NodeTelemetry): void {
-    this.nodes[nodeId] = this.nodes[nodeId]?.suspect === true ? Object.freeze({ ...telemetry, suspect: true }) : telemetry;
+    this.nodes[nodeId] = this.doubts.size > 0 && this.doubts.has(nodeId) ? Object.freeze({ ...telemetry, suspect: true }) : telemetry;
     // A reservation costs the node's latency estimate: re-price its in-flight load before the index reads it.
     const count = this.inflight.get(nodeId);
     if (count !== undefined) this.extra[nodeId] = inflightLoad(count, telemetry);
