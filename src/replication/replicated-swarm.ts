@@ -245,7 +245,8 @@ export class ReplicatedSwarm {
         const js = this.js as JetStreamClient;
         const consumer = await js.consumers.get(this.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.appliedSeq + 1 });
         if (this.closed) return;
-        const messages = (this.messages = await consumer.consume({ max_messages: 512 }));
+        // Short pull expiries: a consumer lost with a restarted server is noticed in seconds, not a minute.
+        const messages = (this.messages = await consumer.consume({ max_messages: 512, expires: 5000 }));
         for await (const m of messages) {
           this.receive(m.seq, m.data, m.info.pending);
           if (this.closed) return;
@@ -356,7 +357,7 @@ export class ReplicatedSwarm {
     for (;;) {
       if (this.closed) throw new ReplicationError('Closed', `replica "${this.replicaId}" of swarm "${this.name}" is closed`);
       try {
-        await js.publish(this.logSubject, data, { msgID: entry.id, timeout: Math.max(Math.min(2000, deadline - this.io.now()), 100) });
+        await js.publish(this.logSubject, data, { msgID: entry.id, timeout: Math.max(Math.min(1000, deadline - this.io.now()), 100) });
         return;
       } catch (cause) {
         if (this.io.now() >= deadline) {
@@ -424,6 +425,8 @@ export class ReplicatedSwarm {
   /** Back on NATS: catch up to the stream's end, then, once heartbeats had time to return, reconcile every node. */
   private async rejoin(): Promise<void> {
     this.setState('catching-up');
+    // A fresh ordered consumer from the last applied sequence: the old one may have died with the server.
+    this.messages?.stop();
     try {
       const last = (await (this.jsm as JetStreamManager).streams.info(this.stream)).state.last_seq;
       this.target = last;
