@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectSwarm, type LogEntry, type ReplicatedSwarm, type ReplicationStatus } from '../../src/replication/index.js';
-import { NatsServer, TcpCut } from './nats-server.js';
+import { NatsServer } from './nats-server.js';
 import { proposeRandom } from './random-events.js';
 import { CONFIG, converged, PROFILES, swarmName, until } from './replicas.js';
 
