@@ -24,8 +24,8 @@ import type {
   SwarmStatus,
   TelemetrySample,
 } from '../runtime/types.js';
-import { swarmDigest } from './digest.js';
-import { decodeEntry, encodeEntry, entryNode, type LogEntry, type Proposal } from './log-entry.js';
+import { decodeEntry, encodeEntry, eventNode, type LogEntry } from './log-entry.js';
+import type { LifecycleEvent } from '../runtime/persist.js';
 import { ReplicationError } from './replication-error.js';
 
 /**
@@ -308,38 +308,26 @@ export class ReplicatedSwarm {
     const swarm = this.swarm as Swarm;
     const waiter = this.pending.get(entry.id);
     this.pending.delete(entry.id);
-    const nodeId = entryNode(entry);
+    if (entry.type === 'swarm.genesis') {
+      this.refused++;
+      const error = new ReplicationError('BadLog', `log entry ${seq}: a second genesis`);
+      this.emit({ type: 'replication.applied', seq, entry, error });
+      return;
+    }
+    const nodeId = eventNode(entry.event);
+    if (entry.basis !== undefined && nodeId !== undefined && (this.touched.get(nodeId) ?? 0) !== entry.basis) {
+      // A mark decided on an older view of the node: another entry on it came first. Dropped alike everywhere.
+      if (entry.id.startsWith(this.prefix)) {
+        this.staleMarks++;
+        this.reconcile(nodeId);
+      }
+      this.emit({ type: 'replication.applied', seq, entry });
+      return;
+    }
     let result: unknown;
     let error: Error | undefined;
     try {
-      switch (entry.type) {
-        case 'swarm.genesis':
-          throw new ReplicationError('BadLog', `log entry ${seq}: a second genesis`);
-        case 'node.added':
-          result = swarm.addNode(entry.profile);
-          break;
-        case 'node.removed':
-          result = swarm.removeNode(entry.nodeId);
-          break;
-        case 'node.down':
-          result = swarm.markDown(entry.nodeId);
-          break;
-        case 'node.alive':
-          result = swarm.markAlive(entry.nodeId);
-          break;
-        case 'node.mark':
-          if ((this.touched.get(entry.mark.nodeId) ?? 0) !== entry.basis) {
-            // Decided on an older view of the node: another entry on it came first. Dropped alike everywhere.
-            if (entry.id.startsWith(this.prefix)) {
-              this.staleMarks++;
-              this.reconcile(entry.mark.nodeId);
-            }
-            this.emit({ type: 'replication.applied', seq, entry });
-            return;
-          }
-          swarm.actor.send({ ...entry.mark, logged: true });
-          break;
-      }
+      result = swarm.apply(entry.event);
     } catch (e) {
       error = e instanceof Error ? e : new Error(String(e));
       this.refused++;
@@ -372,9 +360,9 @@ export class ReplicatedSwarm {
   }
 
   /** Proposes a lifecycle entry; resolves with what applying it here returned, once it came back from the log. */
-  private propose<T>(proposal: Proposal): Promise<T> {
+  private propose<T>(event: LifecycleEvent): Promise<T> {
     if (this.closed) return Promise.reject(new ReplicationError('Closed', `replica "${this.replicaId}" of swarm "${this.name}" is closed`));
-    const entry = { v: 1, ...proposal, id: `${this.prefix}${++this.counter}` } as LogEntry;
+    const entry: LogEntry = { v: 1, type: 'swarm.event', id: `${this.prefix}${++this.counter}`, event };
     const applied = new Promise<T>((resolve, reject) => this.pending.set(entry.id, { resolve: resolve as (v: unknown) => void, reject }));
     this.publish(entry, this.options.proposeTimeoutMs ?? 10_000).catch((error: Error) => {
       const waiter = this.pending.get(entry.id);
@@ -394,7 +382,8 @@ export class ReplicatedSwarm {
     const key = `${mark.type}@${basis}`;
     if (this.marked.get(mark.nodeId) === key) return; // proposed already on this view of the node
     this.marked.set(mark.nodeId, key);
-    const entry: LogEntry = { v: 1, type: 'node.mark', id: `${this.prefix}${++this.counter}`, mark, basis };
+    const event: LifecycleEvent = mark.type === 'node.eject' ? { type: 'node.down', nodeId: mark.nodeId, cause: 'ejected' } : mark;
+    const entry: LogEntry = { v: 1, type: 'swarm.event', id: `${this.prefix}${++this.counter}`, event, basis };
     this.publish(entry, 2000).catch(() => {
       // Lost with the connection: reconciled after the reconnect.
       if (this.marked.get(mark.nodeId) === key) this.marked.delete(mark.nodeId);
@@ -496,11 +485,11 @@ export class ReplicatedSwarm {
   }
 
   /**
-   * A stable hash of the plan, the status and every member's liveness: equal on replicas that
-   * applied the same entries.
+   * The local Swarm's `digest()`: a stable hash of the plan, the status, every member's liveness
+   * and the id counter, equal on replicas that applied the same entries.
    */
   digest(): string {
-    return swarmDigest(this.local());
+    return this.local().digest();
   }
 
   /**
@@ -513,12 +502,12 @@ export class ReplicatedSwarm {
 
   /** Marks a node down through the log; resolves with the rescue as applied here. @throws {ReplicationError} `Disconnected`, `Closed`; the Swarm's errors */
   markDown(nodeId: string): Promise<Rescue> {
-    return this.propose({ type: 'node.down', nodeId });
+    return this.propose({ type: 'node.down', nodeId, cause: 'manual' });
   }
 
   /** Marks a node alive through the log. */
   markAlive(nodeId: string): Promise<Revival> {
-    return this.propose({ type: 'node.alive', nodeId });
+    return this.propose({ type: 'node.alive', nodeId, cause: 'manual' });
   }
 
   /** Adds a node through the log; resolves with the growth as applied here (the same on every replica). */
