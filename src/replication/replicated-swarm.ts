@@ -91,7 +91,7 @@ export interface ConnectSwarmOptions {
   /**
    * Saves the swarm's snapshot in the KV bucket `hecate_<name>` after every this many log
    * entries, and starts from the stored one (replaying only the entries after it); 0: neither,
-   * a replica always replays the whole log. @defaultValue 1000
+   * a replica always replays the whole log. @defaultValue 500
    */
   readonly snapshotEvery?: number;
 }
@@ -209,7 +209,7 @@ export class ReplicatedSwarm {
     this.logSubject = `hecate.${options.swarm}.log`;
     this.hbSubject = `hecate.${options.swarm}.hb`;
     this.io = options.ioClock ?? systemClock;
-    this.snapshotEvery = options.snapshotEvery ?? 1000;
+    this.snapshotEvery = options.snapshotEvery ?? 500;
   }
 
   /** @internal Ensures the stream, writes the genesis if the log is new, catches up. */
