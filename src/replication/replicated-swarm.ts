@@ -574,7 +574,8 @@ export class ReplicatedSwarm {
 
   /**
    * A heartbeat of a node, published on the core NATS subject `hecate.<swarm>.hb`: every replica's
-   * detector gets it (this one too, when it comes back). Not durable: a heartbeat is only news now.
+   * detector gets it (this one too, when it comes back). Not durable: a heartbeat is only news now,
+   * so one given while cut off from NATS is dropped, not buffered.
    * @throws {SwarmError} `UnknownNode` for a node this replica does not know, `Stopped`
    */
   heartbeat(nodeId: string): void {
@@ -582,7 +583,8 @@ export class ReplicatedSwarm {
     if (!swarm.actor.getSnapshot().context.members.has(nodeId)) {
       throw new SwarmError('UnknownNode', `heartbeat of unknown node "${String(nodeId)}" on replica "${this.replicaId}" of swarm "${this.name}"`);
     }
-    this.nc.publish(this.hbSubject, nodeId);
+    // Cut off, the client would buffer it and deliver it late as if fresh: a heartbeat is news only now.
+    if (this.link !== 'disconnected') this.nc.publish(this.hbSubject, nodeId);
   }
 
   /** Routes on this replica's view (synchronous, local; see `Swarm.route`). */
