@@ -6,9 +6,9 @@ import { declaredTelemetry, planNodeIds } from '../src/core/state.js';
 import { planGrowth, planRetirement } from '../src/core/telomerase.js';
 import type { IdSource, NodeProfile, NodeStates, NodeTelemetry, SwarmPlan } from '../src/core/types.js';
 import { validatePlan } from '../src/core/validate.js';
-import { nodeMachine, type DownCause } from './node.machine.js';
+import { nodeMachine, type DownCause, type NodeRecord } from './node.machine.js';
 import { computeRescue } from './rescue.js';
-import { entryOf, isAliveIn, isMember, joinIssue, livenessView, type LiveStatus, type Member, type NodeActorRef, type SwarmContext, type SwarmEmitted, type SwarmEvent, type SwarmInput } from './swarm-context.js';
+import { entryOf, isAliveIn, isMember, joinIssue, livenessView, type AutoMark, type LiveStatus, type Member, type NodeActorRef, type SwarmContext, type SwarmEmitted, type SwarmEvent, type SwarmInput, type SwarmRestore } from './swarm-context.js';
 
 export * from './swarm-context.js';
 export { computeRescue } from './rescue.js';
@@ -78,6 +78,9 @@ export const swarmMachine = setup({
     /** The orchestrator marks down a node the detector or an ejection already took down: its mark wins. */
     isManualOnAutoDown: ({ context, event }) => event.type === 'node.down' && (event.cause ?? 'manual') === 'manual' && (context.detected.has(event.nodeId) || context.ejected.has(event.nodeId)),
     ejectionRoom: ({ context }) => ejectionRoom(context.ejected.size, context.members.size, context.ejection, context.aliveCount),
+    // ── replication (issue 18) ──
+    /** A replica's node actor marked a node on its own: proposed, never applied here (docs/replication.md). */
+    isUnloggedAutoMark: ({ context, event }) => context.propose && autoMark(event) !== undefined,
   },
   actions: {
     computeRescue: assign({
@@ -173,6 +176,13 @@ export const swarmMachine = setup({
     startNodes: ({ context }) => {
       for (const m of context.members.values()) m.ref.start();
     },
+    /** A member down from the start (restored, or `alive: false` in the input) tells its actor why. */
+    tellDownAtStart: enqueueActions(({ context, enqueue }) => {
+      if (context.aliveCount === context.members.size) return;
+      for (const [id, m] of context.members) {
+        if (context.alive[m.slot] === 0) enqueue.sendTo(m.ref, { type: 'node.down', cause: context.detected.has(id) ? 'detector' : context.ejected.has(id) ? 'ejected' : 'manual' });
+      }
+    }),
     // One pass, O(N); stopped rather than retired, for the reason given at `stopNode`.
     stopNodes: enqueueActions(({ context, enqueue }) => {
       for (const m of context.members.values()) enqueue.stopChild(m.ref);
@@ -192,6 +202,11 @@ export const swarmMachine = setup({
     }),
     emitNodeAlive: emit(({ event }) => ({ type: 'node.alive' as const, nodeId: (event as { nodeId: string }).nodeId, cause: event.type === 'node.alive' ? (event.cause ?? 'manual') : 'manual' })),
     emitNodeSuspected: emit(({ event }) => ({ type: 'node.suspected' as const, nodeId: (event as { nodeId: string }).nodeId })),
+    /** Proposes an own mark that would change something (the node's liveness as the mark needs it). */
+    proposeMark: enqueueActions(({ context, event, enqueue }) => {
+      const mark = autoMark(event);
+      if (mark !== undefined && isAliveIn(context, mark.nodeId) === (mark.type !== 'node.alive')) enqueue.emit({ type: 'node.proposed' as const, mark });
+    }),
     emitStatus: emit((_, params: { status: LiveStatus | 'stopped' }) => ({ type: 'status.changed' as const, status: params.status })),
   },
 }).createMachine({
@@ -205,10 +220,15 @@ export const swarmMachine = setup({
     // Node actors live in this keyed collection, in the Swarm's actor system (so inspection sees
     // them) but not in its snapshot's children: xstate 5.33 spawns and stops children in O(N²).
     const detection = { failureDetector: input.failureDetector, ejection: resolveEjectionOptions(input.ejection) };
+    const restore = input.restore;
     input.profiles.forEach((p, i) => {
       const profile = deepFreeze({ ...p });
-      members.set(p.id, { profile, slot: i, ref: createNodeActor(self, profile, alpha, detection) });
-      if (entryOf(telemetry, p.id)?.alive !== false) {
+      const cause = restore?.down.get(p.id);
+      let record = restore?.records.get(p.id);
+      // Its `node.down` at start re-enters the ban, which counts one more ejection.
+      if (cause === 'ejected' && record !== undefined) record = { ...record, ejections: Math.max(record.ejections - 1, 0) };
+      members.set(p.id, { profile, slot: i, ref: createNodeActor(self, profile, alpha, detection, record) });
+      if (cause === undefined && entryOf(telemetry, p.id)?.alive !== false) {
         alive[i] = 1;
         aliveCount++;
       }
@@ -229,24 +249,32 @@ export const swarmMachine = setup({
       telemetry,
       inflight: input.inflight ?? Object.create(null),
       index: input.index,
-      outcome: undefined,
-      ejected: new Set<string>(),
-      detected: new Set<string>(),
+      outcome: restore?.outcome,
+      ejected: downBy(restore, 'ejected'),
+      detected: downBy(restore, 'detector'),
       ...detection,
+      propose: input.propose === true,
     };
   },
   on: {
     'node.down': [
+      { guard: 'isUnloggedAutoMark', actions: 'proposeMark' },
       { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'recordDetected', 'tellNodeDown', 'emitNodeDown'] },
       { guard: 'isManualOnAutoDown', actions: ['noOutcome', 'forgetCause', 'tellNodeDown'] },
     ],
-    'node.eject': { guard: and(['isAliveMember', 'ejectionRoom']), actions: ['computeRescue', 'markNodeDown', 'recordEjected', 'tellNodeDown', 'emitNodeDown'] },
-    'node.alive': { guard: 'isDownMember', actions: ['markNodeAlive', 'forgetCause', 'tellNodeAlive', 'emitNodeAlive'] },
+    'node.eject': [
+      { guard: 'isUnloggedAutoMark', actions: 'proposeMark' },
+      { guard: and(['isAliveMember', 'ejectionRoom']), actions: ['computeRescue', 'markNodeDown', 'recordEjected', 'tellNodeDown', 'emitNodeDown'] },
+    ],
+    'node.alive': [
+      { guard: 'isUnloggedAutoMark', actions: 'proposeMark' },
+      { guard: 'isDownMember', actions: ['markNodeAlive', 'forgetCause', 'tellNodeAlive', 'emitNodeAlive'] },
+    ],
     'node.suspected': { guard: 'isAliveMember', actions: 'emitNodeSuspected' },
     'node.added': { guard: 'canJoin', actions: ['decideGrowth', 'spawnNode', 'startNode', 'adoptPlan'] },
     'node.removed': { guard: 'isMember', actions: ['decideRetirement', 'stopNode', 'forgetNode', 'adoptPlan'] },
   },
-  entry: 'startNodes',
+  entry: ['startNodes', 'tellDownAtStart'],
   initial: 'healthy',
   states: {
     healthy: {
@@ -285,8 +313,8 @@ function declaredTable(profiles: readonly NodeProfile[]): NodeStates {
 }
 
 /** A node actor in the Swarm's system, not yet started (the Swarm starts it in an action). */
-function createNodeActor(parent: AnyActorRef, p: NodeProfile, alpha: number, detection: Pick<SwarmContext, 'failureDetector' | 'ejection'>): NodeActorRef {
-  const input = { id: p.id, alpha, ...declared(p), ejection: detection.ejection, ...(detection.failureDetector !== undefined ? { phi: detection.failureDetector } : {}) };
+function createNodeActor(parent: AnyActorRef, p: NodeProfile, alpha: number, detection: Pick<SwarmContext, 'failureDetector' | 'ejection'>, record?: NodeRecord): NodeActorRef {
+  const input = { id: p.id, alpha, ...declared(p), ejection: detection.ejection, ...(detection.failureDetector !== undefined ? { phi: detection.failureDetector } : {}), ...(record !== undefined ? { record } : {}) };
   return createActor(nodeMachine, { parent, id: `node:${p.id}`, input });
 }
 
@@ -298,9 +326,24 @@ export function liveStatus(context: Pick<SwarmContext, 'aliveCount' | 'planDownC
   return context.planDownCount > 0 ? 'degraded' : 'healthy';
 }
 
+/** The restored members down for `cause`. */
+function downBy(restore: SwarmRestore | undefined, cause: DownCause): ReadonlySet<string> {
+  const out = new Set<string>();
+  if (restore !== undefined) for (const [id, c] of restore.down) if (c === cause) out.add(id);
+  return out;
+}
+
 function downCause(event: SwarmEvent): DownCause {
   if (event.type === 'node.eject') return 'ejected';
   return event.type === 'node.down' ? (event.cause ?? 'manual') : 'manual';
+}
+
+/** The node actor's own mark an event is, unless it came back from the log; undefined for any other event. */
+function autoMark(event: SwarmEvent): AutoMark | undefined {
+  if (event.type === 'node.eject') return event.logged === true ? undefined : { type: 'node.eject', nodeId: event.nodeId };
+  if (event.type === 'node.down') return event.cause === 'detector' && event.logged !== true ? { type: 'node.down', nodeId: event.nodeId, cause: 'detector' } : undefined;
+  if (event.type === 'node.alive' && event.logged !== true && (event.cause === 'heartbeat' || event.cause === 'probation')) return { type: 'node.alive', nodeId: event.nodeId, cause: event.cause };
+  return undefined;
 }
 
 function withoutMember(set: ReadonlySet<string>, nodeId: string): ReadonlySet<string> {

@@ -1,9 +1,10 @@
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import { badSampleField, effectiveValues, sampleProblem, type NodeContext } from '../../machines/node.machine.js';
-import { isMember, joinIssue, swarmMachine, type NodeActorRef, type SwarmEmitted, type SwarmOutcome } from '../../machines/swarm.machine.js';
+import { isMember, joinIssue, swarmMachine, type LiveStatus, type NodeActorRef, type SwarmEmitted, type SwarmEvent, type SwarmOutcome } from '../../machines/swarm.machine.js';
 import { DEFAULT_PENALTIES, resolveRequest, tokensCost, type ResolvedRequest } from '../core/cost.js';
 import { describeValue } from '../core/describe.js';
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
+import { canonicalJson, hashText } from '../core/digest.js';
 import { deepFreeze } from '../core/freeze.js';
 import { planSwarm } from '../core/plan.js';
 import { routeResolved } from '../core/route.js';
@@ -17,10 +18,12 @@ import { randomIds } from './ids.js';
 import { LeaseTable } from './lease-table.js';
 import { NodeWatchers } from './node-watchers.js';
 import { ReleaseSampler } from './release-sampler.js';
+import { lifecycleDigest, memberState, plainProfile, readPersisted, type LifecycleEvent, type PersistedMember, type PersistedSwarm, type Restored } from './persist.js';
 import { openSession, type Session } from './session.js';
 import { timerClock } from './session-options.js';
 import type { SessionHost, SessionOptions, StageRunner } from './session-types.js';
 import { SUSPECTED, TelemetryTable } from './telemetry-table.js';
+import type { AliveCause } from '../../machines/node.machine.js';
 import type {
   Clock,
   Growth,
@@ -42,13 +45,6 @@ import type {
 /** The running Swarm actor. */
 export type SwarmActor = Actor<typeof swarmMachine>;
 type SwarmSnapshot = SnapshotFrom<typeof swarmMachine>;
-
-/** A profile as plain data, each field read once (a getter cannot change it between check and use). */
-function plainProfile(profile: NodeProfile): NodeProfile {
-  if (profile === null || typeof profile !== 'object') return profile;
-  const { id, memoryGb, score, latencyMs } = profile;
-  return { id, memoryGb, ...(score !== undefined ? { score } : {}), ...(latencyMs !== undefined ? { latencyMs } : {}) };
-}
 
 /** A telemetry sample as plain data, each field read once; one shape whatever it carries. */
 function plainSample(sample: TelemetrySample): TelemetrySample {
@@ -97,18 +93,28 @@ export class Swarm {
   private readonly timers: boolean;
   /** Nodes whose failure detection has started (at their first heartbeat). */
   private readonly watched = new Set<string>();
+  /** The profiles and config it was created with: a persisted swarm carries their digests. */
+  private readonly genesis: readonly [readonly NodeProfile[], SwarmConfig];
 
   /** @internal use {@link createSwarm} */
   constructor(profiles: readonly NodeProfile[], config: SwarmConfig, options: SwarmOptions = {}) {
     const issue = swarmConfigIssue(config) ?? swarmOptionsIssue(options);
     if (issue !== undefined) throw new SwarmError('InvalidInput', issue);
-    const members = Array.isArray(profiles) ? profiles.map(plainProfile) : profiles;
-    const plan = deepFreeze(planSwarm(members, config));
+    let members = Array.isArray(profiles) ? profiles.map(plainProfile) : profiles;
+    this.genesis = [members, config];
+    let restored: Restored | undefined;
+    if (options.restore !== undefined) {
+      restored = readPersisted(options.restore, ...this.genesisDigests());
+      if (restored.ids !== null && (options.seed ?? options.idSource) !== undefined) throw new SwarmError('InvalidInput', 'options "seed" and "idSource" cannot go with "restore": it has its id counter');
+      members = restored.profiles;
+    }
+    const plan = restored?.plan ?? deepFreeze(planSwarm(members, config));
     this.baseModel = baseModelId(plan.models);
     this.allowDegraded = config.allowDegraded ?? true;
     this.leaseTtlMs = config.leaseTtlMs ?? 30_000;
     this.failurePenaltyMs = config.failurePenaltyMs ?? 1000;
     this.table = new TelemetryTable(plan, members);
+    if (restored !== undefined) for (const id of restored.restore.down.keys()) this.table.setAlive(id, false);
     this.clock = options.clock ?? systemClock;
     this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.table.addInflight(nodeId, delta));
     this.sampler = new ReleaseSampler(config.releaseSampleMs ?? 400);
@@ -122,9 +128,11 @@ export class Swarm {
         telemetry: table.nodes,
         inflight: table.extra,
         index: { best: (m) => table.best(m), bestWithout: (m, n) => table.bestWithout(m, n), doubted: () => table.suspects > 0 },
-        ...(options.idSource !== undefined ? { idSource: options.idSource } : options.seed !== undefined ? { idSeed: options.seed } : { idSource: randomIds }),
+        ...(restored?.ids != null ? { idSeed: restored.ids } : options.idSource !== undefined ? { idSource: options.idSource } : options.seed !== undefined ? { idSeed: options.seed } : { idSource: randomIds }),
+        ...(restored !== undefined ? { restore: restored.restore } : {}),
         ...(config.failureDetector !== undefined ? { failureDetector: config.failureDetector } : {}),
         ...(config.ejection !== undefined ? { ejection: config.ejection } : {}),
+        ...(options.propose === true ? { propose: true } : {}),
       },
       ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
       ...(isTimerClock(options.clock) ? { clock: options.clock } : {}),
@@ -296,8 +304,13 @@ export class Swarm {
    * @example const rescue = swarm.markDown('gpu'); rescue.recoveries[0]?.route;
    */
   markDown(nodeId: string): Rescue {
+    return this.takeDown(nodeId, { type: 'node.down', nodeId });
+  }
+
+  /** A node down for the statechart's `node.down` (manual, detector) or `node.eject`. */
+  private takeDown(nodeId: string, event: SwarmEvent): Rescue {
     const before = this.running();
-    this.actor.send({ type: 'node.down', nodeId });
+    this.actor.send(event);
     const after = this.actor.getSnapshot();
     const outcome = this.taken(before, after, nodeId);
     if (outcome?.kind !== 'rescue') return Object.freeze({ nodeId, status: this.status(), recoveries: [], unrecoverable: [] });
@@ -312,8 +325,13 @@ export class Swarm {
    * @throws {SwarmError} `UnknownNode`, `Stopped`
    */
   markAlive(nodeId: string): Revival {
+    return this.revive(nodeId, 'manual');
+  }
+
+  /** A node back, for the statechart's `node.alive` with its cause. */
+  private revive(nodeId: string, cause: AliveCause, logged = false): Revival {
     const before = this.running();
-    this.actor.send({ type: 'node.alive', nodeId });
+    this.actor.send({ type: 'node.alive', nodeId, cause, logged });
     const after = this.actor.getSnapshot();
     if (this.taken(before, after, nodeId)?.kind === 'revival') this.table.setAlive(nodeId, true);
     return Object.freeze({ nodeId, status: after.value as SwarmStatus });
@@ -384,6 +402,75 @@ export class Swarm {
     }
     if (badSampleField(plain) !== undefined) throw new SwarmError('BadTelemetry', `telemetry for node "${nodeId}": ${sampleProblem(plain)}; the EWMA is unchanged`);
     return current; // down: its telemetry is stale by definition
+  }
+
+  /**
+   * Applies one lifecycle event in its wire form, as a replicated log carries it: `node.added`
+   * (`addNode`), `node.removed` (`removeNode`), `node.down` with its cause (`manual`: `markDown`;
+   * `detector`; `ejected`, granted while under the ejection cap) and `node.alive` with its cause.
+   * Returns what the matching method returns. A no-op (a node already down) changes nothing; a
+   * refused event throws the same error on every replica and changes nothing either
+   * (docs/persistence.md).
+   * @throws {SwarmError} `InvalidInput` for a malformed event, and what the matching method throws
+   * @example swarm.apply({ type: 'node.down', nodeId: 'gpu', cause: 'detector' });
+   */
+  apply(event: LifecycleEvent): Rescue | Revival | Growth | Retirement {
+    const { type, nodeId, cause = 'manual', profile } = (event ?? {}) as Partial<{ type: string; nodeId: string; cause: string; profile: NodeProfile }>;
+    if (type === 'node.added') return this.addNode(profile as NodeProfile);
+    const causes = type === 'node.down' ? ['manual', 'detector', 'ejected'] : type === 'node.alive' ? ['manual', 'heartbeat', 'probation'] : type === 'node.removed' ? ['manual'] : [];
+    const bad = causes.length === 0 ? 'type' : typeof nodeId !== 'string' ? 'nodeId' : causes.includes(cause) ? undefined : 'cause';
+    if (bad !== undefined) throw new SwarmError('InvalidInput', `lifecycle event field "${bad}": got ${describeValue((event as unknown as Record<string, unknown> | null)?.[bad])} (docs/persistence.md)`);
+    const id = nodeId as string;
+    if (type === 'node.removed') return this.removeNode(id);
+    // `logged`: from the log, so a replica (option `propose`) applies it rather than proposing it again.
+    if (type === 'node.alive') return this.revive(id, cause as AliveCause, true);
+    return this.takeDown(id, cause === 'ejected' ? { type: 'node.eject', nodeId: id, logged: true } : { type: 'node.down', nodeId: id, cause: cause as 'manual' | 'detector', logged: true });
+  }
+
+  /**
+   * The swarm's lifecycle state as plain JSON: plan, members with their liveness (and why down)
+   * and ejection records, status, the seeded id counter and the last decision. Telemetry EWMAs,
+   * leases, release windows and heartbeat histories are local observations and are left out.
+   * `createSwarm(profiles, config, { restore })` continues from it (docs/persistence.md).
+   * @throws {SwarmError} `Stopped`
+   * @example const saved = JSON.stringify(swarm.persist());
+   */
+  persist(): PersistedSwarm {
+    const { plan, outcome } = this.running().context;
+    const [status, members, ids, digest] = this.lifecycle();
+    const [profiles, config] = this.genesisDigests();
+    // A growth's or a retirement's plan is the plan: not stored twice.
+    const last = outcome?.kind === 'growth' || outcome?.kind === 'retirement' ? { ...outcome, plan: undefined } : (outcome ?? null);
+    return deepFreeze(JSON.parse(JSON.stringify({ format: 'hecate-swarm/swarm', version: 1, profiles, config, status, plan, members, ids, outcome: last, digest })) as PersistedSwarm);
+  }
+
+  /**
+   * A short stable hash (16 hex digits) of the plan, the status, every member's profile and
+   * liveness (and why down) and the seeded id counter: equal on swarms that applied the same
+   * lifecycle events, in any process; local telemetry does not enter it.
+   */
+  digest(): string {
+    return this.lifecycle()[3];
+  }
+
+  /** Status, members (with their node actors' ejection records), id counter and digest. */
+  private lifecycle(): [LiveStatus, PersistedMember[], number | null, string] {
+    const snapshot = this.actor.getSnapshot();
+    const c = snapshot.context;
+    const members: PersistedMember[] = [];
+    for (const [id, m] of c.members) {
+      const { failures, ejections, probation } = m.ref.getSnapshot().context;
+      const state = memberState(c, id, m.slot);
+      members.push(failures > 0 || ejections > 0 || probation ? { profile: m.profile, state, record: { failures, ejections, probation } } : { profile: m.profile, state });
+    }
+    const ids = c.idSource === undefined ? c.idState : null;
+    const status = snapshot.value as LiveStatus;
+    return [status, members, ids, lifecycleDigest(c.plan, status, members.map((m) => [m.profile, m.state]), ids)];
+  }
+
+  /** The digests of the profiles and the config the swarm was created with. */
+  private genesisDigests(): [string, string] {
+    return [hashText(canonicalJson(this.genesis[0])), hashText(canonicalJson(this.genesis[1]))];
   }
 
   /** Stops the swarm and its node actors; every later call but `status`/`state`/`stop` throws `Stopped`. */

@@ -107,6 +107,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
         events.publish(event.type, { at, status: event.status });
         return;
       }
+      if (event.type === 'node.proposed') return; // a replica's own mark, not yet applied (docs/replication.md)
       const record = registry.get(event.nodeId);
       if (event.type === 'node.suspected') {
         metrics.detection.inc({ event: event.type, cause: 'detector' });

@@ -1,0 +1,70 @@
+import type { NodeProfile } from '../core/types.js';
+import type { LifecycleEvent } from '../runtime/persist.js';
+import type { SwarmConfig } from '../runtime/types.js';
+import { ReplicationError } from './replication-error.js';
+
+/**
+ * What a replicated swarm's log holds (docs/replication.md), one JSON object per JetStream
+ * message. The first entry is the genesis: the profiles, config and id seed every replica builds
+ * its Swarm from. Every other entry is a lifecycle event in its wire form (`Swarm.apply`),
+ * applied by every replica in stream order. `id` names the entry
+ * (`<replica>.<connection>.<n>`: its proposer, a random name of its connection, a counter) and is
+ * the publish's `Nats-Msg-Id`.
+ */
+export type LogEntry =
+  | { readonly v: 1; readonly type: 'swarm.genesis'; readonly id: string; readonly profiles: readonly NodeProfile[]; readonly config: SwarmConfig; readonly seed: number }
+  | {
+      readonly v: 1;
+      readonly type: 'swarm.event';
+      readonly id: string;
+      readonly event: LifecycleEvent;
+      /**
+       * Present on a mark a replica's node actor made on its own (detector, ejection,
+       * self-revival): the sequence of the last entry on the node the replica had applied when it
+       * decided. Applied only if no entry on that node was applied since, so two detectors downing
+       * one node apply one down.
+       */
+      readonly basis?: number;
+    };
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The entry's bytes on the stream. */
+export function encodeEntry(entry: LogEntry): Uint8Array {
+  return encoder.encode(JSON.stringify(entry));
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * A stream message's entry; the event inside is checked when applied (`Swarm.apply`), alike on
+ * every replica.
+ * @throws {ReplicationError} `BadLog` for bytes no replica writes (not JSON, unknown type, a missing field)
+ */
+export function decodeEntry(data: Uint8Array, seq: number): LogEntry {
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(data));
+  } catch (cause) {
+    throw new ReplicationError('BadLog', `log entry ${seq} is not JSON`, { cause });
+  }
+  const bad = (why: string) => new ReplicationError('BadLog', `log entry ${seq}: ${why}`);
+  if (!isRecord(value) || value['v'] !== 1) throw bad('not a version-1 entry { v: 1, type, id, … }');
+  if (typeof value['id'] !== 'string') throw bad('"id" must be a string');
+  if (value['type'] === 'swarm.genesis') {
+    if (!Array.isArray(value['profiles']) || !isRecord(value['config']) || !Number.isInteger(value['seed'])) throw bad('a genesis needs profiles, config and an integer seed');
+  } else if (value['type'] === 'swarm.event') {
+    if (!isRecord(value['event']) || typeof value['event']['type'] !== 'string') throw bad('"event" must be a lifecycle event { type, … }');
+    if (value['basis'] !== undefined && !Number.isInteger(value['basis'])) throw bad('"basis" must be an integer sequence');
+  } else {
+    throw bad(`unknown type ${JSON.stringify(value['type'])}`);
+  }
+  return value as unknown as LogEntry;
+}
+
+/** The node a lifecycle event is about. */
+export function eventNode(event: LifecycleEvent): string | undefined {
+  const id = event.type === 'node.added' ? event.profile?.id : event.nodeId;
+  return typeof id === 'string' ? id : undefined;
+}

@@ -1,0 +1,139 @@
+import type { AliveCause, DownCause, NodeRecord } from '../../machines/node.machine.js';
+import type { LiveStatus, SwarmContext, SwarmOutcome, SwarmRestore } from '../../machines/swarm.machine.js';
+import { describeValue, isRecordLike } from '../core/describe.js';
+import { canonicalJson, hashText } from '../core/digest.js';
+import { SwarmError } from '../core/errors.js';
+import { deepFreeze } from '../core/freeze.js';
+import type { NodeProfile, SwarmPlan } from '../core/types.js';
+import { validatePlan } from '../core/validate.js';
+
+/**
+ * A swarm's lifecycle state as plain JSON (`swarm.persist()`), and the checks that turn it back
+ * into what the Swarm statechart is created with (`createSwarm(profiles, config, { restore })`).
+ * docs/persistence.md.
+ */
+
+/** One lifecycle event in its wire form, as a replicated log carries it (`swarm.apply(event)`). */
+export type LifecycleEvent =
+  | { readonly type: 'node.added'; readonly profile: NodeProfile }
+  | { readonly type: 'node.removed'; readonly nodeId: string }
+  /** `manual` when no cause is given. */
+  | { readonly type: 'node.down'; readonly nodeId: string; readonly cause?: DownCause }
+  /** `manual` when no cause is given. */
+  | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause?: AliveCause };
+
+/** A member of a persisted swarm, in join order. */
+export interface PersistedMember {
+  readonly profile: NodeProfile;
+  /** `up`, or why it is down. */
+  readonly state: 'up' | DownCause;
+  /** Its node actor's ejection record; absent when fresh (no failure, no ejection, no probation). */
+  readonly record?: NodeRecord;
+}
+
+/** The last decision of a persisted swarm: a growth or retirement without its plan (it is the snapshot's `plan`). */
+export type PersistedOutcome =
+  | Exclude<SwarmOutcome, { kind: 'growth' | 'retirement' }>
+  | Omit<Extract<SwarmOutcome, { kind: 'growth' }>, 'plan'>
+  | Omit<Extract<SwarmOutcome, { kind: 'retirement' }>, 'plan'>;
+
+/**
+ * A swarm's lifecycle state, JSON-serialisable: what `swarm.persist()` returns and
+ * `createSwarm(profiles, config, { restore })` continues from. Local observations (telemetry
+ * EWMAs, leases, release windows, heartbeat histories) are not in it.
+ */
+export interface PersistedSwarm {
+  readonly format: 'hecate-swarm/swarm';
+  readonly version: 1;
+  /** Digest of the profiles the swarm was created with. */
+  readonly profiles: string;
+  /** Digest of the config it was created with. */
+  readonly config: string;
+  readonly status: LiveStatus;
+  readonly plan: SwarmPlan;
+  readonly members: readonly PersistedMember[];
+  /** The seeded id counter; null when the swarm mints ids from an `idSource` (or nanoid). */
+  readonly ids: number | null;
+  /** The last decision, or null. */
+  readonly outcome: PersistedOutcome | null;
+  /** `swarm.digest()` when it was persisted: checked on restore. */
+  readonly digest: string;
+}
+
+/** What a checked snapshot gives the Swarm to start from. */
+export interface Restored {
+  readonly plan: SwarmPlan;
+  readonly profiles: readonly NodeProfile[];
+  readonly restore: SwarmRestore;
+  readonly ids: number | null;
+}
+
+const STATES: readonly string[] = ['up', 'manual', 'detector', 'ejected'];
+
+/** The digest of plan, status, members' liveness and the id counter: `swarm.digest()`. */
+export function lifecycleDigest(plan: SwarmPlan, status: string, members: readonly (readonly [NodeProfile, string])[], ids: number | null): string {
+  return hashText(canonicalJson({ plan, status, members, ids }));
+}
+
+/** A member's state in the Swarm's context: `up`, or why it is down. */
+export function memberState(context: Pick<SwarmContext, 'alive' | 'detected' | 'ejected'>, id: string, slot: number): PersistedMember['state'] {
+  return context.alive[slot] === 1 ? 'up' : context.detected.has(id) ? 'detector' : context.ejected.has(id) ? 'ejected' : 'manual';
+}
+
+/** A profile as plain data, each field read once (a getter cannot change it between check and use). */
+export function plainProfile(profile: NodeProfile): NodeProfile {
+  if (profile === null || typeof profile !== 'object') return profile;
+  const { id, memoryGb, score, latencyMs } = profile;
+  return { id, memoryGb, ...(score !== undefined ? { score } : {}), ...(latencyMs !== undefined ? { latencyMs } : {}) };
+}
+
+/**
+ * Checks a persisted swarm against the digests of the profiles and config of the swarm to create,
+ * and turns it into the statechart's restore input.
+ * @throws {SwarmError} `InvalidInput` naming the first bad field
+ */
+export function readPersisted(value: unknown, profilesDigest: string, configDigest: string): Restored {
+  let s: unknown;
+  try {
+    s = JSON.parse(JSON.stringify(value)); // a plain copy: no getter, no prototype, no cycle
+  } catch {
+    // not JSON: refused below
+  }
+  const need = (ok: unknown, field: string, what: string) => {
+    if (!ok) throw new SwarmError('InvalidInput', `restore: field "${field}" must be ${what}; pass what swarm.persist() returned`);
+  };
+  need(isRecordLike(s), 'snapshot', `an object, got ${describeValue(value)}`);
+  const r = s as Record<string, unknown>;
+  need(r['format'] === 'hecate-swarm/swarm' && r['version'] === 1, 'version', '1');
+  // The digests of the profiles and config the swarm was created with.
+  const given: Record<string, string> = { profiles: profilesDigest, config: configDigest };
+  for (const field in given) need(r[field] === given[field], field, `${given[field]}, from the ${field} given: they differ`);
+  need(Array.isArray(r['members']), 'members', 'an array');
+  const profiles: NodeProfile[] = [];
+  const down = new Map<string, DownCause>();
+  const records = new Map<string, NodeRecord>();
+  const count = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
+  (r['members'] as PersistedMember[]).forEach((m, i) => {
+    need(isRecordLike(m) && isRecordLike(m.profile) && STATES.includes(m.state), `members[${i}]`, '{ profile, state, record? }');
+    const { record } = m;
+    need(record === undefined || (count(record.failures) && count(record.ejections) && typeof record.probation === 'boolean'), `members[${i}].record`, '{ failures, ejections, probation }');
+    const profile = plainProfile(m.profile);
+    profiles.push(profile);
+    if (m.state !== 'up') down.set(profile.id, m.state);
+    if (record !== undefined) records.set(profile.id, record);
+  });
+  const plan = r['plan'] as SwarmPlan;
+  const issue = validatePlan(plan, profiles)[0]; // the members' profiles too
+  need(issue === undefined, 'plan', `valid over the members: ${issue?.message}`);
+  const ids = r['ids'];
+  need(ids === null || (count(ids) && (ids as number) < 2 ** 32), 'ids', 'null or a 32-bit counter');
+  const o = r['outcome'] as Record<string, unknown> | null;
+  need(o === null || (isRecordLike(o) && ['rescue', 'revival', 'growth', 'retirement', 'refused'].includes(o['kind'] as string)), 'outcome', 'null or a decision');
+  const failed = down.size === profiles.length;
+  const status = failed ? 'failed' : plan.pipelines.some((p) => p.stages.some((x) => down.has(x.nodeId))) ? 'degraded' : 'healthy';
+  need(r['status'] === status, 'status', `${status}, as the members' liveness gives`);
+  const digest = lifecycleDigest(plan, status, profiles.map((p) => [p, down.get(p.id) ?? 'up']), ids as number | null);
+  need(r['digest'] === digest, 'digest', `${digest}, the state's: it was altered`);
+  const outcome = o === null ? undefined : (deepFreeze(o['kind'] === 'growth' || o['kind'] === 'retirement' ? { ...o, plan } : o) as unknown as SwarmOutcome);
+  return { plan: deepFreeze(plan), profiles, restore: { down, records, outcome }, ids: ids as number | null };
+}
