@@ -2,10 +2,11 @@
 import type { ModelSpec, NodeProfile } from '../core/types.js';
 import { SERVE_DETECTOR, startOrchestrator } from '../serve/orchestrator.js';
 import { loadTopology } from '../sim/topology.js';
-import { helpText, integerFlag, parseCommandArgs, stringFlag, type ArgsSpec } from './args.js';
+import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
 import { readInput } from './io.js';
 import { listening, numberFlag, untilSignal } from './process-flags.js';
+import { replicationFlags } from './replication-flags.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -20,6 +21,8 @@ const spec: ArgsSpec = {
     'acceptable-pause-ms': { type: 'string', value: 'ms', description: `Pause added to the mean heartbeat interval (default ${SERVE_DETECTOR.acceptablePauseMs}).` },
     'min-std-ms': { type: 'string', value: 'ms', description: `Floor of the heartbeat deviation (default ${SERVE_DETECTOR.minStdDevMs}).` },
     'eject-after': { type: 'string', value: 'n', description: 'Eject an agent after this many consecutive failed stage calls (default 5).' },
+    nats: { type: 'string', value: 'url', description: 'Replicate the swarm through this NATS server (JetStream), e.g. nats://127.0.0.1:4222; several orchestrators given the same --nats and --swarm serve one swarm. Needs --swarm and --topology.' },
+    swarm: { type: 'string', value: 'name', description: 'The replicated swarm\'s name (letters, digits, "_", "-"). Needs --nats.' },
   },
 };
 
@@ -53,6 +56,8 @@ export const command: Command = {
     const pause = numberFlag(args, 'acceptable-pause-ms', 0, 600_000, true);
     const minStd = numberFlag(args, 'min-std-ms', 0, 600_000);
     const file = stringFlag(args, 'topology');
+    const replication = replicationFlags(args);
+    if (replication !== undefined && file === undefined) throw new UsageError('flag --nats needs --topology FILE: every orchestrator of a replicated swarm plans over the same declared nodes');
     let models: readonly ModelSpec[] = [{ id: 'base', kind: 'base', layers, pipelines: pipelines ?? 2 }];
     let nodes: readonly NodeProfile[] | undefined;
     if (file !== undefined) {
