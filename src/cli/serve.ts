@@ -82,6 +82,7 @@ export const command: Command = {
       },
       ...(ejectAfter !== undefined ? { ejection: { consecutiveFailures: ejectAfter } } : {}),
       ...(stageTimeoutMs !== undefined ? { stageTimeoutMs } : {}),
+      ...(replication !== undefined ? { replication } : {}),
       log: (line) => io.stderr(`hecate-node serve: ${line}\n`),
     }), port, host);
     io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);

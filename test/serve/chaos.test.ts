@@ -326,8 +326,12 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
     a.child.process.kill('SIGKILL');
 
     await load;
-    await sleep(1500);
-    const end = await status(urls[1]);
+    // The killed agent may be between a probation revival (its ejection ban ends) and the
+    // detector's next down: wait for it to be down, and every other agent alive, on B.
+    const end = await waitFor(`only ${victim} down on B`, async () => {
+      const s = await status(urls[1]);
+      return s.nodes.every((n) => (n.id === victim ? n.state === 'down' : n.state === 'alive')) ? s : undefined;
+    }, 10_000);
     const metrics = parseMetrics(await (await fetch(`${urls[1]}/metrics`)).text());
 
     // Lost: attempts on A that were open at the kill. Each failed; no other attempt failed but
@@ -345,13 +349,19 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
     expect(metrics.get('hecate_requests_total{outcome="ok"}')).toBe(attempts.filter((x) => x.on === 1 && x.ok === true).length);
 
     // The killed agent: one down on each orchestrator, the same cause on both (one log).
+    const story = (events: ReceivedEvent[], nodeId: string) => events.filter((e) => e.data['nodeId'] === nodeId).map((e) => `${((e.data['at'] as number) - loadStart) / 1000}s ${e.type}${e.data['cause'] ? `(${String(e.data['cause'])})` : ''}`).join(', ');
+    const stories = () => `${victim} on A: ${story(eventsOn[0], victim)}; on B: ${story(eventsOn[1], victim)}`;
+    // The killed agent: A and B applied the same downs and revivals, in the same order, up to A's
+    // death (one log): a down (detector or ejected) and, if its ejection ban ended, a probation
+    // revival and the detector's next down.
+    const lifecycle = (events: ReceivedEvent[]) => events.filter((e) => (e.type === 'node.down' || e.type === 'node.alive') && e.data['nodeId'] === victim && (e.data['at'] as number) >= agentKilledAt).map((e) => `${e.type}(${String(e.data['cause'])})`);
+    const onA = lifecycle(eventsOn[0]);
+    const onB = lifecycle(eventsOn[1]);
+    expect(onA.length, stories()).toBeGreaterThan(0);
+    expect(onB.slice(0, onA.length), stories()).toEqual(onA);
     const downA = downsOf(eventsOn[0], victim, agentKilledAt);
     const downB = downsOf(eventsOn[1], victim, agentKilledAt);
-    expect(downA.length).toBe(1);
-    expect(downB.length).toBe(1);
-    expect(downA[0]?.data['cause']).toBe(downB[0]?.data['cause']);
-    // B at the end: the agents that talked to A heartbeat to B; only the killed agent is down.
-    expect(end.nodes.filter((n) => n.state !== 'alive').map((n) => `${n.id}:${n.state}`), 'agents not alive on B').toEqual([`${victim}:down`]);
+    // B at the end: the agents that talked to A heartbeat to B (it hears them all).
     expect(end.nodes.filter((n) => n.state === 'alive').every((n) => n.lastHeartbeatAgoMs !== null && n.lastHeartbeatAgoMs < 2500)).toBe(true);
     expect(eventsOn[1].filter((e) => e.type === 'node.down' && e.data['nodeId'] !== victim).map((e) => e.data['nodeId']), 'other downs on B').toEqual([]);
 
@@ -360,7 +370,7 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
       `chaos (2 orchestrators): ${REPLICATED.sessions} sessions in ${((Date.now() - loadStart) / 1000).toFixed(1)} s, all right; ` +
         `A killed ${((killedAt - loadStart) / 1000).toFixed(1)} s in with ${inflightAtKill.size} sessions in flight on it: ${lost.length} lost, ` +
         `${refused.length} refused after its death, ${retried.length} retried on B, all completed; ` +
-        `agent ${victim} down on A (${String(downA[0]?.data['cause'])}) and B (${String(downB[0]?.data['cause'])}) ${(downB[0]?.data['at'] as number) - agentKilledAt} ms after its kill`,
+        `agent ${victim} down on A (${String(downA[0]?.data['cause'])}) and B (${String(downB[0]?.data['cause'])}) ${(downB[0]?.data['at'] as number) - agentKilledAt} ms after its kill; its lifecycle on A ${onA.join(' ')}, on B ${onB.join(' ')}`,
     );
     b.child.process.kill('SIGTERM');
     expect(await b.child.exited).toBe('exit 0');
