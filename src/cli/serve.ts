@@ -68,7 +68,7 @@ export const command: Command = {
       models = topology.value.models;
       nodes = topology.value.nodes;
     }
-    const orchestrator = await listening(() => startOrchestrator({
+    const orchestrator = await listening(() => reachingNats(replication?.servers, () => startOrchestrator({
       host,
       port,
       models,
@@ -84,7 +84,7 @@ export const command: Command = {
       ...(stageTimeoutMs !== undefined ? { stageTimeoutMs } : {}),
       ...(replication !== undefined ? { replication } : {}),
       log: (line) => io.stderr(`hecate-node serve: ${line}\n`),
-    }), port, host);
+    })), port, host);
     io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);
     const signal = await untilSignal();
     await orchestrator.close();
@@ -92,3 +92,15 @@ export const command: Command = {
     return 0;
   },
 };
+
+/** NATS errors of connecting (refused, no JetStream, a timeout) become a UsageError naming --nats. */
+async function reachingNats<T>(servers: readonly string[] | undefined, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    const name = (error as { name?: unknown } | null)?.name;
+    const nats = name === 'ConnectionError' || name === 'JetStreamNotEnabled' || name === 'TimeoutError' || (name === 'ReplicationError' && (error as { code?: unknown }).code === 'Disconnected');
+    if (servers === undefined || !nats) throw error;
+    throw new UsageError(`flag --nats: cannot use ${servers.join(',')} (${(error as Error).message}); is nats-server running there with JetStream (-js)?`, { cause: error });
+  }
+}

@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../cli/run-cli.js';
+import { freePort } from './nats-server.js';
 
 describe('hecate-node serve / agent flags', () => {
   it.each([
@@ -38,6 +39,14 @@ describe('hecate-node serve / agent flags', () => {
     } finally {
       taken.close();
     }
+  });
+
+  it('exits 2 naming --nats when no NATS server answers there', async () => {
+    const port = await freePort();
+    const run = await cli('serve', '--port', '0', '--topology', 'examples/swarm.json', '--nats', `nats://127.0.0.1:${port}`, '--swarm', 'lab');
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain(`flag --nats: cannot use nats://127.0.0.1:${port} (connection refused)`);
   });
 
   it('lists both commands in the overview and documents their endpoints in --help', async () => {
