@@ -83,6 +83,13 @@ export interface SwarmInput {
   readonly failureDetector?: PhiOptions;
   /** Passive ejection settings of every node actor and the swarm's cap. */
   readonly ejection?: EjectionOptions;
+  /**
+   * A replica of a replicated swarm (docs/replication.md): the marks its node actors make on
+   * their own (a detector down, an ejection, a heartbeat or probation revival) are emitted as
+   * `node.proposed` instead of applied; they apply when they come back from the log, `logged`.
+   * @defaultValue false
+   */
+  readonly propose?: boolean;
 }
 
 /** One member of the swarm: its profile, its slot in `alive`, its actor. */
@@ -129,6 +136,8 @@ export interface SwarmContext {
   readonly detected: ReadonlySet<string>;
   readonly failureDetector: PhiOptions | undefined;
   readonly ejection: ResolvedEjectionOptions;
+  /** Its node actors' own marks are proposed, not applied (see {@link SwarmInput.propose}). */
+  readonly propose: boolean;
 }
 
 /** The swarm's status while it runs, from its counters: failed ⇔ none alive; degraded ⇔ a plan node down. */
@@ -143,18 +152,26 @@ export type SwarmEmitted =
   | { readonly type: 'node.suspected'; readonly nodeId: string }
   | { readonly type: 'node.down'; readonly nodeId: string; readonly cause: DownCause; readonly rescue: PendingRescue & { readonly status: LiveStatus } }
   | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause: AliveCause }
-  | { readonly type: 'status.changed'; readonly status: LiveStatus | 'stopped' };
+  | { readonly type: 'status.changed'; readonly status: LiveStatus | 'stopped' }
+  /** A replica's node actor marked a node on its own; the replication puts it on the log (docs/replication.md). */
+  | { readonly type: 'node.proposed'; readonly mark: AutoMark };
+
+/** A mark a node actor makes on its own: what a replica proposes rather than applies. */
+export type AutoMark =
+  | { readonly type: 'node.down'; readonly nodeId: string; readonly cause: 'detector' }
+  | { readonly type: 'node.eject'; readonly nodeId: string }
+  | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause: 'heartbeat' | 'probation' };
 
 /** The events of the Swarm statechart. */
 export type SwarmEvent =
   /** A node down: `manual` (the orchestrator; the default) or `detector` (its node actor's report). */
-  | { readonly type: 'node.down'; readonly nodeId: string; readonly cause?: 'manual' | 'detector' }
+  | { readonly type: 'node.down'; readonly nodeId: string; readonly cause?: 'manual' | 'detector'; readonly logged?: boolean }
   /** A node back: `manual` (the default), or by itself (`heartbeat`, `probation`). */
-  | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause?: AliveCause }
+  | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause?: AliveCause; readonly logged?: boolean }
   /** A node actor's detector suspects it. */
   | { readonly type: 'node.suspected'; readonly nodeId: string }
   /** A node actor asks to be ejected for its failures; granted while under the cap. */
-  | { readonly type: 'node.eject'; readonly nodeId: string }
+  | { readonly type: 'node.eject'; readonly nodeId: string; readonly logged?: boolean }
   | { readonly type: 'node.added'; readonly profile: NodeProfile }
   | { readonly type: 'node.removed'; readonly nodeId: string }
   | { readonly type: 'swarm.stop' };

@@ -8,7 +8,7 @@ import type { IdSource, NodeProfile, NodeStates, NodeTelemetry, SwarmPlan } from
 import { validatePlan } from '../src/core/validate.js';
 import { nodeMachine, type DownCause } from './node.machine.js';
 import { computeRescue } from './rescue.js';
-import { entryOf, isAliveIn, isMember, joinIssue, livenessView, type LiveStatus, type Member, type NodeActorRef, type SwarmContext, type SwarmEmitted, type SwarmEvent, type SwarmInput } from './swarm-context.js';
+import { entryOf, isAliveIn, isMember, joinIssue, livenessView, type AutoMark, type LiveStatus, type Member, type NodeActorRef, type SwarmContext, type SwarmEmitted, type SwarmEvent, type SwarmInput } from './swarm-context.js';
 
 export * from './swarm-context.js';
 export { computeRescue } from './rescue.js';
@@ -78,6 +78,9 @@ export const swarmMachine = setup({
     /** The orchestrator marks down a node the detector or an ejection already took down: its mark wins. */
     isManualOnAutoDown: ({ context, event }) => event.type === 'node.down' && (event.cause ?? 'manual') === 'manual' && (context.detected.has(event.nodeId) || context.ejected.has(event.nodeId)),
     ejectionRoom: ({ context }) => ejectionRoom(context.ejected.size, context.members.size, context.ejection, context.aliveCount),
+    // ── replication (issue 18) ──
+    /** A replica's node actor marked a node on its own: proposed, never applied here (docs/replication.md). */
+    isUnloggedAutoMark: ({ context, event }) => context.propose && autoMark(event) !== undefined,
   },
   actions: {
     computeRescue: assign({
@@ -192,6 +195,11 @@ export const swarmMachine = setup({
     }),
     emitNodeAlive: emit(({ event }) => ({ type: 'node.alive' as const, nodeId: (event as { nodeId: string }).nodeId, cause: event.type === 'node.alive' ? (event.cause ?? 'manual') : 'manual' })),
     emitNodeSuspected: emit(({ event }) => ({ type: 'node.suspected' as const, nodeId: (event as { nodeId: string }).nodeId })),
+    /** Proposes an own mark that would change something (the node's liveness as the mark needs it). */
+    proposeMark: enqueueActions(({ context, event, enqueue }) => {
+      const mark = autoMark(event);
+      if (mark !== undefined && isAliveIn(context, mark.nodeId) === (mark.type !== 'node.alive')) enqueue.emit({ type: 'node.proposed' as const, mark });
+    }),
     emitStatus: emit((_, params: { status: LiveStatus | 'stopped' }) => ({ type: 'status.changed' as const, status: params.status })),
   },
 }).createMachine({
@@ -233,15 +241,23 @@ export const swarmMachine = setup({
       ejected: new Set<string>(),
       detected: new Set<string>(),
       ...detection,
+      propose: input.propose === true,
     };
   },
   on: {
     'node.down': [
+      { guard: 'isUnloggedAutoMark', actions: 'proposeMark' },
       { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'recordDetected', 'tellNodeDown', 'emitNodeDown'] },
       { guard: 'isManualOnAutoDown', actions: ['noOutcome', 'forgetCause', 'tellNodeDown'] },
     ],
-    'node.eject': { guard: and(['isAliveMember', 'ejectionRoom']), actions: ['computeRescue', 'markNodeDown', 'recordEjected', 'tellNodeDown', 'emitNodeDown'] },
-    'node.alive': { guard: 'isDownMember', actions: ['markNodeAlive', 'forgetCause', 'tellNodeAlive', 'emitNodeAlive'] },
+    'node.eject': [
+      { guard: 'isUnloggedAutoMark', actions: 'proposeMark' },
+      { guard: and(['isAliveMember', 'ejectionRoom']), actions: ['computeRescue', 'markNodeDown', 'recordEjected', 'tellNodeDown', 'emitNodeDown'] },
+    ],
+    'node.alive': [
+      { guard: 'isUnloggedAutoMark', actions: 'proposeMark' },
+      { guard: 'isDownMember', actions: ['markNodeAlive', 'forgetCause', 'tellNodeAlive', 'emitNodeAlive'] },
+    ],
     'node.suspected': { guard: 'isAliveMember', actions: 'emitNodeSuspected' },
     'node.added': { guard: 'canJoin', actions: ['decideGrowth', 'spawnNode', 'startNode', 'adoptPlan'] },
     'node.removed': { guard: 'isMember', actions: ['decideRetirement', 'stopNode', 'forgetNode', 'adoptPlan'] },
@@ -301,6 +317,14 @@ export function liveStatus(context: Pick<SwarmContext, 'aliveCount' | 'planDownC
 function downCause(event: SwarmEvent): DownCause {
   if (event.type === 'node.eject') return 'ejected';
   return event.type === 'node.down' ? (event.cause ?? 'manual') : 'manual';
+}
+
+/** The node actor's own mark an event is, unless it came back from the log; undefined for any other event. */
+function autoMark(event: SwarmEvent): AutoMark | undefined {
+  if (event.type === 'node.eject') return event.logged === true ? undefined : { type: 'node.eject', nodeId: event.nodeId };
+  if (event.type === 'node.down') return event.cause === 'detector' && event.logged !== true ? { type: 'node.down', nodeId: event.nodeId, cause: 'detector' } : undefined;
+  if (event.type === 'node.alive' && event.logged !== true && (event.cause === 'heartbeat' || event.cause === 'probation')) return { type: 'node.alive', nodeId: event.nodeId, cause: event.cause };
+  return undefined;
 }
 
 function withoutMember(set: ReadonlySet<string>, nodeId: string): ReadonlySet<string> {

@@ -1,4 +1,4 @@
-// Provisions the programs the test suite runs besides Node (today Debian's Chromium), so that
+// Provisions the programs the test suite runs besides Node (Debian's Chromium and nats-server), so that
 // `npm test` passes on a fresh machine with nothing installed by hand. `node scripts/test.mjs`
 // calls it before vitest; run it alone with `node scripts/provision.mjs [name...]`.
 //
@@ -33,6 +33,13 @@ export const REQUIREMENTS = [
     binaries: ['chromium', 'chromium-browser', 'google-chrome'],
     places: ['/usr/bin/chromium', '/usr/lib/chromium/chromium'],
     install: ['bash', 'scripts/ensure-chromium.sh'],
+  },
+  {
+    name: 'nats-server',
+    env: 'NATS_SERVER',
+    binaries: ['nats-server'],
+    places: ['/usr/sbin/nats-server', '/usr/bin/nats-server'],
+    install: ['bash', 'scripts/ensure-nats-server.sh'],
   },
 ];
 

@@ -127,6 +127,21 @@ describe('layering', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('keeps src/replication (NATS) above the runtime: no library layer imports it, only it imports @nats-io', () => {
+    const offenders: string[] = [];
+    for (const file of [...tsFiles('src'), ...tsFiles('machines')]) {
+      const path = file.split(sep).join('/');
+      const above = within(path, 'src/replication') || within(path, 'src/serve') || within(path, 'src/cli');
+      for (const spec of importsOf(readFileSync(join(root, file), 'utf8'))) {
+        const to = target(path, spec);
+        if (!above && to !== undefined && within(to, 'src/replication')) offenders.push(`${path} → ${spec} (below replication)`);
+        if (!within(path, 'src/replication') && /^@nats-io\//.test(spec)) offenders.push(`${path} → ${spec} (only src/replication loads NATS)`);
+      }
+    }
+    expect(tsFiles('src/replication').length).toBeGreaterThan(0);
+    expect(offenders).toEqual([]);
+  });
+
   it('holds for the tree: CLI → runtime → machines → core, core pure', () => {
     const files: Record<string, string> = {};
     for (const dir of ['src/core', 'machines', 'src/runtime', 'src/testing']) for (const file of tsFiles(dir)) files[file] = readFileSync(join(root, file), 'utf8');

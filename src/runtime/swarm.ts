@@ -125,6 +125,7 @@ export class Swarm {
         ...(options.idSource !== undefined ? { idSource: options.idSource } : options.seed !== undefined ? { idSeed: options.seed } : { idSource: randomIds }),
         ...(config.failureDetector !== undefined ? { failureDetector: config.failureDetector } : {}),
         ...(config.ejection !== undefined ? { ejection: config.ejection } : {}),
+        ...(options.propose === true ? { propose: true } : {}),
       },
       ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
       ...(isTimerClock(options.clock) ? { clock: options.clock } : {}),

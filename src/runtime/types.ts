@@ -72,6 +72,12 @@ export interface SwarmOptions {
    * and leaves the timers on the host's clock. @defaultValue {@link systemClock}
    */
   readonly clock?: Clock | TimeSource;
+  /**
+   * For a replica of a replicated swarm (`hecate-swarm/replication`, docs/replication.md): the
+   * marks its node actors make on their own (detector, ejection, heartbeat and probation
+   * revivals) are emitted as `node.proposed`, not applied. @defaultValue false
+   */
+  readonly propose?: boolean;
 }
 
 /** A request to the swarm: the routing request, plus which model (the base model by default). */

@@ -49,4 +49,12 @@ describe('scripts/provision.mjs', () => {
     expect(chromium?.env).toBe('CHROMIUM');
     expect(chromium?.install).toEqual(['bash', 'scripts/ensure-chromium.sh']);
   });
+
+  it('provisions nats-server (JetStream, for the replication tests) through Debian\'s package when it is missing', () => {
+    const nats = REQUIREMENTS.find((r) => r.name === 'nats-server');
+    expect(nats?.env).toBe('NATS_SERVER');
+    expect(nats?.places).toContain('/usr/sbin/nats-server');
+    expect(nats?.install).toEqual(['bash', 'scripts/ensure-nats-server.sh']);
+    expect(existsSync('scripts/ensure-nats-server.sh')).toBe(true);
+  });
 });

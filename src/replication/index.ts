@@ -1,0 +1,16 @@
+/**
+ * `hecate-swarm/replication`: several orchestrators, one swarm. Every membership and lifecycle
+ * event goes through the swarm's NATS JetStream stream and every replica applies them in stream
+ * order, so all reach the same plan, ids, rescues and status; heartbeats go over a core NATS
+ * subject to every replica's detector; routing, reservations and telemetry stay each replica's
+ * own (docs/replication.md). Needs the optional peers `@nats-io/transport-node`,
+ * `@nats-io/jetstream` and `@nats-io/kv`.
+ * @packageDocumentation
+ */
+export { connectSwarm, ReplicatedSwarm } from './replicated-swarm.js';
+export type { ConnectSwarmOptions, ReplicationEmitted, ReplicationStats, ReplicationStatus } from './replicated-swarm.js';
+export { ReplicationError } from './replication-error.js';
+export type { ReplicationErrorCode } from './replication-error.js';
+export { swarmDigest } from './digest.js';
+export type { LogEntry, Proposal } from './log-entry.js';
+export type { AutoMark } from '../../machines/swarm-context.js';

@@ -1,0 +1,632 @@
+import { DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerMessages, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { AutoMark, SwarmEmitted } from '../../machines/swarm-context.js';
+import type { NodeProfile, NodeTelemetry, Route } from '../core/types.js';
+import type { SwarmState } from '../core/state.js';
+import { SwarmError } from '../core/errors.js';
+import { systemClock } from '../runtime/clock.js';
+import type { Session } from '../runtime/session.js';
+import type { SessionOptions, StageRunner } from '../runtime/session-types.js';
+import { createSwarm, type Swarm } from '../runtime/swarm.js';
+import type {
+  Clock,
+  Growth,
+  Lease,
+  LeasedRoute,
+  ReleaseOutcome,
+  Rescue,
+  Retirement,
+  Revival,
+  RouteOptions,
+  SwarmConfig,
+  SwarmOptions,
+  SwarmRequest,
+  SwarmStatus,
+  TelemetrySample,
+} from '../runtime/types.js';
+import { swarmDigest } from './digest.js';
+import { decodeEntry, encodeEntry, entryNode, type LogEntry, type Proposal } from './log-entry.js';
+import { ReplicationError } from './replication-error.js';
+
+/**
+ * Where a replica stands with the log: `catching-up` (applying what the stream holds beyond its
+ * last applied sequence; it serves on its last view meanwhile, except at start), `connected`
+ * (caught up, applying as entries come), `disconnected` (cut off from NATS: routing on its last
+ * view, proposals wait or fail), `closed`.
+ */
+export type ReplicationStatus = 'catching-up' | 'connected' | 'disconnected' | 'closed';
+
+/** What a replicated swarm emits besides the Swarm's own events. */
+export type ReplicationEmitted =
+  | { readonly type: 'replication.changed'; readonly status: ReplicationStatus; readonly applied: number }
+  /** One log entry applied (or found a no-op, or refused: `error`), in stream order. */
+  | { readonly type: 'replication.applied'; readonly seq: number; readonly entry: LogEntry; readonly error?: Error };
+
+/** Counters of a replica, for tests and dashboards. */
+export interface ReplicationStats {
+  /** The last stream sequence applied (0 before the genesis). */
+  readonly applied: number;
+  /** Entries applied (each stream sequence once: equal to `applied` when none was lost). */
+  readonly entries: number;
+  /** Messages delivered again for a sequence already applied (after a reconnect), and skipped. */
+  readonly redelivered: number;
+  /** Own marks (detector, ejection, self-revival) dropped as stale: another entry on the node came first. */
+  readonly staleMarks: number;
+  /** Entries that were refused when applied (e.g. a duplicate node), on every replica alike. */
+  readonly refused: number;
+}
+
+/** Options of {@link connectSwarm}. */
+export interface ConnectSwarmOptions {
+  /** NATS server URL(s), e.g. `nats://127.0.0.1:4222`. */
+  readonly servers: string | readonly string[];
+  /** The swarm's name (letters, digits, `-`, `_`): its stream is `HECATE_<name>`, its subjects `hecate.<name>.*`. */
+  readonly swarm: string;
+  /**
+   * The genesis, used only when the swarm's log is new: the profiles, config and id seed every
+   * replica builds from. A log that has one already wins. Without them a replica waits for
+   * another to write the genesis (up to `connectTimeoutMs`).
+   */
+  readonly profiles?: readonly NodeProfile[];
+  readonly config?: SwarmConfig;
+  /** @defaultValue 1 */
+  readonly seed?: number;
+  /** The local Swarm's clock (detector, leases, bans). @defaultValue systemClock */
+  readonly clock?: Clock;
+  /** An XState inspection observer for the local Swarm. */
+  readonly inspect?: SwarmOptions['inspect'];
+  /** This replica's name in proposal ids. @defaultValue a random one */
+  readonly replicaId?: string;
+  /** How long a lifecycle call keeps trying to put its proposal on the log before `Disconnected`. @defaultValue 10000 */
+  readonly proposeTimeoutMs?: number;
+  /** How long connecting may wait for the server, the genesis and catching up. @defaultValue 30000 */
+  readonly connectTimeoutMs?: number;
+  /** After a reconnect, how long heartbeats have to come back before this replica re-proposes its detector's downs. @defaultValue 3000 */
+  readonly reconcileAfterMs?: number;
+  /** The clock of network waits (retries, timeouts, reconciling). @defaultValue systemClock */
+  readonly ioClock?: Clock;
+}
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * Connects a replica of a replicated swarm (docs/replication.md): creates the swarm's JetStream
+ * stream if missing, writes the genesis if the log is new, replays the log into a local Swarm and
+ * resolves once caught up, ready to serve.
+ * @throws {ReplicationError} `InvalidInput`, `NoGenesis` (no genesis within `connectTimeoutMs`), `BadLog`
+ * @example const rs = await connectSwarm({ servers: 'nats://127.0.0.1:4222', swarm: 'demo', profiles, config: swarmConfig(12, 2) });
+ */
+export async function connectSwarm(options: ConnectSwarmOptions): Promise<ReplicatedSwarm> {
+  const issue = optionsIssue(options);
+  if (issue !== undefined) throw new ReplicationError('InvalidInput', issue);
+  const { connect } = await import('@nats-io/transport-node');
+  const servers = typeof options.servers === 'string' ? [options.servers] : [...options.servers];
+  const nc = await connect({ servers, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: options.connectTimeoutMs ?? 30_000 });
+  const rs = new ReplicatedSwarm(nc, options);
+  try {
+    await rs.start();
+  } catch (error) {
+    await rs.close();
+    throw error;
+  }
+  return rs;
+}
+
+function optionsIssue(o: ConnectSwarmOptions): string | undefined {
+  if (o === null || typeof o !== 'object') return 'options must be an object { servers, swarm, profiles?, config?, … }';
+  const servers = typeof o.servers === 'string' ? [o.servers] : o.servers;
+  if (!Array.isArray(servers) || servers.length === 0 || !servers.every((s) => typeof s === 'string')) return 'option "servers" must be a NATS URL or a non-empty array of them';
+  if (typeof o.swarm !== 'string' || !NAME.test(o.swarm)) return `option "swarm" must be 1-64 letters, digits, "-" or "_", got ${String(o.swarm)}`;
+  if ((o.profiles === undefined) !== (o.config === undefined)) return 'options "profiles" and "config" go together: both (a genesis for a new log) or neither';
+  if (o.seed !== undefined && !Number.isInteger(o.seed)) return `option "seed" must be an integer, got ${String(o.seed)}`;
+  if (o.replicaId !== undefined && (typeof o.replicaId !== 'string' || !NAME.test(o.replicaId))) return `option "replicaId" must be 1-64 letters, digits, "-" or "_", got ${String(o.replicaId)}`;
+  for (const key of ['proposeTimeoutMs', 'connectTimeoutMs', 'reconcileAfterMs'] as const) {
+    const v = o[key];
+    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) return `option "${key}" must be a finite number of ms >= 0, got ${String(v)}`;
+  }
+  return undefined;
+}
+
+interface Waiter {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+}
+
+/** A random replica id: 10 base-36 characters from the platform's random source. */
+function randomReplicaId(): string {
+  const bytes = new Uint8Array(8);
+  globalThis.crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => (b % 36).toString(36)).join('');
+}
+
+/**
+ * One orchestrator's replica of a swarm whose membership and lifecycle events go through a
+ * JetStream stream (docs/replication.md). Lifecycle calls propose an entry and resolve once it
+ * came back from the stream and was applied here, in stream order, as on every replica. Routing,
+ * reservations, sessions and telemetry are this replica's own and synchronous, as on a `Swarm`.
+ * Create it with {@link connectSwarm}.
+ */
+export class ReplicatedSwarm {
+  /** This replica's name (the prefix of its proposals' ids). */
+  readonly replicaId: string;
+  /** The swarm's name. */
+  readonly name: string;
+  private readonly stream: string;
+  private readonly logSubject: string;
+  private readonly hbSubject: string;
+  private readonly io: Clock;
+  private readonly options: ConnectSwarmOptions;
+  private js: JetStreamClient | undefined;
+  private jsm: JetStreamManager | undefined;
+  private swarm: Swarm | undefined;
+  private messages: ConsumerMessages | undefined;
+  private heartbeats: Subscription | undefined;
+  private link: ReplicationStatus = 'catching-up';
+  private appliedSeq = 0;
+  private entries = 0;
+  private redelivered = 0;
+  private staleMarks = 0;
+  private refused = 0;
+  private counter = 0;
+  /** The sequence to reach before `catching-up` turns `connected`. */
+  private target = 0;
+  private closed = false;
+  /** Per node: the last sequence of an entry applied on it (the basis own marks are checked against). */
+  private readonly touched = new Map<string, number>();
+  private readonly pending = new Map<string, Waiter>();
+  /** Per node: the last own mark proposed, as `<type>@<basis>`, so one view of a node is proposed once. */
+  private readonly marked = new Map<string, string>();
+  private readonly listeners = new Set<(event: ReplicationEmitted) => void>();
+  private readonly swarmHandlers = new Set<{ type: string; handler: (event: never) => void; off?: () => void }>();
+  private caughtUp: Waiter | undefined;
+  private reconcileTimer: unknown;
+
+  /** @internal use {@link connectSwarm} */
+  constructor(
+    private readonly nc: NatsConnection,
+    options: ConnectSwarmOptions,
+  ) {
+    this.options = options;
+    this.name = options.swarm;
+    this.replicaId = options.replicaId ?? randomReplicaId();
+    this.stream = `HECATE_${options.swarm}`;
+    this.logSubject = `hecate.${options.swarm}.log`;
+    this.hbSubject = `hecate.${options.swarm}.hb`;
+    this.io = options.ioClock ?? systemClock;
+  }
+
+  /** @internal Ensures the stream, writes the genesis if the log is new, catches up. */
+  async start(): Promise<void> {
+    const jsm = (this.jsm = await jetstreamManager(this.nc));
+    this.js = jetstream(this.nc);
+    let last: number;
+    try {
+      last = (await jsm.streams.info(this.stream)).state.last_seq;
+    } catch {
+      await jsm.streams.add({ name: this.stream, subjects: [this.logSubject], storage: StorageType.File, duplicate_window: 120_000_000_000 });
+      last = (await jsm.streams.info(this.stream)).state.last_seq;
+    }
+    if (last === 0 && this.options.profiles !== undefined && this.options.config !== undefined) {
+      const genesis: LogEntry = { v: 1, type: 'swarm.genesis', id: 'genesis', profiles: this.options.profiles.map(plainProfile), config: this.options.config, seed: this.options.seed ?? 1 };
+      try {
+        await this.js.publish(this.logSubject, encodeEntry(genesis), { msgID: 'genesis', expect: { lastSequence: 0 } });
+      } catch {
+        // Another replica wrote the genesis first: the log's wins.
+      }
+    }
+    this.target = Math.max(last, 1);
+    this.heartbeats = this.nc.subscribe(this.hbSubject, { callback: (err, msg) => (err === null ? this.onHeartbeat(msg.string()) : undefined) });
+    void this.watchStatus();
+    const ready = new Promise<void>((resolve, reject) => {
+      this.caughtUp = { resolve: () => resolve(), reject };
+    });
+    void this.consume();
+    const timeoutMs = this.options.connectTimeoutMs ?? 30_000;
+    let timer: unknown;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = this.io.setTimeout(() => {
+        const why = this.swarm === undefined ? `swarm "${this.name}" has no genesis on its log: connect one replica with profiles and config first` : `not caught up with the log (${this.appliedSeq} of ${this.target} applied)`;
+        reject(new ReplicationError(this.swarm === undefined ? 'NoGenesis' : 'Disconnected', `connectSwarm: after ${timeoutMs} ms, ${why}`));
+      }, timeoutMs);
+    });
+    try {
+      await Promise.race([ready, timeout]);
+    } finally {
+      this.io.clearTimeout(timer as never);
+    }
+  }
+
+  // ── the log ──
+
+  /** Applies the stream from the last applied sequence on, for ever: an ordered consumer, recreated after any failure. */
+  private async consume(): Promise<void> {
+    while (!this.closed) {
+      try {
+        const js = this.js as JetStreamClient;
+        const consumer = await js.consumers.get(this.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.appliedSeq + 1 });
+        if (this.closed) return;
+        const messages = (this.messages = await consumer.consume({ max_messages: 512 }));
+        for await (const m of messages) {
+          this.receive(m.seq, m.data, m.info.pending);
+          if (this.closed) return;
+        }
+      } catch (error) {
+        if (this.closed) return;
+        if (error instanceof ReplicationError) {
+          this.caughtUp?.reject(error);
+          return;
+        }
+      }
+      if (!this.closed) await this.sleep(250);
+    }
+  }
+
+  private receive(seq: number, data: Uint8Array, pending: number): void {
+    if (seq <= this.appliedSeq) {
+      this.redelivered++;
+      return;
+    }
+    let entry: LogEntry;
+    try {
+      entry = decodeEntry(data, seq);
+    } catch (error) {
+      if (this.swarm === undefined) throw error;
+      // Bytes no replica writes: every replica skips them alike.
+      this.appliedSeq = seq;
+      this.refused++;
+      return;
+    }
+    if (this.swarm === undefined) {
+      if (entry.type !== 'swarm.genesis') throw new ReplicationError('BadLog', `log entry ${seq} of swarm "${this.name}" comes before any genesis (${entry.type})`);
+      this.genesis(entry);
+    } else {
+      this.apply(seq, entry);
+    }
+    this.appliedSeq = seq;
+    this.entries++;
+    if (this.link === 'catching-up' && (pending === 0 || seq >= this.target)) this.setState('connected');
+  }
+
+  private genesis(entry: Extract<LogEntry, { type: 'swarm.genesis' }>): void {
+    const swarm = createSwarm(entry.profiles, entry.config, {
+      seed: entry.seed,
+      propose: true,
+      ...(this.options.clock !== undefined ? { clock: this.options.clock } : {}),
+      ...(this.options.inspect !== undefined ? { inspect: this.options.inspect } : {}),
+    });
+    this.swarm = swarm;
+    swarm.on('node.proposed', (e) => this.proposeMark(e.mark));
+    for (const h of this.swarmHandlers) h.off = swarm.on(h.type as never, h.handler as never);
+  }
+
+  /** Applies one entry through the local Swarm; settles the proposer's call if it is this replica's. */
+  private apply(seq: number, entry: LogEntry): void {
+    const swarm = this.swarm as Swarm;
+    const waiter = this.pending.get(entry.id);
+    this.pending.delete(entry.id);
+    const nodeId = entryNode(entry);
+    let result: unknown;
+    let error: Error | undefined;
+    try {
+      switch (entry.type) {
+        case 'swarm.genesis':
+          throw new ReplicationError('BadLog', `log entry ${seq}: a second genesis`);
+        case 'node.added':
+          result = swarm.addNode(entry.profile);
+          break;
+        case 'node.removed':
+          result = swarm.removeNode(entry.nodeId);
+          break;
+        case 'node.down':
+          result = swarm.markDown(entry.nodeId);
+          break;
+        case 'node.alive':
+          result = swarm.markAlive(entry.nodeId);
+          break;
+        case 'node.mark':
+          if ((this.touched.get(entry.mark.nodeId) ?? 0) !== entry.basis) {
+            // Decided on an older view of the node: another entry on it came first. Dropped alike everywhere.
+            if (entry.id.startsWith(`${this.replicaId}.`)) {
+              this.staleMarks++;
+              this.reconcile(entry.mark.nodeId);
+            }
+            this.emit({ type: 'replication.applied', seq, entry });
+            return;
+          }
+          swarm.actor.send({ ...entry.mark, logged: true });
+          break;
+      }
+    } catch (e) {
+      error = e instanceof Error ? e : new Error(String(e));
+      this.refused++;
+    }
+    if (nodeId !== undefined) this.touched.set(nodeId, seq);
+    if (waiter !== undefined) {
+      if (error !== undefined) waiter.reject(error);
+      else waiter.resolve(result);
+    }
+    this.emit(error !== undefined ? { type: 'replication.applied', seq, entry, error } : { type: 'replication.applied', seq, entry });
+  }
+
+  /** Puts a proposal on the log, retrying (same `Nats-Msg-Id`: the stream keeps one) until the deadline. */
+  private async publish(entry: LogEntry, timeoutMs: number): Promise<void> {
+    const js = this.js as JetStreamClient;
+    const deadline = this.io.now() + timeoutMs;
+    const data = encodeEntry(entry);
+    for (;;) {
+      if (this.closed) throw new ReplicationError('Closed', `replica "${this.replicaId}" of swarm "${this.name}" is closed`);
+      try {
+        await js.publish(this.logSubject, data, { msgID: entry.id, timeout: Math.max(Math.min(2000, deadline - this.io.now()), 100) });
+        return;
+      } catch (cause) {
+        if (this.io.now() >= deadline) {
+          throw new ReplicationError('Disconnected', `proposal ${entry.id} (${entry.type}) did not reach the log of swarm "${this.name}" within ${timeoutMs} ms`, { cause });
+        }
+        await this.sleep(200);
+      }
+    }
+  }
+
+  /** Proposes a lifecycle entry; resolves with what applying it here returned, once it came back from the log. */
+  private propose<T>(proposal: Proposal): Promise<T> {
+    if (this.closed) return Promise.reject(new ReplicationError('Closed', `replica "${this.replicaId}" of swarm "${this.name}" is closed`));
+    const entry = { v: 1, ...proposal, id: `${this.replicaId}.${++this.counter}` } as LogEntry;
+    const applied = new Promise<T>((resolve, reject) => this.pending.set(entry.id, { resolve: resolve as (v: unknown) => void, reject }));
+    this.publish(entry, this.options.proposeTimeoutMs ?? 10_000).catch((error: Error) => {
+      const waiter = this.pending.get(entry.id);
+      this.pending.delete(entry.id);
+      waiter?.reject(error);
+    });
+    return applied;
+  }
+
+  /**
+   * A mark the local node actors made: proposed once, on the node's history as applied here, and
+   * only while connected (a cut-off replica's detector sees no heartbeats: its downs are not news).
+   */
+  private proposeMark(mark: AutoMark): void {
+    if (this.link !== 'connected' || this.closed) return;
+    const basis = this.touched.get(mark.nodeId) ?? 0;
+    const key = `${mark.type}@${basis}`;
+    if (this.marked.get(mark.nodeId) === key) return; // proposed already on this view of the node
+    this.marked.set(mark.nodeId, key);
+    const entry: LogEntry = { v: 1, type: 'node.mark', id: `${this.replicaId}.${++this.counter}`, mark, basis };
+    this.publish(entry, 2000).catch(() => {
+      // Lost with the connection: reconciled after the reconnect.
+      if (this.marked.get(mark.nodeId) === key) this.marked.delete(mark.nodeId);
+    });
+  }
+
+  /** Re-proposes what the node's actor here says and the swarm has not applied: a detector down, a revival. */
+  private reconcile(nodeId: string): void {
+    const swarm = this.swarm;
+    if (swarm === undefined || this.link !== 'connected') return;
+    const context = swarm.actor.getSnapshot().context;
+    const member = context.members.get(nodeId);
+    if (member === undefined) return;
+    const alive = context.alive[member.slot] === 1;
+    const node = member.ref.getSnapshot();
+    if (alive && node.matches({ down: 'detected' })) this.proposeMark({ type: 'node.down', nodeId, cause: 'detector' });
+    else if (!alive && context.detected.has(nodeId) && node.matches('alive')) this.proposeMark({ type: 'node.alive', nodeId, cause: 'heartbeat' });
+    else if (!alive && context.ejected.has(nodeId) && node.matches('alive')) this.proposeMark({ type: 'node.alive', nodeId, cause: 'probation' });
+  }
+
+  // ── connection ──
+
+  private async watchStatus(): Promise<void> {
+    for await (const s of this.nc.status()) {
+      if (this.closed) return;
+      if (s.type === 'disconnect') this.setState('disconnected');
+      else if (s.type === 'reconnect') void this.rejoin();
+    }
+  }
+
+  /** Back on NATS: catch up to the stream's end, then, once heartbeats had time to return, reconcile every node. */
+  private async rejoin(): Promise<void> {
+    this.setState('catching-up');
+    try {
+      const last = (await (this.jsm as JetStreamManager).streams.info(this.stream)).state.last_seq;
+      this.target = last;
+      if (this.appliedSeq >= last && this.link === 'catching-up') this.setState('connected');
+    } catch {
+      // The consumer's next message or the next reconnect settles it.
+    }
+    this.io.clearTimeout(this.reconcileTimer as never);
+    this.reconcileTimer = this.io.setTimeout(() => {
+      const swarm = this.swarm;
+      if (swarm === undefined || this.closed) return;
+      for (const id of swarm.actor.getSnapshot().context.members.keys()) this.reconcile(id);
+    }, this.options.reconcileAfterMs ?? 3000);
+  }
+
+  private setState(state: ReplicationStatus): void {
+    if (this.link === state || this.link === 'closed') return;
+    this.link = state;
+    if (state === 'connected' && this.caughtUp !== undefined && this.swarm !== undefined) {
+      this.caughtUp.resolve(undefined);
+      this.caughtUp = undefined;
+    }
+    this.emit({ type: 'replication.changed', status: state, applied: this.appliedSeq });
+  }
+
+  private emit(event: ReplicationEmitted): void {
+    for (const l of this.listeners) l(event);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.io.setTimeout(() => resolve(), ms));
+  }
+
+  private onHeartbeat(nodeId: string): void {
+    const swarm = this.swarm;
+    if (swarm === undefined || this.closed || !swarm.actor.getSnapshot().context.members.has(nodeId)) return;
+    try {
+      swarm.heartbeat(nodeId);
+    } catch {
+      // Stopped meanwhile, or a clock without timers: nothing to detect with.
+      return;
+    }
+    // Down by a detector (another replica's, or this one's before it last heard) yet heard now:
+    // the local node actor, watching, will not report a revival itself; propose it.
+    const context = swarm.actor.getSnapshot().context;
+    if (context.detected.has(nodeId)) this.reconcile(nodeId);
+  }
+
+  private local(): Swarm {
+    if (this.swarm === undefined || this.closed) throw new SwarmError('Stopped', `replica "${this.replicaId}" of swarm "${this.name}" is ${this.closed ? 'closed' : 'not connected yet'}`);
+    return this.swarm;
+  }
+
+  // ── the public surface ──
+
+  /** Where this replica stands with the log. */
+  replication(): ReplicationStatus {
+    return this.link;
+  }
+
+  /** This replica's counters: the last applied sequence, entries applied, redeliveries skipped, stale marks, refusals. */
+  stats(): ReplicationStats {
+    return { applied: this.appliedSeq, entries: this.entries, redelivered: this.redelivered, staleMarks: this.staleMarks, refused: this.refused };
+  }
+
+  /**
+   * A stable hash of the plan, the status and every member's liveness: equal on replicas that
+   * applied the same entries.
+   */
+  digest(): string {
+    return swarmDigest(this.local());
+  }
+
+  /**
+   * The local Swarm, for reading and routing (it is what `route` and `session` use). Never call its
+   * lifecycle methods: a change made there is not on the log, and this replica would diverge.
+   */
+  get swarmReplica(): Swarm {
+    return this.local();
+  }
+
+  /** Marks a node down through the log; resolves with the rescue as applied here. @throws {ReplicationError} `Disconnected`, `Closed`; the Swarm's errors */
+  markDown(nodeId: string): Promise<Rescue> {
+    return this.propose({ type: 'node.down', nodeId });
+  }
+
+  /** Marks a node alive through the log. */
+  markAlive(nodeId: string): Promise<Revival> {
+    return this.propose({ type: 'node.alive', nodeId });
+  }
+
+  /** Adds a node through the log; resolves with the growth as applied here (the same on every replica). */
+  addNode(profile: NodeProfile): Promise<Growth> {
+    return this.propose({ type: 'node.added', profile: plainProfile(profile) });
+  }
+
+  /** Retires a node through the log. */
+  removeNode(nodeId: string): Promise<Retirement> {
+    return this.propose({ type: 'node.removed', nodeId });
+  }
+
+  /**
+   * A heartbeat of a node, published on the core NATS subject `hecate.<swarm>.hb`: every replica's
+   * detector gets it (this one too, when it comes back). Not durable: a heartbeat is only news now.
+   * @throws {SwarmError} `UnknownNode` for a node this replica does not know, `Stopped`
+   */
+  heartbeat(nodeId: string): void {
+    const swarm = this.local();
+    if (!swarm.actor.getSnapshot().context.members.has(nodeId)) {
+      throw new SwarmError('UnknownNode', `heartbeat of unknown node "${String(nodeId)}" on replica "${this.replicaId}" of swarm "${this.name}"`);
+    }
+    this.nc.publish(this.hbSubject, nodeId);
+  }
+
+  /** Routes on this replica's view (synchronous, local; see `Swarm.route`). */
+  route(request?: SwarmRequest): Route;
+  route(request: SwarmRequest | undefined, options: RouteOptions & { reserve: true }): LeasedRoute;
+  route(request?: SwarmRequest, options?: RouteOptions): Route | LeasedRoute;
+  route(request?: SwarmRequest, options?: RouteOptions): Route | LeasedRoute {
+    return this.local().route(request, options);
+  }
+
+  /** Ends a reservation made on this replica (local). */
+  release(lease: Lease | string, outcome?: ReleaseOutcome): void {
+    this.local().release(lease, outcome);
+  }
+
+  /** Reservations in flight on this replica (local: replicas do not share them). */
+  inFlight(): number {
+    return this.local().inFlight();
+  }
+
+  /** Telemetry into this replica's own EWMAs (local). */
+  report(nodeId: string, sample: TelemetrySample): NodeTelemetry {
+    return this.local().report(nodeId, sample);
+  }
+
+  /** A session on this replica (local). */
+  session<T>(request: SwarmRequest, runStage: StageRunner<T>, options?: SessionOptions): Session<T> {
+    return this.local().session(request, runStage, options);
+  }
+
+  /** One-step session on this replica (local). */
+  execute<T>(request: SwarmRequest, input: T, runStage: StageRunner<T>, options?: SessionOptions): Promise<T> {
+    return this.local().execute(request, input, runStage, options);
+  }
+
+  status(): SwarmStatus {
+    return this.local().status();
+  }
+
+  state(): SwarmState {
+    return this.local().state();
+  }
+
+  /**
+   * Listens to the local Swarm's events (as `Swarm.on`; they fire when an entry is applied here)
+   * and to `replication.changed` / `replication.applied`. Returns the unsubscribe.
+   */
+  on<T extends ReplicationEmitted['type']>(type: T, handler: (event: Extract<ReplicationEmitted, { type: T }>) => void): () => void;
+  on<T extends SwarmEmitted['type'] | '*'>(type: T, handler: (event: T extends '*' ? SwarmEmitted : Extract<SwarmEmitted, { type: T }>) => void): () => void;
+  on(type: string, handler: (event: never) => void): () => void {
+    if (type === 'replication.changed' || type === 'replication.applied') {
+      const l = (e: ReplicationEmitted) => {
+        if (e.type === type) (handler as (e: ReplicationEmitted) => void)(e);
+      };
+      this.listeners.add(l);
+      return () => this.listeners.delete(l);
+    }
+    const h: { type: string; handler: (event: never) => void; off?: () => void } = { type, handler };
+    this.swarmHandlers.add(h);
+    if (this.swarm !== undefined) h.off = this.swarm.on(type as never, handler as never);
+    return () => {
+      this.swarmHandlers.delete(h);
+      h.off?.();
+    };
+  }
+
+  /** Leaves: stops applying, rejects pending calls with `Closed`, stops the local Swarm, closes the connection. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.setState('closed');
+    this.closed = true;
+    this.io.clearTimeout(this.reconcileTimer as never);
+    const closedError = () => new ReplicationError('Closed', `replica "${this.replicaId}" of swarm "${this.name}" closed before the entry came back`);
+    for (const w of this.pending.values()) w.reject(closedError());
+    this.pending.clear();
+    this.caughtUp?.reject(new ReplicationError('Closed', `replica "${this.replicaId}" closed while connecting`));
+    this.caughtUp = undefined;
+    this.heartbeats?.unsubscribe();
+    try {
+      await this.messages?.close();
+    } catch {
+      // already gone with the connection
+    }
+    this.swarm?.stop();
+    await this.nc.close();
+  }
+}
+
+/** A profile as plain JSON data. */
+function plainProfile(profile: NodeProfile): NodeProfile {
+  if (profile === null || typeof profile !== 'object') return profile;
+  const { id, memoryGb, score, latencyMs } = profile;
+  return { id, memoryGb, ...(score !== undefined ? { score } : {}), ...(latencyMs !== undefined ? { latencyMs } : {}) };
+}
