@@ -1,16 +1,16 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idToKey, keyToId, openAgentDirectory, type DirectoryEntry } from '../../src/serve/agent-directory.js';
-import { startNatsServer, type NatsServer } from './nats-server.js';
+import { NatsServer } from '../replication/nats-server.js';
 
 let server: NatsServer;
 const connections: NatsConnection[] = [];
 beforeAll(async () => {
-  server = await startNatsServer();
+  server = await NatsServer.start();
 });
 afterAll(async () => {
   for (const nc of connections) await nc.close();
-  await server.stop();
+  await server.dispose();
 });
 
 const open = async (swarm: string) => {

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { expectedDigest } from '../../src/serve/stage-work.js';
-import { startNatsServer, type NatsServer } from './nats-server.js';
+import { NatsServer } from '../replication/nats-server.js';
 import { collectEvents, parseMetrics, startCli, stopAll, waitFor, type Child, type ReceivedEvent } from './processes.js';
 
 const LAYERS = 12;
@@ -223,12 +223,12 @@ const replicatedTopology = join(dir, 'replicated-topology.json');
 writeFileSync(replicatedTopology, JSON.stringify({ models: [{ id: 'base', kind: 'base', layers: REPLICATED.layers, pipelines: 3 }], nodes: replicatedNodes }));
 let nats: NatsServer | undefined;
 afterAll(async () => {
-  await nats?.stop();
+  await nats?.dispose();
 });
 
 describe('two hecate-node serve on one swarm (NATS), one of them killed', () => {
   it('loses exactly the sessions in flight on the killed orchestrator; clients retry on the other and every session completes', async () => {
-    nats = await startNatsServer();
+    nats = await NatsServer.start();
     const serveArgs = ['serve', '--port', '0', '--topology', replicatedTopology, '--nats', nats.url, '--swarm', 'chaos'];
     const [a, b] = await Promise.all([
       startCli('serve A', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/),

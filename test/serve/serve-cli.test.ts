@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../cli/run-cli.js';
-import { freePort } from './nats-server.js';
+import { freePort } from '../replication/nats-server.js';
 
 describe('hecate-node serve / agent flags', () => {
   it.each([
