@@ -209,15 +209,17 @@ describe('hecate-node serve with 8 agents under chaos', () => {
 
 /**
  * The replicated variant (docs/serve.md, "Several orchestrators"): a real nats-server, two
- * `serve` processes on one swarm (`--nats --swarm`), 6 agents each given both orchestrators (half
- * of them the one, half the other first). An agent SIGKILLed at 2 s must be taken down on both
- * orchestrators, once each, by the one log. At 8 s orchestrator A is frozen (SIGSTOP: nothing more
- * leaves it), the client's requests still open on A are counted once no answer has come from it
- * for 300 ms, and A is SIGKILLed. The client retries a request whose orchestrator cannot be reached
- * on the other one (a new session). Sessions lost must be exactly those in flight on A at the kill;
- * every session completes with the faultless digest; the agents that talked to A move to B.
+ * `serve` processes on one swarm (`--nats --swarm`, started together: they race for the genesis),
+ * 6 agents each given both orchestrators (half of them A first, half B first), 300 sessions over
+ * 20 s sent alternately to A and B. An agent SIGKILLed at 2 s must get the same downs and revivals
+ * on both orchestrators, in the same order (one log). From 8 s, once at least 3 sessions are open
+ * on A, A is frozen (SIGSTOP: nothing more leaves it), its open requests are counted once no
+ * answer has come from it for 300 ms, and it is SIGKILLed. The client retries a request whose
+ * orchestrator cannot be reached on the other one (a new session). Sessions lost must be exactly
+ * those in flight on A at the kill; every session completes with the faultless digest; the agents
+ * that talked to A move to B, which hears them all; /metrics of B counts what B answered.
  */
-const REPLICATED = { layers: 12, sessions: 200, loadMs: 20_000, maxConcurrent: 32, agentKillAt: 2000, orchestratorKillAt: 8000, quietMs: 300 };
+const REPLICATED = { layers: 12, sessions: 300, loadMs: 20_000, maxConcurrent: 32, agentKillAt: 2000, orchestratorKillAt: 8000, inflightAtKill: 3, quietMs: 300 };
 const replicatedNodes = [1, 2, 1.5, 2.5, 1, 2].map((score, i) => ({ id: `r${i + 1}`, memoryGb: 6, score }));
 const replicatedTopology = join(dir, 'replicated-topology.json');
 writeFileSync(replicatedTopology, JSON.stringify({ models: [{ id: 'base', kind: 'base', layers: REPLICATED.layers, pipelines: 3 }], nodes: replicatedNodes }));
@@ -266,7 +268,7 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
     let running = 0;
     const call = async (session: number, on: 0 | 1): Promise<Attempt> => {
       const prompt = `replicated session ${session}`;
-      const steps = 4 + (session % 5);
+      const steps = 8 + (session % 9);
       const attempt: Attempt = { session, on, startedAt: Date.now() };
       attempts.push(attempt);
       inflight[on].add(attempt);
@@ -318,6 +320,7 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
 
     // 2. Orchestrator A frozen, its open requests counted once it has been quiet, then killed.
     await sleep(loadStart + REPLICATED.orchestratorKillAt - Date.now());
+    await waitFor(`${REPLICATED.inflightAtKill} sessions in flight on A`, () => (inflight[0].size >= REPLICATED.inflightAtKill ? true : undefined), 10_000, 5);
     const stoppedAt = Date.now();
     a.child.process.kill('SIGSTOP');
     await waitFor('A quiet', () => (Date.now() - Math.max(stoppedAt, lastAnswer[0] ?? 0) >= REPLICATED.quietMs ? true : undefined), 10_000, 20);
@@ -365,14 +368,33 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
     expect(end.nodes.filter((n) => n.state === 'alive').every((n) => n.lastHeartbeatAgoMs !== null && n.lastHeartbeatAgoMs < 2500)).toBe(true);
     expect(eventsOn[1].filter((e) => e.type === 'node.down' && e.data['nodeId'] !== victim).map((e) => e.data['nodeId']), 'other downs on B').toEqual([]);
 
+    // A restarted (a new process, a new port): it replays the log, loads the directory, and shows
+    // what B shows — the same plan, every agent in the same state — without taking a live one down.
+    const restartedAt = Date.now();
+    const again = await startCli('serve A again', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    const caughtUpMs = Date.now() - restartedAt;
+    const states = (s: Status) => s.nodes.map((n) => `${n.id}:${n.state}`).join(' ');
+    const [sa, sb] = await Promise.all([status(again.match), status(urls[1])]);
+    expect(planOf(sa), 'the restarted A plans as B').toBe(planOf(sb));
+    expect(sa.status).toBe(sb.status);
+    // Agents' states, once no suspicion of a late heartbeat on a busy machine is in the way.
+    await waitFor(async () => `the restarted A to see the agents as B: ${states(await status(again.match))} vs ${states(await status(urls[1]))}`, async () => {
+      const [x, y] = await Promise.all([status(again.match), status(urls[1])]);
+      return states(x) === states(y) ? true : undefined;
+    }, 5000);
+    await sleep(1000);
+    expect(eventsOn[1].filter((e) => e.type === 'node.down' && (e.data['at'] as number) >= restartedAt).map((e) => e.data['nodeId']), 'downs on B after A restarted').toEqual([]);
+
     const retried = attempts.filter((x) => x.on === 1 && attempts.some((y) => y.on === 0 && y.session === x.session));
     console.log(
       `chaos (2 orchestrators): ${REPLICATED.sessions} sessions in ${((Date.now() - loadStart) / 1000).toFixed(1)} s, all right; ` +
         `A killed ${((killedAt - loadStart) / 1000).toFixed(1)} s in with ${inflightAtKill.size} sessions in flight on it: ${lost.length} lost, ` +
         `${refused.length} refused after its death, ${retried.length} retried on B, all completed; ` +
-        `agent ${victim} down on A (${String(downA[0]?.data['cause'])}) and B (${String(downB[0]?.data['cause'])}) ${(downB[0]?.data['at'] as number) - agentKilledAt} ms after its kill; its lifecycle on A ${onA.join(' ')}, on B ${onB.join(' ')}`,
+        `agent ${victim} down on A (${String(downA[0]?.data['cause'])}) and B (${String(downB[0]?.data['cause'])}) ${(downB[0]?.data['at'] as number) - agentKilledAt} ms after its kill; its lifecycle on A ${onA.join(' ')}, on B ${onB.join(' ')}; A restarted and serving ${caughtUpMs} ms after its start, same plan and agents as B`,
     );
-    b.child.process.kill('SIGTERM');
-    expect(await b.child.exited).toBe('exit 0');
+    for (const o of [again, b]) {
+      o.child.process.kill('SIGTERM');
+      expect(await o.child.exited).toBe('exit 0');
+    }
   }, 120_000);
 });
