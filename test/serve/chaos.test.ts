@@ -378,8 +378,10 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
     expect(planOf(sa), 'the restarted A plans as B').toBe(planOf(sb));
     expect(sa.status).toBe(sb.status);
     // Agents' states, once no suspicion of a late heartbeat on a busy machine is in the way.
-    await waitFor(async () => `the restarted A to see the agents as B: ${states(await status(again.match))} vs ${states(await status(urls[1]))}`, async () => {
+    let seen = '';
+    await waitFor(() => `the restarted A to see the agents as B: ${seen}`, async () => {
       const [x, y] = await Promise.all([status(again.match), status(urls[1])]);
+      seen = `${states(x)} vs ${states(y)}`;
       return states(x) === states(y) ? true : undefined;
     }, 5000);
     await sleep(1000);
