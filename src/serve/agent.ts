@@ -131,7 +131,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
         const text = await response.text();
         if (response.status >= 400 && response.status < 500) throw new Error(`the orchestrator refused the join: ${response.status} ${text}`);
         log(`join: ${response.status} ${text}; retrying`);
-        // A replica that is not serving yet (catching up, cut off) answers 503: try another.
+        // A replica cut off from its swarm's log answers 503: try another.
         failOver(to, 'join');
       } catch (error) {
         if (error instanceof Error && error.message.startsWith('the orchestrator refused')) throw error;
@@ -151,6 +151,11 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     try {
       const response = await post(to, `/v1/nodes/${encodeURIComponent(options.id)}/heartbeat`, {}, heartbeatMs * 2);
       await response.arrayBuffer();
+      // 503: it cannot serve (a replica cut off from its swarm's log): the next one, at once.
+      if (response.status === 503 && failOver(to, 'heartbeat')) {
+        if (!retry) void beat(true);
+        return;
+      }
       // 404: the orchestrator does not know us (it restarted, or we left): join again.
       if (response.status === 404) {
         rejoining = true;

@@ -12,6 +12,7 @@ import type { Swarm } from '../runtime/swarm.js';
 import type { Clock, SwarmConfig } from '../runtime/types.js';
 import { openAgentDirectory, type AgentDirectory, type DirectoryEntry } from './agent-directory.js';
 import type { Membership } from './membership.js';
+import { ServeError } from './serve-error.js';
 
 /** Options of {@link startReplica}. */
 export interface ReplicaOptions {
@@ -45,7 +46,7 @@ export interface Replica {
  * and loads the agent directory; resolves once both are current, ready to serve.
  */
 export async function startReplica(options: ReplicaOptions): Promise<Replica> {
-  const { connectSwarm } = await import('../replication/index.js');
+  const { connectSwarm, ReplicationError } = await import('../replication/index.js');
   const { connect } = await import('@nats-io/transport-node');
   const rs: ReplicatedSwarm = await connectSwarm({ servers: options.servers, swarm: options.swarm, profiles: options.nodes, config: options.config, clock: options.clock });
   let nc: NatsConnection | undefined;
@@ -64,16 +65,27 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     throw error;
   }
   const connection = nc;
+  // A proposal that cannot reach the log (cut off from NATS) is a 503 the agent moves on from.
+  const viaLog = async <T>(call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (error) {
+      if (error instanceof ReplicationError && (error.code === 'Disconnected' || error.code === 'Closed')) {
+        throw new ServeError('Disconnected', 503, `this orchestrator cannot reach the log of swarm "${options.swarm}": ${error.message}`, { cause: error });
+      }
+      throw error;
+    }
+  };
   const membership: Membership = {
-    addNode: async (profile) => (await rs.addNode(profile)).role,
+    addNode: async (profile) => (await viaLog(() => rs.addNode(profile))).role,
     removeNode: async (nodeId) => {
-      await rs.removeNode(nodeId);
+      await viaLog(() => rs.removeNode(nodeId));
     },
     markDown: async (nodeId) => {
-      await rs.markDown(nodeId);
+      await viaLog(() => rs.markDown(nodeId));
     },
     markAlive: async (nodeId) => {
-      await rs.markAlive(nodeId);
+      await viaLog(() => rs.markAlive(nodeId));
     },
     heartbeat: (nodeId) => rs.heartbeat(nodeId),
   };
