@@ -48,6 +48,15 @@ export interface NodeInput {
   readonly phi?: PhiOptions;
   /** Passive ejection settings. @defaultValue see `DEFAULT_EJECTION` */
   readonly ejection?: EjectionOptions;
+  /** Its ejection record, when restored from a persisted swarm (docs/persistence.md). @defaultValue none */
+  readonly record?: NodeRecord;
+}
+
+/** A node's ejection record: what `Swarm.persist` keeps of a node actor besides its liveness. */
+export interface NodeRecord {
+  readonly failures: number;
+  readonly ejections: number;
+  readonly probation: boolean;
 }
 
 /** Why a node went down: the orchestrator said so, the failure detector, or passive ejection. */
@@ -69,7 +78,7 @@ export type NodeEvent =
   | { readonly type: 'node.seen'; readonly at: number }
   /** How a request it served ended. */
   | { readonly type: 'node.outcome'; readonly ok: boolean }
-  /** From the Swarm: down (`manual` when no cause is given; the echo of its own report otherwise). */
+  /** From the Swarm: down (`manual` when no cause is given; `detector` from another replica's detector or a restore; the echo of its own report otherwise). */
   | { readonly type: 'node.down'; readonly cause?: DownCause }
   | { readonly type: 'node.alive' }
   | { readonly type: 'node.retire' };
@@ -222,6 +231,7 @@ export const nodeMachine = setup({
     failureEjects: ({ context, event }) =>
       event.type === 'node.outcome' && !event.ok && shouldEject(Math.min(context.failures + 1, context.ejection.consecutiveFailures), context.probation, context.ejection),
     manualCause: ({ event }) => event.type === 'node.down' && (event.cause ?? 'manual') === 'manual',
+    detectorCause: ({ event }) => event.type === 'node.down' && event.cause === 'detector',
     ejectedCause: ({ event }) => event.type === 'node.down' && event.cause === 'ejected',
   },
   delays: {
@@ -257,9 +267,9 @@ export const nodeMachine = setup({
     },
     phi: sharedPhi(input.phi),
     ejection: sharedEjection(input.ejection),
-    failures: 0,
-    ejections: 0,
-    probation: false,
+    failures: input.record?.failures ?? 0,
+    ejections: input.record?.ejections ?? 0,
+    probation: input.record?.probation ?? false,
   }),
   initial: 'alive',
   states: {
@@ -276,6 +286,8 @@ export const nodeMachine = setup({
         'node.down': [
           { guard: 'ejectedCause', target: 'down.ejected' },
           { guard: 'manualCause', target: 'down.manual' },
+          // Another replica's detector, or a restored swarm: down as if its own detector said so.
+          { guard: 'detectorCause', target: 'down.detected' },
         ],
         'node.retire': { target: 'retired' },
       },
@@ -319,7 +331,11 @@ export const nodeMachine = setup({
           entry: 'tellDetectedDown',
           on: {
             'node.heartbeat': { target: '#node.alive.watching', actions: ['recordHeartbeat', 'tellBackByHeartbeat'] },
-            'node.seen': { target: '#node.alive.watching', actions: 'tellBackByHeartbeat' },
+            // Watched again only if heartbeats ever came: a replica's or a restored detector down may have none.
+            'node.seen': [
+              { guard: 'monitored', target: '#node.alive.watching', actions: 'tellBackByHeartbeat' },
+              { target: '#node.alive.unmonitored', actions: 'tellBackByHeartbeat' },
+            ],
             'node.down': { guard: 'manualCause', target: 'manual' },
           },
         },

@@ -5,7 +5,7 @@ import type { GrowthRole, IdSource, NodeProfile, NodeStates, NodeTelemetry, Pipe
 import { profileIssues } from '../src/core/validate.js';
 import type { EjectionOptions, ResolvedEjectionOptions } from '../src/core/ejection.js';
 import type { PhiOptions } from '../src/core/phi.js';
-import type { AliveCause, DownCause, nodeMachine } from './node.machine.js';
+import type { AliveCause, DownCause, NodeRecord, nodeMachine } from './node.machine.js';
 
 /**
  * The Swarm statechart's data: what it is created with, its context, its events and what it
@@ -90,6 +90,18 @@ export interface SwarmInput {
    * @defaultValue false
    */
   readonly propose?: boolean;
+  /** A persisted swarm's state to continue from (`Swarm.persist`; docs/persistence.md); `idSeed` carries its id counter. */
+  readonly restore?: SwarmRestore;
+}
+
+/** What a restored Swarm starts with besides its plan, members and id counter. */
+export interface SwarmRestore {
+  /** The members that are down, and why; every other member is alive. */
+  readonly down: ReadonlyMap<string, DownCause>;
+  /** Node actors' ejection records (a member absent here has none). */
+  readonly records: ReadonlyMap<string, NodeRecord>;
+  /** The last decision taken. */
+  readonly outcome: SwarmOutcome | undefined;
 }
 
 /** One member of the swarm: its profile, its slot in `alive`, its actor. */

@@ -6,9 +6,9 @@ import { declaredTelemetry, planNodeIds } from '../src/core/state.js';
 import { planGrowth, planRetirement } from '../src/core/telomerase.js';
 import type { IdSource, NodeProfile, NodeStates, NodeTelemetry, SwarmPlan } from '../src/core/types.js';
 import { validatePlan } from '../src/core/validate.js';
-import { nodeMachine, type DownCause } from './node.machine.js';
+import { nodeMachine, type DownCause, type NodeRecord } from './node.machine.js';
 import { computeRescue } from './rescue.js';
-import { entryOf, isAliveIn, isMember, joinIssue, livenessView, type AutoMark, type LiveStatus, type Member, type NodeActorRef, type SwarmContext, type SwarmEmitted, type SwarmEvent, type SwarmInput } from './swarm-context.js';
+import { entryOf, isAliveIn, isMember, joinIssue, livenessView, type AutoMark, type LiveStatus, type Member, type NodeActorRef, type SwarmContext, type SwarmEmitted, type SwarmEvent, type SwarmInput, type SwarmRestore } from './swarm-context.js';
 
 export * from './swarm-context.js';
 export { computeRescue } from './rescue.js';
@@ -176,6 +176,13 @@ export const swarmMachine = setup({
     startNodes: ({ context }) => {
       for (const m of context.members.values()) m.ref.start();
     },
+    /** A member down from the start (restored, or `alive: false` in the input) tells its actor why. */
+    tellDownAtStart: enqueueActions(({ context, enqueue }) => {
+      if (context.aliveCount === context.members.size) return;
+      for (const [id, m] of context.members) {
+        if (context.alive[m.slot] === 0) enqueue.sendTo(m.ref, { type: 'node.down', cause: context.detected.has(id) ? 'detector' : context.ejected.has(id) ? 'ejected' : 'manual' });
+      }
+    }),
     // One pass, O(N); stopped rather than retired, for the reason given at `stopNode`.
     stopNodes: enqueueActions(({ context, enqueue }) => {
       for (const m of context.members.values()) enqueue.stopChild(m.ref);
@@ -213,10 +220,15 @@ export const swarmMachine = setup({
     // Node actors live in this keyed collection, in the Swarm's actor system (so inspection sees
     // them) but not in its snapshot's children: xstate 5.33 spawns and stops children in O(N²).
     const detection = { failureDetector: input.failureDetector, ejection: resolveEjectionOptions(input.ejection) };
+    const restore = input.restore;
     input.profiles.forEach((p, i) => {
       const profile = deepFreeze({ ...p });
-      members.set(p.id, { profile, slot: i, ref: createNodeActor(self, profile, alpha, detection) });
-      if (entryOf(telemetry, p.id)?.alive !== false) {
+      const cause = restore?.down.get(p.id);
+      let record = restore?.records.get(p.id);
+      // Its `node.down` at start re-enters the ban, which counts one more ejection.
+      if (cause === 'ejected' && record !== undefined) record = { ...record, ejections: Math.max(record.ejections - 1, 0) };
+      members.set(p.id, { profile, slot: i, ref: createNodeActor(self, profile, alpha, detection, record) });
+      if (cause === undefined && entryOf(telemetry, p.id)?.alive !== false) {
         alive[i] = 1;
         aliveCount++;
       }
@@ -237,9 +249,9 @@ export const swarmMachine = setup({
       telemetry,
       inflight: input.inflight ?? Object.create(null),
       index: input.index,
-      outcome: undefined,
-      ejected: new Set<string>(),
-      detected: new Set<string>(),
+      outcome: restore?.outcome,
+      ejected: downBy(restore, 'ejected'),
+      detected: downBy(restore, 'detector'),
       ...detection,
       propose: input.propose === true,
     };
@@ -262,7 +274,7 @@ export const swarmMachine = setup({
     'node.added': { guard: 'canJoin', actions: ['decideGrowth', 'spawnNode', 'startNode', 'adoptPlan'] },
     'node.removed': { guard: 'isMember', actions: ['decideRetirement', 'stopNode', 'forgetNode', 'adoptPlan'] },
   },
-  entry: 'startNodes',
+  entry: ['startNodes', 'tellDownAtStart'],
   initial: 'healthy',
   states: {
     healthy: {
@@ -301,8 +313,8 @@ function declaredTable(profiles: readonly NodeProfile[]): NodeStates {
 }
 
 /** A node actor in the Swarm's system, not yet started (the Swarm starts it in an action). */
-function createNodeActor(parent: AnyActorRef, p: NodeProfile, alpha: number, detection: Pick<SwarmContext, 'failureDetector' | 'ejection'>): NodeActorRef {
-  const input = { id: p.id, alpha, ...declared(p), ejection: detection.ejection, ...(detection.failureDetector !== undefined ? { phi: detection.failureDetector } : {}) };
+function createNodeActor(parent: AnyActorRef, p: NodeProfile, alpha: number, detection: Pick<SwarmContext, 'failureDetector' | 'ejection'>, record?: NodeRecord): NodeActorRef {
+  const input = { id: p.id, alpha, ...declared(p), ejection: detection.ejection, ...(detection.failureDetector !== undefined ? { phi: detection.failureDetector } : {}), ...(record !== undefined ? { record } : {}) };
   return createActor(nodeMachine, { parent, id: `node:${p.id}`, input });
 }
 
@@ -312,6 +324,13 @@ function createNodeActor(parent: AnyActorRef, p: NodeProfile, alpha: number, det
 export function liveStatus(context: Pick<SwarmContext, 'aliveCount' | 'planDownCount'>): LiveStatus {
   if (context.aliveCount === 0) return 'failed';
   return context.planDownCount > 0 ? 'degraded' : 'healthy';
+}
+
+/** The restored members down for `cause`. */
+function downBy(restore: SwarmRestore | undefined, cause: DownCause): ReadonlySet<string> {
+  const out = new Set<string>();
+  if (restore !== undefined) for (const [id, c] of restore.down) if (c === cause) out.add(id);
+  return out;
 }
 
 function downCause(event: SwarmEvent): DownCause {

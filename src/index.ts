@@ -44,6 +44,11 @@ export type {
   LiveStatus,
   DownCause,
   AliveCause,
+  NodeRecord,
+  LifecycleEvent,
+  PersistedSwarm,
+  PersistedMember,
+  PersistedOutcome,
 } from './runtime/index.js';
 // Failure detection and ejection settings (docs/detection.md).
 export type { PhiOptions } from './core/phi.js';

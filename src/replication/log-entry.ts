@@ -7,7 +7,7 @@ import { ReplicationError } from './replication-error.js';
  * What a replicated swarm's log holds (docs/replication.md), one JSON object per JetStream
  * message. The first entry is the genesis: the profiles, config and id seed every replica builds
  * its Swarm from. Every other entry is a proposal, applied by every replica in stream order;
- * `id` names it (`<replica>.<n>`: its proposer and a counter) and is the publish's `Nats-Msg-Id`.
+ * `id` names it (`<replica>.<connection>.<n>`: its proposer, a random name of its connection, a counter) and is the publish's `Nats-Msg-Id`.
  */
 export type LogEntry =
   | { readonly v: 1; readonly type: 'swarm.genesis'; readonly id: string; readonly profiles: readonly NodeProfile[]; readonly config: SwarmConfig; readonly seed: number }

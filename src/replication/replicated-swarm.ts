@@ -151,6 +151,8 @@ export class ReplicatedSwarm {
   readonly replicaId: string;
   /** The swarm's name. */
   readonly name: string;
+  /** Every proposal id of this connection starts so: `<replica>.<connection>.`, unique across restarts (the stream dedupes by id). */
+  private readonly prefix: string;
   private readonly stream: string;
   private readonly logSubject: string;
   private readonly hbSubject: string;
@@ -189,6 +191,7 @@ export class ReplicatedSwarm {
     this.options = options;
     this.name = options.swarm;
     this.replicaId = options.replicaId ?? randomReplicaId();
+    this.prefix = `${this.replicaId}.${randomReplicaId()}.`;
     this.stream = `HECATE_${options.swarm}`;
     this.logSubject = `hecate.${options.swarm}.log`;
     this.hbSubject = `hecate.${options.swarm}.hb`;
@@ -245,7 +248,8 @@ export class ReplicatedSwarm {
         const js = this.js as JetStreamClient;
         const consumer = await js.consumers.get(this.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.appliedSeq + 1 });
         if (this.closed) return;
-        const messages = (this.messages = await consumer.consume({ max_messages: 512 }));
+        // Short pull expiries: a consumer lost with a restarted server is noticed in seconds, not a minute.
+        const messages = (this.messages = await consumer.consume({ max_messages: 512, expires: 5000 }));
         for await (const m of messages) {
           this.receive(m.seq, m.data, m.info.pending);
           if (this.closed) return;
@@ -326,7 +330,7 @@ export class ReplicatedSwarm {
         case 'node.mark':
           if ((this.touched.get(entry.mark.nodeId) ?? 0) !== entry.basis) {
             // Decided on an older view of the node: another entry on it came first. Dropped alike everywhere.
-            if (entry.id.startsWith(`${this.replicaId}.`)) {
+            if (entry.id.startsWith(this.prefix)) {
               this.staleMarks++;
               this.reconcile(entry.mark.nodeId);
             }
@@ -356,7 +360,7 @@ export class ReplicatedSwarm {
     for (;;) {
       if (this.closed) throw new ReplicationError('Closed', `replica "${this.replicaId}" of swarm "${this.name}" is closed`);
       try {
-        await js.publish(this.logSubject, data, { msgID: entry.id, timeout: Math.max(Math.min(2000, deadline - this.io.now()), 100) });
+        await js.publish(this.logSubject, data, { msgID: entry.id, timeout: Math.max(Math.min(1000, deadline - this.io.now()), 100) });
         return;
       } catch (cause) {
         if (this.io.now() >= deadline) {
@@ -370,7 +374,7 @@ export class ReplicatedSwarm {
   /** Proposes a lifecycle entry; resolves with what applying it here returned, once it came back from the log. */
   private propose<T>(proposal: Proposal): Promise<T> {
     if (this.closed) return Promise.reject(new ReplicationError('Closed', `replica "${this.replicaId}" of swarm "${this.name}" is closed`));
-    const entry = { v: 1, ...proposal, id: `${this.replicaId}.${++this.counter}` } as LogEntry;
+    const entry = { v: 1, ...proposal, id: `${this.prefix}${++this.counter}` } as LogEntry;
     const applied = new Promise<T>((resolve, reject) => this.pending.set(entry.id, { resolve: resolve as (v: unknown) => void, reject }));
     this.publish(entry, this.options.proposeTimeoutMs ?? 10_000).catch((error: Error) => {
       const waiter = this.pending.get(entry.id);
@@ -390,7 +394,7 @@ export class ReplicatedSwarm {
     const key = `${mark.type}@${basis}`;
     if (this.marked.get(mark.nodeId) === key) return; // proposed already on this view of the node
     this.marked.set(mark.nodeId, key);
-    const entry: LogEntry = { v: 1, type: 'node.mark', id: `${this.replicaId}.${++this.counter}`, mark, basis };
+    const entry: LogEntry = { v: 1, type: 'node.mark', id: `${this.prefix}${++this.counter}`, mark, basis };
     this.publish(entry, 2000).catch(() => {
       // Lost with the connection: reconciled after the reconnect.
       if (this.marked.get(mark.nodeId) === key) this.marked.delete(mark.nodeId);
@@ -424,6 +428,8 @@ export class ReplicatedSwarm {
   /** Back on NATS: catch up to the stream's end, then, once heartbeats had time to return, reconcile every node. */
   private async rejoin(): Promise<void> {
     this.setState('catching-up');
+    // A fresh ordered consumer from the last applied sequence: the old one may have died with the server.
+    this.messages?.stop();
     try {
       const last = (await (this.jsm as JetStreamManager).streams.info(this.stream)).state.last_seq;
       this.target = last;

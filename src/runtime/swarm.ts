@@ -1,6 +1,6 @@
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import { badSampleField, effectiveValues, sampleProblem, type NodeContext } from '../../machines/node.machine.js';
-import { isMember, joinIssue, swarmMachine, type NodeActorRef, type SwarmEmitted, type SwarmOutcome } from '../../machines/swarm.machine.js';
+import { isMember, joinIssue, swarmMachine, type LiveStatus, type NodeActorRef, type SwarmEmitted, type SwarmEvent, type SwarmOutcome } from '../../machines/swarm.machine.js';
 import { resolveRequest, tokensCost } from '../core/cost.js';
 import { describeValue } from '../core/describe.js';
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
@@ -17,10 +17,12 @@ import { randomIds } from './ids.js';
 import { LeaseTable } from './lease-table.js';
 import { NodeWatchers } from './node-watchers.js';
 import { ReleaseSampler } from './release-sampler.js';
+import { genesisDigest, lifecycleDigest, memberState, persistedOutcome, readLifecycleEvent, readPersisted, type LifecycleEvent, type PersistedMember, type PersistedSwarm, type Restored } from './persist.js';
 import { openSession, type Session } from './session.js';
 import { timerClock } from './session-options.js';
 import type { SessionHost, SessionOptions, StageRunner } from './session-types.js';
 import { TelemetryTable } from './telemetry-table.js';
+import type { AliveCause } from '../../machines/node.machine.js';
 import type {
   Clock,
   Growth,
@@ -97,18 +99,31 @@ export class Swarm {
   private readonly timers: boolean;
   /** Nodes whose failure detection has started (at their first heartbeat). */
   private readonly watched = new Set<string>();
+  /** The profiles it was created with (their digest, once computed) and its config's digest: a persisted swarm names them. */
+  private genesis: { profiles: readonly NodeProfile[] | string; readonly config: string };
 
   /** @internal use {@link createSwarm} */
   constructor(profiles: readonly NodeProfile[], config: SwarmConfig, options: SwarmOptions = {}) {
     const issue = swarmConfigIssue(config) ?? swarmOptionsIssue(options);
     if (issue !== undefined) throw new SwarmError('InvalidInput', issue);
-    const members = Array.isArray(profiles) ? profiles.map(plainProfile) : profiles;
-    const plan = deepFreeze(planSwarm(members, config));
+    let members = Array.isArray(profiles) ? profiles.map(plainProfile) : profiles;
+    this.genesis = { profiles: members, config: genesisDigest(config) };
+    let restored: Restored | undefined;
+    if (options.restore !== undefined) {
+      this.genesis.profiles = genesisDigest(members);
+      restored = readPersisted(options.restore, { profiles: this.genesis.profiles, config: this.genesis.config });
+      if (restored.ids !== null && (options.seed !== undefined || options.idSource !== undefined)) {
+        throw new SwarmError('InvalidInput', `option "${options.seed !== undefined ? 'seed' : 'idSource'}" cannot go with "restore": the persisted swarm carries its id counter`);
+      }
+      members = restored.profiles;
+    }
+    const plan = restored?.plan ?? deepFreeze(planSwarm(members, config));
     this.baseModel = baseModelId(plan.models);
     this.allowDegraded = config.allowDegraded ?? true;
     this.leaseTtlMs = config.leaseTtlMs ?? 30_000;
     this.failurePenaltyMs = config.failurePenaltyMs ?? 1000;
     this.table = new TelemetryTable(plan, members);
+    if (restored !== undefined) for (const id of restored.restore.down.keys()) this.table.setAlive(id, false);
     this.clock = options.clock ?? systemClock;
     this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.table.addInflight(nodeId, delta));
     this.sampler = new ReleaseSampler(config.releaseSampleMs ?? 400);
@@ -122,7 +137,8 @@ export class Swarm {
         telemetry: table.nodes,
         inflight: table.extra,
         index: { best: (m) => table.best(m), bestWithout: (m, n) => table.bestWithout(m, n) },
-        ...(options.idSource !== undefined ? { idSource: options.idSource } : options.seed !== undefined ? { idSeed: options.seed } : { idSource: randomIds }),
+        ...(restored?.ids != null ? { idSeed: restored.ids } : options.idSource !== undefined ? { idSource: options.idSource } : options.seed !== undefined ? { idSeed: options.seed } : { idSource: randomIds }),
+        ...(restored !== undefined ? { restore: restored.restore } : {}),
         ...(config.failureDetector !== undefined ? { failureDetector: config.failureDetector } : {}),
         ...(config.ejection !== undefined ? { ejection: config.ejection } : {}),
         ...(options.propose === true ? { propose: true } : {}),
@@ -282,8 +298,13 @@ export class Swarm {
    * @example const rescue = swarm.markDown('gpu'); rescue.recoveries[0]?.route;
    */
   markDown(nodeId: string): Rescue {
+    return this.takeDown(nodeId, { type: 'node.down', nodeId });
+  }
+
+  /** A node down for the statechart's `node.down` (manual, detector) or `node.eject`. */
+  private takeDown(nodeId: string, event: SwarmEvent): Rescue {
     const before = this.running();
-    this.actor.send({ type: 'node.down', nodeId });
+    this.actor.send(event);
     const after = this.actor.getSnapshot();
     const outcome = this.taken(before, after, nodeId);
     if (outcome?.kind !== 'rescue') return Object.freeze({ nodeId, status: this.status(), recoveries: [], unrecoverable: [] });
@@ -298,8 +319,13 @@ export class Swarm {
    * @throws {SwarmError} `UnknownNode`, `Stopped`
    */
   markAlive(nodeId: string): Revival {
+    return this.revive(nodeId, 'manual');
+  }
+
+  /** A node back, for the statechart's `node.alive` with its cause. */
+  private revive(nodeId: string, cause: AliveCause): Revival {
     const before = this.running();
-    this.actor.send({ type: 'node.alive', nodeId });
+    this.actor.send({ type: 'node.alive', nodeId, cause });
     const after = this.actor.getSnapshot();
     if (this.taken(before, after, nodeId)?.kind === 'revival') this.table.setAlive(nodeId, true);
     return Object.freeze({ nodeId, status: after.value as SwarmStatus });
@@ -370,6 +396,66 @@ export class Swarm {
     }
     if (badSampleField(plain) !== undefined) throw new SwarmError('BadTelemetry', `telemetry for node "${nodeId}": ${sampleProblem(plain)}; the EWMA is unchanged`);
     return current; // down: its telemetry is stale by definition
+  }
+
+  /**
+   * Applies one lifecycle event in its wire form, as a replicated log carries it: `node.added`
+   * (`addNode`), `node.removed` (`removeNode`), `node.down` with its cause (`manual`: `markDown`;
+   * `detector`; `ejected`, granted while under the ejection cap) and `node.alive` with its cause.
+   * Returns what the matching method returns. A no-op (a node already down) changes nothing; a
+   * refused event throws the same error on every replica and changes nothing either.
+   * @throws {SwarmError} `InvalidInput` for a malformed event, and what the matching method throws
+   * @example swarm.apply({ type: 'node.down', nodeId: 'gpu', cause: 'detector' });
+   */
+  apply(event: LifecycleEvent): Rescue | Revival | Growth | Retirement {
+    const e = readLifecycleEvent(event);
+    switch (e.type) {
+      case 'node.added':
+        return this.addNode(e.profile);
+      case 'node.removed':
+        return this.removeNode(e.nodeId);
+      case 'node.alive':
+        return this.revive(e.nodeId, e.cause ?? 'manual');
+      default:
+        return this.takeDown(e.nodeId, e.cause === 'ejected' ? { type: 'node.eject', nodeId: e.nodeId } : { type: 'node.down', nodeId: e.nodeId, cause: e.cause === 'detector' ? 'detector' : 'manual' });
+    }
+  }
+
+  /**
+   * The swarm's lifecycle state as plain JSON: plan, members with their liveness (and why down)
+   * and ejection records, status, the seeded id counter and the last decision. Telemetry EWMAs,
+   * leases, release windows and heartbeat histories are local observations and are left out.
+   * `createSwarm(profiles, config, { restore })` continues from it (docs/persistence.md).
+   * @throws {SwarmError} `Stopped`
+   * @example const saved = JSON.stringify(swarm.persist());
+   */
+  persist(): PersistedSwarm {
+    const snapshot = this.running();
+    const c = snapshot.context;
+    const members: PersistedMember[] = [];
+    for (const [id, m] of c.members) {
+      const { failures, ejections, probation } = m.ref.getSnapshot().context;
+      const state = memberState(c, id, m.slot);
+      members.push(failures > 0 || ejections > 0 || probation ? { profile: m.profile, state, record: { failures, ejections, probation } } : { profile: m.profile, state });
+    }
+    const status = snapshot.value as LiveStatus;
+    const ids = c.idSource === undefined ? c.idState : null;
+    if (typeof this.genesis.profiles !== 'string') this.genesis.profiles = genesisDigest(this.genesis.profiles);
+    const digest = lifecycleDigest(c.plan, status, members.map((m) => [m.profile, m.state] as const), ids);
+    return deepFreeze({ format: 'hecate-swarm/swarm', version: 1, profiles: this.genesis.profiles, config: this.genesis.config, status, plan: c.plan, members, ids, outcome: persistedOutcome(c.outcome), digest });
+  }
+
+  /**
+   * A short stable hash (16 hex digits) of the plan, the status, every member's profile and
+   * liveness (and why down) and the seeded id counter: equal on swarms that applied the same
+   * lifecycle events, in any process; local telemetry does not enter it.
+   */
+  digest(): string {
+    const snapshot = this.actor.getSnapshot();
+    const c = snapshot.context;
+    const members: (readonly [NodeProfile, PersistedMember['state']])[] = [];
+    for (const [id, m] of c.members) members.push([m.profile, memberState(c, id, m.slot)]);
+    return lifecycleDigest(c.plan, snapshot.value as string, members, c.idSource === undefined ? c.idState : null);
   }
 
   /** Stops the swarm and its node actors; every later call but `status`/`state`/`stop` throws `Stopped`. */

@@ -1,0 +1,154 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createSwarm, ManualClock, SwarmError, type LifecycleEvent, type NodeProfile, type PersistedSwarm, type Swarm, type SwarmConfig } from '../../src/index.js';
+import { caught } from './fixtures.js';
+
+/**
+ * Warm start (docs/persistence.md): a swarm restored from `persist()` continues exactly where the
+ * persisted one was — the same plan, status, liveness, last decision, and the same future ids and
+ * decisions for every further lifecycle event.
+ */
+
+const profiles: NodeProfile[] = [
+  { id: 'gpu', memoryGb: 24, score: 10, latencyMs: 4 },
+  { id: 'desktop', memoryGb: 16, score: 5, latencyMs: 6 },
+  { id: '__proto__', memoryGb: 12, score: 3, latencyMs: 9 },
+  { id: 'constructor', memoryGb: 12, score: 2, latencyMs: 8 },
+  { id: 'phone', memoryGb: 4, score: 0.5, latencyMs: 30 },
+  { id: 'nœud-é 🚀', memoryGb: 8, score: 1, latencyMs: 12 },
+];
+const config: SwarmConfig = {
+  models: [
+    { id: 'base', layers: 12, pipelines: 2, fallback: 'tiny' },
+    { id: 'coder', layers: 6, kind: 'expert' },
+    { id: 'tiny', layers: 2, kind: 'expert' },
+  ],
+  ejection: { maxEjectedShare: 0.5 },
+};
+const pool = [...profiles.map((p) => p.id), 'toString', 'hasOwnProperty', 'valueOf', 'new-a'];
+
+const nodeId = fc.constantFrom(...pool);
+const lifecycle: fc.Arbitrary<LifecycleEvent> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ type: fc.constant('node.down' as const), nodeId, cause: fc.constantFrom('manual' as const, 'detector' as const, 'ejected' as const) }) },
+  { weight: 4, arbitrary: fc.record({ type: fc.constant('node.alive' as const), nodeId, cause: fc.constantFrom('manual' as const, 'heartbeat' as const, 'probation' as const) }) },
+  { weight: 2, arbitrary: fc.record({ type: fc.constant('node.added' as const), profile: fc.record({ id: nodeId, memoryGb: fc.constantFrom(2, 6, 12, 24), score: fc.constantFrom(1, 4, 9) }) }) },
+  { weight: 2, arbitrary: fc.record({ type: fc.constant('node.removed' as const), nodeId }) },
+);
+
+/** What applying an event gave: its result, or the error's class, code and message. */
+function outcomeOf(swarm: Swarm, event: LifecycleEvent): unknown {
+  try {
+    return { ok: swarm.apply(event) };
+  } catch (error) {
+    const e = error as { name: string; code: string; message: string };
+    return { error: [e.name, e.code, e.message] };
+  }
+}
+
+/** Everything the two swarms must agree on after a step. */
+function observed(swarm: Swarm): unknown {
+  const state = swarm.state();
+  const alive = Object.entries(state.nodes).map(([id, t]) => [id, t.alive]);
+  return { digest: swarm.digest(), status: swarm.status(), plan: state.plan, alive, outcome: swarm.actor.getSnapshot().context.outcome, persisted: swarm.persist() };
+}
+
+/** A persisted swarm through JSON, as a key-value store hands it back. */
+const roundTrip = (p: PersistedSwarm) => JSON.parse(JSON.stringify(p)) as PersistedSwarm;
+
+describe('swarm.persist() and createSwarm(…, { restore })', () => {
+  it('continues exactly where the persisted swarm was, for every further event (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.array(lifecycle, { minLength: 1, maxLength: 40 }), fc.nat(), (events, at) => {
+        const k = at % (events.length + 1);
+        const a = createSwarm(profiles, config, { seed: 7 });
+        for (const e of events.slice(0, k)) outcomeOf(a, e);
+        const b = createSwarm(profiles, config, { restore: roundTrip(a.persist()) });
+        expect(observed(b)).toEqual(observed(a));
+        for (const e of events.slice(k)) {
+          expect(outcomeOf(b, e)).toEqual(outcomeOf(a, e));
+          expect(observed(b)).toEqual(observed(a));
+        }
+        a.stop();
+        b.stop();
+      }),
+      { seed: 1818, numRuns: 150 },
+    );
+  });
+
+  it('gives equal digests to swarms that applied the same events, and another digest after a change', () => {
+    const a = createSwarm(profiles, config, { seed: 3 });
+    const b = createSwarm(profiles, config, { seed: 3 });
+    expect(a.digest()).toMatch(/^[0-9a-f]{16}$/);
+    expect(b.digest()).toBe(a.digest());
+    a.report('gpu', { load: 0.9, latencyMs: 50 }); // local telemetry: no part of the digest
+    expect(b.digest()).toBe(a.digest());
+    a.apply({ type: 'node.down', nodeId: 'gpu' });
+    expect(b.digest()).not.toBe(a.digest());
+    b.markDown('gpu');
+    expect(b.digest()).toBe(a.digest());
+    a.apply({ type: 'node.added', profile: { id: 'x', memoryGb: 12 } });
+    b.addNode({ id: 'x', memoryGb: 12 });
+    expect(b.digest()).toBe(a.digest());
+    expect(a.persist().digest).toBe(a.digest());
+  });
+
+  it('restores a detector down that a heartbeat brings back, and an ejection that ends on probation', () => {
+    const a = createSwarm(profiles, config, { seed: 1, clock: new ManualClock() });
+    a.apply({ type: 'node.down', nodeId: 'desktop', cause: 'detector' });
+    a.apply({ type: 'node.down', nodeId: 'phone', cause: 'ejected' });
+    const saved = a.persist();
+    expect(saved.members.find((m) => m.profile.id === 'phone')).toEqual({ profile: profiles[4], state: 'ejected', record: { failures: 0, ejections: 1, probation: false } });
+    const clock = new ManualClock();
+    const b = createSwarm(profiles, config, { restore: saved, clock });
+    const back: string[] = [];
+    b.on('node.alive', (e) => back.push(`${e.nodeId}:${e.cause}`));
+    clock.advance(15_000); // the first ban
+    b.heartbeat('desktop');
+    expect(back).toEqual(['phone:probation', 'desktop:heartbeat']);
+    expect(b.actor.getSnapshot().context.members.get('phone')?.ref.getSnapshot().context).toMatchObject({ ejections: 1, probation: true });
+    expect(b.status()).toBe('healthy');
+  });
+
+  it('refuses a snapshot of other profiles or config, or a malformed one, naming the field', () => {
+    const a = createSwarm(profiles, config, { seed: 1 });
+    a.markDown('gpu');
+    const saved = roundTrip(a.persist());
+    const refusal = (restore: unknown, p: readonly NodeProfile[] = profiles, c: SwarmConfig = config, options = {}) => {
+      const error = caught(() => createSwarm(p, c, { ...options, restore: restore as PersistedSwarm }));
+      expect(error).toBeInstanceOf(SwarmError);
+      expect((error as SwarmError).code).toBe('InvalidInput');
+      return (error as SwarmError).message;
+    };
+    expect(refusal(saved, profiles.slice(1))).toMatch(/field "profiles" does not match/);
+    expect(refusal(saved, profiles, { ...config, alpha: 0.5 })).toMatch(/field "config" does not match/);
+    expect(refusal(null)).toMatch(/must be the object swarm.persist\(\) returned/);
+    expect(refusal({ ...saved, version: 2 })).toMatch(/field "version" must be 1/);
+    expect(refusal({ ...saved, status: 'healthy' })).toMatch(/field "status" says healthy but the members' liveness gives degraded/);
+    expect(refusal({ ...saved, members: saved.members.map((m, i) => (i === 1 ? { ...m, state: 'asleep' } : m)) })).toMatch(/field "members\[1\].state"/);
+    expect(refusal({ ...saved, members: saved.members.map((m, i) => (i === 1 ? { ...m, profile: { ...m.profile, memoryGb: -1 } } : m)) })).toMatch(/field "members" holds a bad profile/);
+    expect(refusal({ ...saved, members: saved.members.slice(1) })).toMatch(/field "plan" does not validate/);
+    expect(refusal({ ...saved, ids: -1 })).toMatch(/field "ids"/);
+    expect(refusal({ ...saved, ids: 12 })).toMatch(/field "digest" does not match/);
+    expect(refusal({ ...saved, outcome: { kind: 'teleport' } })).toMatch(/field "outcome"/);
+    expect(refusal(saved, profiles, config, { seed: 1 })).toMatch(/option "seed" cannot go with "restore"/);
+    // The persisted swarm is untouched by all this.
+    expect(a.persist()).toEqual(saved);
+  });
+
+  it('refuses a malformed lifecycle event, naming the field', () => {
+    const a = createSwarm(profiles, config, { seed: 1 });
+    const before = a.digest();
+    for (const [event, field] of [
+      [{ type: 'node.exploded', nodeId: 'gpu' }, '"type"'],
+      [{ type: 'node.down', nodeId: 7 }, '"nodeId"'],
+      [{ type: 'node.down', nodeId: 'gpu', cause: 'heartbeat' }, '"cause"'],
+      [{ type: 'node.alive', nodeId: 'gpu', cause: 'ejected' }, '"cause"'],
+      [null, 'object'],
+    ] as const) {
+      const error = caught(() => a.apply(event as unknown as LifecycleEvent));
+      expect(error).toBeInstanceOf(SwarmError);
+      expect((error as SwarmError).message).toContain(field);
+    }
+    expect(a.digest()).toBe(before);
+  });
+});
