@@ -15,6 +15,7 @@ const spec: ArgsSpec = {
     'per-layer-ms': { type: 'string', value: 'ms', description: 'Real ms one layer takes for one token at score 1 (default 2).' },
     jitter: { type: 'string', value: 'r', description: 'Relative jitter of a stage\'s time, 0-0.9 (default 0.2).' },
     seed: { type: 'string', value: 'n', description: 'Seed of the jitter (default: a hash of the id).' },
+    slots: { type: 'string', value: 'n', description: 'Stage calls it runs at once; later ones wait in arrival order (default: no limit).' },
   },
 };
 
@@ -48,6 +49,7 @@ export const command: Command = {
     const perLayerMs = numberFlag(args, 'per-layer-ms', 0, 60_000, true);
     const jitter = numberFlag(args, 'jitter', 0, 0.9, true);
     const seed = integerFlag(args, 'seed', 0, 2 ** 32 - 1);
+    const slots = integerFlag(args, 'slots', 1, 1_000_000);
     const host = stringFlag(args, 'host');
     const agent = await listening(() => startAgent({
       id,
@@ -59,6 +61,7 @@ export const command: Command = {
       ...(perLayerMs !== undefined ? { perLayerMs } : {}),
       ...(jitter !== undefined ? { jitter } : {}),
       ...(seed !== undefined ? { seed } : {}),
+      ...(slots !== undefined ? { slots } : {}),
       log: (line) => io.stderr(`hecate-node agent ${id}: ${line}\n`),
     }), port ?? 0, host ?? '127.0.0.1');
     io.stdout(`hecate-node agent ${id}: listening on ${agent.url}, joining ${join}\n`);

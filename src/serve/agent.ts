@@ -39,6 +39,11 @@ export interface AgentOptions {
   /** Sessions whose caches are kept; the least recently used is dropped past it. @defaultValue 4096 */
   readonly maxSessions?: number;
   /**
+   * Stage calls it runs at once; later ones wait in arrival order (a GPU serving one batch at a
+   * time). The reply's `ms` includes the wait. @defaultValue unlimited: every call runs at once
+   */
+  readonly slots?: number;
+  /**
    * Times the stage work (its delay and the reply's `ms`), the join retries and the heartbeats.
    * The agent is its own process: its clock is not the orchestrator's. Request timeouts stay on
    * the host's timers. @defaultValue systemClock
@@ -68,6 +73,23 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const seed = options.seed ?? hashText(options.id);
   const heartbeatMs = options.heartbeatMs ?? 1000;
   const maxSessions = options.maxSessions ?? 4096;
+  const slots = options.slots ?? Number.POSITIVE_INFINITY;
+  let busy = 0;
+  const queue: (() => void)[] = [];
+  /** Resolves once a slot is this call's. */
+  const acquire = (): Promise<void> => {
+    if (busy < slots) {
+      busy++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => queue.push(resolve));
+  };
+  /** Hands the slot to the next waiting call, or frees it. */
+  const release = (): void => {
+    const next = queue.shift();
+    if (next !== undefined) next();
+    else busy--;
+  };
   const log = options.log ?? (() => {});
   const clock = options.clock ?? systemClock;
   const sleep = (ms: number) => new Promise<void>((resolve) => clock.setTimeout(() => resolve(), ms));
@@ -85,7 +107,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const sessions = new Map<string, LayerCaches>();
 
   const app: FastifyInstance = createHttpApp();
-  app.get('/v1/health', async () => ({ id: options.id, sessions: sessions.size }));
+  app.get('/v1/health', async () => ({ id: options.id, sessions: sessions.size, running: busy, queued: queue.length }));
   app.post<{ Body: StageRequest }>('/v1/stage', { schema: { body: stageBodySchema } }, async (request): Promise<StageReply> => {
     const body = request.body;
     if (body.layerEnd <= body.layerStart) throw new ServeError('InvalidRequest', 400, `layerEnd (${body.layerEnd}) must be greater than layerStart (${body.layerStart})`, { field: 'layerEnd' });
@@ -95,7 +117,12 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     const started = clock.now();
     const layers = body.layerEnd - body.layerStart;
     const ms = stageDelayMs({ layers, tokens: body.tokens + body.replay.length, perLayerMs, score: options.score }, jitter, seed, `${body.sessionId}/${body.step}/${body.layerStart}`);
-    await sleep(ms);
+    await acquire();
+    try {
+      await sleep(ms);
+    } finally {
+      release();
+    }
     caches = sessions.get(body.sessionId);
     if (caches === undefined) caches = new Map();
     sessions.delete(body.sessionId); // re-inserted last: the Map's order is the LRU order
