@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: runs every benchmark on the built package — the runtime (routing, telemetry,
- * failures, planning, start/stop, memory), plan quality, failure detection and the package (bundle size, import time) — prints one table and writes
+ * failures, planning, start/stop, memory), plan quality, failure detection, warm start and the package (bundle size, import time) — prints one table and writes
  * `bench/results.json`. Exit code 0 even when a target is missed: the table and the file say
  * which, by how much; a benchmark that cannot run at all exits 1.
  */
@@ -10,6 +10,7 @@ import { detectionBench } from './detection.js';
 import { inputLimitsBench } from './input-limits.js';
 import { packageBench } from './package.js';
 import { runtimeBench } from './runtime.js';
+import { warmStartBench } from './warm-start.js';
 import type { BenchRow } from './types.js';
 
 const results = new URL('../../bench/results.json', import.meta.url);
@@ -43,6 +44,7 @@ log('input limits');
 rows.push(...inputLimitsBench(log));
 log('failure detection');
 rows.push(...detectionBench(log));
+rows.push(...warmStartBench(log));
 rows.push(...(await packageBench(log)));
 const seconds = (performance.now() - started) / 1000;
 

@@ -11,6 +11,5 @@ export { connectSwarm, ReplicatedSwarm } from './replicated-swarm.js';
 export type { ConnectSwarmOptions, ReplicationEmitted, ReplicationStats, ReplicationStatus } from './replicated-swarm.js';
 export { ReplicationError } from './replication-error.js';
 export type { ReplicationErrorCode } from './replication-error.js';
-export { swarmDigest } from './digest.js';
-export type { LogEntry, Proposal } from './log-entry.js';
+export type { LogEntry } from './log-entry.js';
 export type { AutoMark } from '../../machines/swarm-context.js';

@@ -24,8 +24,9 @@ import type {
   SwarmStatus,
   TelemetrySample,
 } from '../runtime/types.js';
-import { swarmDigest } from './digest.js';
-import { decodeEntry, encodeEntry, entryNode, type LogEntry, type Proposal } from './log-entry.js';
+import { decodeEntry, encodeEntry, eventNode, type LogEntry } from './log-entry.js';
+import type { LifecycleEvent, PersistedSwarm } from '../runtime/persist.js';
+import { SnapshotStore, type StoredSnapshot } from './snapshot-store.js';
 import { ReplicationError } from './replication-error.js';
 
 /**
@@ -46,7 +47,9 @@ export type ReplicationEmitted =
 export interface ReplicationStats {
   /** The last stream sequence applied (0 before the genesis). */
   readonly applied: number;
-  /** Entries applied (each stream sequence once: equal to `applied` when none was lost). */
+  /** The log sequence of the KV snapshot this replica started from; 0 when it replayed the whole log. */
+  readonly snapshot: number;
+  /** Entries applied after the snapshot (each stream sequence once: `snapshot + entries === applied` when none was lost). */
   readonly entries: number;
   /** Messages delivered again for a sequence already applied (after a reconnect), and skipped. */
   readonly redelivered: number;
@@ -85,6 +88,12 @@ export interface ConnectSwarmOptions {
   readonly reconcileAfterMs?: number;
   /** The clock of network waits (retries, timeouts, reconciling). @defaultValue systemClock */
   readonly ioClock?: Clock;
+  /**
+   * Saves the swarm's snapshot in the KV bucket `hecate_<name>` after every this many log
+   * entries, and starts from the stored one (replaying only the entries after it); 0: neither,
+   * a replica always replays the whole log. @defaultValue 500
+   */
+  readonly snapshotEvery?: number;
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -120,6 +129,7 @@ function optionsIssue(o: ConnectSwarmOptions): string | undefined {
   if ((o.profiles === undefined) !== (o.config === undefined)) return 'options "profiles" and "config" go together: both (a genesis for a new log) or neither';
   if (o.seed !== undefined && !Number.isInteger(o.seed)) return `option "seed" must be an integer, got ${String(o.seed)}`;
   if (o.replicaId !== undefined && (typeof o.replicaId !== 'string' || !NAME.test(o.replicaId))) return `option "replicaId" must be 1-64 letters, digits, "-" or "_", got ${String(o.replicaId)}`;
+  if (o.snapshotEvery !== undefined && !(Number.isInteger(o.snapshotEvery) && o.snapshotEvery >= 0)) return `option "snapshotEvery" must be an integer >= 0 (0: no snapshots), got ${String(o.snapshotEvery)}`;
   for (const key of ['proposeTimeoutMs', 'connectTimeoutMs', 'reconcileAfterMs'] as const) {
     const v = o[key];
     if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) return `option "${key}" must be a finite number of ms >= 0, got ${String(v)}`;
@@ -165,6 +175,9 @@ export class ReplicatedSwarm {
   private heartbeats: Subscription | undefined;
   private link: ReplicationStatus = 'catching-up';
   private appliedSeq = 0;
+  private snapshotSeq = 0;
+  private snapshots: SnapshotStore | undefined;
+  private readonly snapshotEvery: number;
   private entries = 0;
   private redelivered = 0;
   private staleMarks = 0;
@@ -196,6 +209,7 @@ export class ReplicatedSwarm {
     this.logSubject = `hecate.${options.swarm}.log`;
     this.hbSubject = `hecate.${options.swarm}.hb`;
     this.io = options.ioClock ?? systemClock;
+    this.snapshotEvery = options.snapshotEvery ?? 500;
   }
 
   /** @internal Ensures the stream, writes the genesis if the log is new, catches up. */
@@ -218,12 +232,18 @@ export class ReplicatedSwarm {
       }
     }
     this.target = Math.max(last, 1);
+    if (this.snapshotEvery > 0) {
+      this.snapshots = await SnapshotStore.open(this.nc, this.name);
+      const stored = await this.snapshots.load();
+      if (stored !== undefined && stored.seq <= last) await this.restore(stored);
+    }
     this.heartbeats = this.nc.subscribe(this.hbSubject, { callback: (err, msg) => (err === null ? this.onHeartbeat(msg.string()) : undefined) });
     void this.watchStatus();
     const ready = new Promise<void>((resolve, reject) => {
       this.caughtUp = { resolve: () => resolve(), reject };
     });
     void this.consume();
+    if (this.swarm !== undefined && this.appliedSeq >= this.target) this.setState('connected'); // the snapshot is the log's end
     const timeoutMs = this.options.connectTimeoutMs ?? 30_000;
     let timer: unknown;
     const timeout = new Promise<never>((_, reject) => {
@@ -288,12 +308,16 @@ export class ReplicatedSwarm {
     }
     this.appliedSeq = seq;
     this.entries++;
+    if (this.snapshots !== undefined && seq % this.snapshotEvery === 0 && this.swarm !== undefined) {
+      void this.snapshots.save({ v: 1, seq, swarm: this.swarm.persist(), touched: [...this.touched] });
+    }
     if (this.link === 'catching-up' && (pending === 0 || seq >= this.target)) this.setState('connected');
   }
 
-  private genesis(entry: Extract<LogEntry, { type: 'swarm.genesis' }>): void {
+  /** Builds the local Swarm from the genesis, or from a snapshot of it. */
+  private genesis(entry: Extract<LogEntry, { type: 'swarm.genesis' }>, restore?: PersistedSwarm): void {
     const swarm = createSwarm(entry.profiles, entry.config, {
-      seed: entry.seed,
+      ...(restore !== undefined ? { restore } : { seed: entry.seed }),
       propose: true,
       ...(this.options.clock !== undefined ? { clock: this.options.clock } : {}),
       ...(this.options.inspect !== undefined ? { inspect: this.options.inspect } : {}),
@@ -303,43 +327,53 @@ export class ReplicatedSwarm {
     for (const h of this.swarmHandlers) h.off = swarm.on(h.type as never, h.handler as never);
   }
 
+  /**
+   * Starts from a stored snapshot: the genesis (the log's first entry) with the persisted state,
+   * then only the entries after it. A snapshot that does not restore (another genesis) is ignored:
+   * the replica replays the whole log.
+   */
+  private async restore(stored: StoredSnapshot): Promise<void> {
+    const first = await (this.jsm as JetStreamManager).streams.getMessage(this.stream, { seq: 1 });
+    if (first === null) return;
+    const entry = decodeEntry(first.data, 1);
+    if (entry.type !== 'swarm.genesis') return;
+    try {
+      this.genesis(entry, stored.swarm);
+    } catch {
+      this.swarm?.stop();
+      this.swarm = undefined;
+      return;
+    }
+    this.appliedSeq = stored.seq;
+    this.snapshotSeq = stored.seq;
+    for (const [id, seq] of stored.touched) this.touched.set(id, seq);
+  }
+
   /** Applies one entry through the local Swarm; settles the proposer's call if it is this replica's. */
   private apply(seq: number, entry: LogEntry): void {
     const swarm = this.swarm as Swarm;
     const waiter = this.pending.get(entry.id);
     this.pending.delete(entry.id);
-    const nodeId = entryNode(entry);
+    if (entry.type === 'swarm.genesis') {
+      this.refused++;
+      const error = new ReplicationError('BadLog', `log entry ${seq}: a second genesis`);
+      this.emit({ type: 'replication.applied', seq, entry, error });
+      return;
+    }
+    const nodeId = eventNode(entry.event);
+    if (entry.basis !== undefined && nodeId !== undefined && (this.touched.get(nodeId) ?? 0) !== entry.basis) {
+      // A mark decided on an older view of the node: another entry on it came first. Dropped alike everywhere.
+      if (entry.id.startsWith(this.prefix)) {
+        this.staleMarks++;
+        this.reconcile(nodeId);
+      }
+      this.emit({ type: 'replication.applied', seq, entry });
+      return;
+    }
     let result: unknown;
     let error: Error | undefined;
     try {
-      switch (entry.type) {
-        case 'swarm.genesis':
-          throw new ReplicationError('BadLog', `log entry ${seq}: a second genesis`);
-        case 'node.added':
-          result = swarm.addNode(entry.profile);
-          break;
-        case 'node.removed':
-          result = swarm.removeNode(entry.nodeId);
-          break;
-        case 'node.down':
-          result = swarm.markDown(entry.nodeId);
-          break;
-        case 'node.alive':
-          result = swarm.markAlive(entry.nodeId);
-          break;
-        case 'node.mark':
-          if ((this.touched.get(entry.mark.nodeId) ?? 0) !== entry.basis) {
-            // Decided on an older view of the node: another entry on it came first. Dropped alike everywhere.
-            if (entry.id.startsWith(this.prefix)) {
-              this.staleMarks++;
-              this.reconcile(entry.mark.nodeId);
-            }
-            this.emit({ type: 'replication.applied', seq, entry });
-            return;
-          }
-          swarm.actor.send({ ...entry.mark, logged: true });
-          break;
-      }
+      result = swarm.apply(entry.event);
     } catch (e) {
       error = e instanceof Error ? e : new Error(String(e));
       this.refused++;
@@ -372,9 +406,9 @@ export class ReplicatedSwarm {
   }
 
   /** Proposes a lifecycle entry; resolves with what applying it here returned, once it came back from the log. */
-  private propose<T>(proposal: Proposal): Promise<T> {
+  private propose<T>(event: LifecycleEvent): Promise<T> {
     if (this.closed) return Promise.reject(new ReplicationError('Closed', `replica "${this.replicaId}" of swarm "${this.name}" is closed`));
-    const entry = { v: 1, ...proposal, id: `${this.prefix}${++this.counter}` } as LogEntry;
+    const entry: LogEntry = { v: 1, type: 'swarm.event', id: `${this.prefix}${++this.counter}`, event };
     const applied = new Promise<T>((resolve, reject) => this.pending.set(entry.id, { resolve: resolve as (v: unknown) => void, reject }));
     this.publish(entry, this.options.proposeTimeoutMs ?? 10_000).catch((error: Error) => {
       const waiter = this.pending.get(entry.id);
@@ -394,7 +428,8 @@ export class ReplicatedSwarm {
     const key = `${mark.type}@${basis}`;
     if (this.marked.get(mark.nodeId) === key) return; // proposed already on this view of the node
     this.marked.set(mark.nodeId, key);
-    const entry: LogEntry = { v: 1, type: 'node.mark', id: `${this.prefix}${++this.counter}`, mark, basis };
+    const event: LifecycleEvent = mark.type === 'node.eject' ? { type: 'node.down', nodeId: mark.nodeId, cause: 'ejected' } : mark;
+    const entry: LogEntry = { v: 1, type: 'swarm.event', id: `${this.prefix}${++this.counter}`, event, basis };
     this.publish(entry, 2000).catch(() => {
       // Lost with the connection: reconciled after the reconnect.
       if (this.marked.get(mark.nodeId) === key) this.marked.delete(mark.nodeId);
@@ -492,15 +527,15 @@ export class ReplicatedSwarm {
 
   /** This replica's counters: the last applied sequence, entries applied, redeliveries skipped, stale marks, refusals. */
   stats(): ReplicationStats {
-    return { applied: this.appliedSeq, entries: this.entries, redelivered: this.redelivered, staleMarks: this.staleMarks, refused: this.refused };
+    return { applied: this.appliedSeq, snapshot: this.snapshotSeq, entries: this.entries, redelivered: this.redelivered, staleMarks: this.staleMarks, refused: this.refused };
   }
 
   /**
-   * A stable hash of the plan, the status and every member's liveness: equal on replicas that
-   * applied the same entries.
+   * The local Swarm's `digest()`: a stable hash of the plan, the status, every member's liveness
+   * and the id counter, equal on replicas that applied the same entries.
    */
   digest(): string {
-    return swarmDigest(this.local());
+    return this.local().digest();
   }
 
   /**
@@ -513,12 +548,12 @@ export class ReplicatedSwarm {
 
   /** Marks a node down through the log; resolves with the rescue as applied here. @throws {ReplicationError} `Disconnected`, `Closed`; the Swarm's errors */
   markDown(nodeId: string): Promise<Rescue> {
-    return this.propose({ type: 'node.down', nodeId });
+    return this.propose({ type: 'node.down', nodeId, cause: 'manual' });
   }
 
   /** Marks a node alive through the log. */
   markAlive(nodeId: string): Promise<Revival> {
-    return this.propose({ type: 'node.alive', nodeId });
+    return this.propose({ type: 'node.alive', nodeId, cause: 'manual' });
   }
 
   /** Adds a node through the log; resolves with the growth as applied here (the same on every replica). */

@@ -323,9 +323,9 @@ export class Swarm {
   }
 
   /** A node back, for the statechart's `node.alive` with its cause. */
-  private revive(nodeId: string, cause: AliveCause): Revival {
+  private revive(nodeId: string, cause: AliveCause, logged = false): Revival {
     const before = this.running();
-    this.actor.send({ type: 'node.alive', nodeId, cause });
+    this.actor.send(logged ? { type: 'node.alive', nodeId, cause, logged } : { type: 'node.alive', nodeId, cause });
     const after = this.actor.getSnapshot();
     if (this.taken(before, after, nodeId)?.kind === 'revival') this.table.setAlive(nodeId, true);
     return Object.freeze({ nodeId, status: after.value as SwarmStatus });
@@ -414,10 +414,11 @@ export class Swarm {
         return this.addNode(e.profile);
       case 'node.removed':
         return this.removeNode(e.nodeId);
+      // `logged`: from the log, so a replica (option `propose`) applies it rather than proposing it again.
       case 'node.alive':
-        return this.revive(e.nodeId, e.cause ?? 'manual');
+        return this.revive(e.nodeId, e.cause ?? 'manual', true);
       default:
-        return this.takeDown(e.nodeId, e.cause === 'ejected' ? { type: 'node.eject', nodeId: e.nodeId } : { type: 'node.down', nodeId: e.nodeId, cause: e.cause === 'detector' ? 'detector' : 'manual' });
+        return this.takeDown(e.nodeId, e.cause === 'ejected' ? { type: 'node.eject', nodeId: e.nodeId, logged: true } : { type: 'node.down', nodeId: e.nodeId, cause: e.cause === 'detector' ? 'detector' : 'manual', logged: true });
     }
   }
 

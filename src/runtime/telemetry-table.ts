@@ -22,13 +22,15 @@ export class TelemetryTable {
   /** Extra load per node from in-flight reservations (absent when none). */
   readonly extra: Record<string, number> = idRecord();
   private readonly inflight = new Map<string, number>();
-  private index: RouterIndex;
+  /** Built at the first query after a plan change: a replayed log adopts plans faster than it asks. */
+  private index: RouterIndex | undefined;
+  private plan: SwarmPlan;
   private cached: SwarmState | undefined;
 
   /** @param plan the plan the routing index is built over (the Swarm statechart's) */
   constructor(plan: SwarmPlan, profiles: readonly NodeProfile[]) {
     for (const p of profiles) this.nodes[p.id] = Object.freeze(declaredTelemetry(p));
-    this.index = new RouterIndex(plan, this.nodes, this.extra);
+    this.plan = plan;
   }
 
   /** A member's telemetry, or undefined for a stranger. */
@@ -79,23 +81,28 @@ export class TelemetryTable {
       this.inflight.set(nodeId, count);
       this.extra[nodeId] = inflightLoad(count, telemetry);
     }
-    this.index.nodeChanged(nodeId);
+    this.index?.nodeChanged(nodeId);
   }
 
-  /** The statechart adopted a new plan: the index is rebuilt over it. */
+  /** The statechart adopted a new plan: the index is rebuilt over it, at the next query. */
   adopt(plan: SwarmPlan): void {
     this.cached = undefined;
-    this.index = new RouterIndex(plan, this.nodes, this.extra);
+    this.plan = plan;
+    this.index = undefined;
+  }
+
+  private get ranked(): RouterIndex {
+    return (this.index ??= new RouterIndex(this.plan, this.nodes, this.extra));
   }
 
   /** The cheapest intact pipeline of a model for the default request (see {@link RouterIndex.best}). */
   best(modelId: string): { readonly pipeline: Pipeline; readonly chain: number } | undefined {
-    return this.index.best(modelId);
+    return this.ranked.best(modelId);
   }
 
   /** The copy a failover of `nodeId` would take (see {@link RouterIndex.bestWithout}). */
   bestWithout(modelId: string, nodeId: string): { readonly pipeline: Pipeline; readonly chain: number } | undefined {
-    return this.index.bestWithout(modelId, nodeId);
+    return this.ranked.bestWithout(modelId, nodeId);
   }
 
   /** `plan` and this telemetry as an immutable {@link SwarmState}, cached until either changes. */
@@ -116,6 +123,6 @@ export class TelemetryTable {
 
   private changed(nodeId: string): void {
     this.cached = undefined;
-    this.index.nodeChanged(nodeId);
+    this.index?.nodeChanged(nodeId);
   }
 }

@@ -81,10 +81,22 @@ describe('a replica killed mid-stream', () => {
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       for (const line of d.trim().split('\n')) childApplied = Math.max(childApplied, Number(line.replace('ready ', '')) || 0);
     });
-    const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_, signal) => r(signal)));
+    let exit: string | undefined;
+    const exited = new Promise<NodeJS.Signals | null>((r) =>
+      child.once('exit', (code, signal) => {
+        exit = `code ${String(code)}, signal ${String(signal)}`;
+        r(signal);
+      }),
+    );
     const running = proposeRandom(a, 120, 7, PROFILES.map((p) => p.id), 'k', 2);
-    await until(() => childApplied > 40, 'the child replica to apply 40 entries');
-    child.kill('SIGKILL'); // mid-stream: no close, no cleanup
+    try {
+      await until(() => {
+        if (exit !== undefined) throw new Error(`the child replica exited before its kill (${exit})`);
+        return childApplied > 40;
+      }, 'the child replica to apply 40 entries');
+    } finally {
+      child.kill('SIGKILL'); // mid-stream: no close, no cleanup
+    }
     expect(await exited).toBe('SIGKILL');
     const result = await running;
     expect(result.failed).toEqual([]);
@@ -112,7 +124,7 @@ describe('detectors on two replicas', () => {
       r.on('node.down', (e: { nodeId: string }) => void (e.nodeId === 'gpu' && downs[i]!++));
       r.on('node.alive', (e: { nodeId: string }) => void (e.nodeId === 'gpu' && alives[i]!++));
     });
-    a.on('replication.applied', (e: { entry: LogEntry }) => void (e.entry.type === 'node.mark' && marks.push(e.entry)));
+    a.on('replication.applied', (e: { entry: LogEntry }) => void (e.entry.type === 'swarm.event' && e.entry.basis !== undefined && marks.push(e.entry)));
     const heard = (r: ReplicatedSwarm, i: number) => r.swarmReplica.actor.getSnapshot().context.members.get('gpu')?.ref.getSnapshot().context.lastHeartbeatAt === clocks[i]?.now();
     const beat = async () => {
       a.heartbeat('gpu'); // over NATS to both replicas, a included
@@ -131,7 +143,7 @@ describe('detectors on two replicas', () => {
     await until(() => marks.length >= 4, 'both revivals on the log');
     const last = Math.max(a.stats().applied, b.stats().applied);
     await converged([a, b], last);
-    expect(marks.map((m) => (m.type === 'node.mark' ? m.mark.type : m.type))).toEqual(['node.down', 'node.down', 'node.alive', 'node.alive']);
+    expect(marks.map((m) => (m.type === 'swarm.event' ? `${m.event.type}:${'cause' in m.event ? m.event.cause : ''}` : m.type))).toEqual(['node.down:detector', 'node.down:detector', 'node.alive:heartbeat', 'node.alive:heartbeat']);
     expect(downs).toEqual([1, 1]);
     expect(alives).toEqual([1, 1]);
     expect(a.stats().staleMarks + b.stats().staleMarks).toBe(2);

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createSwarm, ManualClock, SwarmError, type LifecycleEvent, type NodeProfile, type PersistedSwarm, type Swarm, type SwarmConfig } from '../../src/index.js';
+import { createActor } from 'xstate';
+import { createSwarm, ManualClock, planSwarm, seededIds, swarmMachine, SwarmError, type LifecycleEvent, type NodeProfile, type PersistedSwarm, type Swarm, type SwarmConfig } from '../../src/index.js';
 import { caught } from './fixtures.js';
 
 /**
@@ -150,5 +151,35 @@ describe('swarm.persist() and createSwarm(…, { restore })', () => {
       expect((error as SwarmError).message).toContain(field);
     }
     expect(a.digest()).toBe(before);
+  });
+
+  it('persists ids: null for a swarm minting from an idSource, and its copy mints from its own', () => {
+    const a = createSwarm(profiles, config, { idSource: seededIds(5) });
+    a.markDown('phone');
+    const saved = a.persist();
+    expect(saved.ids).toBeNull();
+    const b = createSwarm(profiles, config, { restore: saved, idSource: seededIds(5) });
+    expect(b.digest()).toBe(a.digest());
+    expect(b.persist()).toEqual(saved);
+  });
+
+  it('refuses to persist a stopped swarm, and gives its digest with the status stopped', () => {
+    const a = createSwarm(profiles, config, { seed: 1 });
+    const running = a.digest();
+    a.stop();
+    expect((caught(() => a.persist()) as SwarmError).code).toBe('Stopped');
+    expect(a.digest()).not.toBe(running);
+  });
+
+  it('tells the node actor of a member that starts down why it is down (the statechart alone)', () => {
+    const plan = planSwarm(profiles, config);
+    const restore = { down: new Map([['gpu', 'detector' as const], ['phone', 'manual' as const]]), records: new Map(), outcome: undefined };
+    const actor = createActor(swarmMachine, { input: { plan, profiles, idSeed: 1, restore } }).start();
+    const { context } = actor.getSnapshot();
+    expect(actor.getSnapshot().value).toBe('degraded');
+    expect(context.members.get('gpu')?.ref.getSnapshot().value).toEqual({ down: 'detected' });
+    expect(context.members.get('phone')?.ref.getSnapshot().value).toEqual({ down: 'manual' });
+    expect([...context.detected]).toEqual(['gpu']);
+    actor.stop();
   });
 });
