@@ -1,16 +1,15 @@
 /**
  * The orchestrator as one of several on a replicated swarm (`serve --nats URL --swarm NAME`,
  * docs/serve.md): a replica of `hecate-swarm/replication` (the log of membership and lifecycle
- * events, heartbeats on a core subject), the shared agent directory (a KV bucket), and a listener
- * on the heartbeat subject so this orchestrator hears every agent, whichever orchestrator it
- * talks to. Loaded only with `--nats`: the NATS packages are optional.
+ * events, heartbeats on a core subject) and the shared agent directory (a KV bucket, and the
+ * heartbeat subject, so this orchestrator hears every agent, whichever orchestrator it talks to).
+ * Loaded only with `--nats`: the NATS packages are optional.
  */
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { NodeProfile } from '../core/types.js';
+import type { AgentDirectory, DirectoryEntry } from '../replication/agent-directory.js';
 import type { ReplicatedSwarm, ReplicationStatus } from '../replication/index.js';
 import type { Swarm } from '../runtime/swarm.js';
 import type { Clock, SwarmConfig } from '../runtime/types.js';
-import { openAgentDirectory, type AgentDirectory, type DirectoryEntry } from './agent-directory.js';
 import type { Membership } from './membership.js';
 import { ServeError } from './serve-error.js';
 
@@ -47,24 +46,15 @@ export interface Replica {
  */
 export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   const { connectSwarm, ReplicationError } = await import('../replication/index.js');
-  const { connect } = await import('@nats-io/transport-node');
+  const { openAgentDirectory } = await import('../replication/agent-directory.js');
   const rs: ReplicatedSwarm = await connectSwarm({ servers: options.servers, swarm: options.swarm, profiles: options.nodes, config: options.config, clock: options.clock });
-  let nc: NatsConnection | undefined;
-  let heartbeats: Subscription | undefined;
-  let directory: AgentDirectory | undefined;
+  let directory: AgentDirectory;
   try {
-    nc = await connect({ servers: [...options.servers], maxReconnectAttempts: -1, reconnectTimeWait: 250 });
-    directory = await openAgentDirectory(nc, options.swarm, options.onAgent);
-    await directory.ready;
-    // The replication's heartbeat subject (hecate.<swarm>.hb, the node id as the payload).
-    heartbeats = nc.subscribe(`hecate.${options.swarm}.hb`, { callback: (error, msg) => (error === null ? options.onHeard(msg.string()) : undefined) });
+    directory = await openAgentDirectory({ servers: options.servers, swarm: options.swarm, onChange: options.onAgent, onHeartbeat: options.onHeard });
   } catch (error) {
-    directory?.close();
-    await nc?.close();
     await rs.close();
     throw error;
   }
-  const connection = nc;
   // A proposal that cannot reach the log (cut off from NATS) is a 503 the agent moves on from.
   const viaLog = async <T>(call: () => Promise<T>): Promise<T> => {
     try {
@@ -98,9 +88,7 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     },
     view: () => ({ swarm: rs.name, replica: rs.replicaId, status: rs.replication(), applied: rs.stats().applied }),
     async close() {
-      heartbeats?.unsubscribe();
-      directory?.close();
-      await connection.close();
+      await directory.close();
       await rs.close();
     },
   };
