@@ -1,4 +1,5 @@
 import { ownValue } from './records.js';
+import { assertPlanShape } from './validate.js';
 import type { ModelSpec, NodeStates, Pipeline, SwarmPlan } from './types.js';
 
 /** Lookups derived from a plan once; plans are immutable, so the cache never goes stale. */
@@ -27,7 +28,18 @@ export function planIndex(plan: SwarmPlan): PlanIndex {
   return index;
 }
 
-export { assertPlanShapeOnce } from './validate.js';
+const shapeChecked = new WeakSet<SwarmPlan>();
+
+/**
+ * Checks a caller's plan once per plan object (plans are immutable): the public entry points
+ * call this so a hand-written plan with a gap or an overlap is refused, not half served.
+ * @throws {PlanError} `InvalidPlan` naming every shape issue.
+ */
+export function assertPlanShapeOnce(plan: SwarmPlan): void {
+  if (shapeChecked.has(plan)) return;
+  assertPlanShape(plan);
+  shapeChecked.add(plan);
+}
 
 /** The ids of a pipeline's nodes that are down (or unknown to the telemetry). */
 export function deadNodesOf(pipeline: Pipeline, nodes: NodeStates, alsoDead?: string): string[] {

@@ -1,6 +1,6 @@
 import { describeValue } from './describe.js';
 import { PlanError } from './errors.js';
-import type { ModelSpec, NodeProfile, Stage, SwarmPlan } from './types.js';
+import type { ModelSpec, NodeProfile, SwarmPlan } from './types.js';
 
 /** What is wrong with a plan, a profile or a model. */
 export type PlanIssueCode =
@@ -134,23 +134,7 @@ export function layersGb(model: ModelSpec, layers: number): number {
  * nodes, and no node holding more than its memory. An empty result means valid.
  */
 export function validatePlan(plan: SwarmPlan, profiles: readonly NodeProfile[]): PlanIssue[] {
-  const issues = checkPlan(plan, profiles);
-  if (issues.length === 0) shapeChecked.add(plan); // a valid plan has a valid shape: not checked again
-  return issues;
-}
-
-/** Plans whose shape is known good; plans are immutable, so once per plan object. */
-const shapeChecked = new WeakSet<SwarmPlan>();
-
-/**
- * Checks a caller's plan once per plan object (plans are immutable): the public entry points
- * call this so a hand-written plan with a gap or an overlap is refused, not half served.
- * @throws {PlanError} `InvalidPlan` naming every shape issue.
- */
-export function assertPlanShapeOnce(plan: SwarmPlan): void {
-  if (shapeChecked.has(plan)) return;
-  assertPlanShape(plan);
-  shapeChecked.add(plan);
+  return checkPlan(plan, profiles);
 }
 
 /**
@@ -171,7 +155,7 @@ function checkPlan(plan: SwarmPlan, profiles: readonly NodeProfile[] | undefined
   const memory = new Map<string, number>();
   for (const p of Array.isArray(profiles) ? profiles : []) if (p && typeof p.id === 'string') memory.set(p.id, p.memoryGb);
   const usedGb = new Map<string, number>();
-  const ownerOf = new Map<string, Map<string, string>>(); // model id → node id → pipeline id
+  const ownerOf = new Map<string, string>(); // `${modelId}\0${nodeId}` → pipeline id
   const pipelineIds = new Set<string>();
 
   for (const pipeline of plan.pipelines) {
@@ -189,37 +173,33 @@ function checkPlan(plan: SwarmPlan, profiles: readonly NodeProfile[] | undefined
     }
     let next = 0;
     const inThisPipeline = new Set<string>();
-    let owners = ownerOf.get(model.id);
-    if (owners === undefined) ownerOf.set(model.id, (owners = new Map()));
-    const stages = pipeline.stages;
-    for (let i = 0; i < stages.length; i++) {
-      const stage = stages[i] as Stage;
-      // Written only for an issue: this runs on every stage of every plan change.
-      const where = () => `pipeline "${pipelineId}" stage ${i}`;
+    for (const [i, stage] of pipeline.stages.entries()) {
+      const where = `pipeline "${pipelineId}" stage ${i}`;
       if (stage === null || typeof stage !== 'object' || !Number.isInteger(stage.layerStart) || !Number.isInteger(stage.layerEnd) || stage.layerStart >= stage.layerEnd || stage.layerStart < 0) {
-        issues.push({ code: 'BadStage', pipelineId, message: `${where()}: needs integer layers with 0 <= layerStart < layerEnd` });
+        issues.push({ code: 'BadStage', pipelineId, message: `${where}: needs integer layers with 0 <= layerStart < layerEnd` });
         next = Number.NaN;
         continue;
       }
       const nodeId: unknown = stage.nodeId;
       if (typeof nodeId !== 'string' || nodeId.length === 0) {
-        issues.push({ code: 'BadStage', pipelineId, message: `${where()}: "nodeId" must be a non-empty string` });
+        issues.push({ code: 'BadStage', pipelineId, message: `${where}: "nodeId" must be a non-empty string` });
         next = Math.max(next, stage.layerEnd);
         continue;
       } else if (profiles !== undefined && !memory.has(nodeId)) {
-        issues.push({ code: 'UnknownNode', pipelineId, nodeId, message: `${where()}: unknown node "${nodeId}"` });
+        issues.push({ code: 'UnknownNode', pipelineId, nodeId, message: `${where}: unknown node "${nodeId}"` });
       }
       if (stage.layerStart > next) {
-        issues.push({ code: 'Gap', pipelineId, nodeId, message: `${where()}: layers [${next}, ${stage.layerStart}) are held by no stage` });
+        issues.push({ code: 'Gap', pipelineId, nodeId, message: `${where}: layers [${next}, ${stage.layerStart}) are held by no stage` });
       } else if (stage.layerStart < next) {
-        issues.push({ code: 'Overlap', pipelineId, nodeId, message: `${where()}: layers [${stage.layerStart}, ${next}) are held twice` });
+        issues.push({ code: 'Overlap', pipelineId, nodeId, message: `${where}: layers [${stage.layerStart}, ${next}) are held twice` });
       }
       next = Math.max(next, stage.layerEnd);
-      const owner = owners.get(nodeId);
+      const key = `${model.id}\0${nodeId}`;
+      const owner = ownerOf.get(key);
       if (owner !== undefined && (owner !== pipelineId || inThisPipeline.has(nodeId))) {
-        issues.push({ code: 'SharedNode', pipelineId, nodeId, modelId: model.id, message: `${where()}: node "${nodeId}" already holds layers of model "${model.id}" in pipeline "${owner}" (copies must use disjoint nodes)` });
+        issues.push({ code: 'SharedNode', pipelineId, nodeId, modelId: model.id, message: `${where}: node "${nodeId}" already holds layers of model "${model.id}" in pipeline "${owner}" (copies must use disjoint nodes)` });
       }
-      owners.set(nodeId, pipelineId);
+      ownerOf.set(key, pipelineId);
       inThisPipeline.add(nodeId);
       usedGb.set(nodeId, (usedGb.get(nodeId) ?? 0) + layersGb(model, stage.layerEnd - stage.layerStart));
     }

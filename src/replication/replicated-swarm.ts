@@ -225,6 +225,8 @@ export class ReplicatedSwarm {
     }
     if (last === 0 && this.options.profiles !== undefined && this.options.config !== undefined) {
       const genesis: LogEntry = { v: 1, type: 'swarm.genesis', id: 'genesis', profiles: this.options.profiles.map(plainProfile), config: this.options.config, seed: this.options.seed ?? 1 };
+      // A genesis no replica could build from must not reach the log: plan it here first (throws PlanError, SwarmError).
+      createSwarm(genesis.profiles, genesis.config, { seed: genesis.seed }).stop();
       try {
         await this.js.publish(this.logSubject, encodeEntry(genesis), { msgID: 'genesis', expect: { lastSequence: 0 } });
       } catch {
@@ -302,7 +304,11 @@ export class ReplicatedSwarm {
     }
     if (this.swarm === undefined) {
       if (entry.type !== 'swarm.genesis') throw new ReplicationError('BadLog', `log entry ${seq} of swarm "${this.name}" comes before any genesis (${entry.type})`);
-      this.genesis(entry);
+      try {
+        this.genesis(entry);
+      } catch (cause) {
+        throw new ReplicationError('BadLog', `the genesis of swarm "${this.name}" does not build a swarm: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      }
     } else {
       this.apply(seq, entry);
     }

@@ -4,6 +4,7 @@ import { isMember, joinIssue, swarmMachine, type LiveStatus, type NodeActorRef, 
 import { resolveRequest, tokensCost } from '../core/cost.js';
 import { describeValue } from '../core/describe.js';
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
+import { canonicalJson, hashText } from '../core/digest.js';
 import { deepFreeze } from '../core/freeze.js';
 import { planSwarm } from '../core/plan.js';
 import { routeResolved } from '../core/route.js';
@@ -17,7 +18,7 @@ import { randomIds } from './ids.js';
 import { LeaseTable } from './lease-table.js';
 import { NodeWatchers } from './node-watchers.js';
 import { ReleaseSampler } from './release-sampler.js';
-import { genesisDigest, lifecycleDigest, memberState, persistedOutcome, readLifecycleEvent, readPersisted, type LifecycleEvent, type PersistedMember, type PersistedSwarm, type Restored } from './persist.js';
+import { lifecycleDigest, memberState, plainProfile, readPersisted, type LifecycleEvent, type PersistedMember, type PersistedSwarm, type Restored } from './persist.js';
 import { openSession, type Session } from './session.js';
 import { timerClock } from './session-options.js';
 import type { SessionHost, SessionOptions, StageRunner } from './session-types.js';
@@ -44,13 +45,6 @@ import type {
 /** The running Swarm actor. */
 export type SwarmActor = Actor<typeof swarmMachine>;
 type SwarmSnapshot = SnapshotFrom<typeof swarmMachine>;
-
-/** A profile as plain data, each field read once (a getter cannot change it between check and use). */
-function plainProfile(profile: NodeProfile): NodeProfile {
-  if (profile === null || typeof profile !== 'object') return profile;
-  const { id, memoryGb, score, latencyMs } = profile;
-  return { id, memoryGb, ...(score !== undefined ? { score } : {}), ...(latencyMs !== undefined ? { latencyMs } : {}) };
-}
 
 /** A telemetry sample as plain data, each field read once; one shape whatever it carries. */
 function plainSample(sample: TelemetrySample): TelemetrySample {
@@ -99,22 +93,19 @@ export class Swarm {
   private readonly timers: boolean;
   /** Nodes whose failure detection has started (at their first heartbeat). */
   private readonly watched = new Set<string>();
-  /** The profiles it was created with (their digest, once computed) and its config's digest: a persisted swarm names them. */
-  private genesis: { profiles: readonly NodeProfile[] | string; readonly config: string };
+  /** The profiles and config it was created with: a persisted swarm carries their digests. */
+  private readonly genesis: readonly [readonly NodeProfile[], SwarmConfig];
 
   /** @internal use {@link createSwarm} */
   constructor(profiles: readonly NodeProfile[], config: SwarmConfig, options: SwarmOptions = {}) {
     const issue = swarmConfigIssue(config) ?? swarmOptionsIssue(options);
     if (issue !== undefined) throw new SwarmError('InvalidInput', issue);
     let members = Array.isArray(profiles) ? profiles.map(plainProfile) : profiles;
-    this.genesis = { profiles: members, config: genesisDigest(config) };
+    this.genesis = [members, config];
     let restored: Restored | undefined;
     if (options.restore !== undefined) {
-      this.genesis.profiles = genesisDigest(members);
-      restored = readPersisted(options.restore, { profiles: this.genesis.profiles, config: this.genesis.config });
-      if (restored.ids !== null && (options.seed !== undefined || options.idSource !== undefined)) {
-        throw new SwarmError('InvalidInput', `option "${options.seed !== undefined ? 'seed' : 'idSource'}" cannot go with "restore": the persisted swarm carries its id counter`);
-      }
+      restored = readPersisted(options.restore, ...this.genesisDigests());
+      if (restored.ids !== null && (options.seed ?? options.idSource) !== undefined) throw new SwarmError('InvalidInput', 'options "seed" and "idSource" cannot go with "restore": it has its id counter');
       members = restored.profiles;
     }
     const plan = restored?.plan ?? deepFreeze(planSwarm(members, config));
@@ -325,7 +316,7 @@ export class Swarm {
   /** A node back, for the statechart's `node.alive` with its cause. */
   private revive(nodeId: string, cause: AliveCause, logged = false): Revival {
     const before = this.running();
-    this.actor.send(logged ? { type: 'node.alive', nodeId, cause, logged } : { type: 'node.alive', nodeId, cause });
+    this.actor.send({ type: 'node.alive', nodeId, cause, logged });
     const after = this.actor.getSnapshot();
     if (this.taken(before, after, nodeId)?.kind === 'revival') this.table.setAlive(nodeId, true);
     return Object.freeze({ nodeId, status: after.value as SwarmStatus });
@@ -403,23 +394,22 @@ export class Swarm {
    * (`addNode`), `node.removed` (`removeNode`), `node.down` with its cause (`manual`: `markDown`;
    * `detector`; `ejected`, granted while under the ejection cap) and `node.alive` with its cause.
    * Returns what the matching method returns. A no-op (a node already down) changes nothing; a
-   * refused event throws the same error on every replica and changes nothing either.
+   * refused event throws the same error on every replica and changes nothing either
+   * (docs/persistence.md).
    * @throws {SwarmError} `InvalidInput` for a malformed event, and what the matching method throws
    * @example swarm.apply({ type: 'node.down', nodeId: 'gpu', cause: 'detector' });
    */
   apply(event: LifecycleEvent): Rescue | Revival | Growth | Retirement {
-    const e = readLifecycleEvent(event);
-    switch (e.type) {
-      case 'node.added':
-        return this.addNode(e.profile);
-      case 'node.removed':
-        return this.removeNode(e.nodeId);
-      // `logged`: from the log, so a replica (option `propose`) applies it rather than proposing it again.
-      case 'node.alive':
-        return this.revive(e.nodeId, e.cause ?? 'manual', true);
-      default:
-        return this.takeDown(e.nodeId, e.cause === 'ejected' ? { type: 'node.eject', nodeId: e.nodeId, logged: true } : { type: 'node.down', nodeId: e.nodeId, cause: e.cause === 'detector' ? 'detector' : 'manual', logged: true });
-    }
+    const { type, nodeId, cause = 'manual', profile } = (event ?? {}) as Partial<{ type: string; nodeId: string; cause: string; profile: NodeProfile }>;
+    if (type === 'node.added') return this.addNode(profile as NodeProfile);
+    const causes = type === 'node.down' ? ['manual', 'detector', 'ejected'] : type === 'node.alive' ? ['manual', 'heartbeat', 'probation'] : type === 'node.removed' ? ['manual'] : [];
+    const bad = causes.length === 0 ? 'type' : typeof nodeId !== 'string' ? 'nodeId' : causes.includes(cause) ? undefined : 'cause';
+    if (bad !== undefined) throw new SwarmError('InvalidInput', `lifecycle event field "${bad}": got ${describeValue((event as unknown as Record<string, unknown> | null)?.[bad])} (docs/persistence.md)`);
+    const id = nodeId as string;
+    if (type === 'node.removed') return this.removeNode(id);
+    // `logged`: from the log, so a replica (option `propose`) applies it rather than proposing it again.
+    if (type === 'node.alive') return this.revive(id, cause as AliveCause, true);
+    return this.takeDown(id, cause === 'ejected' ? { type: 'node.eject', nodeId: id, logged: true } : { type: 'node.down', nodeId: id, cause: cause as 'manual' | 'detector', logged: true });
   }
 
   /**
@@ -431,19 +421,12 @@ export class Swarm {
    * @example const saved = JSON.stringify(swarm.persist());
    */
   persist(): PersistedSwarm {
-    const snapshot = this.running();
-    const c = snapshot.context;
-    const members: PersistedMember[] = [];
-    for (const [id, m] of c.members) {
-      const { failures, ejections, probation } = m.ref.getSnapshot().context;
-      const state = memberState(c, id, m.slot);
-      members.push(failures > 0 || ejections > 0 || probation ? { profile: m.profile, state, record: { failures, ejections, probation } } : { profile: m.profile, state });
-    }
-    const status = snapshot.value as LiveStatus;
-    const ids = c.idSource === undefined ? c.idState : null;
-    if (typeof this.genesis.profiles !== 'string') this.genesis.profiles = genesisDigest(this.genesis.profiles);
-    const digest = lifecycleDigest(c.plan, status, members.map((m) => [m.profile, m.state] as const), ids);
-    return deepFreeze({ format: 'hecate-swarm/swarm', version: 1, profiles: this.genesis.profiles, config: this.genesis.config, status, plan: c.plan, members, ids, outcome: persistedOutcome(c.outcome), digest });
+    const { plan, outcome } = this.running().context;
+    const [status, members, ids, digest] = this.lifecycle();
+    const [profiles, config] = this.genesisDigests();
+    // A growth's or a retirement's plan is the plan: not stored twice.
+    const last = outcome?.kind === 'growth' || outcome?.kind === 'retirement' ? { ...outcome, plan: undefined } : (outcome ?? null);
+    return deepFreeze(JSON.parse(JSON.stringify({ format: 'hecate-swarm/swarm', version: 1, profiles, config, status, plan, members, ids, outcome: last, digest })) as PersistedSwarm);
   }
 
   /**
@@ -452,11 +435,27 @@ export class Swarm {
    * lifecycle events, in any process; local telemetry does not enter it.
    */
   digest(): string {
+    return this.lifecycle()[3];
+  }
+
+  /** Status, members (with their node actors' ejection records), id counter and digest. */
+  private lifecycle(): [LiveStatus, PersistedMember[], number | null, string] {
     const snapshot = this.actor.getSnapshot();
     const c = snapshot.context;
-    const members: (readonly [NodeProfile, PersistedMember['state']])[] = [];
-    for (const [id, m] of c.members) members.push([m.profile, memberState(c, id, m.slot)]);
-    return lifecycleDigest(c.plan, snapshot.value as string, members, c.idSource === undefined ? c.idState : null);
+    const members: PersistedMember[] = [];
+    for (const [id, m] of c.members) {
+      const { failures, ejections, probation } = m.ref.getSnapshot().context;
+      const state = memberState(c, id, m.slot);
+      members.push(failures > 0 || ejections > 0 || probation ? { profile: m.profile, state, record: { failures, ejections, probation } } : { profile: m.profile, state });
+    }
+    const ids = c.idSource === undefined ? c.idState : null;
+    const status = snapshot.value as LiveStatus;
+    return [status, members, ids, lifecycleDigest(c.plan, status, members.map((m) => [m.profile, m.state]), ids)];
+  }
+
+  /** The digests of the profiles and the config the swarm was created with. */
+  private genesisDigests(): [string, string] {
+    return [hashText(canonicalJson(this.genesis[0])), hashText(canonicalJson(this.genesis[1]))];
   }
 
   /** Stops the swarm and its node actors; every later call but `status`/`state`/`stop` throws `Stopped`. */

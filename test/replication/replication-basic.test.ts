@@ -92,4 +92,13 @@ describe('a replicated swarm', () => {
     expect(c.stats()).toMatchObject({ snapshot: 0, entries: b.stats().applied });
     expect(c.digest()).toBe(a.digest());
   });
+
+  it('refuses bad options, a genesis no replica could build, and a swarm with no genesis, each typed', async () => {
+    await expect(connectSwarm({ servers: server.url, swarm: 'no spaces' })).rejects.toMatchObject({ name: 'ReplicationError', code: 'InvalidInput' });
+    await expect(connectSwarm({ servers: server.url, swarm: 'x', profiles: PROFILES })).rejects.toMatchObject({ code: 'InvalidInput', message: expect.stringMatching(/"profiles" and "config" go together/) });
+    const name = swarmName('nogenesis');
+    // 4 nodes of 8-24 GB cannot hold 2 copies of 100 layers: the planner refuses, nothing is logged.
+    await expect(connectSwarm({ servers: server.url, swarm: name, profiles: PROFILES, config: { models: [{ id: 'big', layers: 100, pipelines: 2 }] } })).rejects.toMatchObject({ name: 'PlanError' });
+    await expect(connectSwarm({ servers: server.url, swarm: name, connectTimeoutMs: 300 })).rejects.toMatchObject({ name: 'ReplicationError', code: 'NoGenesis' });
+  });
 });

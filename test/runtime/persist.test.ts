@@ -120,18 +120,19 @@ describe('swarm.persist() and createSwarm(…, { restore })', () => {
       expect((error as SwarmError).code).toBe('InvalidInput');
       return (error as SwarmError).message;
     };
-    expect(refusal(saved, profiles.slice(1))).toMatch(/field "profiles" does not match/);
-    expect(refusal(saved, profiles, { ...config, alpha: 0.5 })).toMatch(/field "config" does not match/);
-    expect(refusal(null)).toMatch(/must be the object swarm.persist\(\) returned/);
+    expect(refusal(saved, profiles.slice(1))).toMatch(/field "profiles" must be [0-9a-f]{16}, from the profiles given: they differ/);
+    expect(refusal(saved, profiles, { ...config, alpha: 0.5 })).toMatch(/field "config" must be [0-9a-f]{16}, from the config given/);
+    expect(refusal(null)).toMatch(/field "snapshot" must be an object, got null; pass what swarm.persist\(\) returned/);
     expect(refusal({ ...saved, version: 2 })).toMatch(/field "version" must be 1/);
-    expect(refusal({ ...saved, status: 'healthy' })).toMatch(/field "status" says healthy but the members' liveness gives degraded/);
-    expect(refusal({ ...saved, members: saved.members.map((m, i) => (i === 1 ? { ...m, state: 'asleep' } : m)) })).toMatch(/field "members\[1\].state"/);
-    expect(refusal({ ...saved, members: saved.members.map((m, i) => (i === 1 ? { ...m, profile: { ...m.profile, memoryGb: -1 } } : m)) })).toMatch(/field "members" holds a bad profile/);
-    expect(refusal({ ...saved, members: saved.members.slice(1) })).toMatch(/field "plan" does not validate/);
-    expect(refusal({ ...saved, ids: -1 })).toMatch(/field "ids"/);
-    expect(refusal({ ...saved, ids: 12 })).toMatch(/field "digest" does not match/);
+    expect(refusal({ ...saved, status: 'healthy' })).toMatch(/field "status" must be degraded, as the members' liveness gives/);
+    expect(refusal({ ...saved, members: saved.members.map((m, i) => (i === 1 ? { ...m, state: 'asleep' } : m)) })).toMatch(/field "members\[1\]" must be \{ profile, state/);
+    expect(refusal({ ...saved, members: saved.members.map((m, i) => (i === 1 ? { ...m, record: { failures: -1 } } : m)) })).toMatch(/field "members\[1\].record"/);
+    expect(refusal({ ...saved, members: saved.members.map((m, i) => (i === 1 ? { ...m, profile: { ...m.profile, memoryGb: -1 } } : m)) })).toMatch(/field "plan" must be valid over the members: node "desktop": "memoryGb" must be/);
+    expect(refusal({ ...saved, members: saved.members.slice(1) })).toMatch(/field "plan" must be valid/);
+    expect(refusal({ ...saved, ids: -1 })).toMatch(/field "ids" must be null or a 32-bit counter/);
+    expect(refusal({ ...saved, ids: 12 })).toMatch(/field "digest" must be [0-9a-f]{16}, the state's: it was altered/);
     expect(refusal({ ...saved, outcome: { kind: 'teleport' } })).toMatch(/field "outcome"/);
-    expect(refusal(saved, profiles, config, { seed: 1 })).toMatch(/option "seed" cannot go with "restore"/);
+    expect(refusal(saved, profiles, config, { seed: 1 })).toMatch(/options "seed" and "idSource" cannot go with "restore"/);
     // The persisted swarm is untouched by all this.
     expect(a.persist()).toEqual(saved);
   });
@@ -144,7 +145,7 @@ describe('swarm.persist() and createSwarm(…, { restore })', () => {
       [{ type: 'node.down', nodeId: 7 }, '"nodeId"'],
       [{ type: 'node.down', nodeId: 'gpu', cause: 'heartbeat' }, '"cause"'],
       [{ type: 'node.alive', nodeId: 'gpu', cause: 'ejected' }, '"cause"'],
-      [null, 'object'],
+      [null, '"type"'],
     ] as const) {
       const error = caught(() => a.apply(event as unknown as LifecycleEvent));
       expect(error).toBeInstanceOf(SwarmError);
