@@ -33,7 +33,12 @@ events), GET /metrics (Prometheus). Stops on SIGTERM or SIGINT.
 
 Example:
   hecate-node serve --port 8080
-  hecate-node agent --id a1 --memory 12 --score 2 --join http://127.0.0.1:8080`;
+  hecate-node agent --id a1 --memory 12 --score 2 --join http://127.0.0.1:8080
+
+Several orchestrators on one swarm (nats-server -js running; docs/serve.md):
+  hecate-node serve --port 8080 --topology lab.json --nats nats://127.0.0.1:4222 --swarm lab
+  hecate-node serve --port 8081 --topology lab.json --nats nats://127.0.0.1:4222 --swarm lab
+  hecate-node agent --id a1 --memory 6 --score 2 --join http://127.0.0.1:8080,http://127.0.0.1:8081`;
 
 /** The `serve` command. */
 export const command: Command = {
