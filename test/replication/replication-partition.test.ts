@@ -154,6 +154,43 @@ describe('detectors on two replicas', () => {
   });
 });
 
+describe('ejection on one replica', () => {
+  it('goes through the log: one replica\'s failed requests eject the node on every replica; the ban\'s end brings it back once', async () => {
+    const name = swarmName('eject');
+    const config = { ...swarmConfig(12, 2), ejection: { consecutiveFailures: 3, banMs: 1000 } };
+    const clocks = [new ManualClock(), new ManualClock()];
+    const [a, b] = [await replica(name, { config, clock: clocks[0] }), await replica(name, { config, clock: clocks[1] })] as [ReplicatedSwarm, ReplicatedSwarm];
+    const downs: string[] = [];
+    const alives: string[] = [];
+    b.on('node.down', (e: { nodeId: string; cause: string }) => void downs.push(`${e.nodeId}:${e.cause}`));
+    b.on('node.alive', (e: { nodeId: string; cause: string }) => void alives.push(`${e.nodeId}:${e.cause}`));
+    const victim = a.route().stages[0]?.nodeId as string;
+    // Three failed requests on a alone (b never routed to it): a's node actor asks for the ejection.
+    // Requests held in flight at once spread over the copies (the failures make the victim's dear).
+    let failed = 0;
+    for (let round = 0; failed < 3 && round < 20; round++) {
+      const leases = Array.from({ length: 16 }, () => a.route({}, { reserve: true }).lease);
+      for (const lease of leases) {
+        const on = failed < 3 && lease.nodes.includes(victim);
+        a.release(lease, on ? { ok: false, failedNode: victim } : {});
+        if (on) failed++;
+      }
+    }
+    expect(failed).toBe(3);
+    await until(() => downs.length === 1, 'the ejection on b');
+    expect(downs).toEqual([`${victim}:ejected`]);
+    await until(() => a.state().nodes[victim]?.alive === false, 'the ejection on a');
+    // Both replicas' node actors wait out the ban; both propose the revival; one is applied.
+    for (const c of clocks) c.advance(1000);
+    await until(() => alives.length === 1, 'the revival on b');
+    expect(alives).toEqual([`${victim}:probation`]);
+    await until(() => a.stats().staleMarks + b.stats().staleMarks === 1, 'the second revival found stale');
+    await converged([a, b], Math.max(a.stats().applied, b.stats().applied));
+    expect(b.digest()).toBe(a.digest());
+    expect(a.status()).toBe('healthy');
+  });
+});
+
 describe('a no-op entry', () => {
   it('changes nothing on any replica: no new snapshot, no event, the same digest', async () => {
     const name = swarmName('noop');

@@ -137,6 +137,26 @@ describe('swarm.persist() and createSwarm(…, { restore })', () => {
     expect(a.persist()).toEqual(saved);
   });
 
+  it('applies each wire form as the method it stands for, and the causes as their events', () => {
+    const a = createSwarm(profiles, config, { seed: 2 });
+    const b = createSwarm(profiles, config, { seed: 2 });
+    const causes: string[] = [];
+    a.on('*', (e) => {
+      if (e.type === 'node.down' || e.type === 'node.alive') causes.push(`${e.type}:${e.cause}`);
+    });
+    expect(a.apply({ type: 'node.down', nodeId: 'gpu' })).toEqual(b.markDown('gpu'));
+    expect(a.apply({ type: 'node.alive', nodeId: 'gpu' })).toEqual(b.markAlive('gpu'));
+    expect(a.apply({ type: 'node.added', profile: { id: 'x', memoryGb: 12 } })).toEqual(b.addNode({ id: 'x', memoryGb: 12 }));
+    expect(a.apply({ type: 'node.removed', nodeId: 'desktop' })).toEqual(b.removeNode('desktop'));
+    a.apply({ type: 'node.down', nodeId: 'phone', cause: 'ejected' });
+    a.apply({ type: 'node.alive', nodeId: 'phone', cause: 'probation' });
+    a.apply({ type: 'node.down', nodeId: 'phone', cause: 'detector' });
+    a.apply({ type: 'node.down', nodeId: 'phone', cause: 'detector' }); // a duplicate: applied once
+    expect(causes).toEqual(['node.down:manual', 'node.alive:manual', 'node.down:ejected', 'node.alive:probation', 'node.down:detector']);
+    expect((caught(() => a.apply({ type: 'node.down', nodeId: 'ghost' })) as SwarmError).code).toBe('UnknownNode');
+    expect((caught(() => a.apply({ type: 'node.added', profile: { id: 'x', memoryGb: 12 } })) as SwarmError).code).toBe('DuplicateNode');
+  });
+
   it('refuses a malformed lifecycle event, naming the field', () => {
     const a = createSwarm(profiles, config, { seed: 1 });
     const before = a.digest();
