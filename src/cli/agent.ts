@@ -9,12 +9,13 @@ const spec: ArgsSpec = {
     id: { type: 'string', value: 'id', description: 'Node id (required); restart with the same id to rejoin as the same node.' },
     memory: { type: 'string', value: 'GB', description: 'Memory it offers, in GB (required): how many layers it can hold.' },
     score: { type: 'string', value: 'S', description: 'Capability (higher is faster) (required): a stage takes layers × tokens × per-layer-ms ÷ score.' },
-    join: { type: 'string', value: 'url', description: 'The orchestrator, e.g. http://127.0.0.1:8080 (required).' },
+    join: { type: 'string', value: 'url', description: 'The orchestrator, e.g. http://127.0.0.1:8080 (required); several orchestrators of one replicated swarm separated by commas: it talks to the first and moves to the next when one cannot be reached.' },
     port: { type: 'string', value: 'n', description: 'Port of its stage server (default 0: any free port).' },
     host: { type: 'string', value: 'addr', description: 'Address to bind (default 127.0.0.1).' },
     'per-layer-ms': { type: 'string', value: 'ms', description: 'Real ms one layer takes for one token at score 1 (default 2).' },
     jitter: { type: 'string', value: 'r', description: 'Relative jitter of a stage\'s time, 0-0.9 (default 0.2).' },
     seed: { type: 'string', value: 'n', description: 'Seed of the jitter (default: a hash of the id).' },
+    slots: { type: 'string', value: 'n', description: 'Stage calls it runs at once; later ones wait in arrival order (default: no limit).' },
   },
 };
 
@@ -42,22 +43,25 @@ export const command: Command = {
     const memoryGb = numberFlag(args, 'memory', 0, 1_000_000) as number;
     const score = numberFlag(args, 'score', 0, 1_000_000) as number;
     const join = requiredFlag(args, 'join');
-    if (!/^https?:\/\/[^/\s]+/.test(join)) throw new UsageError(`flag --join: expected the orchestrator's URL (http://host:port), got "${join}"`);
+    const urls = join.split(',').map((u) => u.trim());
+    for (const u of urls) if (!/^https?:\/\/[^/\s,]+/.test(u)) throw new UsageError(`flag --join: expected the orchestrator's URL (http://host:port; several separated by commas), got "${u}"`);
     const port = integerFlag(args, 'port', 0, 65535);
     const perLayerMs = numberFlag(args, 'per-layer-ms', 0, 60_000, true);
     const jitter = numberFlag(args, 'jitter', 0, 0.9, true);
     const seed = integerFlag(args, 'seed', 0, 2 ** 32 - 1);
+    const slots = integerFlag(args, 'slots', 1, 1_000_000);
     const host = stringFlag(args, 'host');
     const agent = await listening(() => startAgent({
       id,
       memoryGb,
       score,
-      join,
+      join: urls,
       ...(port !== undefined ? { port } : {}),
       ...(host !== undefined ? { host } : {}),
       ...(perLayerMs !== undefined ? { perLayerMs } : {}),
       ...(jitter !== undefined ? { jitter } : {}),
       ...(seed !== undefined ? { seed } : {}),
+      ...(slots !== undefined ? { slots } : {}),
       log: (line) => io.stderr(`hecate-node agent ${id}: ${line}\n`),
     }), port ?? 0, host ?? '127.0.0.1');
     io.stdout(`hecate-node agent ${id}: listening on ${agent.url}, joining ${join}\n`);
@@ -69,7 +73,7 @@ export const command: Command = {
       throw new UsageError(`${outcome instanceof Error ? outcome.message : String(outcome)}`);
     }
     await agent.stop();
-    io.stderr(`hecate-node agent ${id}: ${outcome}: left ${join}\n`);
+    io.stderr(`hecate-node agent ${id}: ${outcome}: left ${agent.orchestrator()}\n`);
     return 0;
   },
 };

@@ -2,10 +2,11 @@
 import type { ModelSpec, NodeProfile } from '../core/types.js';
 import { SERVE_DETECTOR, startOrchestrator } from '../serve/orchestrator.js';
 import { loadTopology } from '../sim/topology.js';
-import { helpText, integerFlag, parseCommandArgs, stringFlag, type ArgsSpec } from './args.js';
+import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
 import { readInput } from './io.js';
 import { listening, numberFlag, untilSignal } from './process-flags.js';
+import { replicationFlags } from './replication-flags.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -20,6 +21,8 @@ const spec: ArgsSpec = {
     'acceptable-pause-ms': { type: 'string', value: 'ms', description: `Pause added to the mean heartbeat interval (default ${SERVE_DETECTOR.acceptablePauseMs}).` },
     'min-std-ms': { type: 'string', value: 'ms', description: `Floor of the heartbeat deviation (default ${SERVE_DETECTOR.minStdDevMs}).` },
     'eject-after': { type: 'string', value: 'n', description: 'Eject an agent after this many consecutive failed stage calls (default 5).' },
+    nats: { type: 'string', value: 'url', description: 'Replicate the swarm through this NATS server (JetStream), e.g. nats://127.0.0.1:4222; several orchestrators given the same --nats and --swarm serve one swarm. Needs --swarm and --topology.' },
+    swarm: { type: 'string', value: 'name', description: 'The replicated swarm\'s name (letters, digits, "_", "-"). Needs --nats.' },
   },
 };
 
@@ -30,7 +33,12 @@ events), GET /metrics (Prometheus). Stops on SIGTERM or SIGINT.
 
 Example:
   hecate-node serve --port 8080
-  hecate-node agent --id a1 --memory 12 --score 2 --join http://127.0.0.1:8080`;
+  hecate-node agent --id a1 --memory 12 --score 2 --join http://127.0.0.1:8080
+
+Several orchestrators on one swarm (nats-server -js running; docs/serve.md):
+  hecate-node serve --port 8080 --topology lab.json --nats nats://127.0.0.1:4222 --swarm lab
+  hecate-node serve --port 8081 --topology lab.json --nats nats://127.0.0.1:4222 --swarm lab
+  hecate-node agent --id a1 --memory 6 --score 2 --join http://127.0.0.1:8080,http://127.0.0.1:8081`;
 
 /** The `serve` command. */
 export const command: Command = {
@@ -53,6 +61,8 @@ export const command: Command = {
     const pause = numberFlag(args, 'acceptable-pause-ms', 0, 600_000, true);
     const minStd = numberFlag(args, 'min-std-ms', 0, 600_000);
     const file = stringFlag(args, 'topology');
+    const replication = replicationFlags(args);
+    if (replication !== undefined && file === undefined) throw new UsageError('flag --nats needs --topology FILE: every orchestrator of a replicated swarm plans over the same declared nodes');
     let models: readonly ModelSpec[] = [{ id: 'base', kind: 'base', layers, pipelines: pipelines ?? 2 }];
     let nodes: readonly NodeProfile[] | undefined;
     if (file !== undefined) {
@@ -63,7 +73,7 @@ export const command: Command = {
       models = topology.value.models;
       nodes = topology.value.nodes;
     }
-    const orchestrator = await listening(() => startOrchestrator({
+    const orchestrator = await listening(() => reachingNats(replication?.servers, () => startOrchestrator({
       host,
       port,
       models,
@@ -77,8 +87,9 @@ export const command: Command = {
       },
       ...(ejectAfter !== undefined ? { ejection: { consecutiveFailures: ejectAfter } } : {}),
       ...(stageTimeoutMs !== undefined ? { stageTimeoutMs } : {}),
+      ...(replication !== undefined ? { replication } : {}),
       log: (line) => io.stderr(`hecate-node serve: ${line}\n`),
-    }), port, host);
+    })), port, host);
     io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);
     const signal = await untilSignal();
     await orchestrator.close();
@@ -86,3 +97,15 @@ export const command: Command = {
     return 0;
   },
 };
+
+/** NATS errors of connecting (refused, no JetStream, a timeout) become a UsageError naming --nats. */
+async function reachingNats<T>(servers: readonly string[] | undefined, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    const name = (error as { name?: unknown } | null)?.name;
+    const nats = name === 'ConnectionError' || name === 'JetStreamNotEnabled' || name === 'TimeoutError' || (name === 'ReplicationError' && (error as { code?: unknown }).code === 'Disconnected');
+    if (servers === undefined || !nats) throw error;
+    throw new UsageError(`flag --nats: cannot use ${servers.join(',')} (${(error as Error).message}); is nats-server running there with JetStream (-js)?`, { cause: error });
+  }
+}

@@ -18,8 +18,12 @@ export interface AgentOptions {
   readonly id: string;
   readonly memoryGb: number;
   readonly score: number;
-  /** The orchestrator's base URL, e.g. `http://127.0.0.1:8080`. */
-  readonly join: string;
+  /**
+   * The orchestrator's base URL, e.g. `http://127.0.0.1:8080`, or several orchestrators of one
+   * replicated swarm (docs/serve.md, "Several orchestrators"): the agent talks to one at a time and
+   * moves to the next when it cannot reach it.
+   */
+  readonly join: string | readonly string[];
   /** @defaultValue 0 (any free port) */
   readonly port?: number;
   /** @defaultValue '127.0.0.1' */
@@ -34,6 +38,11 @@ export interface AgentOptions {
   readonly heartbeatMs?: number;
   /** Sessions whose caches are kept; the least recently used is dropped past it. @defaultValue 4096 */
   readonly maxSessions?: number;
+  /**
+   * Stage calls it runs at once; later ones wait in arrival order (a GPU serving one batch at a
+   * time). The reply's `ms` includes the wait. @defaultValue unlimited: every call runs at once
+   */
+  readonly slots?: number;
   /**
    * Times the stage work (its delay and the reply's `ms`), the join retries and the heartbeats.
    * The agent is its own process: its clock is not the orchestrator's. Request timeouts stay on
@@ -51,6 +60,8 @@ export interface RunningAgent {
   readonly url: string;
   /** Resolves once the orchestrator accepted the join. */
   readonly joined: Promise<void>;
+  /** The orchestrator it talks to now (the first of `join` until that one cannot be reached). */
+  orchestrator(): string;
   /** Leaves the orchestrator (best effort, bounded), stops heartbeats and closes the server. */
   stop(): Promise<void>;
 }
@@ -62,14 +73,41 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const seed = options.seed ?? hashText(options.id);
   const heartbeatMs = options.heartbeatMs ?? 1000;
   const maxSessions = options.maxSessions ?? 4096;
+  const slots = options.slots ?? Number.POSITIVE_INFINITY;
+  let busy = 0;
+  const queue: (() => void)[] = [];
+  /** Resolves once a slot is this call's. */
+  const acquire = (): Promise<void> => {
+    if (busy < slots) {
+      busy++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => queue.push(resolve));
+  };
+  /** Hands the slot to the next waiting call, or frees it. */
+  const release = (): void => {
+    const next = queue.shift();
+    if (next !== undefined) next();
+    else busy--;
+  };
   const log = options.log ?? (() => {});
   const clock = options.clock ?? systemClock;
   const sleep = (ms: number) => new Promise<void>((resolve) => clock.setTimeout(() => resolve(), ms));
-  const base = options.join.replace(/\/+$/, '');
+  const bases = (typeof options.join === 'string' ? [options.join] : [...options.join]).map((u) => u.replace(/\/+$/, ''));
+  if (bases.length === 0) throw new ServeError('InvalidRequest', 400, 'startAgent needs at least one orchestrator URL in join', { field: 'join' });
+  let current = 0;
+  const base = (): string => bases[current] as string;
+  /** `failed` could not be reached: the next orchestrator, if it is still the one we talk to. */
+  const failOver = (failed: number, what: string): boolean => {
+    if (bases.length === 1 || failed !== current) return false;
+    current = (current + 1) % bases.length;
+    log(`${what}: ${bases[failed]} unreachable; now talking to ${base()}`);
+    return true;
+  };
   const sessions = new Map<string, LayerCaches>();
 
   const app: FastifyInstance = createHttpApp();
-  app.get('/v1/health', async () => ({ id: options.id, sessions: sessions.size }));
+  app.get('/v1/health', async () => ({ id: options.id, sessions: sessions.size, running: busy, queued: queue.length }));
   app.post<{ Body: StageRequest }>('/v1/stage', { schema: { body: stageBodySchema } }, async (request): Promise<StageReply> => {
     const body = request.body;
     if (body.layerEnd <= body.layerStart) throw new ServeError('InvalidRequest', 400, `layerEnd (${body.layerEnd}) must be greater than layerStart (${body.layerStart})`, { field: 'layerEnd' });
@@ -79,7 +117,12 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     const started = clock.now();
     const layers = body.layerEnd - body.layerStart;
     const ms = stageDelayMs({ layers, tokens: body.tokens + body.replay.length, perLayerMs, score: options.score }, jitter, seed, `${body.sessionId}/${body.step}/${body.layerStart}`);
-    await sleep(ms);
+    await acquire();
+    try {
+      await sleep(ms);
+    } finally {
+      release();
+    }
     caches = sessions.get(body.sessionId);
     if (caches === undefined) caches = new Map();
     sessions.delete(body.sessionId); // re-inserted last: the Map's order is the LRU order
@@ -100,23 +143,26 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   let rejoining = false;
   const profile = { id: options.id, memoryGb: options.memoryGb, score: options.score, url };
 
-  const post = (path: string, body: unknown, timeoutMs: number) =>
-    fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+  const post = (to: number, path: string, body: unknown, timeoutMs: number) =>
+    fetch(`${bases[to]}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
 
   const join = async (): Promise<void> => {
     for (let attempt = 0; !stopped; attempt++) {
+      const to = current;
       try {
-        const response = await post('/v1/nodes', profile, 5000);
+        const response = await post(to, '/v1/nodes', profile, 5000);
         if (response.ok) {
-          log(`joined ${base} as "${options.id}" (${url})`);
+          log(`joined ${bases[to]} as "${options.id}" (${url})`);
           return;
         }
         const text = await response.text();
         if (response.status >= 400 && response.status < 500) throw new Error(`the orchestrator refused the join: ${response.status} ${text}`);
         log(`join: ${response.status} ${text}; retrying`);
+        // A replica cut off from its swarm's log answers 503: try another.
+        failOver(to, 'join');
       } catch (error) {
         if (error instanceof Error && error.message.startsWith('the orchestrator refused')) throw error;
-        if (attempt === 0 || attempt % 20 === 0) log(`join: ${base} unreachable (${describe(error)}); retrying`);
+        if (!failOver(to, 'join') && (attempt === 0 || attempt % 20 === 0)) log(`join: ${bases[to]} unreachable (${describe(error)}); retrying`);
       }
       await sleep(250);
     }
@@ -124,11 +170,19 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
 
   // Heartbeats never wait for the previous one: after a stall (SIGSTOP, a long GC) the overdue
   // beat goes out at once, even if the one before is still being answered.
-  const beat = async (): Promise<void> => {
+  // An orchestrator that cannot be reached is left for the next one at once, and the beat is sent
+  // there right away (once: if every one is unreachable, the next beat is the next try).
+  const beat = async (retry = false): Promise<void> => {
     if (stopped || rejoining) return;
+    const to = current;
     try {
-      const response = await post(`/v1/nodes/${encodeURIComponent(options.id)}/heartbeat`, {}, heartbeatMs * 2);
+      const response = await post(to, `/v1/nodes/${encodeURIComponent(options.id)}/heartbeat`, {}, heartbeatMs * 2);
       await response.arrayBuffer();
+      // 503: it cannot serve (a replica cut off from its swarm's log): the next one, at once.
+      if (response.status === 503 && failOver(to, 'heartbeat')) {
+        if (!retry) void beat(true);
+        return;
+      }
       // 404: the orchestrator does not know us (it restarted, or we left): join again.
       if (response.status === 404) {
         rejoining = true;
@@ -138,6 +192,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       }
     } catch (error) {
       log(`heartbeat: ${describe(error)}`);
+      if (failOver(to, 'heartbeat') && !retry) void beat(true);
     }
   };
 
@@ -160,12 +215,13 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     id: options.id,
     url,
     joined,
+    orchestrator: base,
     async stop() {
       if (stopped) return;
       stopped = true;
       if (timer !== undefined) clock.clearTimeout(timer);
       try {
-        const response = await post(`/v1/nodes/${encodeURIComponent(options.id)}/leave`, {}, 2000);
+        const response = await post(current, `/v1/nodes/${encodeURIComponent(options.id)}/leave`, {}, 2000);
         await response.arrayBuffer();
       } catch (error) {
         log(`leave: ${describe(error)}`);

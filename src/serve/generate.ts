@@ -46,13 +46,17 @@ export const generateBodySchema = {
   },
 } as const;
 
-/** A stage runner that calls the agents over HTTP, counting calls in flight per agent. */
-export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, promptTokenCount: number, path: Map<number, StageReply>): StageRunner<number> {
+/**
+ * A stage runner that calls the agents over HTTP, counting calls in flight per agent. The agents
+ * see session `id` as `sessionPrefix + id`: orchestrators of one replicated swarm draw the same
+ * ids (their Swarms run on one seed), and an agent keeps caches per session id.
+ */
+export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, promptTokenCount: number, path: Map<number, StageReply>, sessionPrefix = ''): StageRunner<number> {
   return async (stage, input, context) => {
     const record = registry.get(stage.nodeId);
     if (record?.url === undefined) throw new ServeError('StageFailed', 502, `agent "${stage.nodeId}" has no address (it never joined)`);
     const body: StageRequest = {
-      sessionId: stage.sessionId,
+      sessionId: `${sessionPrefix}${stage.sessionId}`,
       modelId: stage.modelId,
       layerStart: stage.layerStart,
       layerEnd: stage.layerEnd,
@@ -86,15 +90,16 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
 /**
  * Runs one generation. Errors become {@link ServeError}s with the status to answer:
  * an unknown model 400 (field `model`), nothing to serve with 503, a failed session 502/504.
- * `clock` times the reply's `ms` (the orchestrator's clock, the one its Swarm runs on).
+ * `clock` times the reply's `ms` (the orchestrator's clock, the one its Swarm runs on);
+ * `sessionPrefix` goes before the session's id wherever it leaves the orchestrator.
  */
-export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: TimeSource): Promise<GenerateReply> {
+export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: TimeSource, sessionPrefix = ''): Promise<GenerateReply> {
   const started = clock.now();
   const tokens = promptTokens(request.prompt);
   const path = new Map<number, StageReply>();
   let session;
   try {
-    session = swarm.session<number>({ model: request.model, tokens: tokens + request.steps }, httpStageRunner(registry, metrics, tokens, path), options);
+    session = swarm.session<number>({ model: request.model, tokens: tokens + request.steps }, httpStageRunner(registry, metrics, tokens, path, sessionPrefix), options);
   } catch (error) {
     if (error instanceof RoutingError && error.code === 'UnknownModel') throw new ServeError('InvalidRequest', 400, error.message, { field: 'model', cause: error });
     if (error instanceof RoutingError) throw new ServeError('NoRoute', 503, `${error.code}: ${error.message}`, { cause: error });
@@ -111,7 +116,7 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
       model: request.model,
       steps: request.steps,
       digest: digestHex(x),
-      sessionId: session.id,
+      sessionId: `${sessionPrefix}${session.id}`,
       resumes: stats.resumes,
       path: [...path.values()].sort((a, b) => a.layerStart - b.layerStart).map((r) => ({ nodeId: r.nodeId, layers: [r.layerStart, r.layerEnd] as const })),
       ms: clock.now() - started,

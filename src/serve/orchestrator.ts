@@ -15,7 +15,9 @@ import { EventStream } from './event-stream.js';
 import { generate, generateBodySchema, type GenerateRequest } from './generate.js';
 import { createHttpApp, listen } from './http-app.js';
 import { joinBodySchema, nodeParamsSchema, type JoinBody } from './node-protocol.js';
+import { localMembership, type Membership } from './membership.js';
 import { NodeRegistry, type AgentRecord } from './node-registry.js';
+import type { Replica } from './replica.js';
 import { detectorBounds, SERVE_DETECTOR } from './serve-detector.js';
 import { ServeError } from './serve-error.js';
 import { ServeMetrics } from './serve-metrics.js';
@@ -54,6 +56,13 @@ export interface OrchestratorOptions {
    * @defaultValue systemClock
    */
   readonly clock?: Clock;
+  /**
+   * One of several orchestrators on one swarm (docs/serve.md, "Several orchestrators"): its
+   * membership and lifecycle events go through the NATS JetStream log of swarm `swarm`, agents'
+   * addresses through a KV bucket, heartbeats through a core NATS subject. Needs `nodes` (every
+   * orchestrator plans over the same declared nodes) and the optional NATS packages.
+   */
+  readonly replication?: { readonly servers: readonly string[]; readonly swarm: string };
   readonly log?: (line: string) => void;
 }
 
@@ -79,6 +88,8 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const registry = new NodeRegistry();
   const events = new EventStream(clock);
   let swarm: Swarm | undefined;
+  let replica: Replica | undefined;
+  let membership: Membership = localMembership(() => swarm);
 
   const metrics = new ServeMetrics({
     nodesByState: () => registry.countByState(),
@@ -136,7 +147,62 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     });
   };
 
-  if (options.nodes !== undefined && options.nodes.length > 0) {
+  /** An agent heard from: directly, or (replicated) through the heartbeat subject from any orchestrator. */
+  const heard = (id: string): void => {
+    const record = registry.get(id);
+    if (record === undefined || swarm === undefined) return;
+    const at = clock.now();
+    const previous = record.lastHeartbeatAt;
+    record.lastHeartbeatAt = at;
+    // The Swarm says nothing when a suspect is heard from again: the orchestrator does.
+    if (record.state === 'suspect' && swarm.state().nodes[id]?.alive === true) {
+      record.state = 'alive';
+      events.publish('node.trusted', { at, nodeId: id, suspectedForMs: record.suspectedAt === undefined ? null : at - record.suspectedAt, silentMs: previous === undefined ? null : at - previous });
+      record.suspectedAt = undefined;
+    }
+  };
+
+  if (options.replication !== undefined) {
+    if (options.nodes === undefined || options.nodes.length === 0) throw new ServeError('InvalidRequest', 400, 'a replicated orchestrator needs declared nodes (a topology): every orchestrator of a swarm plans over the same ones', { field: 'nodes' });
+    const { startReplica } = await import('./replica.js');
+    const started = await startReplica({
+      ...options.replication,
+      nodes: options.nodes,
+      config,
+      clock,
+      onAgent: (id, entry) => {
+        if (entry === undefined) {
+          const record = registry.get(id);
+          if (record !== undefined) record.state = 'left';
+          return;
+        }
+        const record = registry.ensure(entry.profile);
+        record.profile = entry.profile;
+        record.url = entry.url;
+        if (record.state === 'absent' || record.state === 'left' || record.state === 'pending') record.state = swarm?.state().nodes[id]?.alive === true ? 'alive' : 'down';
+      },
+      onHeard: heard,
+    });
+    replica = started;
+    membership = started.membership;
+    for (const profile of options.nodes) registry.ensure(profile);
+    adopt(started.swarm);
+    started.onReplication((status, applied) => events.publish('replication.changed', { at: clock.now(), status, applied }));
+    // Declared nodes no agent has joined yet are down until one does, as alone. Proposed by every
+    // orchestrator that starts (a duplicate down is a no-op); one that lands after the agent
+    // joined elsewhere is undone by its next heartbeat (see heartbeat below).
+    for (const profile of options.nodes) {
+      const record = registry.get(profile.id);
+      if (record?.url === undefined && started.swarm.state().nodes[profile.id]?.alive === true) {
+        await started.membership.markDown(profile.id).catch((error: unknown) => log(`declared node "${profile.id}" not marked down: ${String(error)}`));
+      }
+    }
+    // What the log says of each node, now that the records exist.
+    for (const record of registry.all()) {
+      const node = started.swarm.state().nodes[record.id];
+      if (record.url !== undefined && node !== undefined && record.state !== 'left') record.state = node.alive ? 'alive' : 'down';
+    }
+  } else if (options.nodes !== undefined && options.nodes.length > 0) {
     // Declared nodes: planned now, down until their agent joins (before any listener: not events).
     const created = createSwarm(options.nodes, config, { clock });
     for (const profile of options.nodes) {
@@ -164,12 +230,15 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     }
   };
 
-  const join = (body: JoinBody): { id: string; rejoin: boolean; state: string } => {
+  const join = async (body: JoinBody): Promise<{ id: string; rejoin: boolean; state: string }> => {
     const profile: NodeProfile = { id: body.id, memoryGb: body.memoryGb, ...(body.score !== undefined ? { score: body.score } : {}), ...(body.latencyMs !== undefined ? { latencyMs: body.latencyMs } : {}) };
     const record = registry.ensure(profile);
     const rejoin = record.joins > 0;
+    const url = body.url.replace(/\/+$/, '');
+    // Shared first: the other orchestrators must be able to call it once it is in the plan.
+    await replica?.directory.put({ profile, url });
     record.joins++;
-    record.url = body.url.replace(/\/+$/, '');
+    record.url = url;
     record.lastHeartbeatAt = clock.now();
     metrics.joins.inc({ kind: rejoin ? 'rejoin' : 'join' });
     if (swarm === undefined) {
@@ -182,56 +251,55 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     const known = swarm.state().nodes[body.id] !== undefined;
     if (!known) {
       record.profile = profile;
-      const growth = swarm.addNode(profile);
+      const role = await membership.addNode(profile);
       record.state = 'alive';
-      log(`agent "${body.id}" joined the running swarm as ${growth.role}`);
+      log(`agent "${body.id}" joined the running swarm as ${role}`);
     }
     events.publish('node.joined', { at: clock.now(), nodeId: body.id, url: record.url, rejoin });
     // A heartbeat brings back a node the detector took down (node.alive, cause heartbeat); one
     // marked down (never joined, left) or ejected needs the orchestrator's word: it joined again.
-    swarm.heartbeat(body.id);
-    if (swarm.state().nodes[body.id]?.alive !== true) swarm.markAlive(body.id);
+    membership.heartbeat(body.id);
+    if (swarm.state().nodes[body.id]?.alive !== true) await membership.markAlive(body.id);
     record.state = 'alive';
     record.downCause = undefined;
     record.suspectedAt = undefined;
     return { id: body.id, rejoin, state: record.state };
   };
 
-  const heartbeat = (id: string): { id: string; state: string } => {
+  const heartbeat = async (id: string): Promise<{ id: string; state: string }> => {
     const record = registry.get(id);
     if (record === undefined || record.url === undefined || record.state === 'left') throw new ServeError('UnknownNode', 404, `no agent "${id}" has joined; POST /v1/nodes first`, { field: 'id' });
-    const at = clock.now();
     record.heartbeats++;
     metrics.heartbeats.inc();
-    const previous = record.lastHeartbeatAt;
-    record.lastHeartbeatAt = at;
-    if (swarm !== undefined && swarm.state().nodes[id] !== undefined) {
-      swarm.heartbeat(id);
-      // The Swarm says nothing when a suspect is heard from again: the orchestrator does.
-      if (record.state === 'suspect' && swarm.state().nodes[id]?.alive === true) {
-        record.state = 'alive';
-        events.publish('node.trusted', { at, nodeId: id, suspectedForMs: record.suspectedAt === undefined ? null : at - record.suspectedAt, silentMs: previous === undefined ? null : at - previous });
-        record.suspectedAt = undefined;
-      }
+    if (swarm === undefined || swarm.state().nodes[id] === undefined) {
+      record.lastHeartbeatAt = clock.now();
+      return { id, state: record.state };
     }
+    membership.heartbeat(id);
+    // Replicated, the beat comes back through NATS to every orchestrator, this one too.
+    if (replica === undefined) heard(id);
+    // Joined, heartbeating, yet down by hand: a declared node's initial down that another
+    // orchestrator proposed after this agent joined (docs/serve.md). It is here: alive.
+    if (record.state === 'down' && record.downCause === 'manual') await membership.markAlive(id);
     return { id, state: record.state };
   };
 
-  const leave = (id: string): { id: string; how: string } => {
+  const leave = async (id: string): Promise<{ id: string; how: string }> => {
     const record = registry.get(id);
     if (record === undefined || record.url === undefined) throw new ServeError('UnknownNode', 404, `no agent "${id}" has joined`, { field: 'id' });
     let how = 'left';
     if (swarm !== undefined && swarm.state().nodes[id] !== undefined) {
       try {
-        swarm.removeNode(id);
+        await membership.removeNode(id);
         how = 'removed';
       } catch (error) {
         // The plan cannot do without it (no room to relocate): keep it in the plan, down.
         if (!(error instanceof PlanError)) throw error;
-        swarm.markDown(id);
+        await membership.markDown(id);
         how = 'marked down';
       }
     }
+    await replica?.directory.remove(id);
     record.state = 'left';
     metrics.leaves.inc();
     events.publish('node.left', { at: clock.now(), nodeId: id, how });
@@ -239,14 +307,14 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   };
 
   const app: FastifyInstance = createHttpApp();
-  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema } }, async (request) => join(request.body));
-  app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema } }, async (request) => heartbeat(request.params.id));
-  app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema } }, async (request) => leave(request.params.id));
+  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema } }, (request) => join(request.body));
+  app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema } }, (request) => heartbeat(request.params.id));
+  app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema } }, (request) => leave(request.params.id));
   app.post<{ Body: GenerateRequest }>('/v1/generate', { schema: { body: generateBodySchema } }, async (request) => {
     const started = clock.now();
     try {
       if (swarm === undefined) throw new ServeError('NoSwarm', 503, `no swarm yet: the agents that joined (${[...registry.all()].map((r) => r.id).join(', ') || 'none'}) cannot hold every copy of ${models.map((m) => `"${m.id}"`).join(', ')}`);
-      const reply = await generate(swarm, registry, metrics, request.body, sessionOptions, clock);
+      const reply = await generate(swarm, registry, metrics, request.body, sessionOptions, clock, replica === undefined ? '' : `${replica.view().replica}/`);
       metrics.requests.inc({ outcome: 'ok' });
       metrics.requestSeconds.observe((clock.now() - started) / 1000);
       return reply;
@@ -257,6 +325,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   });
   app.get('/v1/status', async () => ({
     status: swarm?.status() ?? 'planning',
+    ...(replica !== undefined ? { replication: replica.view() } : {}),
     models,
     plan: swarm?.state().plan ?? null,
     nodes: registry.view(clock.now()),
@@ -275,7 +344,8 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   });
   app.addHook('onClose', async () => {
     events.close();
-    swarm?.stop();
+    if (replica !== undefined) await replica.close();
+    else swarm?.stop();
   });
 
   const url = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0);

@@ -6,6 +6,7 @@ export type ServeErrorCode =
   | 'UnknownNode'
   | 'UnknownSession'
   | 'NoSwarm'
+  | 'Disconnected'
   | 'NoRoute'
   | 'SessionFailed'
   | 'StageFailed'

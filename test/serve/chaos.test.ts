@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { expectedDigest } from '../../src/serve/stage-work.js';
+import { NatsServer } from '../replication/nats-server.js';
 import { collectEvents, parseMetrics, startCli, stopAll, waitFor, type Child, type ReceivedEvent } from './processes.js';
 
 const LAYERS = 12;
@@ -204,4 +205,198 @@ describe('hecate-node serve with 8 agents under chaos', () => {
     expect(suspectAfterMs).toBeLessThan(2000); // the settings make a 2 s pause suspect…
     expect(downAfterMs).toBeGreaterThan(3000); // …and not down, even with the heartbeat a second late
   }, 180_000);
+});
+
+/**
+ * The replicated variant (docs/serve.md, "Several orchestrators"): a real nats-server, two
+ * `serve` processes on one swarm (`--nats --swarm`, started together: they race for the genesis),
+ * 6 agents each given both orchestrators (half of them A first, half B first), 300 sessions over
+ * 20 s sent alternately to A and B. An agent SIGKILLed at 2 s must get the same downs and revivals
+ * on both orchestrators, in the same order (one log). From 8 s, once at least 3 sessions are open
+ * on A, A is frozen (SIGSTOP: nothing more leaves it), its open requests are counted once no
+ * answer has come from it for 300 ms, and it is SIGKILLed. The client retries a request whose
+ * orchestrator cannot be reached on the other one (a new session). Sessions lost must be exactly
+ * those in flight on A at the kill; every session completes with the faultless digest; the agents
+ * that talked to A move to B, which hears them all; /metrics of B counts what B answered.
+ */
+const REPLICATED = { layers: 12, sessions: 300, loadMs: 20_000, maxConcurrent: 32, agentKillAt: 2000, orchestratorKillAt: 8000, inflightAtKill: 3, quietMs: 300 };
+const replicatedNodes = [1, 2, 1.5, 2.5, 1, 2].map((score, i) => ({ id: `r${i + 1}`, memoryGb: 6, score }));
+const replicatedTopology = join(dir, 'replicated-topology.json');
+writeFileSync(replicatedTopology, JSON.stringify({ models: [{ id: 'base', kind: 'base', layers: REPLICATED.layers, pipelines: 3 }], nodes: replicatedNodes }));
+let nats: NatsServer | undefined;
+afterAll(async () => {
+  await nats?.dispose();
+});
+
+describe('two hecate-node serve on one swarm (NATS), one of them killed', () => {
+  it('loses exactly the sessions in flight on the killed orchestrator; clients retry on the other and every session completes', async () => {
+    nats = await NatsServer.start();
+    const serveArgs = ['serve', '--port', '0', '--topology', replicatedTopology, '--nats', nats.url, '--swarm', 'chaos'];
+    const [a, b] = await Promise.all([
+      startCli('serve A', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/),
+      startCli('serve B', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/),
+    ]);
+    const urls = [a.match, b.match] as const;
+    const status = async (url: string): Promise<Status> => (await fetch(`${url}/v1/status`)).json() as Promise<Status>;
+    const eventsOn = [[], []] as [ReceivedEvent[], ReceivedEvent[]];
+    await collectEvents(`${urls[0]}/v1/events`, eventsOn[0], sse.signal);
+    await collectEvents(`${urls[1]}/v1/events`, eventsOn[1], sse.signal);
+
+    const agents = new Map<string, Child>();
+    await Promise.all(replicatedNodes.map(async (n, i) => {
+      const order = i % 2 === 0 ? `${urls[0]},${urls[1]}` : `${urls[1]},${urls[0]}`;
+      const { child } = await startCli(n.id, ['agent', '--id', n.id, '--memory', String(n.memoryGb), '--score', String(n.score), '--join', order, '--port', '0'], /listening on (http:\/\/\S+)/);
+      agents.set(n.id, child);
+    }));
+    const planOf = (s: Status) => JSON.stringify(s.plan);
+    const ready = await waitFor('every agent alive on both orchestrators, one plan', async () => {
+      const [sa, sb] = await Promise.all(urls.map(status));
+      if (sa === undefined || sb === undefined) return undefined;
+      const allAlive = (s: Status) => s.status === 'healthy' && s.nodes.length === replicatedNodes.length && s.nodes.every((n) => n.state === 'alive');
+      return allAlive(sa) && allAlive(sb) && planOf(sa) === planOf(sb) ? sa : undefined;
+    }, 30_000);
+    // The victim agent: in copy 0, talking to A first (even index), so A's death does not touch it.
+    const victim = ready.plan.pipelines[0]?.stages.map((s) => s.nodeId).find((id) => replicatedNodes.findIndex((n) => n.id === id) % 2 === 0) ?? ready.plan.pipelines[0]?.stages[0]?.nodeId;
+    if (victim === undefined) throw new Error('plan without a copy');
+
+    // The client: session i goes to orchestrator i % 2 first, and to the other when it cannot reach it.
+    interface Attempt { readonly session: number; readonly on: 0 | 1; readonly startedAt: number; endedAt?: number; ok?: boolean; right?: boolean; error?: string }
+    const attempts: Attempt[] = [];
+    const inflight = [new Set<Attempt>(), new Set<Attempt>()] as const;
+    const lastAnswer = [0, 0];
+    const done = new Map<number, boolean>(); // session → completed with the right digest
+    let running = 0;
+    const call = async (session: number, on: 0 | 1): Promise<Attempt> => {
+      const prompt = `replicated session ${session}`;
+      const steps = 8 + (session % 9);
+      const attempt: Attempt = { session, on, startedAt: Date.now() };
+      attempts.push(attempt);
+      inflight[on].add(attempt);
+      try {
+        const response = await fetch(`${urls[on]}/v1/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'base', prompt, steps }) });
+        const body = (await response.json()) as { digest?: string; error?: { code: string; message: string } };
+        lastAnswer[on] = Date.now();
+        attempt.ok = response.ok;
+        attempt.right = body.digest === expectedDigest(REPLICATED.layers, prompt, steps);
+        if (!response.ok) attempt.error = `${response.status} ${body.error?.code}: ${body.error?.message}`;
+      } catch (error) {
+        attempt.ok = false;
+        attempt.error = `unreachable: ${String((error as { cause?: unknown }).cause ?? error)}`;
+      } finally {
+        attempt.endedAt = Date.now();
+        inflight[on].delete(attempt);
+      }
+      return attempt;
+    };
+    const one = async (session: number): Promise<void> => {
+      running++;
+      try {
+        const first = session % 2 === 0 ? 0 : 1;
+        let attempt = await call(session, first);
+        if (attempt.error?.startsWith('unreachable') === true) attempt = await call(session, first === 0 ? 1 : 0);
+        done.set(session, attempt.ok === true && attempt.right === true);
+      } finally {
+        running--;
+      }
+    };
+    const loadStart = Date.now();
+    const load = (async () => {
+      const all: Promise<void>[] = [];
+      for (let i = 0; i < REPLICATED.sessions; i++) {
+        const due = loadStart + (i * REPLICATED.loadMs) / REPLICATED.sessions;
+        if (due > Date.now()) await sleep(due - Date.now());
+        while (running >= REPLICATED.maxConcurrent) await sleep(10);
+        all.push(one(i));
+      }
+      await Promise.all(all);
+    })();
+    const downsOf = (events: ReceivedEvent[], nodeId: string, after: number) => events.filter((e) => e.type === 'node.down' && e.data['nodeId'] === nodeId && (e.data['at'] as number) >= after);
+
+    // 1. An agent SIGKILLed: both orchestrators take it down, by the one log.
+    await sleep(loadStart + REPLICATED.agentKillAt - Date.now());
+    const agentKilledAt = Date.now();
+    agents.get(victim)?.process.kill('SIGKILL');
+    await waitFor(`${victim} down on both orchestrators`, () => (downsOf(eventsOn[0], victim, agentKilledAt).length > 0 && downsOf(eventsOn[1], victim, agentKilledAt).length > 0 ? true : undefined), 15_000);
+
+    // 2. Orchestrator A frozen, its open requests counted once it has been quiet, then killed.
+    await sleep(loadStart + REPLICATED.orchestratorKillAt - Date.now());
+    await waitFor(`${REPLICATED.inflightAtKill} sessions in flight on A`, () => (inflight[0].size >= REPLICATED.inflightAtKill ? true : undefined), 10_000, 5);
+    const stoppedAt = Date.now();
+    a.child.process.kill('SIGSTOP');
+    await waitFor('A quiet', () => (Date.now() - Math.max(stoppedAt, lastAnswer[0] ?? 0) >= REPLICATED.quietMs ? true : undefined), 10_000, 20);
+    const inflightAtKill = new Set(inflight[0]);
+    const killedAt = Date.now();
+    a.child.process.kill('SIGKILL');
+
+    await load;
+    // The killed agent may be between a probation revival (its ejection ban ends) and the
+    // detector's next down: wait for it to be down, and every other agent alive, on B.
+    const end = await waitFor(`only ${victim} down on B`, async () => {
+      const s = await status(urls[1]);
+      return s.nodes.every((n) => (n.id === victim ? n.state === 'down' : n.state === 'alive')) ? s : undefined;
+    }, 10_000);
+    const metrics = parseMetrics(await (await fetch(`${urls[1]}/metrics`)).text());
+
+    // Lost: attempts on A that were open at the kill. Each failed; no other attempt failed but
+    // those sent to A after it died (refused, and retried on B).
+    const lost = attempts.filter((x) => x.on === 0 && x.ok === false && x.startedAt <= killedAt);
+    const refused = attempts.filter((x) => x.on === 0 && x.startedAt > killedAt);
+    expect(new Set(lost), 'sessions lost = sessions in flight on A at its kill').toEqual(inflightAtKill);
+    expect(lost.length, 'the kill hit running sessions').toBeGreaterThan(0);
+    expect(lost.every((x) => x.error?.startsWith('unreachable') === true)).toBe(true);
+    expect(refused.every((x) => x.ok === false && x.error?.startsWith('unreachable') === true), 'A answers nothing after its death').toBe(true);
+    expect(attempts.filter((x) => x.on === 1 && x.ok !== true).map((x) => x.error), 'failed attempts on B').toEqual([]);
+    expect(attempts.filter((x) => x.ok === true && x.right !== true).length, 'wrong digests').toBe(0);
+    expect(done.size).toBe(REPLICATED.sessions);
+    expect([...done].filter(([, ok]) => !ok).map(([s]) => s), 'sessions that never completed').toEqual([]);
+    expect(metrics.get('hecate_requests_total{outcome="ok"}')).toBe(attempts.filter((x) => x.on === 1 && x.ok === true).length);
+
+    // The killed agent: one down on each orchestrator, the same cause on both (one log).
+    const story = (events: ReceivedEvent[], nodeId: string) => events.filter((e) => e.data['nodeId'] === nodeId).map((e) => `${((e.data['at'] as number) - loadStart) / 1000}s ${e.type}${e.data['cause'] ? `(${String(e.data['cause'])})` : ''}`).join(', ');
+    const stories = () => `${victim} on A: ${story(eventsOn[0], victim)}; on B: ${story(eventsOn[1], victim)}`;
+    // The killed agent: A and B applied the same downs and revivals, in the same order, up to A's
+    // death (one log): a down (detector or ejected) and, if its ejection ban ended, a probation
+    // revival and the detector's next down.
+    const lifecycle = (events: ReceivedEvent[]) => events.filter((e) => (e.type === 'node.down' || e.type === 'node.alive') && e.data['nodeId'] === victim && (e.data['at'] as number) >= agentKilledAt).map((e) => `${e.type}(${String(e.data['cause'])})`);
+    const onA = lifecycle(eventsOn[0]);
+    const onB = lifecycle(eventsOn[1]);
+    expect(onA.length, stories()).toBeGreaterThan(0);
+    expect(onB.slice(0, onA.length), stories()).toEqual(onA);
+    const downA = downsOf(eventsOn[0], victim, agentKilledAt);
+    const downB = downsOf(eventsOn[1], victim, agentKilledAt);
+    // B at the end: the agents that talked to A heartbeat to B (it hears them all).
+    expect(end.nodes.filter((n) => n.state === 'alive').every((n) => n.lastHeartbeatAgoMs !== null && n.lastHeartbeatAgoMs < 2500)).toBe(true);
+    expect(eventsOn[1].filter((e) => e.type === 'node.down' && e.data['nodeId'] !== victim).map((e) => e.data['nodeId']), 'other downs on B').toEqual([]);
+
+    // A restarted (a new process, a new port): it replays the log, loads the directory, and shows
+    // what B shows — the same plan, every agent in the same state — without taking a live one down.
+    const restartedAt = Date.now();
+    const again = await startCli('serve A again', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    const caughtUpMs = Date.now() - restartedAt;
+    const states = (s: Status) => s.nodes.map((n) => `${n.id}:${n.state}`).join(' ');
+    const [sa, sb] = await Promise.all([status(again.match), status(urls[1])]);
+    expect(planOf(sa), 'the restarted A plans as B').toBe(planOf(sb));
+    expect(sa.status).toBe(sb.status);
+    // Agents' states, once no suspicion of a late heartbeat on a busy machine is in the way.
+    let seen = '';
+    await waitFor(() => `the restarted A to see the agents as B: ${seen}`, async () => {
+      const [x, y] = await Promise.all([status(again.match), status(urls[1])]);
+      seen = `${states(x)} vs ${states(y)}`;
+      return states(x) === states(y) ? true : undefined;
+    }, 5000);
+    await sleep(1000);
+    expect(eventsOn[1].filter((e) => e.type === 'node.down' && (e.data['at'] as number) >= restartedAt).map((e) => e.data['nodeId']), 'downs on B after A restarted').toEqual([]);
+
+    const retried = attempts.filter((x) => x.on === 1 && attempts.some((y) => y.on === 0 && y.session === x.session));
+    console.log(
+      `chaos (2 orchestrators): ${REPLICATED.sessions} sessions in ${((Date.now() - loadStart) / 1000).toFixed(1)} s, all right; ` +
+        `A killed ${((killedAt - loadStart) / 1000).toFixed(1)} s in with ${inflightAtKill.size} sessions in flight on it: ${lost.length} lost, ` +
+        `${refused.length} refused after its death, ${retried.length} retried on B, all completed; ` +
+        `agent ${victim} down on A (${String(downA[0]?.data['cause'])}) and B (${String(downB[0]?.data['cause'])}) ${(downB[0]?.data['at'] as number) - agentKilledAt} ms after its kill; its lifecycle on A ${onA.join(' ')}, on B ${onB.join(' ')}; A restarted and serving ${caughtUpMs} ms after its start, same plan and agents as B`,
+    );
+    for (const o of [again, b]) {
+      o.child.process.kill('SIGTERM');
+      expect(await o.child.exited).toBe('exit 0');
+    }
+  }, 120_000);
 });

@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../cli/run-cli.js';
+import { freePort } from '../replication/nats-server.js';
 
 describe('hecate-node serve / agent flags', () => {
   it.each([
@@ -11,6 +12,14 @@ describe('hecate-node serve / agent flags', () => {
     [['agent', '--id', 'a1', '--memory', '0', '--score', '1', '--join', 'http://127.0.0.1:1'], /flag --memory: must be a number > 0/],
     [['agent', '--id', 'a 1', '--memory', '4', '--score', '1', '--join', 'http://127.0.0.1:1'], /flag --id: letters, digits/],
     [['agent', '--id', 'a1', '--memory', '4', '--score', '1', '--join', 'localhost:8080'], /flag --join: expected the orchestrator's URL/],
+    [['agent', '--id', 'a1', '--memory', '4', '--score', '1', '--join', 'http://127.0.0.1:1,127.0.0.1:2'], /flag --join: expected the orchestrator's URL .*got "127\.0\.0\.1:2"/],
+    [['serve', '--nats', 'nats://127.0.0.1:4222'], /flag --nats needs --swarm NAME/],
+    [['serve', '--swarm', 'lab'], /flag --swarm needs --nats URL/],
+    [['serve', '--nats', 'http://127.0.0.1:4222', '--swarm', 'lab'], /flag --nats: expected nats:\/\/host\[:port\] .*got "http:\/\/127\.0\.0\.1:4222"/],
+    [['serve', '--nats', 'nats://127.0.0.1:4222,nats://h:99999', '--swarm', 'lab'], /flag --nats: port must be 1-65535, got 99999/],
+    [['serve', '--nats', 'nats://127.0.0.1:4222', '--swarm', 'my.lab'], /flag --swarm: letters, digits, "_" and "-" only/],
+    [['serve', '--nats', 'nats://127.0.0.1:4222', '--swarm', ''], /flag --swarm: letters, digits/],
+    [['serve', '--nats', 'nats://127.0.0.1:4222', '--swarm', 'lab'], /flag --nats needs --topology FILE/],
   ])('%j exits 2 with a one-line error naming the flag', async (args, message) => {
     const run = await cli(...args);
     expect(run.code).toBe(2);
@@ -30,6 +39,14 @@ describe('hecate-node serve / agent flags', () => {
     } finally {
       taken.close();
     }
+  });
+
+  it('exits 2 naming --nats when no NATS server answers there', async () => {
+    const port = await freePort();
+    const run = await cli('serve', '--port', '0', '--topology', 'examples/swarm.json', '--nats', `nats://127.0.0.1:${port}`, '--swarm', 'lab');
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain(`flag --nats: cannot use nats://127.0.0.1:${port} (connection refused)`);
   });
 
   it('lists both commands in the overview and documents their endpoints in --help', async () => {

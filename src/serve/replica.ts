@@ -1,0 +1,95 @@
+/**
+ * The orchestrator as one of several on a replicated swarm (`serve --nats URL --swarm NAME`,
+ * docs/serve.md): a replica of `hecate-swarm/replication` (the log of membership and lifecycle
+ * events, heartbeats on a core subject) and the shared agent directory (a KV bucket, and the
+ * heartbeat subject, so this orchestrator hears every agent, whichever orchestrator it talks to).
+ * Loaded only with `--nats`: the NATS packages are optional.
+ */
+import type { NodeProfile } from '../core/types.js';
+import type { AgentDirectory, DirectoryEntry } from '../replication/agent-directory.js';
+import type { ReplicatedSwarm, ReplicationStatus } from '../replication/index.js';
+import type { Swarm } from '../runtime/swarm.js';
+import type { Clock, SwarmConfig } from '../runtime/types.js';
+import type { Membership } from './membership.js';
+import { ServeError } from './serve-error.js';
+
+/** Options of {@link startReplica}. */
+export interface ReplicaOptions {
+  readonly servers: readonly string[];
+  readonly swarm: string;
+  /** The declared nodes: the genesis, when this orchestrator is the first on a new log. */
+  readonly nodes: readonly NodeProfile[];
+  readonly config: SwarmConfig;
+  readonly clock: Clock;
+  /** An agent's directory entry, as it is now and on every change (`undefined`: it left). */
+  onAgent(id: string, entry: DirectoryEntry | undefined): void;
+  /** An agent was heard from (a heartbeat any orchestrator of the swarm received). */
+  onHeard(id: string): void;
+}
+
+/** A started replica: the local Swarm to read and route on, lifecycle through the log. */
+export interface Replica {
+  /** The local Swarm: read it and route on it; change it only through {@link Replica.membership}. */
+  readonly swarm: Swarm;
+  readonly membership: Membership;
+  readonly directory: AgentDirectory;
+  /** Calls `listener` whenever this replica's standing with the log changes. */
+  onReplication(listener: (status: ReplicationStatus, applied: number) => void): void;
+  /** What `GET /v1/status` shows of the replication. */
+  view(): { readonly swarm: string; readonly replica: string; readonly status: ReplicationStatus; readonly applied: number };
+  close(): Promise<void>;
+}
+
+/**
+ * Connects: catches up with the swarm's log (writing the genesis from `nodes` if the log is new)
+ * and loads the agent directory; resolves once both are current, ready to serve.
+ */
+export async function startReplica(options: ReplicaOptions): Promise<Replica> {
+  const { connectSwarm, ReplicationError } = await import('../replication/index.js');
+  const { openAgentDirectory } = await import('../replication/agent-directory.js');
+  const rs: ReplicatedSwarm = await connectSwarm({ servers: options.servers, swarm: options.swarm, profiles: options.nodes, config: options.config, clock: options.clock });
+  let directory: AgentDirectory;
+  try {
+    directory = await openAgentDirectory({ servers: options.servers, swarm: options.swarm, onChange: options.onAgent, onHeartbeat: options.onHeard });
+  } catch (error) {
+    await rs.close();
+    throw error;
+  }
+  // A proposal that cannot reach the log (cut off from NATS) is a 503 the agent moves on from.
+  const viaLog = async <T>(call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (error) {
+      if (error instanceof ReplicationError && (error.code === 'Disconnected' || error.code === 'Closed')) {
+        throw new ServeError('Disconnected', 503, `this orchestrator cannot reach the log of swarm "${options.swarm}": ${error.message}`, { cause: error });
+      }
+      throw error;
+    }
+  };
+  const membership: Membership = {
+    addNode: async (profile) => (await viaLog(() => rs.addNode(profile))).role,
+    removeNode: async (nodeId) => {
+      await viaLog(() => rs.removeNode(nodeId));
+    },
+    markDown: async (nodeId) => {
+      await viaLog(() => rs.markDown(nodeId));
+    },
+    markAlive: async (nodeId) => {
+      await viaLog(() => rs.markAlive(nodeId));
+    },
+    heartbeat: (nodeId) => rs.heartbeat(nodeId),
+  };
+  return {
+    swarm: rs.swarmReplica,
+    membership,
+    directory,
+    onReplication(listener) {
+      rs.on('replication.changed', (event) => listener(event.status, event.applied));
+    },
+    view: () => ({ swarm: rs.name, replica: rs.replicaId, status: rs.replication(), applied: rs.stats().applied }),
+    async close() {
+      await directory.close();
+      await rs.close();
+    },
+  };
+}
