@@ -37,12 +37,12 @@ describe('the root entry', () => {
 
   // The size target (<= 100 KB) is a bench row (bench/package.ts, `npm run bench`), missed since
   // sessions and failure detection became Swarm methods (docs/performance.md); warm start
-  // (persist, restore, digest, apply: docs/persistence.md) adds about 5 KB. This bound only
+  // (persist, restore, digest, apply: docs/persistence.md) adds about 5 KB, suspect routing and replication proposals about 3 KB. This bound only
   // catches a dependency or a subpath leaking into the root: zod alone would add about 450 KB.
-  it('bundles to at most 132 KB minified for a file that imports only createSwarm', async () => {
+  it('bundles to at most 136 KB minified for a file that imports only createSwarm', async () => {
     const { bytes } = await bundle(`import { createSwarm } from ${JSON.stringify(join(repo, 'dist/src/index.js'))};\nexport const make = createSwarm;`);
     expect(bytes).toBeGreaterThan(10_000);
-    expect(bytes).toBeLessThanOrEqual(132 * 1024);
+    expect(bytes).toBeLessThanOrEqual(136 * 1024);
   });
 
   it('the sim subpath is where zod comes in', async () => {
