@@ -243,9 +243,11 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
     await collectEvents(`${urls[1]}/v1/events`, eventsOn[1], sse.signal);
 
     const agents = new Map<string, Child>();
+    // Stages twice the default's length: a session lasts more than two arrivals on A even on an idle
+    // machine, so A reliably has several sessions open when it is killed.
     await Promise.all(replicatedNodes.map(async (n, i) => {
       const order = i % 2 === 0 ? `${urls[0]},${urls[1]}` : `${urls[1]},${urls[0]}`;
-      const { child } = await startCli(n.id, ['agent', '--id', n.id, '--memory', String(n.memoryGb), '--score', String(n.score), '--join', order, '--port', '0'], /listening on (http:\/\/\S+)/);
+      const { child } = await startCli(n.id, ['agent', '--id', n.id, '--memory', String(n.memoryGb), '--score', String(n.score), '--join', order, '--port', '0', '--per-layer-ms', '4'], /listening on (http:\/\/\S+)/);
       agents.set(n.id, child);
     }));
     const planOf = (s: Status) => JSON.stringify(s.plan);
