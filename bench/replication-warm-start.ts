@@ -8,53 +8,20 @@
  * provisions it); not part of `npm run bench`. Run: `npm run build:bench && node
  * dist-bench/bench/replication-warm-start.js`.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { createSwarm } from '../src/index.js';
 import { connectSwarm, type LogEntry } from '../src/replication/index.js';
 import { lifecycleLog, replay } from './warm-start.js';
 import { pipelines8 } from './synthetic.js';
+import { NatsServer } from '../test/replication/nats-server.js';
 
 const TARGET_MS = 2000;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function accepting(port: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = createConnection({ host: '127.0.0.1', port }, () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`nats-server did not accept connections on port ${port}`);
-}
-
 async function main(): Promise<void> {
-  const binary = process.env['NATS_SERVER'] ?? (existsSync('/usr/sbin/nats-server') ? '/usr/sbin/nats-server' : 'nats-server');
-  const port = await freePort();
-  const store = mkdtempSync(join(tmpdir(), 'hecate-bench-nats-'));
-  const server = spawn(binary, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', store], { stdio: 'ignore' });
+  const server = await NatsServer.start(); // the replication tests' harness: free loopback port, temporary store
   try {
-    await accepting(port);
-    const url = `nats://127.0.0.1:${port}`;
+    const url = server.url;
     const t = pipelines8(6, 2); // 4 models in 6 copies of 8 stages + 8 spares: 200 nodes, as bench/warm-start.ts
     const events = lifecycleLog(t, 10_000);
     const head = 9500;
@@ -101,9 +68,7 @@ async function main(): Promise<void> {
     console.log(`  KV snapshot at ${warm.snapshot} + ${warm.entries} entries: ${warm.ms.toFixed(0)} ms (median of 3), target <= ${TARGET_MS} ms: ${warm.ms <= TARGET_MS ? 'pass' : 'FAIL'}`);
     if (warm.ms > TARGET_MS) process.exitCode = 1;
   } finally {
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
-    rmSync(store, { recursive: true, force: true });
+    await server.dispose();
   }
 }
 

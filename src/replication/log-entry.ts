@@ -1,3 +1,4 @@
+import { isRecordLike } from '../core/describe.js';
 import type { NodeProfile } from '../core/types.js';
 import type { LifecycleEvent } from '../runtime/persist.js';
 import type { SwarmConfig } from '../runtime/types.js';
@@ -35,8 +36,6 @@ export function encodeEntry(entry: LogEntry): Uint8Array {
   return encoder.encode(JSON.stringify(entry));
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /**
  * A stream message's entry; the event inside is checked when applied (`Swarm.apply`), alike on
  * every replica.
@@ -50,12 +49,12 @@ export function decodeEntry(data: Uint8Array, seq: number): LogEntry {
     throw new ReplicationError('BadLog', `log entry ${seq} is not JSON`, { cause });
   }
   const bad = (why: string) => new ReplicationError('BadLog', `log entry ${seq}: ${why}`);
-  if (!isRecord(value) || value['v'] !== 1) throw bad('not a version-1 entry { v: 1, type, id, … }');
+  if (!isRecordLike(value) || value['v'] !== 1) throw bad('not a version-1 entry { v: 1, type, id, … }');
   if (typeof value['id'] !== 'string') throw bad('"id" must be a string');
   if (value['type'] === 'swarm.genesis') {
-    if (!Array.isArray(value['profiles']) || !isRecord(value['config']) || !Number.isInteger(value['seed'])) throw bad('a genesis needs profiles, config and an integer seed');
+    if (!Array.isArray(value['profiles']) || !isRecordLike(value['config']) || !Number.isInteger(value['seed'])) throw bad('a genesis needs profiles, config and an integer seed');
   } else if (value['type'] === 'swarm.event') {
-    if (!isRecord(value['event']) || typeof value['event']['type'] !== 'string') throw bad('"event" must be a lifecycle event { type, … }');
+    if (!isRecordLike(value['event']) || typeof value['event']['type'] !== 'string') throw bad('"event" must be a lifecycle event { type, … }');
     if (value['basis'] !== undefined && !Number.isInteger(value['basis'])) throw bad('"basis" must be an integer sequence');
   } else {
     throw bad(`unknown type ${JSON.stringify(value['type'])}`);

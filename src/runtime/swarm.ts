@@ -185,14 +185,18 @@ export class Swarm {
       while (this.table.flagStalled(route.stages, now)) route = this.choose(modelId, r);
     }
     if (options?.reserve !== true) return route;
-    const nodes = [...new Set(route.stages.map((s) => s.nodeId))];
-    const lease = this.leases.reserve(route.modelId, nodes);
+    const leased = this.reserved(route);
     // Its watched nodes wait for it to come back (docs/detection.md).
     if (this.watched.size > 0) {
       const expectMs = route.stages.reduce((sum, s) => sum + (this.table.get(s.nodeId)?.latencyMs ?? DEFAULT_PENALTIES.latencyMs), 0);
-      this.table.wait(nodes.filter((n) => this.watched.has(n)), this.leases.now().now, expectMs);
+      this.table.wait(leased.stages.map((s) => s.nodeId).filter((n) => this.watched.has(n)), this.leases.now().now, expectMs);
     }
-    return { ...route, lease };
+    return leased;
+  }
+
+  /** The route with a lease on its nodes (each once), counted as in flight. */
+  private reserved(route: Route): LeasedRoute {
+    return { ...route, lease: this.leases.reserve(route.modelId, [...new Set(route.stages.map((s) => s.nodeId))]) };
   }
 
   /** The route the index (default request) or the scan chooses now. */
@@ -510,7 +514,7 @@ export class Swarm {
   session<T>(request: SwarmRequest, runStage: StageRunner<T>, options?: SessionOptions): Session<T> {
     this.running();
     // Reserved apart from route(): a session's steps do not come back to the swarm, so its nodes wait for none.
-    const reserve = (route: Route): LeasedRoute => ({ ...route, lease: this.leases.reserve(route.modelId, [...new Set(route.stages.map((s) => s.nodeId))]) });
+    const reserve = (route: Route): LeasedRoute => this.reserved(route);
     const host: SessionHost = {
       route: (r) => reserve(this.route(r)),
       reserve,

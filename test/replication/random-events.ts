@@ -2,18 +2,13 @@
  * Random membership events for the replication tests, from a seeded generator: downs, revivals,
  * joins and retirements of a small swarm's nodes, as a replica would propose them.
  */
+import { mulberry32 } from '../../src/core/random.js';
 import type { ReplicatedSwarm } from '../../src/replication/index.js';
 
-/** A small deterministic generator (mulberry32). */
+/** A small deterministic generator in [0, 1): the core's mulberry32. */
 export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
+  return () => next() / 4294967296;
 }
 
 /**

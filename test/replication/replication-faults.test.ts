@@ -3,33 +3,16 @@
  * NATS): concurrent proposals from three replicas, the server restarted mid-run, a replica cut
  * off from NATS, a replica killed mid-stream (docs/replication.md).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectSwarm, type LogEntry, type ReplicatedSwarm, type ReplicationStatus } from '../../src/replication/index.js';
-import { NatsServer } from './nats-server.js';
+import { describe, expect, it } from 'vitest';
+import { type LogEntry, type ReplicatedSwarm, type ReplicationStatus } from '../../src/replication/index.js';
 import { proposeRandom } from './random-events.js';
-import { CONFIG, converged, PROFILES, swarmName, until } from './replicas.js';
+import { converged, natsFixture, PROFILES, swarmName, until } from './replicas.js';
 
-let server: NatsServer;
-let open: ReplicatedSwarm[] = [];
-
-beforeAll(async () => {
-  server = await NatsServer.start();
-});
-afterEach(async () => {
-  for (const r of open) await r.close();
-  open = [];
-});
-afterAll(async () => {
-  await server.dispose();
-});
+const nats = natsFixture();
+const replica = nats.replica.bind(nats);
 
 const IDS = PROFILES.map((p) => p.id);
 
-async function replica(swarm: string, url = server.url, extra: Partial<Parameters<typeof connectSwarm>[0]> = {}): Promise<ReplicatedSwarm> {
-  const r = await connectSwarm({ servers: url, swarm, profiles: PROFILES, config: CONFIG, ...extra });
-  open.push(r);
-  return r;
-}
 
 /** Every sequence a replica applies, in order, and each entry's id, recorded from `replication.applied`. */
 function journal(r: ReplicatedSwarm): { seqs: number[]; ids: Set<string> } {
@@ -72,13 +55,13 @@ describe('replication faults', () => {
 
   it('survives the NATS server restarting mid-run: replicas reconnect and converge, no entry lost or applied twice', async () => {
     const name = swarmName('restart');
-    const rs = [await replica(name, server.url, { proposeTimeoutMs: 20_000 }), await replica(name, server.url, { proposeTimeoutMs: 20_000 })];
+    const rs = [await replica(name, { proposeTimeoutMs: 20_000 }), await replica(name, { proposeTimeoutMs: 20_000 })];
     const journals = rs.map(journal);
     const seen = rs.map(() => new Set<ReplicationStatus>());
     rs.forEach((r, i) => r.on('replication.changed', (e: { status: ReplicationStatus }) => seen[i]?.add(e.status)));
     const running = rs.map((r, i) => proposeRandom(r, 150, 200 + i, IDS, `s${i}`, 4));
     await until(() => rs.every((r) => r.stats().applied > 60), 'the first events');
-    await server.restart();
+    await nats.server.restart();
     const results = await Promise.all(running);
     expect(results.flatMap((x) => x.failed)).toEqual([]);
     const last = Math.max(...rs.map((r) => r.stats().applied));

@@ -5,37 +5,21 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock, swarmConfig } from '../../src/index.js';
-import { connectSwarm, type LogEntry, type ReplicatedSwarm, type ReplicationStatus } from '../../src/replication/index.js';
-import { NatsServer, TcpCut } from './nats-server.js';
+import { type LogEntry, type ReplicatedSwarm, type ReplicationStatus } from '../../src/replication/index.js';
+import { TcpCut } from './nats-server.js';
 import { proposeRandom } from './random-events.js';
-import { CONFIG, converged, PROFILES, swarmName, until } from './replicas.js';
+import { converged, natsFixture, PROFILES, swarmName, until } from './replicas.js';
 
-let server: NatsServer;
-let open: ReplicatedSwarm[] = [];
+const nats = natsFixture();
+const replica = nats.replica.bind(nats);
 
-beforeAll(async () => {
-  server = await NatsServer.start();
-});
-afterEach(async () => {
-  for (const r of open) await r.close();
-  open = [];
-});
-afterAll(async () => {
-  await server.dispose();
-});
-
-async function replica(swarm: string, extra: Partial<Parameters<typeof connectSwarm>[0]> = {}): Promise<ReplicatedSwarm> {
-  const r = await connectSwarm({ servers: server.url, swarm, profiles: PROFILES, config: CONFIG, ...extra });
-  open.push(r);
-  return r;
-}
 
 describe('a replica cut off from NATS', () => {
   it('keeps routing on its last view, says it is disconnected, and rejoins caught up', async () => {
     const name = swarmName('cut');
-    const relay = await TcpCut.to(server.port);
+    const relay = await TcpCut.to(nats.server.port);
     try {
       const a = await replica(name);
       const c = await replica(name, { servers: relay.url, proposeTimeoutMs: 500, reconcileAfterMs: 100 });
@@ -78,7 +62,7 @@ describe('a replica killed mid-stream', () => {
     expect(existsSync(fileURLToPath(new URL('../../dist/src/replication/index.js', import.meta.url))), 'the build (npm test builds first)').toBe(true);
     const name = swarmName('kill');
     const a = await replica(name);
-    const child = spawn(process.execPath, [script, server.url, name, 'victim'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [script, nats.server.url, name, 'victim'], { stdio: ['ignore', 'pipe', 'inherit'] });
     let childApplied = 0;
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       for (const line of d.trim().split('\n')) childApplied = Math.max(childApplied, Number(line.replace('ready ', '')) || 0);
