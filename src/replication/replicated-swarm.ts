@@ -452,8 +452,8 @@ export class ReplicatedSwarm {
     const alive = context.alive[member.slot] === 1;
     const node = member.ref.getSnapshot();
     if (alive && node.matches({ down: 'detected' })) this.proposeMark({ type: 'node.down', nodeId, cause: 'detector' });
-    else if (!alive && context.detected.has(nodeId) && node.matches('alive')) this.proposeMark({ type: 'node.alive', nodeId, cause: 'heartbeat' });
-    else if (!alive && context.ejected.has(nodeId) && node.matches('alive')) this.proposeMark({ type: 'node.alive', nodeId, cause: 'probation' });
+    else if (!alive && context.detected.has(nodeId) && node.hasTag('alive')) this.proposeMark({ type: 'node.alive', nodeId, cause: 'heartbeat' });
+    else if (!alive && context.ejected.has(nodeId) && node.hasTag('alive')) this.proposeMark({ type: 'node.alive', nodeId, cause: 'probation' });
   }
 
   // ── connection ──

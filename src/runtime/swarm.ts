@@ -275,7 +275,7 @@ export class Swarm {
     }
     this.watched.add(nodeId);
     member.ref.send({ type: 'node.heartbeat', at: this.clock.now() });
-    this.table.doubt(nodeId, SUSPECTED, false); // a heartbeat takes a suspect back to alive.watching
+    this.table.doubt(nodeId, SUSPECTED, false); // a heartbeat takes a suspect back to watching
   }
 
   /**

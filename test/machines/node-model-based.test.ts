@@ -15,8 +15,8 @@ type Snap = SnapshotFrom<typeof nodeMachine>;
 type ModelEvent = NodeEvent | { readonly type: `xstate.after.${string}` };
 
 const AFTER = {
-  suspect: 'xstate.after.suspectAfter.node.alive.watching',
-  down: 'xstate.after.downAfter.node.alive.suspect',
+  suspect: 'xstate.after.suspectAfter.node.watching',
+  down: 'xstate.after.downAfter.node.suspect',
   ban: 'xstate.after.banAfter.node.down.ejected',
 } as const;
 
@@ -115,8 +115,8 @@ function run(path: readonly ModelEvent[]): Snap[] {
 /** Edges whose event the source state handles (a delayed event only from its own state). */
 const edges = adjacencyMapToArray(adjacency).filter(({ state, event }) => {
   const e = event as ModelEvent;
-  if (e.type === AFTER.suspect) return (state as Snap).matches({ alive: 'watching' });
-  if (e.type === AFTER.down) return (state as Snap).matches({ alive: 'suspect' });
+  if (e.type === AFTER.suspect) return (state as Snap).matches('watching');
+  if (e.type === AFTER.down) return (state as Snap).matches('suspect');
   if (e.type === AFTER.ban) return (state as Snap).matches({ down: 'ejected' });
   return true;
 });

@@ -51,7 +51,7 @@ describe('nodeMachine', () => {
     node.send({ type: 'node.telemetry', sample: { load: 0.9 } });
     expect(node.getSnapshot().context.samples).toBe(0);
     node.send({ type: 'node.alive' });
-    expect(node.getSnapshot().matches('alive')).toBe(true);
+    expect(node.getSnapshot().hasTag('alive')).toBe(true);
     node.send({ type: 'node.retire' });
     expect(node.getSnapshot().value).toBe('retired');
     expect(node.getSnapshot().status).toBe('done');

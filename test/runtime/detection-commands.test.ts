@@ -10,7 +10,7 @@ import { createSwarm, ManualClock, RoutingError, SwarmError, type Lease, type No
  * degraded ⇔ a plan node down); the live table agrees with what the Swarm emitted; a node the
  * orchestrator marked down stays down until it marks it alive; a node that never sent a
  * heartbeat nor failed goes down only by the orchestrator's hand; at most half the nodes are
- * ejected at once; a node is suspect in the live table while its actor is in `alive.suspect`,
+ * ejected at once; a node is suspect in the live table while its actor is in `suspect`,
  * and otherwise only while an open lease holds it (its requests overdue); a route takes a
  * suspect node only when every intact copy has one.
  */
@@ -69,7 +69,7 @@ function check(m: Model, r: Real): void {
   // Suspect in the live table while the node actor is; otherwise only with a request overdue.
   const members = r.swarm.actor.getSnapshot().context.members;
   for (const id of ids) {
-    const detector = members.get(id)?.ref.getSnapshot().matches({ alive: 'suspect' }) === true;
+    const detector = members.get(id)?.ref.getSnapshot().matches('suspect') === true;
     if (detector) expect(state.nodes[id]?.suspect, `${id} suspect`).toBe(true);
     else if (state.nodes[id]?.suspect === true) {
       expect(r.open.some((l) => l.nodes.includes(id)), `${id} suspect with nothing overdue`).toBe(true);
