@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { computeRescue } from '../machines/swarm.machine.js';
 import { createSwarm, failoverInSwarm, ManualClock, planSwarm, routeRequest, type NodeProfile, type Route, type Swarm, type TelemetrySample } from '../src/index.js';
 import { EXPIRY_SLICE } from '../src/runtime/lease-table.js';
-import { collectGarbage, medianMs, medianNs, QUICK } from './measure.js';
+import { collectGarbage, median, medianMs, medianNs, QUICK } from './measure.js';
 import { bareTelemetryActor, exampleTopology, fullScanRoute, pipelines8, type Topology } from './synthetic.js';
 import type { BenchRow } from './types.js';
 
@@ -100,48 +100,54 @@ function routing(t: Topology, swarm: Swarm, rows: BenchRow[]): void {
 }
 
 /**
- * report through the node actors against bare XState actors (one per node) given the same events,
- * two ways. The batched row: medians of ~20 µs batches of 4,096 events with load and latency —
- * at 8,000 nodes they reach only the first 4,096 nodes, and a median drops every batch a garbage
+ * report through the node actors against bare XState actors (one per node, all of ONE shared
+ * machine, as the node actors share `nodeMachine`; bench/synthetic.ts) given the same events, two
+ * ways. The batched row: medians of ~20 µs batches of 4,096 events with load and latency — at
+ * 8,000 nodes they reach only the first 4,096 nodes, and a median drops every batch a garbage
  * collection lands in. The sustained row is the harder case: load-only samples round-robin over
  * every node, whole passes timed end to end from a collected heap, so each side pays for its own
- * garbage (report allocates the event, the actor's snapshot and context, and the table entry).
- * Why the two can disagree, and what was measured: docs/machine.md.
+ * garbage (report allocates the sample copy, the event, the actor's snapshot and context, and the
+ * table entry). Each round's figures are logged. Why the two can disagree: docs/machine.md.
  */
-function telemetry(t: Topology, swarm: Swarm, rows: BenchRow[]): void {
+function telemetry(t: Topology, swarm: Swarm, rows: BenchRow[], log: (line: string) => void = () => {}): void {
   const ids = t.profiles.map((p) => p.id);
   const events: { id: string; index: number; sample: TelemetrySample }[] = [];
   for (let i = 0; i < 4096; i++) events.push({ id: ids[i % ids.length] as string, index: i % ids.length, sample: { load: (i % 10) / 10, latencyMs: 3 + (i % 17) } });
   const bare = ids.map(() => bareTelemetryActor());
   let r = 0;
   let b = 0;
-  const [reportNs, bareNs] = medianNs([
-    {
-      name: 'report',
-      fn: () => {
-        const e = events[r++ & 4095] as (typeof events)[number];
-        swarm.report(e.id, e.sample);
+  const rounds = QUICK ? 4 : 21;
+  const [reportNs, bareNs] = medianNs(
+    [
+      {
+        name: 'report',
+        fn: () => {
+          const e = events[r++ & 4095] as (typeof events)[number];
+          swarm.report(e.id, e.sample);
+        },
       },
-    },
-    {
-      name: 'bare actor',
-      fn: () => {
-        const e = events[b++ & 4095] as (typeof events)[number];
-        bare[e.index]?.send({ type: 'node.telemetry', sample: e.sample });
+      {
+        name: 'bare actor',
+        fn: () => {
+          const e = events[b++ & 4095] as (typeof events)[number];
+          bare[e.index]?.send({ type: 'node.telemetry', sample: e.sample });
+        },
       },
-    },
-    // Many short interleaved rounds: both contenders are allocation-heavy XState sends, so a GC
-    // or a noisy neighbour during one long round would swing the ratio (seen: 0.46 to 0.90).
-  ], { rounds: QUICK ? 4 : 21, timeMs: QUICK ? 20 : 40 }) as [number, number];
+      // Many short interleaved rounds: both contenders are allocation-heavy XState sends, so a GC
+      // or a noisy neighbour during one long round would swing the ratio (seen: 0.46 to 0.90).
+    ],
+    { rounds, timeMs: QUICK ? 20 : 40 },
+  ) as [number, number];
   const reportRate = 1e9 / reportNs;
   const bareRate = 1e9 / bareNs;
   const ratio = reportRate / bareRate;
+  log(`  report, batched (${ids.length} nodes, 4,096 events cycled, load + latency): ${Math.round(reportRate)} vs bare ${Math.round(bareRate)} ops/s, median of ${rounds} interleaved rounds: ${ratio.toFixed(3)}x`);
   rows.push({
     name: 'report (node actor EWMA + index), batched',
     size: t.size,
     median: round(reportRate),
     unit: 'ops/s',
-    baselineName: 'bare XState actor, one assign (one per node)',
+    baselineName: 'bare XState actors of one shared machine, one assign (same events)',
     baseline: round(bareRate),
     ratio: round(ratio),
     target: `ratio >= ${TARGETS.reportOverBare}`,
@@ -150,7 +156,8 @@ function telemetry(t: Topology, swarm: Swarm, rows: BenchRow[]): void {
 
   const loads = Array.from({ length: 64 }, (_, i): TelemetrySample => ({ load: (i % 10) / 10 }));
   const calls = Math.max(ids.length, 4096) * (QUICK ? 2 : 6);
-  const [reportSustained, bareSustained] = sustainedRates(
+  const passes = QUICK ? 3 : 9;
+  const [reportRates, bareRates] = sustainedRates(
     [
       () => {
         for (let i = 0; i < calls; i++) swarm.report(ids[i % ids.length] as string, loads[i & 63] as TelemetrySample);
@@ -160,16 +167,20 @@ function telemetry(t: Topology, swarm: Swarm, rows: BenchRow[]): void {
       },
     ],
     calls,
-    QUICK ? 3 : 9,
-  ) as [number, number];
+    passes,
+  ) as [number[], number[]];
   for (const a of bare) a.stop();
+  const reportSustained = median(reportRates);
+  const bareSustained = median(bareRates);
   const sustained = reportSustained / bareSustained;
+  const perRound = reportRates.map((x, i) => (x / (bareRates[i] as number)).toFixed(2)).join(' ');
+  log(`  report, sustained (${calls} load-only reports round-robin over all ${ids.length} nodes, GC included): ${Math.round(reportSustained)} vs bare ${Math.round(bareSustained)} ops/s, medians of ${passes} rounds: ${sustained.toFixed(3)}x (per round: ${perRound})`);
   rows.push({
     name: 'report, round-robin over every node, load only, sustained',
     size: t.size,
     median: round(reportSustained),
     unit: 'ops/s',
-    baselineName: 'bare XState actor, same stream, sustained',
+    baselineName: 'bare XState actors of one shared machine, same stream, sustained',
     baseline: round(bareSustained),
     ratio: round(sustained),
     target: `ratio >= ${TARGETS.reportOverBare}`,
@@ -180,9 +191,9 @@ function telemetry(t: Topology, swarm: Swarm, rows: BenchRow[]): void {
 /**
  * Sustained rates (calls per second, garbage collection included) of loops that make `calls`
  * calls each: in `rounds` interleaved rounds of alternating order, each loop timed end to end
- * from a freshly collected heap; the median round of each.
+ * from a freshly collected heap; every round's rate of each loop, in round order.
  */
-function sustainedRates(loops: readonly (() => void)[], calls: number, rounds: number): number[] {
+function sustainedRates(loops: readonly (() => void)[], calls: number, rounds: number): number[][] {
   const rates: number[][] = loops.map(() => []);
   for (let round = 0; round < rounds; round++) {
     const order = loops.map((_, i) => i);
@@ -194,7 +205,7 @@ function sustainedRates(loops: readonly (() => void)[], calls: number, rounds: n
       (rates[i] as number[]).push((calls * 1000) / (performance.now() - start));
     }
   }
-  return rates.map((xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number);
+  return rates;
 }
 
 /** markDown on a node of a served route (rescue + mark), undone by markAlive between samples. */
@@ -376,7 +387,7 @@ export async function runtimeBench(log: (line: string) => void = () => {}): Prom
     const swarm = createSwarm(t.profiles, t.config, { seed: 1 });
     warm(swarm, t.profiles);
     routing(t, swarm, rows);
-    if (t.size.startsWith('example') || t.profiles.length >= 8000) telemetry(t, swarm, rows);
+    if (t.size.startsWith('example') || t.profiles.length >= 8000) telemetry(t, swarm, rows, log);
     failures(t, swarm, rows, t.profiles.length >= 8000);
     planning(t, rows);
     swarm.stop();
@@ -393,7 +404,22 @@ export async function runtimeBench(log: (line: string) => void = () => {}): Prom
   return rows;
 }
 
+/** Only the two report rows, at the example topology and 8,000 nodes (`node dist-bench/bench/runtime.js --report`). */
+export function reportBench(log: (line: string) => void = () => {}): BenchRow[] {
+  const rows: BenchRow[] = [];
+  for (const t of [exampleTopology(), pipelines8(250)]) {
+    log(`runtime: ${t.size}`);
+    const swarm = createSwarm(t.profiles, t.config, { seed: 1 });
+    warm(swarm, t.profiles);
+    swarm.route({ tokens: TOKENS }); // the routing index exists, as in the full run: reports mark it dirty
+    telemetry(t, swarm, rows, log);
+    swarm.stop();
+    collectGarbage();
+  }
+  return rows;
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const rows = await runtimeBench((line) => console.error(line));
+  const rows = process.argv.includes('--report') ? reportBench((line) => console.error(line)) : await runtimeBench((line) => console.error(line));
   console.table(rows);
 }

@@ -234,8 +234,8 @@ const aliveOn = {
  * the consecutive-failure threshold (the first failure on probation) the node asks the Swarm to
  * eject it; ejected, it waits out a ban that doubles with each ejection in a row, then returns on
  * probation. The orchestrator's marks win: `node.down` (manual) from any state makes the node wait
- * for `node.alive`; heartbeats and bans no longer bring it back. The live states are top-level and
- * tagged `alive` (`snapshot.hasTag('alive')`); the down ones are `down.*`.
+ * for `node.alive`; heartbeats and bans no longer bring it back. The live states are top-level
+ * (`unmonitored`, `watching`, `suspect`: {@link isNodeAlive}); the down ones are `down.*`.
  */
 export const nodeMachine = setup({
   types: {
@@ -243,7 +243,6 @@ export const nodeMachine = setup({
     events: {} as NodeEvent,
     input: {} as NodeInput,
     emitted: {} as NodeReport,
-    tags: {} as 'alive',
   },
   guards: {
     goodSample: ({ event }) => event.type === 'node.telemetry' && badSampleField(event.sample) === undefined,
@@ -294,16 +293,15 @@ export const nodeMachine = setup({
     probation: input.record?.probation ?? false,
   }),
   initial: 'unmonitored',
-  // The live states sit at the top level, tagged `alive`: a report is the hot path, and XState
-  // resolves an event on a top-level state with a string value and no parent to walk (a nested
-  // `alive.*` cost a quarter of the rate of a bare actor; docs/machine.md). Each repeats `aliveOn`.
+  // The live states sit at the top level, untagged: a report is the hot path, and XState resolves
+  // an event on a top-level state with a string value and no parent to walk (a nested `alive.*`
+  // cost a quarter of a bare actor's rate; a tag, a Set per snapshot, another tenth; docs/machine.md).
+  // Each repeats `aliveOn`; `isNodeAlive` tells a live state.
   states: {
     unmonitored: {
-      tags: 'alive',
       on: { ...aliveOn, 'node.heartbeat': { target: 'watching', actions: 'recordHeartbeat' } },
     },
     watching: {
-      tags: 'alive',
       after: { suspectAfter: 'suspect' },
       on: {
         ...aliveOn,
@@ -312,7 +310,6 @@ export const nodeMachine = setup({
       },
     },
     suspect: {
-      tags: 'alive',
       entry: 'tellSuspected',
       after: { downAfter: '#node.down.detected' },
       on: {
@@ -364,6 +361,11 @@ export const nodeMachine = setup({
     retired: { type: 'final' },
   },
 });
+
+/** Whether a node actor's snapshot is in a live state (`unmonitored`, `watching` or `suspect`). */
+export function isNodeAlive(snapshot: { readonly value: unknown; readonly status: string }): boolean {
+  return snapshot.status === 'active' && (snapshot.value === 'unmonitored' || snapshot.value === 'watching' || snapshot.value === 'suspect');
+}
 
 /** Sends a report to the Swarm (when the node has one) and emits it, so a lone node actor can be watched too. */
 function report(

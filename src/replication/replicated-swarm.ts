@@ -1,6 +1,7 @@
 import { DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerMessages, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { AutoMark, SwarmEmitted } from '../../machines/swarm-context.js';
+import { isNodeAlive } from '../../machines/node.machine.js';
 import type { NodeProfile, NodeTelemetry, Route } from '../core/types.js';
 import type { SwarmState } from '../core/state.js';
 import { SwarmError } from '../core/errors.js';
@@ -452,8 +453,8 @@ export class ReplicatedSwarm {
     const alive = context.alive[member.slot] === 1;
     const node = member.ref.getSnapshot();
     if (alive && node.matches({ down: 'detected' })) this.proposeMark({ type: 'node.down', nodeId, cause: 'detector' });
-    else if (!alive && context.detected.has(nodeId) && node.hasTag('alive')) this.proposeMark({ type: 'node.alive', nodeId, cause: 'heartbeat' });
-    else if (!alive && context.ejected.has(nodeId) && node.hasTag('alive')) this.proposeMark({ type: 'node.alive', nodeId, cause: 'probation' });
+    else if (!alive && context.detected.has(nodeId) && isNodeAlive(node)) this.proposeMark({ type: 'node.alive', nodeId, cause: 'heartbeat' });
+    else if (!alive && context.ejected.has(nodeId) && isNodeAlive(node)) this.proposeMark({ type: 'node.alive', nodeId, cause: 'probation' });
   }
 
   // ── connection ──

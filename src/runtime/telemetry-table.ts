@@ -140,7 +140,7 @@ export class TelemetryTable {
   put(nodeId: string, telemetry: NodeTelemetry): void {
     this.nodes[nodeId] = this.doubts.size > 0 && this.doubts.has(nodeId) ? Object.freeze({ ...telemetry, suspect: true }) : telemetry;
     // A reservation costs the node's latency estimate: re-price its in-flight load before the index reads it.
-    const count = this.inflight.get(nodeId);
+    const count = this.inflight.size > 0 ? this.inflight.get(nodeId) : undefined;
     if (count !== undefined) this.extra[nodeId] = inflightLoad(count, telemetry);
     this.changed(nodeId);
   }

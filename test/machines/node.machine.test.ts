@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
-import { ewma, nodeMachine } from '../../machines/node.machine.js';
+import { ewma, isNodeAlive, nodeMachine } from '../../machines/node.machine.js';
 
 function startNode(input: { id: string; alpha?: number; latencyMs?: number; score?: number }) {
   const actor = createActor(nodeMachine, { input });
@@ -48,10 +48,11 @@ describe('nodeMachine', () => {
     const node = startNode({ id: 'gpu' });
     node.send({ type: 'node.down' });
     expect(node.getSnapshot().value).toEqual({ down: 'manual' });
+    expect(isNodeAlive(node.getSnapshot())).toBe(false);
     node.send({ type: 'node.telemetry', sample: { load: 0.9 } });
     expect(node.getSnapshot().context.samples).toBe(0);
     node.send({ type: 'node.alive' });
-    expect(node.getSnapshot().hasTag('alive')).toBe(true);
+    expect(isNodeAlive(node.getSnapshot())).toBe(true);
     node.send({ type: 'node.retire' });
     expect(node.getSnapshot().value).toBe('retired');
     expect(node.getSnapshot().status).toBe('done');
