@@ -134,7 +134,7 @@ describe('machineChart', () => {
     expect(swarm).toContain('stopped --> [*]');
     expect(swarm).toMatch(/note right of stopped\n\s+entry \/ stopNodes/);
     const node = chartMermaid(machineChart(nodeMachine));
-    expect(node).toContain('[*] --> alive');
+    expect(node).toContain('[*] --> unmonitored');
     expect(node).toContain('retired --> [*]');
   });
 });
