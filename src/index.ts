@@ -96,7 +96,7 @@ export type {
 } from './core/index.js';
 
 // The statecharts, for inspection, charts and model-based tests.
-export { isNodeAlive, nodeMachine } from '../machines/node.machine.js';
+export { nodeMachine } from '../machines/node.machine.js';
 export type { NodeContext, NodeEvent, NodeInput, NodeSample } from '../machines/node.machine.js';
 export { swarmMachine } from '../machines/swarm.machine.js';
 export type { SwarmContext, SwarmEvent, SwarmInput, SwarmOutcome, PendingRescue, NodeActorRef, Member } from '../machines/swarm.machine.js';
