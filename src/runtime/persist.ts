@@ -100,7 +100,7 @@ export function readPersisted(value: unknown, profilesDigest: string, configDige
     // not JSON: refused below
   }
   const need = (ok: unknown, field: string, what: string) => {
-    if (!ok) throw new SwarmError('InvalidInput', `restore: field "${field}" must be ${what}; pass what swarm.persist() returned`);
+    if (!ok) throw new SwarmError('InvalidInput', `restore: field "${field}" must be ${what}; pass what persistSwarm() returned`);
   };
   need(isRecordLike(s), 'snapshot', `an object, got ${describeValue(value)}`);
   const r = s as Record<string, unknown>;

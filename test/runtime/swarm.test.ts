@@ -333,4 +333,10 @@ describe('createSwarm options', () => {
       expect((error as SwarmError).code).toBe('InvalidInput');
     }
   });
+
+  it('refuses the former "restore" option, pointing at restoreSwarm', () => {
+    const error = caught(() => createSwarm(four, withReserve, { restore: {} } as never));
+    expect((error as SwarmError).code).toBe('InvalidInput');
+    expect((error as SwarmError).message).toMatch(/option "restore" is not a createSwarm option: restore a persisted swarm with restoreSwarm/);
+  });
 });
