@@ -326,6 +326,7 @@ export class ReplicatedSwarm {
   private genesis(entry: Extract<LogEntry, { type: 'swarm.genesis' }>, restore?: PersistedSwarm): void {
     const options = {
       propose: true,
+      leaseIdPrefix: `${this.replicaId}:`, // leases are local: two replicas' never share an id
       ...(this.options.clock !== undefined ? { clock: this.options.clock } : {}),
       ...(this.options.inspect !== undefined ? { inspect: this.options.inspect } : {}),
     };

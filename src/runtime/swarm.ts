@@ -110,7 +110,7 @@ export class Swarm {
     this.table = new TelemetryTable(plan, members);
     if (restored !== undefined) for (const id of restored.restore.down.keys()) this.table.setAlive(id, false);
     this.clock = options.clock ?? systemClock;
-    this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.table.addInflight(nodeId, delta));
+    this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.table.addInflight(nodeId, delta), options.leaseIdPrefix);
     this.sampler = new ReleaseSampler(config.releaseSampleMs ?? 400);
     const table = this.table;
     this.actor = createActor(swarmMachine, {

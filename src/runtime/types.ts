@@ -78,6 +78,12 @@ export interface SwarmOptions {
    * revivals) are emitted as `node.proposed`, not applied. @defaultValue false
    */
   readonly propose?: boolean;
+  /**
+   * Put before every lease id (`lease-1` becomes `<prefix>lease-1`), so that swarms whose leases
+   * meet in one place never share an id: a replicated swarm sets it to its replica id.
+   * At most 64 characters. @defaultValue ''
+   */
+  readonly leaseIdPrefix?: string;
 }
 
 /** A request to the swarm: the routing request, plus which model (the base model by default). */

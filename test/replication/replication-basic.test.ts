@@ -51,6 +51,14 @@ describe('a replicated swarm', () => {
     const c = await replica(name, false);
     expect(c.digest()).toBe(a.digest());
     expect(c.stats()).toMatchObject({ applied: a.stats().applied, entries: a.stats().applied });
+
+    // Leases are each replica's own: the same sequence on two replicas never gives the same id.
+    const la = a.route({}, { reserve: true }).lease;
+    const lb = b.route({}, { reserve: true }).lease;
+    expect(la.id).not.toBe(lb.id);
+    expect(() => b.release(la)).toThrow(/unknown lease/);
+    a.release(la);
+    b.release(lb);
   });
 
   it('refuses a lifecycle call alike on every replica and rejects it where it was proposed', async () => {
