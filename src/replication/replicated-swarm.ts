@@ -499,8 +499,21 @@ export class ReplicatedSwarm {
     this.emit({ type: 'replication.changed', status: state, applied: this.appliedSeq });
   }
 
+  /**
+   * To every listener. A listener that throws must not stop replication (this runs inside the
+   * log consumer and the connection watcher): its error is thrown again on its own, as XState
+   * does for the Swarm's handlers, and the other listeners still hear the event.
+   */
   private emit(event: ReplicationEmitted): void {
-    for (const l of this.listeners) l(event);
+    for (const l of this.listeners) {
+      try {
+        l(event);
+      } catch (error) {
+        this.io.setTimeout(() => {
+          throw error;
+        }, 0);
+      }
+    }
   }
 
   private sleep(ms: number): Promise<void> {
