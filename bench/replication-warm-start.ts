@@ -11,6 +11,7 @@
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { createSwarm } from '../src/index.js';
+import { swarmDigest } from '../src/persistence/index.js';
 import { connectSwarm, type LogEntry } from '../src/replication/index.js';
 import { lifecycleLog, replay } from './warm-start.js';
 import { pipelines8 } from './synthetic.js';
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
 
     const reference = createSwarm(t.profiles, t.config, { seed: 18 });
     replay(reference, events);
-    const expected = reference.digest();
+    const expected = swarmDigest(reference);
     reference.stop();
 
     const time = async (snapshotEvery: number) => {

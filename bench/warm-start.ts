@@ -8,7 +8,8 @@
  * it prints a table.
  */
 import { pathToFileURL } from 'node:url';
-import { createSwarm, type LifecycleEvent, type PersistedSwarm, type Swarm } from '../src/index.js';
+import { createSwarm, type Swarm } from '../src/index.js';
+import { applyEvent, persistSwarm, restoreSwarm, swarmDigest, type LifecycleEvent, type PersistedSwarm } from '../src/persistence/index.js';
 import { medianMs, QUICK } from './measure.js';
 import { pipelines8, type Topology } from './synthetic.js';
 import type { BenchRow } from './types.js';
@@ -64,7 +65,7 @@ export function lifecycleLog(t: Topology, count: number, seed = 18): LifecycleEv
 export function replay(swarm: Swarm, events: readonly LifecycleEvent[]): void {
   for (const e of events) {
     try {
-      swarm.apply(e);
+      applyEvent(swarm, e);
     } catch {
       // the same refusal on every replica: nothing changed
     }
@@ -90,12 +91,12 @@ export function warmStartBench(log: (line: string) => void = () => {}): BenchRow
   // The snapshot a replica finds in the store: persisted after all but the tail, as JSON text.
   const writer = createSwarm(t.profiles, t.config, { seed: 18 });
   replay(writer, events.slice(0, -tail));
-  const stored = JSON.stringify(writer.persist());
+  const stored = JSON.stringify(persistSwarm(writer));
   replay(writer, events.slice(-tail));
-  const expected = writer.digest();
+  const expected = swarmDigest(writer);
   writer.stop();
   const check = (swarm: Swarm, how: string) => {
-    if (swarm.digest() !== expected) throw new Error(`warm start: ${how} ends on digest ${swarm.digest()}, the writer on ${expected}`);
+    if (swarmDigest(swarm) !== expected) throw new Error(`warm start: ${how} ends on digest ${swarmDigest(swarm)}, the writer on ${expected}`);
     swarm.stop();
   };
   const full = medianMs(QUICK ? 1 : 3, () => {
@@ -108,7 +109,7 @@ export function warmStartBench(log: (line: string) => void = () => {}): BenchRow
   });
   const warm = medianMs(QUICK ? 3 : 9, () => {
     const start = performance.now();
-    const swarm = createSwarm(t.profiles, t.config, { restore: JSON.parse(stored) as PersistedSwarm });
+    const swarm = restoreSwarm(t.profiles, t.config, JSON.parse(stored) as PersistedSwarm);
     replay(swarm, events.slice(-tail));
     const ms = performance.now() - start;
     check(swarm, 'the snapshot and tail');

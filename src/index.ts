@@ -4,13 +4,15 @@
  *
  * The root entry is the library alone: the pure core, the statecharts and the runtime. It loads
  * no simulator, no schema library and no inspector; those live in `hecate-swarm/sim`,
- * `hecate-swarm/testing` and the CLI. Every value exported here is listed in the README's API
+ * `hecate-swarm/testing` and the CLI. Sessions (`hecate-swarm/sessions`), persistence
+ * (`hecate-swarm/persistence`) and replication (`hecate-swarm/replication`) are subpaths too, so
+ * a swarm that only routes does not carry them. Every value exported here is listed in the README's API
  * table (a test checks it).
  * @packageDocumentation
  */
 
 // The runtime: a swarm of node actors under the Swarm statechart.
-export { createSwarm, swarmConfig, Swarm, systemClock, ManualClock, seededIds, randomIds, Session } from './runtime/index.js';
+export { createSwarm, swarmConfig, Swarm, systemClock, ManualClock, seededIds, randomIds } from './runtime/index.js';
 export type {
   Clock,
   IdSource,
@@ -30,25 +32,12 @@ export type {
   Retirement,
   Revival,
   SwarmActor,
-  SessionHost,
-  SessionStage,
-  StageContext,
-  StageRunner,
-  SessionOptions,
-  StepOptions,
-  SessionStats,
-  TimerClock,
-  HistoryOverflow,
   TimeSource,
   SwarmEmitted,
   LiveStatus,
   DownCause,
   AliveCause,
   NodeRecord,
-  LifecycleEvent,
-  PersistedSwarm,
-  PersistedMember,
-  PersistedOutcome,
 } from './runtime/index.js';
 // Failure detection and ejection settings (docs/detection.md).
 export type { PhiOptions } from './core/phi.js';

@@ -18,6 +18,8 @@ import { PlanError, RoutingError, SessionError, SwarmError, SwarmState, ManualCl
 import * as core from '../src/core/index.js';
 import { resolveRequest } from '../src/core/index.js';
 import * as sim from '../src/sim/index.js';
+import * as sessions from '../src/sessions/index.js';
+import * as persistence from '../src/persistence/index.js';
 import { InputError } from '../src/sim/index.js';
 import * as cliArgs from '../src/cli/args.js';
 import * as cliChart from '../src/cli/chart.js';
@@ -85,9 +87,9 @@ const ANY_CORE = [RoutingError, PlanError, SwarmError];
 const ANY_RUNTIME = [...ANY_CORE, SessionError];
 
 /** A fresh swarm over the fixture (hostile ids included) for one call of a method, stopped after it. */
-function onSwarm(call: (swarm: root.Swarm, a: readonly unknown[]) => unknown): (a: readonly unknown[]) => unknown {
+function onSwarm(call: (swarm: sessions.SessionSwarm, a: readonly unknown[]) => unknown): (a: readonly unknown[]) => unknown {
   return (a) => {
-    const swarm = root.createSwarm(profiles, { models, furtherCopies: false });
+    const swarm = sessions.createSwarm(profiles, { models, furtherCopies: false });
     let result: unknown;
     try {
       result = call(swarm, a);
@@ -170,7 +172,17 @@ const ENTRIES: readonly Entry[] = [
   { name: 'Swarm#session', arity: 3, errors: ANY_RUNTIME, call: onSwarm((s, a) => s.session(a[0] as never, a[1] as never, a[2] as never).close()), numRuns: 100 },
   { name: 'Swarm#session (a valid runner)', arity: 2, errors: ANY_RUNTIME, call: onSwarm((s, a) => s.session(a[0] as never, echo as never, a[1] as never).close()), numRuns: 100 },
   { name: 'Swarm#execute', arity: 4, errors: ANY_RUNTIME, call: onSwarm((s, a) => s.execute(a[0] as never, a[1], a[2] as never, a[3] as never)), numRuns: 100, async: true },
-  { name: 'Session', arity: 4, errors: [SessionError], call: (a) => new root.Session(a[0] as never, a[1] as never, a[2] as never, a[3] as never) },
+  { name: 'Session', arity: 4, errors: [SessionError], call: (a) => new sessions.Session(a[0] as never, a[1] as never, a[2] as never, a[3] as never) },
+  { name: 'openSession', arity: 4, errors: ANY_RUNTIME, call: (a) => sessions.openSession(a[0] as never, a[1] as never, a[2] as never, a[3] as never).close() },
+  { name: 'openSession (a swarm)', arity: 3, errors: ANY_RUNTIME, call: onSwarm((s, a) => sessions.openSession(s, a[0] as never, a[1] as never, a[2] as never).close()), numRuns: 100 },
+  { name: 'executeOnce', arity: 4, errors: ANY_RUNTIME, call: onSwarm((s, a) => sessions.executeOnce(s, a[0] as never, a[1], a[2] as never, a[3] as never)), numRuns: 100, async: true },
+  { name: 'swarmSessionHost', arity: 1, errors: ANY_RUNTIME, call: (a) => sessions.swarmSessionHost(a[0] as never) },
+  { name: 'timerClock', arity: 1, errors: [], call: (a) => sessions.timerClock(a[0] as never) },
+  { name: 'persistSwarm', arity: 0, errors: ANY_CORE, call: onSwarm((s) => persistence.persistSwarm(s)), numRuns: 20 },
+  { name: 'swarmDigest', arity: 0, errors: ANY_CORE, call: onSwarm((s) => persistence.swarmDigest(s)), numRuns: 20 },
+  { name: 'applyEvent', arity: 1, errors: ANY_CORE, call: onSwarm((s, a) => persistence.applyEvent(s, a[0] as never)), numRuns: 100 },
+  { name: 'restoreSwarm', arity: 4, errors: [PlanError, SwarmError], call: (a) => persistence.restoreSwarm(a[0] as never, a[1] as never, a[2] as never, a[3] as never).stop(), numRuns: 100 },
+  { name: 'restoreSwarm (valid profiles)', arity: 2, errors: [PlanError, SwarmError], call: (a) => persistence.restoreSwarm(profiles, { models, furtherCopies: false }, a[0] as never, a[1] as never).stop(), numRuns: 100 },
   { name: 'Session#step', arity: 2, errors: ANY_RUNTIME, call: onSwarm((s, a) => { const session = s.session({}, echo as never); return session.step(a[0], a[1] as never).finally(() => session.close()); }), numRuns: 100, async: true },
   // runtime helpers that are not a Swarm
   { name: 'swarmConfig', arity: 2, errors: [PlanError], call: (a) => root.swarmConfig(a[0] as never, a[1] as never) },
@@ -244,14 +256,15 @@ const CLI_ENTRIES: readonly Entry[] = [
 /** Exported functions deliberately not fuzzed here, with the reason. */
 const EXCLUDED: Readonly<Record<string, string>> = {
   Swarm: 'a class made by createSwarm: its methods are entries above',
+  SessionSwarm: 'a Swarm class made by the sessions entry\'s createSwarm: its methods are entries above',
   SwarmState: 'a class: its static and instance methods are entries above',
   ManualClock: 'a class: its constructor is an entry above',
 };
 
 describe('fuzz: exported functions throw only their typed errors', () => {
-  it('every exported function of the root and sim entry points has an entry or a stated exclusion', () => {
+  it('every exported function of the root, sim, sessions and persistence entry points has an entry or a stated exclusion', () => {
     const covered = new Set(ENTRIES.map((e) => e.name.split(/[ .#]/)[0]));
-    const exported = [...Object.entries(root), ...Object.entries(sim)].filter(([, v]) => typeof v === 'function').map(([k]) => k);
+    const exported = [...Object.entries(root), ...Object.entries(sim), ...Object.entries(sessions), ...Object.entries(persistence)].filter(([, v]) => typeof v === 'function').map(([k]) => k);
     const missing = exported.filter((name) => !covered.has(name) && !Object.hasOwn(EXCLUDED, name));
     expect(missing).toEqual([]);
   });

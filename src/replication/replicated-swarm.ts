@@ -7,6 +7,8 @@ import type { SwarmState } from '../core/state.js';
 import { SwarmError } from '../core/errors.js';
 import { systemClock } from '../runtime/clock.js';
 import type { Session } from '../runtime/session.js';
+import { executeOnce, openSession } from '../runtime/session-swarm.js';
+import { applyEvent, persistSwarm, restoreSwarm, swarmDigest } from '../runtime/persistence.js';
 import type { SessionOptions, StageRunner } from '../runtime/session-types.js';
 import { createSwarm, type Swarm } from '../runtime/swarm.js';
 import type {
@@ -316,19 +318,20 @@ export class ReplicatedSwarm {
     this.appliedSeq = seq;
     this.entries++;
     if (this.snapshots !== undefined && seq % this.snapshotEvery === 0 && this.swarm !== undefined) {
-      void this.snapshots.save({ v: 1, seq, swarm: this.swarm.persist(), touched: [...this.touched] });
+      void this.snapshots.save({ v: 1, seq, swarm: persistSwarm(this.swarm), touched: [...this.touched] });
     }
     if (this.link === 'catching-up' && (pending === 0 || seq >= this.target)) this.setState('connected');
   }
 
   /** Builds the local Swarm from the genesis, or from a snapshot of it. */
   private genesis(entry: Extract<LogEntry, { type: 'swarm.genesis' }>, restore?: PersistedSwarm): void {
-    const swarm = createSwarm(entry.profiles, entry.config, {
-      ...(restore !== undefined ? { restore } : { seed: entry.seed }),
+    const options = {
       propose: true,
+      leaseIdPrefix: `${this.replicaId}:`, // leases are local: two replicas' never share an id
       ...(this.options.clock !== undefined ? { clock: this.options.clock } : {}),
       ...(this.options.inspect !== undefined ? { inspect: this.options.inspect } : {}),
-    });
+    };
+    const swarm = restore !== undefined ? restoreSwarm(entry.profiles, entry.config, restore, options) : createSwarm(entry.profiles, entry.config, { ...options, seed: entry.seed });
     this.swarm = swarm;
     swarm.on('node.proposed', (e) => this.proposeMark(e.mark));
     for (const h of this.swarmHandlers) h.off = swarm.on(h.type as never, h.handler as never);
@@ -380,7 +383,7 @@ export class ReplicatedSwarm {
     let result: unknown;
     let error: Error | undefined;
     try {
-      result = swarm.apply(entry.event);
+      result = applyEvent(swarm, entry.event);
     } catch (e) {
       error = e instanceof Error ? e : new Error(String(e));
       this.refused++;
@@ -497,8 +500,21 @@ export class ReplicatedSwarm {
     this.emit({ type: 'replication.changed', status: state, applied: this.appliedSeq });
   }
 
+  /**
+   * To every listener. A listener that throws must not stop replication (this runs inside the
+   * log consumer and the connection watcher): its error is thrown again on its own, as XState
+   * does for the Swarm's handlers, and the other listeners still hear the event.
+   */
   private emit(event: ReplicationEmitted): void {
-    for (const l of this.listeners) l(event);
+    for (const l of this.listeners) {
+      try {
+        l(event);
+      } catch (error) {
+        this.io.setTimeout(() => {
+          throw error;
+        }, 0);
+      }
+    }
   }
 
   private sleep(ms: number): Promise<void> {
@@ -542,7 +558,7 @@ export class ReplicatedSwarm {
    * and the id counter, equal on replicas that applied the same entries.
    */
   digest(): string {
-    return this.local().digest();
+    return swarmDigest(this.local());
   }
 
   /**
@@ -613,12 +629,12 @@ export class ReplicatedSwarm {
 
   /** A session on this replica (local). */
   session<T>(request: SwarmRequest, runStage: StageRunner<T>, options?: SessionOptions): Session<T> {
-    return this.local().session(request, runStage, options);
+    return openSession(this.local(), request, runStage, options);
   }
 
   /** One-step session on this replica (local). */
   execute<T>(request: SwarmRequest, input: T, runStage: StageRunner<T>, options?: SessionOptions): Promise<T> {
-    return this.local().execute(request, input, runStage, options);
+    return executeOnce(this.local(), request, input, runStage, options);
   }
 
   status(): SwarmStatus {

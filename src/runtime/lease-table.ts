@@ -41,6 +41,8 @@ export class LeaseTable {
     private readonly ttlMs: number,
     private readonly clock: TimeSource,
     private readonly hold: (nodeId: string, delta: 1 | -1) => void,
+    /** Put before every lease id. */
+    private readonly prefix = '',
   ) {}
 
   /** Leases open in the table (expired ones not yet swept included; see {@link inFlight}). */
@@ -62,7 +64,7 @@ export class LeaseTable {
   /** Opens a lease on `nodes` (distinct ids) for `modelId`. */
   reserve(modelId: string, nodes: readonly string[]): Lease {
     const { now, steady } = this.now();
-    const id = `lease-${++this.seq}`;
+    const id = `${this.prefix}lease-${++this.seq}`;
     const lease: Lease = Object.freeze({ id, modelId, nodes: Object.freeze([...nodes]), expiresAt: now + this.ttlMs });
     const record: LeaseRecord = { lease, deadline: steady + this.ttlMs, held: lease.nodes, pos: this.heap.length };
     this.records.set(id, record);

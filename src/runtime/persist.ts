@@ -8,12 +8,12 @@ import type { NodeProfile, SwarmPlan } from '../core/types.js';
 import { validatePlan } from '../core/validate.js';
 
 /**
- * A swarm's lifecycle state as plain JSON (`swarm.persist()`), and the checks that turn it back
- * into what the Swarm statechart is created with (`createSwarm(profiles, config, { restore })`).
+ * A swarm's lifecycle state as plain JSON (`persistSwarm(swarm)`), and the checks that turn it back
+ * into what the Swarm statechart is created with (`restoreSwarm(profiles, config, saved)`).
  * docs/persistence.md.
  */
 
-/** One lifecycle event in its wire form, as a replicated log carries it (`swarm.apply(event)`). */
+/** One lifecycle event in its wire form, as a replicated log carries it (`applyEvent(swarm, event)`). */
 export type LifecycleEvent =
   | { readonly type: 'node.added'; readonly profile: NodeProfile }
   | { readonly type: 'node.removed'; readonly nodeId: string }
@@ -38,8 +38,8 @@ export type PersistedOutcome =
   | Omit<Extract<SwarmOutcome, { kind: 'retirement' }>, 'plan'>;
 
 /**
- * A swarm's lifecycle state, JSON-serialisable: what `swarm.persist()` returns and
- * `createSwarm(profiles, config, { restore })` continues from. Local observations (telemetry
+ * A swarm's lifecycle state, JSON-serialisable: what `persistSwarm(swarm)` returns and
+ * `restoreSwarm(profiles, config, saved)` continues from. Local observations (telemetry
  * EWMAs, leases, release windows, heartbeat histories) are not in it.
  */
 export interface PersistedSwarm {
@@ -56,7 +56,7 @@ export interface PersistedSwarm {
   readonly ids: number | null;
   /** The last decision, or null. */
   readonly outcome: PersistedOutcome | null;
-  /** `swarm.digest()` when it was persisted: checked on restore. */
+  /** `swarmDigest(swarm)` when it was persisted: checked on restore. */
   readonly digest: string;
 }
 
@@ -70,7 +70,7 @@ export interface Restored {
 
 const STATES: readonly string[] = ['up', 'manual', 'detector', 'ejected'];
 
-/** The digest of plan, status, members' liveness and the id counter: `swarm.digest()`. */
+/** The digest of plan, status, members' liveness and the id counter: `swarmDigest(swarm)`. */
 export function lifecycleDigest(plan: SwarmPlan, status: string, members: readonly (readonly [NodeProfile, string])[], ids: number | null): string {
   return hashText(canonicalJson({ plan, status, members, ids }));
 }
@@ -100,7 +100,7 @@ export function readPersisted(value: unknown, profilesDigest: string, configDige
     // not JSON: refused below
   }
   const need = (ok: unknown, field: string, what: string) => {
-    if (!ok) throw new SwarmError('InvalidInput', `restore: field "${field}" must be ${what}; pass what swarm.persist() returned`);
+    if (!ok) throw new SwarmError('InvalidInput', `restore: field "${field}" must be ${what}; pass what persistSwarm() returned`);
   };
   need(isRecordLike(s), 'snapshot', `an object, got ${describeValue(value)}`);
   const r = s as Record<string, unknown>;

@@ -18,7 +18,7 @@ import type { Lease, LeasedRoute, ReleaseOutcome, SwarmRequest } from './types.j
 const stageKey = (s: Stage) => `${s.nodeId}\u0000${s.layerStart}\u0000${s.layerEnd}`;
 
 /**
- * One generation on the swarm. Open it with `swarm.session(request, runStage)`; call
+ * One generation on the swarm. Open it with `swarm.session(request, runStage)` (`hecate-swarm/sessions`); call
  * {@link Session.step} once per forward pass (one at a time), then {@link Session.close}.
  */
 export class Session<T> {
@@ -51,7 +51,7 @@ export class Session<T> {
   private leaseMs = 0;
   private counters = { resumes: 0, calls: 0, replayedInputs: 0, replayedLayerSteps: 0, freshLayerSteps: 0 };
 
-  /** @internal use `swarm.session` or {@link openSession} */
+  /** @internal use `swarm.session` or `openSession` (`hecate-swarm/sessions`) */
   constructor(host: SessionHost, request: SwarmRequest, runStage: StageRunner<T>, options: SessionOptions) {
     const hostIssue = sessionHostIssue(host);
     if (hostIssue !== undefined) throw new SessionError('InvalidInput', hostIssue);

@@ -1,10 +1,9 @@
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import { badSampleField, effectiveValues, sampleProblem, type NodeContext } from '../../machines/node.machine.js';
-import { isMember, joinIssue, swarmMachine, type LiveStatus, type NodeActorRef, type SwarmEmitted, type SwarmEvent, type SwarmOutcome } from '../../machines/swarm.machine.js';
+import { isMember, joinIssue, swarmMachine, type NodeActorRef, type SwarmEmitted, type SwarmEvent, type SwarmOutcome } from '../../machines/swarm.machine.js';
 import { DEFAULT_PENALTIES, resolveRequest, tokensCost, type ResolvedRequest } from '../core/cost.js';
 import { describeValue } from '../core/describe.js';
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
-import { canonicalJson, hashText } from '../core/digest.js';
 import { deepFreeze } from '../core/freeze.js';
 import { planSwarm } from '../core/plan.js';
 import { routeResolved } from '../core/route.js';
@@ -18,10 +17,7 @@ import { randomIds } from './ids.js';
 import { LeaseTable } from './lease-table.js';
 import { NodeWatchers } from './node-watchers.js';
 import { ReleaseSampler } from './release-sampler.js';
-import { lifecycleDigest, memberState, plainProfile, readPersisted, type LifecycleEvent, type PersistedMember, type PersistedSwarm, type Restored } from './persist.js';
-import { openSession, type Session } from './session.js';
-import { timerClock } from './session-options.js';
-import type { SessionHost, SessionOptions, StageRunner } from './session-types.js';
+import { plainProfile, type Restored } from './persist.js';
 import { SUSPECTED, TelemetryTable } from './telemetry-table.js';
 import type { AliveCause } from '../../machines/node.machine.js';
 import type {
@@ -88,28 +84,26 @@ export class Swarm {
   private readonly allowDegraded: boolean;
   private readonly leaseTtlMs: number;
   private readonly failurePenaltyMs: number;
-  /** Running session stage calls waiting on a node going down (pushed, not polled). */
+  /** Running session stage calls waiting on a node going down (pushed, not polled; `hecate-swarm/sessions`). */
   private readonly downWatchers = new NodeWatchers();
   private readonly clock: TimeSource;
   /** Whether the clock keeps timers (it is the actors' clock); heartbeats need it. */
   private readonly timers: boolean;
   /** Nodes whose failure detection has started (at their first heartbeat). */
   private readonly watched = new Set<string>();
-  /** The profiles and config it was created with: a persisted swarm carries their digests. */
-  private readonly genesis: readonly [readonly NodeProfile[], SwarmConfig];
+  /** The profiles and config it was created with: a persisted swarm carries their digests (`hecate-swarm/persistence`). */
+  protected readonly genesis: readonly [readonly NodeProfile[], SwarmConfig];
 
-  /** @internal use {@link createSwarm} */
-  constructor(profiles: readonly NodeProfile[], config: SwarmConfig, options: SwarmOptions = {}) {
+  /**
+   * @internal use {@link createSwarm}; `restored` is a persisted swarm checked against these
+   * profiles and config (`restoreSwarm` of `hecate-swarm/persistence`).
+   */
+  constructor(profiles: readonly NodeProfile[], config: SwarmConfig, options: SwarmOptions = {}, restored?: Restored) {
     const issue = swarmConfigIssue(config) ?? swarmOptionsIssue(options);
     if (issue !== undefined) throw new SwarmError('InvalidInput', issue);
-    let members = Array.isArray(profiles) ? profiles.map(plainProfile) : profiles;
-    this.genesis = [members, config];
-    let restored: Restored | undefined;
-    if (options.restore !== undefined) {
-      restored = readPersisted(options.restore, ...this.genesisDigests());
-      if (restored.ids !== null && (options.seed ?? options.idSource) !== undefined) throw new SwarmError('InvalidInput', 'options "seed" and "idSource" cannot go with "restore": it has its id counter');
-      members = restored.profiles;
-    }
+    const given = Array.isArray(profiles) ? profiles.map(plainProfile) : profiles;
+    this.genesis = [given, config];
+    const members = restored?.profiles ?? given;
     const plan = restored?.plan ?? deepFreeze(planSwarm(members, config));
     this.baseModel = baseModelId(plan.models);
     this.allowDegraded = config.allowDegraded ?? true;
@@ -118,7 +112,7 @@ export class Swarm {
     this.table = new TelemetryTable(plan, members);
     if (restored !== undefined) for (const id of restored.restore.down.keys()) this.table.setAlive(id, false);
     this.clock = options.clock ?? systemClock;
-    this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.table.addInflight(nodeId, delta));
+    this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.table.addInflight(nodeId, delta), options.leaseIdPrefix);
     this.sampler = new ReleaseSampler(config.releaseSampleMs ?? 400);
     const table = this.table;
     this.actor = createActor(swarmMachine, {
@@ -410,75 +404,6 @@ export class Swarm {
     return current; // down: its telemetry is stale by definition
   }
 
-  /**
-   * Applies one lifecycle event in its wire form, as a replicated log carries it: `node.added`
-   * (`addNode`), `node.removed` (`removeNode`), `node.down` with its cause (`manual`: `markDown`;
-   * `detector`; `ejected`, granted while under the ejection cap) and `node.alive` with its cause.
-   * Returns what the matching method returns. A no-op (a node already down) changes nothing; a
-   * refused event throws the same error on every replica and changes nothing either
-   * (docs/persistence.md).
-   * @throws {SwarmError} `InvalidInput` for a malformed event, and what the matching method throws
-   * @example swarm.apply({ type: 'node.down', nodeId: 'gpu', cause: 'detector' });
-   */
-  apply(event: LifecycleEvent): Rescue | Revival | Growth | Retirement {
-    const { type, nodeId, cause = 'manual', profile } = (event ?? {}) as Partial<{ type: string; nodeId: string; cause: string; profile: NodeProfile }>;
-    if (type === 'node.added') return this.addNode(profile as NodeProfile);
-    const causes = type === 'node.down' ? ['manual', 'detector', 'ejected'] : type === 'node.alive' ? ['manual', 'heartbeat', 'probation'] : type === 'node.removed' ? ['manual'] : [];
-    const bad = causes.length === 0 ? 'type' : typeof nodeId !== 'string' ? 'nodeId' : causes.includes(cause) ? undefined : 'cause';
-    if (bad !== undefined) throw new SwarmError('InvalidInput', `lifecycle event field "${bad}": got ${describeValue((event as unknown as Record<string, unknown> | null)?.[bad])} (docs/persistence.md)`);
-    const id = nodeId as string;
-    if (type === 'node.removed') return this.removeNode(id);
-    // `logged`: from the log, so a replica (option `propose`) applies it rather than proposing it again.
-    if (type === 'node.alive') return this.revive(id, cause as AliveCause, true);
-    return this.takeDown(id, cause === 'ejected' ? { type: 'node.eject', nodeId: id, logged: true } : { type: 'node.down', nodeId: id, cause: cause as 'manual' | 'detector', logged: true });
-  }
-
-  /**
-   * The swarm's lifecycle state as plain JSON: plan, members with their liveness (and why down)
-   * and ejection records, status, the seeded id counter and the last decision. Telemetry EWMAs,
-   * leases, release windows and heartbeat histories are local observations and are left out.
-   * `createSwarm(profiles, config, { restore })` continues from it (docs/persistence.md).
-   * @throws {SwarmError} `Stopped`
-   * @example const saved = JSON.stringify(swarm.persist());
-   */
-  persist(): PersistedSwarm {
-    const { plan, outcome } = this.running().context;
-    const [status, members, ids, digest] = this.lifecycle();
-    const [profiles, config] = this.genesisDigests();
-    // A growth's or a retirement's plan is the plan: not stored twice.
-    const last = outcome?.kind === 'growth' || outcome?.kind === 'retirement' ? { ...outcome, plan: undefined } : (outcome ?? null);
-    return deepFreeze(JSON.parse(JSON.stringify({ format: 'hecate-swarm/swarm', version: 1, profiles, config, status, plan, members, ids, outcome: last, digest })) as PersistedSwarm);
-  }
-
-  /**
-   * A short stable hash (16 hex digits) of the plan, the status, every member's profile and
-   * liveness (and why down) and the seeded id counter: equal on swarms that applied the same
-   * lifecycle events, in any process; local telemetry does not enter it.
-   */
-  digest(): string {
-    return this.lifecycle()[3];
-  }
-
-  /** Status, members (with their node actors' ejection records), id counter and digest. */
-  private lifecycle(): [LiveStatus, PersistedMember[], number | null, string] {
-    const snapshot = this.actor.getSnapshot();
-    const c = snapshot.context;
-    const members: PersistedMember[] = [];
-    for (const [id, m] of c.members) {
-      const { failures, ejections, probation } = m.ref.getSnapshot().context;
-      const state = memberState(c, id, m.slot);
-      members.push(failures > 0 || ejections > 0 || probation ? { profile: m.profile, state, record: { failures, ejections, probation } } : { profile: m.profile, state });
-    }
-    const ids = c.idSource === undefined ? c.idState : null;
-    const status = snapshot.value as LiveStatus;
-    return [status, members, ids, lifecycleDigest(c.plan, status, members.map((m) => [m.profile, m.state]), ids)];
-  }
-
-  /** The digests of the profiles and the config the swarm was created with. */
-  private genesisDigests(): [string, string] {
-    return [hashText(canonicalJson(this.genesis[0])), hashText(canonicalJson(this.genesis[1]))];
-  }
-
   /** Stops the swarm and its node actors; every later call but `status`/`state`/`stop` throws `Stopped`. */
   stop(): void {
     if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'swarm.stop' });
@@ -503,39 +428,6 @@ export class Swarm {
     const next = telemetryEntry(after.context, current);
     this.table.put(nodeId, next);
     return next;
-  }
-
-  /**
-   * Opens a session: a generation run step by step on a reserved route, resuming from the failed
-   * stage when a node fails (docs/sessions.md).
-   * @throws {RoutingError} when the model has nothing to serve with
-   * @example
-   * const session = swarm.session({ tokens: 512 }, (stage, x, { signal, replay }) => callNode(stage, x, replay, signal));
-   * const y = await session.step(x); session.close();
-   */
-  session<T>(request: SwarmRequest, runStage: StageRunner<T>, options?: SessionOptions): Session<T> {
-    this.running();
-    // Reserved apart from route(): a session's steps do not come back to the swarm, so its nodes wait for none.
-    const reserve = (route: Route): LeasedRoute => this.reserved(route);
-    const host: SessionHost = {
-      route: (r) => reserve(this.route(r)),
-      reserve,
-      release: (lease, outcome) => this.release(lease, outcome),
-      state: () => this.state(),
-      clock: timerClock(this.clock),
-      assertRunning: () => {
-        this.running();
-      },
-      // A running stage call hears of its node going down when the swarm marks it, not at its next poll.
-      watch: (nodeId, onDown) => this.downWatchers.watch(nodeId, onDown),
-    };
-    return openSession(host, request, runStage, options);
-  }
-
-  /** A session of one step: routes, runs every stage once (resuming on a failure), releases. Resolves with the last stage's output. */
-  async execute<T>(request: SwarmRequest, input: T, runStage: StageRunner<T>, options?: SessionOptions): Promise<T> {
-    const session = this.session(request, runStage, options);
-    return session.step(input).finally(() => session.close());
   }
 
   /** A proof of life of a watched node: restarts its detector's wait, brings it back from a detector down. */

@@ -3,7 +3,6 @@ import type { GrowthRole, IdSource, ModelSpec, NodeProfile, Recovery, Relocation
 import type { PlanConfig } from '../core/plan.js';
 import type { PhiOptions } from '../core/phi.js';
 import type { EjectionOptions } from '../core/ejection.js';
-import type { PersistedSwarm } from './persist.js';
 
 /**
  * Milliseconds since an arbitrary origin, and timers on the same time line; replace it to run in
@@ -80,11 +79,11 @@ export interface SwarmOptions {
    */
   readonly propose?: boolean;
   /**
-   * A persisted swarm (`swarm.persist()`) to continue from instead of planning anew: the same
-   * plan, members, liveness, status, id counter and last decision. It must come from a swarm
-   * created with the same profiles and config (docs/persistence.md).
+   * Put before every lease id (`lease-1` becomes `<prefix>lease-1`), so that swarms whose leases
+   * meet in one place never share an id: a replicated swarm sets it to its replica id.
+   * At most 64 characters. @defaultValue ''
    */
-  readonly restore?: PersistedSwarm;
+  readonly leaseIdPrefix?: string;
 }
 
 /** A request to the swarm: the routing request, plus which model (the base model by default). */

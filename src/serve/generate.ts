@@ -6,6 +6,7 @@
 import { RoutingError, SessionError } from '../core/errors.js';
 import type { Swarm } from '../runtime/swarm.js';
 import type { SessionOptions, StageRunner } from '../runtime/session-types.js';
+import { openSession } from '../runtime/session-swarm.js';
 import type { TimeSource } from '../runtime/types.js';
 import type { NodeRegistry } from './node-registry.js';
 import { ServeError } from './serve-error.js';
@@ -99,7 +100,7 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
   const path = new Map<number, StageReply>();
   let session;
   try {
-    session = swarm.session<number>({ model: request.model, tokens: tokens + request.steps }, httpStageRunner(registry, metrics, tokens, path, sessionPrefix), options);
+    session = openSession<number>(swarm, { model: request.model, tokens: tokens + request.steps }, httpStageRunner(registry, metrics, tokens, path, sessionPrefix), options);
   } catch (error) {
     if (error instanceof RoutingError && error.code === 'UnknownModel') throw new ServeError('InvalidRequest', 400, error.message, { field: 'model', cause: error });
     if (error instanceof RoutingError) throw new ServeError('NoRoute', 503, `${error.code}: ${error.message}`, { cause: error });

@@ -4,10 +4,10 @@ import { firstHistory, phiCrossingMs, resolvePhiOptions, type PhiOptions } from 
 
 /**
  * The detector settings `serve` uses unless told otherwise (docs/serve.md): a node is suspect
- * after about 1.9 s of silence and down after about 3.9 s, with 1 s heartbeats — so an agent
- * paused for 2 s is suspected and comes back without a down.
+ * after about 1.7 s of silence and down after about 3.9 s, with 1 s heartbeats — so an agent
+ * paused for 2 s is suspected, with room to spare, and comes back without a down.
  */
-export const SERVE_DETECTOR: PhiOptions = Object.freeze({ threshold: 8, suspectThreshold: 1, expectedIntervalMs: 1000, acceptablePauseMs: 250, minStdDevMs: 500 });
+export const SERVE_DETECTOR: PhiOptions = Object.freeze({ threshold: 8, suspectThreshold: 0.7, expectedIntervalMs: 1000, acceptablePauseMs: 250, minStdDevMs: 500 });
 
 /** When a node with steady heartbeats at `intervalMs` becomes suspect and down after its last one. */
 export function detectorBounds(options: PhiOptions, intervalMs = 1000): { suspectAfterMs: number; downAfterMs: number } {

@@ -49,6 +49,8 @@ const CONSUMER_TS = `import { createActor, type AnyActorRef, type ActorRefFrom }
 import { createSwarm, swarmConfig, nodeMachine, swarmMachine, SwarmError, type NodeProfile, type Route } from 'hecate-swarm';
 import { topologyFromValue } from 'hecate-swarm/sim';
 import { ManualClock } from 'hecate-swarm';
+import { createSwarm as createSessionSwarm, type StageRunner } from 'hecate-swarm/sessions';
+import { persistSwarm, restoreSwarm, swarmDigest } from 'hecate-swarm/persistence';
 
 const profiles: NodeProfile[] = [
   { id: 'a', memoryGb: 8, score: 2 },
@@ -67,9 +69,17 @@ try {
   if (error instanceof SwarmError) refused = error.code;
 }
 const topology = topologyFromValue({ models: [{ id: 'm', layers: 2 }], nodes: [{ id: 'x', memoryGb: 4 }] }, 'inline');
-console.log(JSON.stringify({ status: swarm.status(), any: any.id === typed.id, load: node.getSnapshot().context.load, stages: route.stages.length, refused, topology: topology.ok }));
-swarm.stop();
-node.stop();
+const restored = restoreSwarm(profiles, swarmConfig(4, 2), persistSwarm(swarm));
+const sameDigest = swarmDigest(restored) === swarmDigest(swarm);
+restored.stop();
+const withSessions = createSessionSwarm(profiles, swarmConfig(4, 2), { seed: 1 });
+const addOne: StageRunner<number> = async (stage, x) => x + stage.layerEnd - stage.layerStart;
+void withSessions.execute({ tokens: 1 }, 1, addOne).then((executed) => {
+  withSessions.stop();
+  console.log(JSON.stringify({ status: swarm.status(), any: any.id === typed.id, load: node.getSnapshot().context.load, stages: route.stages.length, refused, topology: topology.ok, sameDigest, executed }));
+  swarm.stop();
+  node.stop();
+});
 `;
 
 beforeAll(() => {
@@ -106,6 +116,8 @@ describe('the packed package', () => {
     expect(files).toContain('dist/src/index.js');
     expect(files).toContain('dist/src/sim/index.d.ts');
     expect(files).toContain('dist/src/testing/index.d.ts');
+    expect(files).toContain('dist/src/sessions/index.d.ts');
+    expect(files).toContain('dist/src/persistence/index.d.ts');
     expect(files.filter((f) => f.startsWith('dist/bench') || f.endsWith('.map'))).toEqual([]);
     expect(files.filter((f) => !/^(dist\/(src|machines)\/|examples\/|scenarios\/|LICENSE$|README\.md$|package\.json$)/.test(f))).toEqual([]);
   });
@@ -119,7 +131,7 @@ describe('the packed package', () => {
     const typecheck = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: consumer, encoding: 'utf8' });
     expect(typecheck.stdout + typecheck.stderr).toBe('');
     const out = execFileSync(process.execPath, ['out/index.js'], { cwd: consumer, encoding: 'utf8' });
-    expect(JSON.parse(out)).toEqual({ status: 'healthy', any: true, load: 0.5, stages: 1, refused: 'BadTelemetry', topology: true });
+    expect(JSON.parse(out)).toEqual({ status: 'healthy', any: true, load: 0.5, stages: 1, refused: 'BadTelemetry', topology: true, sameDigest: true, executed: 5 });
   }, 180_000);
 
   it('is clean for publint --strict and arethetypeswrong (ESM-only profile)', () => {

@@ -35,14 +35,15 @@ describe('the root entry', () => {
     expect([...new Set(own)].sort()).toEqual(['dist/machines', 'dist/src/core', 'dist/src/index.js', 'dist/src/runtime']);
   });
 
-  // The size target (<= 100 KB) is a bench row (bench/package.ts, `npm run bench`), missed since
-  // sessions and failure detection became Swarm methods (docs/performance.md); warm start
-  // (persist, restore, digest, apply: docs/persistence.md) adds about 5 KB, suspect routing and replication proposals about 3 KB. This bound only
-  // catches a dependency or a subpath leaking into the root: zod alone would add about 450 KB.
-  it('bundles to at most 136 KB minified for a file that imports only createSwarm', async () => {
+  // The size target (<= 100 KB) is a bench row (bench/package.ts, `npm run bench`; docs/performance.md).
+  // Sessions and persistence live in their own entries, so they are not in this bundle; what is
+  // (xstate's 39 KB, planning, rescue, growth, failure detection, suspect routing) is about 111 KB.
+  // This bound only catches a dependency or a subpath leaking back into the root: the sessions
+  // entry alone would add about 18 KB, zod about 450 KB.
+  it('bundles to at most 116 KB minified for a file that imports only createSwarm', async () => {
     const { bytes } = await bundle(`import { createSwarm } from ${JSON.stringify(join(repo, 'dist/src/index.js'))};\nexport const make = createSwarm;`);
     expect(bytes).toBeGreaterThan(10_000);
-    expect(bytes).toBeLessThanOrEqual(136 * 1024);
+    expect(bytes).toBeLessThanOrEqual(116 * 1024);
   });
 
   it('the sim subpath is where zod comes in', async () => {

@@ -51,6 +51,36 @@ describe('a replicated swarm', () => {
     const c = await replica(name, false);
     expect(c.digest()).toBe(a.digest());
     expect(c.stats()).toMatchObject({ applied: a.stats().applied, entries: a.stats().applied });
+
+    // Leases are each replica's own: the same sequence on two replicas never gives the same id.
+    const la = a.route({}, { reserve: true }).lease;
+    const lb = b.route({}, { reserve: true }).lease;
+    expect(la.id).not.toBe(lb.id);
+    expect(() => b.release(la)).toThrow(/unknown lease/);
+    a.release(la);
+    b.release(lb);
+  });
+
+  it('keeps applying when an orchestrator handler throws: the error comes back on its own, the log goes on', async () => {
+    const name = swarmName('throwing-handler');
+    await replica(name);
+    const thrown: unknown[] = [];
+    // The replica's I/O clock, with timers that catch what a callback throws (it would otherwise be uncaught).
+    const ioClock = { now: () => Date.now(), setTimeout: (f: () => void, ms: number) => setTimeout(() => { try { f(); } catch (e) { thrown.push(e); } }, ms), clearTimeout: (h: unknown) => clearTimeout(h as never) };
+    const b = await connectSwarm({ servers: server.url, swarm: name, ioClock });
+    open.push(b);
+    const heard: number[] = [];
+    b.on('replication.applied', () => {
+      throw new Error('handler bug');
+    });
+    b.on('replication.applied', (e) => heard.push(e.seq));
+    await b.markDown('gpu');
+    await b.markAlive('gpu');
+    await b.addNode({ id: 'mini', memoryGb: 16, score: 4 });
+    expect(heard).toHaveLength(3);
+    expect(b.replication()).toBe('connected');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(thrown.map((e) => (e as Error).message)).toEqual(['handler bug', 'handler bug', 'handler bug']);
   });
 
   it('refuses a lifecycle call alike on every replica and rejects it where it was proposed', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SwarmError } from '../../src/core/errors.js';
 import type { NodeProfile } from '../../src/core/types.js';
 import { createSwarm, ManualClock, type Swarm, type SwarmConfig } from '../../src/runtime/index.js';
+import { openSession } from '../../src/sessions/index.js';
 import type { SwarmEmitted } from '../../machines/swarm.machine.js';
 import { caught } from './fixtures.js';
 
@@ -340,7 +341,7 @@ describe('requests that do not come back', () => {
     expect(nodesOf(swarm)).toContain('gpu');
     swarm.release(lease, {});
     beat(20);
-    const session = swarm.session({}, async (_stage, x: number) => x); // a session's steps do not tell the swarm
+    const session = openSession(swarm, {}, async (_stage, x: number) => x); // a session's steps do not tell the swarm
     clock.advance(500);
     for (const p of profiles) swarm.heartbeat(p.id);
     expect(nodesOf(swarm)).toContain('gpu');

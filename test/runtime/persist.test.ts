@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
-import { createSwarm, ManualClock, planSwarm, seededIds, swarmMachine, SwarmError, type LifecycleEvent, type NodeProfile, type PersistedSwarm, type Swarm, type SwarmConfig } from '../../src/index.js';
+import { createSwarm, ManualClock, planSwarm, seededIds, swarmMachine, SwarmError, type NodeProfile, type Swarm, type SwarmConfig } from '../../src/index.js';
+import { applyEvent, persistSwarm, restoreSwarm, swarmDigest, type LifecycleEvent, type PersistedSwarm } from '../../src/persistence/index.js';
 import { caught } from './fixtures.js';
 
 /**
@@ -39,7 +40,7 @@ const lifecycle: fc.Arbitrary<LifecycleEvent> = fc.oneof(
 /** What applying an event gave: its result, or the error's class, code and message. */
 function outcomeOf(swarm: Swarm, event: LifecycleEvent): unknown {
   try {
-    return { ok: swarm.apply(event) };
+    return { ok: applyEvent(swarm, event) };
   } catch (error) {
     const e = error as { name: string; code: string; message: string };
     return { error: [e.name, e.code, e.message] };
@@ -50,20 +51,20 @@ function outcomeOf(swarm: Swarm, event: LifecycleEvent): unknown {
 function observed(swarm: Swarm): unknown {
   const state = swarm.state();
   const alive = Object.entries(state.nodes).map(([id, t]) => [id, t.alive]);
-  return { digest: swarm.digest(), status: swarm.status(), plan: state.plan, alive, outcome: swarm.actor.getSnapshot().context.outcome, persisted: swarm.persist() };
+  return { digest: swarmDigest(swarm), status: swarm.status(), plan: state.plan, alive, outcome: swarm.actor.getSnapshot().context.outcome, persisted: persistSwarm(swarm) };
 }
 
 /** A persisted swarm through JSON, as a key-value store hands it back. */
 const roundTrip = (p: PersistedSwarm) => JSON.parse(JSON.stringify(p)) as PersistedSwarm;
 
-describe('swarm.persist() and createSwarm(…, { restore })', () => {
+describe('persistSwarm(swarm) and restoreSwarm(…)', () => {
   it('continues exactly where the persisted swarm was, for every further event (fast-check)', () => {
     fc.assert(
       fc.property(fc.array(lifecycle, { minLength: 1, maxLength: 40 }), fc.nat(), (events, at) => {
         const k = at % (events.length + 1);
         const a = createSwarm(profiles, config, { seed: 7 });
         for (const e of events.slice(0, k)) outcomeOf(a, e);
-        const b = createSwarm(profiles, config, { restore: roundTrip(a.persist()) });
+        const b = restoreSwarm(profiles, config, roundTrip(persistSwarm(a)));
         expect(observed(b)).toEqual(observed(a));
         for (const e of events.slice(k)) {
           expect(outcomeOf(b, e)).toEqual(outcomeOf(a, e));
@@ -79,28 +80,28 @@ describe('swarm.persist() and createSwarm(…, { restore })', () => {
   it('gives equal digests to swarms that applied the same events, and another digest after a change', () => {
     const a = createSwarm(profiles, config, { seed: 3 });
     const b = createSwarm(profiles, config, { seed: 3 });
-    expect(a.digest()).toMatch(/^[0-9a-f]{16}$/);
-    expect(b.digest()).toBe(a.digest());
+    expect(swarmDigest(a)).toMatch(/^[0-9a-f]{16}$/);
+    expect(swarmDigest(b)).toBe(swarmDigest(a));
     a.report('gpu', { load: 0.9, latencyMs: 50 }); // local telemetry: no part of the digest
-    expect(b.digest()).toBe(a.digest());
-    a.apply({ type: 'node.down', nodeId: 'gpu' });
-    expect(b.digest()).not.toBe(a.digest());
+    expect(swarmDigest(b)).toBe(swarmDigest(a));
+    applyEvent(a, { type: 'node.down', nodeId: 'gpu' });
+    expect(swarmDigest(b)).not.toBe(swarmDigest(a));
     b.markDown('gpu');
-    expect(b.digest()).toBe(a.digest());
-    a.apply({ type: 'node.added', profile: { id: 'x', memoryGb: 12 } });
+    expect(swarmDigest(b)).toBe(swarmDigest(a));
+    applyEvent(a, { type: 'node.added', profile: { id: 'x', memoryGb: 12 } });
     b.addNode({ id: 'x', memoryGb: 12 });
-    expect(b.digest()).toBe(a.digest());
-    expect(a.persist().digest).toBe(a.digest());
+    expect(swarmDigest(b)).toBe(swarmDigest(a));
+    expect(persistSwarm(a).digest).toBe(swarmDigest(a));
   });
 
   it('restores a detector down that a heartbeat brings back, and an ejection that ends on probation', () => {
     const a = createSwarm(profiles, config, { seed: 1, clock: new ManualClock() });
-    a.apply({ type: 'node.down', nodeId: 'desktop', cause: 'detector' });
-    a.apply({ type: 'node.down', nodeId: 'phone', cause: 'ejected' });
-    const saved = a.persist();
+    applyEvent(a, { type: 'node.down', nodeId: 'desktop', cause: 'detector' });
+    applyEvent(a, { type: 'node.down', nodeId: 'phone', cause: 'ejected' });
+    const saved = persistSwarm(a);
     expect(saved.members.find((m) => m.profile.id === 'phone')).toEqual({ profile: profiles[4], state: 'ejected', record: { failures: 0, ejections: 1, probation: false } });
     const clock = new ManualClock();
-    const b = createSwarm(profiles, config, { restore: saved, clock });
+    const b = restoreSwarm(profiles, config, saved, { clock });
     const back: string[] = [];
     b.on('node.alive', (e) => back.push(`${e.nodeId}:${e.cause}`));
     clock.advance(15_000); // the first ban
@@ -113,16 +114,16 @@ describe('swarm.persist() and createSwarm(…, { restore })', () => {
   it('refuses a snapshot of other profiles or config, or a malformed one, naming the field', () => {
     const a = createSwarm(profiles, config, { seed: 1 });
     a.markDown('gpu');
-    const saved = roundTrip(a.persist());
+    const saved = roundTrip(persistSwarm(a));
     const refusal = (restore: unknown, p: readonly NodeProfile[] = profiles, c: SwarmConfig = config, options = {}) => {
-      const error = caught(() => createSwarm(p, c, { ...options, restore: restore as PersistedSwarm }));
+      const error = caught(() => restoreSwarm(p, c, restore as PersistedSwarm, options));
       expect(error).toBeInstanceOf(SwarmError);
       expect((error as SwarmError).code).toBe('InvalidInput');
       return (error as SwarmError).message;
     };
     expect(refusal(saved, profiles.slice(1))).toMatch(/field "profiles" must be [0-9a-f]{16}, from the profiles given: they differ/);
     expect(refusal(saved, profiles, { ...config, alpha: 0.5 })).toMatch(/field "config" must be [0-9a-f]{16}, from the config given/);
-    expect(refusal(null)).toMatch(/field "snapshot" must be an object, got null; pass what swarm.persist\(\) returned/);
+    expect(refusal(null)).toMatch(/field "snapshot" must be an object, got null; pass what persistSwarm\(\) returned/);
     expect(refusal({ ...saved, version: 2 })).toMatch(/field "version" must be 1/);
     expect(refusal({ ...saved, status: 'healthy' })).toMatch(/field "status" must be degraded, as the members' liveness gives/);
     expect(refusal({ ...saved, members: saved.members.map((m, i) => (i === 1 ? { ...m, state: 'asleep' } : m)) })).toMatch(/field "members\[1\]" must be \{ profile, state/);
@@ -132,9 +133,9 @@ describe('swarm.persist() and createSwarm(…, { restore })', () => {
     expect(refusal({ ...saved, ids: -1 })).toMatch(/field "ids" must be null or a 32-bit counter/);
     expect(refusal({ ...saved, ids: 12 })).toMatch(/field "digest" must be [0-9a-f]{16}, the state's: it was altered/);
     expect(refusal({ ...saved, outcome: { kind: 'teleport' } })).toMatch(/field "outcome"/);
-    expect(refusal(saved, profiles, config, { seed: 1 })).toMatch(/options "seed" and "idSource" cannot go with "restore"/);
+    expect(refusal(saved, profiles, config, { seed: 1 })).toMatch(/options "seed" and "idSource" cannot go with a persisted swarm/);
     // The persisted swarm is untouched by all this.
-    expect(a.persist()).toEqual(saved);
+    expect(persistSwarm(a)).toEqual(saved);
   });
 
   it('applies each wire form as the method it stands for, and the causes as their events', () => {
@@ -144,22 +145,22 @@ describe('swarm.persist() and createSwarm(…, { restore })', () => {
     a.on('*', (e) => {
       if (e.type === 'node.down' || e.type === 'node.alive') causes.push(`${e.type}:${e.cause}`);
     });
-    expect(a.apply({ type: 'node.down', nodeId: 'gpu' })).toEqual(b.markDown('gpu'));
-    expect(a.apply({ type: 'node.alive', nodeId: 'gpu' })).toEqual(b.markAlive('gpu'));
-    expect(a.apply({ type: 'node.added', profile: { id: 'x', memoryGb: 12 } })).toEqual(b.addNode({ id: 'x', memoryGb: 12 }));
-    expect(a.apply({ type: 'node.removed', nodeId: 'desktop' })).toEqual(b.removeNode('desktop'));
-    a.apply({ type: 'node.down', nodeId: 'phone', cause: 'ejected' });
-    a.apply({ type: 'node.alive', nodeId: 'phone', cause: 'probation' });
-    a.apply({ type: 'node.down', nodeId: 'phone', cause: 'detector' });
-    a.apply({ type: 'node.down', nodeId: 'phone', cause: 'detector' }); // a duplicate: applied once
+    expect(applyEvent(a, { type: 'node.down', nodeId: 'gpu' })).toEqual(b.markDown('gpu'));
+    expect(applyEvent(a, { type: 'node.alive', nodeId: 'gpu' })).toEqual(b.markAlive('gpu'));
+    expect(applyEvent(a, { type: 'node.added', profile: { id: 'x', memoryGb: 12 } })).toEqual(b.addNode({ id: 'x', memoryGb: 12 }));
+    expect(applyEvent(a, { type: 'node.removed', nodeId: 'desktop' })).toEqual(b.removeNode('desktop'));
+    applyEvent(a, { type: 'node.down', nodeId: 'phone', cause: 'ejected' });
+    applyEvent(a, { type: 'node.alive', nodeId: 'phone', cause: 'probation' });
+    applyEvent(a, { type: 'node.down', nodeId: 'phone', cause: 'detector' });
+    applyEvent(a, { type: 'node.down', nodeId: 'phone', cause: 'detector' }); // a duplicate: applied once
     expect(causes).toEqual(['node.down:manual', 'node.alive:manual', 'node.down:ejected', 'node.alive:probation', 'node.down:detector']);
-    expect((caught(() => a.apply({ type: 'node.down', nodeId: 'ghost' })) as SwarmError).code).toBe('UnknownNode');
-    expect((caught(() => a.apply({ type: 'node.added', profile: { id: 'x', memoryGb: 12 } })) as SwarmError).code).toBe('DuplicateNode');
+    expect((caught(() => applyEvent(a, { type: 'node.down', nodeId: 'ghost' })) as SwarmError).code).toBe('UnknownNode');
+    expect((caught(() => applyEvent(a, { type: 'node.added', profile: { id: 'x', memoryGb: 12 } })) as SwarmError).code).toBe('DuplicateNode');
   });
 
   it('refuses a malformed lifecycle event, naming the field', () => {
     const a = createSwarm(profiles, config, { seed: 1 });
-    const before = a.digest();
+    const before = swarmDigest(a);
     for (const [event, field] of [
       [{ type: 'node.exploded', nodeId: 'gpu' }, '"type"'],
       [{ type: 'node.down', nodeId: 7 }, '"nodeId"'],
@@ -167,29 +168,29 @@ describe('swarm.persist() and createSwarm(…, { restore })', () => {
       [{ type: 'node.alive', nodeId: 'gpu', cause: 'ejected' }, '"cause"'],
       [null, '"type"'],
     ] as const) {
-      const error = caught(() => a.apply(event as unknown as LifecycleEvent));
+      const error = caught(() => applyEvent(a, event as unknown as LifecycleEvent));
       expect(error).toBeInstanceOf(SwarmError);
       expect((error as SwarmError).message).toContain(field);
     }
-    expect(a.digest()).toBe(before);
+    expect(swarmDigest(a)).toBe(before);
   });
 
   it('persists ids: null for a swarm minting from an idSource, and its copy mints from its own', () => {
     const a = createSwarm(profiles, config, { idSource: seededIds(5) });
     a.markDown('phone');
-    const saved = a.persist();
+    const saved = persistSwarm(a);
     expect(saved.ids).toBeNull();
-    const b = createSwarm(profiles, config, { restore: saved, idSource: seededIds(5) });
-    expect(b.digest()).toBe(a.digest());
-    expect(b.persist()).toEqual(saved);
+    const b = restoreSwarm(profiles, config, saved, { idSource: seededIds(5) });
+    expect(swarmDigest(b)).toBe(swarmDigest(a));
+    expect(persistSwarm(b)).toEqual(saved);
   });
 
   it('refuses to persist a stopped swarm, and gives its digest with the status stopped', () => {
     const a = createSwarm(profiles, config, { seed: 1 });
-    const running = a.digest();
+    const running = swarmDigest(a);
     a.stop();
-    expect((caught(() => a.persist()) as SwarmError).code).toBe('Stopped');
-    expect(a.digest()).not.toBe(running);
+    expect((caught(() => persistSwarm(a)) as SwarmError).code).toBe('Stopped');
+    expect(swarmDigest(a)).not.toBe(running);
   });
 
   it('tells the node actor of a member that starts down why it is down (the statechart alone)', () => {

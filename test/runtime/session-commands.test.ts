@@ -7,7 +7,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { pipelineCost, SessionError, type Session } from '../../src/index.js';
+import { pipelineCost, SessionError } from '../../src/index.js';
+import type { Session } from '../../src/sessions/index.js';
 import { DigestReference } from '../../src/sim/load/digest-model.js';
 import { harness, LAYERS, nextInput, profiles } from './session-fixtures.js';
 

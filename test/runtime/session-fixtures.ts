@@ -1,4 +1,5 @@
-import { createSwarm, type NodeProfile, type SessionStage, type StageContext, type Swarm, type SwarmConfig } from '../../src/index.js';
+import type { NodeProfile, SwarmConfig } from '../../src/index.js';
+import { createSwarm, type SessionSwarm, type SessionStage, type StageContext } from '../../src/sessions/index.js';
 import { DigestNodes, DigestReference, mix } from '../../src/sim/load/digest-model.js';
 import { VirtualTimers } from '../../src/sim/load/virtual-timers.js';
 
@@ -31,7 +32,7 @@ export type Behaviour = { readonly kind: 'ok'; readonly ms?: number } | { readon
 /** A swarm on virtual timers, and fake stateful nodes (the digest model) behind a stage runner. */
 export function harness(options: { swarmConfig?: SwarmConfig } = {}) {
   const timers = new VirtualTimers();
-  const swarm: Swarm = createSwarm(profiles, options.swarmConfig ?? config, { clock: timers, seed: 7 });
+  const swarm: SessionSwarm = createSwarm(profiles, options.swarmConfig ?? config, { clock: timers, seed: 7 });
   const nodes = new DigestNodes();
   const calls: Call[] = [];
   /** Per node: what its calls do; default answers at once. */

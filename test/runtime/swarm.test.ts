@@ -328,9 +328,28 @@ describe('bad input never crashes the runtime', () => {
 
 describe('createSwarm options', () => {
   it('refuses a clock without now(), a non-function id source and a fractional seed', () => {
-    for (const options of [{ clock: {} }, { idSource: 'x' }, { seed: 1.5 }, { inspect: 42 }]) {
+    for (const options of [{ clock: {} }, { idSource: 'x' }, { seed: 1.5 }, { inspect: 42 }, { leaseIdPrefix: 7 }, { leaseIdPrefix: 'x'.repeat(65) }]) {
       const error = caught(() => createSwarm(four, withReserve, options as never));
       expect((error as SwarmError).code).toBe('InvalidInput');
     }
+  });
+
+  it('puts leaseIdPrefix before every lease id, and none by default', () => {
+    const plain = createSwarm(four, withReserve);
+    const tagged = createSwarm(four, withReserve, { leaseIdPrefix: 'r1:' });
+    const a = plain.route({}, { reserve: true }).lease.id;
+    const b = tagged.route({}, { reserve: true }).lease.id;
+    expect(a).toBe('lease-1');
+    expect(b).toBe('r1:lease-1');
+    tagged.release(b, { latencyMs: 5 });
+    expect(tagged.inFlight()).toBe(0);
+    plain.stop();
+    tagged.stop();
+  });
+
+  it('refuses the former "restore" option, pointing at restoreSwarm', () => {
+    const error = caught(() => createSwarm(four, withReserve, { restore: {} } as never));
+    expect((error as SwarmError).code).toBe('InvalidInput');
+    expect((error as SwarmError).message).toMatch(/option "restore" is not a createSwarm option: restore a persisted swarm with restoreSwarm/);
   });
 });

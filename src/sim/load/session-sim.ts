@@ -16,7 +16,7 @@
  */
 import { RoutingError, SessionError } from '../../core/errors.js';
 import type { ModelSpec, NodeProfile, Route } from '../../core/types.js';
-import { createSwarm } from '../../runtime/swarm.js';
+import { createSwarm } from '../../runtime/session-swarm.js';
 import type { SessionOptions, StageContext, SessionStage } from '../../runtime/session-types.js';
 import { DigestNodes, DigestReference, mix } from './digest-model.js';
 import { quantile } from './metrics.js';

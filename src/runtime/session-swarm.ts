@@ -1,0 +1,91 @@
+/**
+ * Sessions on a Swarm (`hecate-swarm/sessions`, docs/sessions.md): the session host over a
+ * swarm, `openSession`/`executeOnce` on a swarm or any host, and `SessionSwarm`, a Swarm with
+ * `session` and `execute` methods. Kept out of the root entry: a swarm that only routes does not
+ * carry the session engine. The host reaches a few of the Swarm's own members by name
+ * (`swarm['reserved']`, typed), and nothing else does.
+ */
+import { describeValue } from '../core/describe.js';
+import { SwarmError } from '../core/errors.js';
+import type { NodeProfile, Route } from '../core/types.js';
+import { Session, executeOnce as executeOnHost, openSession as openOnHost } from './session.js';
+import { timerClock } from './session-options.js';
+import type { SessionHost, SessionOptions, StageRunner } from './session-types.js';
+import { Swarm } from './swarm.js';
+import type { LeasedRoute, SwarmConfig, SwarmOptions, SwarmRequest } from './types.js';
+
+/**
+ * The session host over a swarm: routes and reserves on it, releases to it, and tells a running
+ * stage call of its node going down when the swarm marks it, not at its next poll.
+ */
+export function swarmSessionHost(swarm: Swarm): SessionHost {
+  if (!(swarm instanceof Swarm)) throw new SwarmError('InvalidInput', `swarmSessionHost needs a Swarm (made by createSwarm), got ${describeValue(swarm)}`);
+  swarm['running'](); // throws Stopped
+  // Reserved apart from route(): a session's steps do not come back to the swarm, so its nodes wait for none.
+  const reserve = (route: Route): LeasedRoute => swarm['reserved'](route);
+  return {
+    route: (r) => reserve(swarm.route(r)),
+    reserve,
+    release: (lease, outcome) => swarm.release(lease, outcome),
+    state: () => swarm.state(),
+    clock: timerClock(swarm['clock']),
+    assertRunning: () => {
+      swarm['running']();
+    },
+    watch: (nodeId, onDown) => swarm['downWatchers'].watch(nodeId, onDown),
+  };
+}
+
+/** A swarm's host (checked running), or the host given. */
+function hostOf(on: Swarm | SessionHost): SessionHost {
+  return on instanceof Swarm ? swarmSessionHost(on) : on;
+}
+
+/**
+ * Opens a session on a swarm (or a host of your own): a generation run step by step on a
+ * reserved route, resuming from the failed stage when a node fails (docs/sessions.md).
+ * @throws {RoutingError} when the model has nothing to serve with; {@link SessionError} `InvalidInput`; {@link SwarmError} `Stopped`
+ * @example
+ * const session = openSession(swarm, { tokens: 512 }, (stage, x, { signal, replay }) => callNode(stage, x, replay, signal));
+ * const y = await session.step(x); session.close();
+ */
+export function openSession<T>(on: Swarm | SessionHost, request: SwarmRequest, runStage: StageRunner<T>, options?: SessionOptions): Session<T> {
+  return openOnHost(hostOf(on), request, runStage, options);
+}
+
+/** A session of one step: routes, runs every stage once (resuming on a failure), releases. Resolves with the last stage's output. */
+export function executeOnce<T>(on: Swarm | SessionHost, request: SwarmRequest, input: T, runStage: StageRunner<T>, options?: SessionOptions): Promise<T> {
+  return executeOnHost(hostOf(on), request, input, runStage, options);
+}
+
+/** A Swarm with sessions: `swarm.session(…)` and `swarm.execute(…)`. Create it with this entry's {@link createSwarm}. */
+export class SessionSwarm extends Swarm {
+  /**
+   * Opens a session: a generation run step by step on a reserved route, resuming from the failed
+   * stage when a node fails (docs/sessions.md).
+   * @throws {RoutingError} when the model has nothing to serve with
+   * @example
+   * const session = swarm.session({ tokens: 512 }, (stage, x, { signal, replay }) => callNode(stage, x, replay, signal));
+   * const y = await session.step(x); session.close();
+   */
+  session<T>(request: SwarmRequest, runStage: StageRunner<T>, options?: SessionOptions): Session<T> {
+    return openSession(this, request, runStage, options);
+  }
+
+  /** A session of one step: routes, runs every stage once (resuming on a failure), releases. Resolves with the last stage's output. */
+  execute<T>(request: SwarmRequest, input: T, runStage: StageRunner<T>, options?: SessionOptions): Promise<T> {
+    return executeOnce(this, request, input, runStage, options);
+  }
+}
+
+/**
+ * `createSwarm` of the root entry, returning a {@link SessionSwarm}: the same swarm, with
+ * `session` and `execute`.
+ * @example
+ * import { createSwarm } from 'hecate-swarm/sessions';
+ * const swarm = createSwarm(profiles, swarmConfig(12, 2));
+ * const y = await swarm.execute({ tokens: 16 }, x, runStage);
+ */
+export function createSwarm(profiles: readonly NodeProfile[], config: SwarmConfig, options: SwarmOptions = {}): SessionSwarm {
+  return new SessionSwarm(profiles, config, options);
+}

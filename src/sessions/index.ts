@@ -1,0 +1,11 @@
+/**
+ * `hecate-swarm/sessions`: requests run as sessions that resume from the span that failed
+ * (docs/sessions.md). `createSwarm` here is the root's, returning a swarm with `session` and
+ * `execute`; `openSession(swarm, …)` and `executeOnce(swarm, …)` run on any swarm (a restored
+ * or replicated one's local swarm too) or on a host of your own.
+ * @packageDocumentation
+ */
+export { createSwarm, SessionSwarm, openSession, executeOnce, swarmSessionHost } from '../runtime/session-swarm.js';
+export { Session } from '../runtime/session.js';
+export { timerClock } from '../runtime/session-options.js';
+export type { SessionHost, SessionStage, StageContext, StageRunner, SessionOptions, StepOptions, SessionStats, TimerClock, HistoryOverflow } from '../runtime/session-types.js';
