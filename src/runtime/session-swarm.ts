@@ -54,8 +54,8 @@ export function openSession<T>(on: Swarm | SessionHost, request: SwarmRequest, r
 }
 
 /** A session of one step: routes, runs every stage once (resuming on a failure), releases. Resolves with the last stage's output. */
-export function executeOnce<T>(on: Swarm | SessionHost, request: SwarmRequest, input: T, runStage: StageRunner<T>, options?: SessionOptions): Promise<T> {
-  return executeOnHost(hostOf(on), request, input, runStage, options);
+export async function executeOnce<T>(on: Swarm | SessionHost, request: SwarmRequest, input: T, runStage: StageRunner<T>, options?: SessionOptions): Promise<T> {
+  return executeOnHost(hostOf(on), request, input, runStage, options); // async: a stopped swarm rejects, as every failure does
 }
 
 /** A Swarm with sessions: `swarm.session(…)` and `swarm.execute(…)`. Create it with this entry's {@link createSwarm}. */
@@ -72,7 +72,7 @@ export class SessionSwarm extends Swarm {
     return openSession(this, request, runStage, options);
   }
 
-  /** A session of one step: routes, runs every stage once (resuming on a failure), releases. Resolves with the last stage's output. */
+  /** A session of one step: routes, runs every stage once (resuming on a failure), releases. Resolves with the last stage's output; every failure rejects. */
   execute<T>(request: SwarmRequest, input: T, runStage: StageRunner<T>, options?: SessionOptions): Promise<T> {
     return executeOnce(this, request, input, runStage, options);
   }

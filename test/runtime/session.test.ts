@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SessionError, type Route } from '../../src/index.js';
-import { openSession, type Session } from '../../src/runtime/session.js';
+import type { Session } from '../../src/runtime/session.js';
+import { executeOnce, openSession } from '../../src/sessions/index.js';
 import type { SessionHost } from '../../src/runtime/session-types.js';
 import { harness, LAYERS, nextInput, referenceRun } from './session-fixtures.js';
 
@@ -28,6 +29,17 @@ async function rejection(promise: Promise<unknown>): Promise<SessionError> {
 }
 
 describe('swarm.session', () => {
+  it('on a stopped swarm: session throws Stopped, execute and executeOnce reject with it (never a synchronous throw)', async () => {
+    const h = harness();
+    h.swarm.stop();
+    expect(() => h.swarm.session({}, h.runStage)).toThrow(/the swarm is stopped/);
+    expect(() => openSession(h.swarm, {}, h.runStage)).toThrow(/the swarm is stopped/);
+    let pending: Promise<unknown> | undefined;
+    expect(() => (pending = executeOnce(h.swarm, {}, 1, h.runStage))).not.toThrow();
+    await expect(pending).rejects.toMatchObject({ name: 'SwarmError', code: 'Stopped' });
+    await expect(h.swarm.execute({}, 1, h.runStage)).rejects.toMatchObject({ code: 'Stopped' });
+  });
+
   it('runs every stage in order and resolves with the last output, the reference model exactly', async () => {
     const h = harness();
     const session = h.swarm.session({}, h.runStage);
