@@ -64,6 +64,11 @@ export class RouterIndex {
    * costs one re-rank per node, paid by the next query.
    */
   private readonly dirty: NodeEntry[] = [];
+  /**
+   * Most nodes changed since the last query: the next one re-reads every node and rebuilds the
+   * ranking in one pass, and until then a report does not even look its node up.
+   */
+  private allDirty = false;
 
   constructor(
     plan: SwarmPlan,
@@ -139,16 +144,25 @@ export class RouterIndex {
 
   /** Notes that a node's telemetry, liveness or in-flight load changed; the next query re-ranks. */
   nodeChanged(nodeId: string): void {
+    if (this.allDirty) return;
     const e = this.entries.get(nodeId);
     // Queued once until the next flush: reports between two routes do not grow or probe the queue.
     if (e !== undefined && !e.dirty) {
       e.dirty = true;
       this.dirty.push(e);
+      if (this.dirty.length * 2 > this.entries.size) this.allDirty = true;
     }
   }
 
   /** Re-reads every changed node and re-ranks the pipelines it is in. */
   private flush(): void {
+    if (this.allDirty) {
+      for (const e of this.dirty) e.dirty = false;
+      this.dirty.length = 0;
+      this.allDirty = false;
+      this.rebuild();
+      return;
+    }
     for (const e of this.dirty) {
       e.dirty = false;
       const t = this.nodes[e.id];
@@ -167,6 +181,22 @@ export class RouterIndex {
       }
     }
     this.dirty.length = 0;
+  }
+
+  /** Every node re-read, every stage re-priced, every ranking rebuilt bottom-up: O(stages + pipelines). */
+  private rebuild(): void {
+    for (const e of this.entries.values()) {
+      const t = this.nodes[e.id];
+      e.alive = t?.alive === true;
+      e.suspect = t?.suspect === true;
+    }
+    for (const slot of this.slots.values()) {
+      slot.stageNodes.forEach((entries, i) => {
+        entries.forEach((e, k) => this.price(slot, i, k, e));
+        this.refresh(slot, i);
+      });
+      for (let k = slot.size - 1; k >= 1; k--) slot.tree[k] = winner(slot, slot.tree[2 * k] ?? -1, slot.tree[2 * k + 1] ?? -1);
+    }
   }
 
   private entry(nodeId: string): NodeEntry {

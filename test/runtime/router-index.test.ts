@@ -112,6 +112,38 @@ describe('RouterIndex', () => {
     );
   });
 
+  it('chooses what the scan chooses after bursts of updates between two queries (past half the nodes: one rebuild)', () => {
+    fc.assert(
+      fc.property(
+        planArb,
+        fc.array(telemetryArb, { minLength: POOL.length, maxLength: POOL.length }),
+        fc.array(fc.array(stepArb, { maxLength: 2 * POOL.length }), { maxLength: 4 }),
+        (plan, telemetry, bursts) => {
+          const nodes: Record<string, NodeTelemetry> = {};
+          const extra: Record<string, number> = {};
+          POOL.forEach((id, i) => {
+            const t = telemetry[i];
+            if (t !== undefined) nodes[id] = t;
+          });
+          const index = new RouterIndex(plan, nodes, extra);
+          expectSameChoice(plan, index, nodes, extra);
+          for (const burst of bursts) {
+            for (const step of burst) {
+              if (step.kind === 'telemetry') {
+                if (step.value === undefined) delete nodes[step.nodeId];
+                else nodes[step.nodeId] = step.value;
+              } else if (step.value === 0) delete extra[step.nodeId];
+              else extra[step.nodeId] = step.value;
+              index.nodeChanged(step.nodeId);
+            }
+            expectSameChoice(plan, index, nodes, extra);
+          }
+        },
+      ),
+      SEEDED,
+    );
+  });
+
   it('breaks a tie by pipeline id, whatever the order of the plan', () => {
     const stage = (nodeId: string): Stage[] => [{ nodeId, layerStart: 0, layerEnd: 1 }];
     const plan: SwarmPlan = {
