@@ -79,6 +79,16 @@ function expectSameChoice(plan: SwarmPlan, index: RouterIndex, nodes: Record<str
   }
 }
 
+/** One update of the node table or the in-flight loads, told to the index. */
+function applyStep(index: RouterIndex, nodes: Record<string, NodeTelemetry>, extra: Record<string, number>, step: Step): void {
+  if (step.kind === 'telemetry') {
+    if (step.value === undefined) delete nodes[step.nodeId];
+    else nodes[step.nodeId] = step.value;
+  } else if (step.value === 0) delete extra[step.nodeId];
+  else extra[step.nodeId] = step.value;
+  index.nodeChanged(step.nodeId);
+}
+
 describe('RouterIndex', () => {
   it('chooses the pipeline the scan chooses, with a bit-identical cost, after any sequence of updates', () => {
     fc.assert(
@@ -98,12 +108,7 @@ describe('RouterIndex', () => {
           const index = new RouterIndex(plan, nodes, extra);
           expectSameChoice(plan, index, nodes, extra);
           for (const step of steps) {
-            if (step.kind === 'telemetry') {
-              if (step.value === undefined) delete nodes[step.nodeId];
-              else nodes[step.nodeId] = step.value;
-            } else if (step.value === 0) delete extra[step.nodeId];
-            else extra[step.nodeId] = step.value;
-            index.nodeChanged(step.nodeId);
+            applyStep(index, nodes, extra, step);
             expectSameChoice(plan, index, nodes, extra);
           }
         },
@@ -128,14 +133,7 @@ describe('RouterIndex', () => {
           const index = new RouterIndex(plan, nodes, extra);
           expectSameChoice(plan, index, nodes, extra);
           for (const burst of bursts) {
-            for (const step of burst) {
-              if (step.kind === 'telemetry') {
-                if (step.value === undefined) delete nodes[step.nodeId];
-                else nodes[step.nodeId] = step.value;
-              } else if (step.value === 0) delete extra[step.nodeId];
-              else extra[step.nodeId] = step.value;
-              index.nodeChanged(step.nodeId);
-            }
+            for (const step of burst) applyStep(index, nodes, extra, step);
             expectSameChoice(plan, index, nodes, extra);
           }
         },
