@@ -99,13 +99,11 @@ export class RouterIndex {
           e.slots.push(slot);
           e.pipes.push(i);
           e.stages.push(k);
-          this.price(slot, i, k, e);
         });
-        this.refresh(slot, i);
         slot.tree[size + i] = i;
       });
-      for (let k = size - 1; k >= 1; k--) slot.tree[k] = winner(slot, slot.tree[2 * k] ?? -1, slot.tree[2 * k + 1] ?? -1);
     }
+    this.rebuild();
   }
 
   /** The cheapest intact pipeline of a model and its chain cost, or undefined if none is intact. */
@@ -157,7 +155,6 @@ export class RouterIndex {
   /** Re-reads every changed node and re-ranks the pipelines it is in. */
   private flush(): void {
     if (this.allDirty) {
-      for (const e of this.dirty) e.dirty = false;
       this.dirty.length = 0;
       this.allDirty = false;
       this.rebuild();
@@ -186,6 +183,7 @@ export class RouterIndex {
   /** Every node re-read, every stage re-priced, every ranking rebuilt bottom-up: O(stages + pipelines). */
   private rebuild(): void {
     for (const e of this.entries.values()) {
+      e.dirty = false;
       const t = this.nodes[e.id];
       e.alive = t?.alive === true;
       e.suspect = t?.suspect === true;
@@ -202,8 +200,7 @@ export class RouterIndex {
   private entry(nodeId: string): NodeEntry {
     let e = this.entries.get(nodeId);
     if (e === undefined) {
-      const t = this.nodes[nodeId];
-      e = { id: nodeId, alive: t?.alive === true, suspect: t?.suspect === true, dirty: false, slots: [], pipes: [], stages: [] };
+      e = { id: nodeId, alive: false, suspect: false, dirty: false, slots: [], pipes: [], stages: [] }; // read by rebuild()
       this.entries.set(nodeId, e);
     }
     return e;
