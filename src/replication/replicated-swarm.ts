@@ -177,6 +177,8 @@ export class ReplicatedSwarm {
   private messages: ConsumerMessages | undefined;
   private heartbeats: Subscription | undefined;
   private link: ReplicationStatus = 'catching-up';
+  /** Reconnects so far: a rejoin that a newer one overtook stops asking. */
+  private rejoins = 0;
   private appliedSeq = 0;
   private snapshotSeq = 0;
   private snapshots: SnapshotStore | undefined;
@@ -472,16 +474,28 @@ export class ReplicatedSwarm {
 
   /** Back on NATS: catch up to the stream's end, then, once heartbeats had time to return, reconcile every node. */
   private async rejoin(): Promise<void> {
+    const attempt = ++this.rejoins;
     this.setState('catching-up');
     // A fresh ordered consumer from the last applied sequence: the old one may have died with the server.
     this.messages?.stop();
-    try {
-      const last = (await (this.jsm as JetStreamManager).streams.info(this.stream)).state.last_seq;
-      this.target = last;
-      if (this.appliedSeq >= last && this.link === 'catching-up') this.setState('connected');
-    } catch {
-      // The consumer's next message or the next reconnect settles it.
+    // JetStream recovering its streams after a server restart refuses its API for a while. On a
+    // quiet swarm no entry will arrive to say the replica is caught up, and a replica that is not
+    // connected proposes no marks: so ask again, with backoff, until it answers, the consumer
+    // settles it, or a newer reconnect or close takes over.
+    for (let waitMs = 100; ; waitMs = Math.min(2 * waitMs, 2000)) {
+      try {
+        const last = (await (this.jsm as JetStreamManager).streams.info(this.stream)).state.last_seq;
+        if (attempt !== this.rejoins) return;
+        this.target = last;
+        if (this.appliedSeq >= last && this.link === 'catching-up') this.setState('connected');
+        break;
+      } catch {
+        if (attempt !== this.rejoins || this.closed || this.link !== 'catching-up') break;
+        await this.sleep(waitMs);
+        if (attempt !== this.rejoins || this.closed || this.link !== 'catching-up') break;
+      }
     }
+    if (attempt !== this.rejoins) return;
     this.io.clearTimeout(this.reconcileTimer as never);
     this.reconcileTimer = this.io.setTimeout(() => {
       const swarm = this.swarm;

@@ -174,12 +174,7 @@ export class Swarm {
     const r = resolveRequest(request); // first: it rejects a null or malformed request
     const modelId = request.model ?? this.baseModel;
     if (typeof modelId !== 'string') throw new RoutingError('InvalidRequest', `request field "model" must be a model id string, got ${String(modelId)}`);
-    let route = this.choose(modelId, r);
-    // Stalls grow with time alone: checked on the route chosen, which is re-chosen until none of its nodes newly stalled.
-    if (this.table.waits.size > 0) {
-      const now = this.leases.now().now;
-      while (this.table.flagStalled(route.stages, now)) route = this.choose(modelId, r);
-    }
+    const route = this.unstalled(() => this.choose(modelId, r));
     if (options?.reserve !== true) return route;
     const leased = this.reserved(route);
     // Its watched nodes wait for it to come back (docs/detection.md).
@@ -203,10 +198,25 @@ export class Swarm {
     return { modelId, pipelineId: p.id, stages: p.stages, cost: best.chain + tokensCost(r.tokens, r.weights), hops: p.stages.length - 1, degraded: false };
   }
 
-  /** The pure scan for a request, bypassing the index (for benchmarks and equivalence tests). */
+  /**
+   * Stalls grow with time alone: they are checked on the route chosen, which is chosen again
+   * until none of its nodes newly stalled (docs/detection.md).
+   */
+  private unstalled(choose: () => Route): Route {
+    let route = choose();
+    if (this.table.waits.size > 0) {
+      const now = this.leases.now().now;
+      while (this.table.flagStalled(route.stages, now)) route = choose();
+    }
+    return route;
+  }
+
+  /** The pure scan for a request, bypassing the index (for benchmarks and equivalence tests); it sees stalls as route does. */
   routeByScan(request: SwarmRequest = {}): Route {
     this.running();
-    return routeResolved(request.model ?? this.baseModel, resolveRequest(request), this.table.view(this.actor.getSnapshot().context.plan), this.table.extra);
+    const r = resolveRequest(request);
+    const modelId = request.model ?? this.baseModel;
+    return this.unstalled(() => routeResolved(modelId, r, this.table.view(this.actor.getSnapshot().context.plan), this.table.extra));
   }
 
   /**

@@ -53,6 +53,25 @@ describe('replication faults', () => {
     expect(new Set(rs.map((r) => r.stats().refused)).size).toBe(1);
   });
 
+  it('a quiet replica whose JetStream cannot answer just after a restart asks again, and says connected with no new entry', async () => {
+    const r = await replica(swarmName('quiet-restart'));
+    // JetStream recovering its streams after a restart answers its API with errors for a while.
+    const streams = (r['jsm'] as { streams: { info(name: string): Promise<unknown> } }).streams;
+    const info = streams.info.bind(streams);
+    let failures = 0;
+    streams.info = async (stream: string) => {
+      if (failures < 2) {
+        failures++;
+        throw new Error('JetStream system temporarily unavailable');
+      }
+      return info(stream);
+    };
+    await nats.server.restart();
+    // Nothing is proposed: no log entry will come to say the replica is caught up.
+    await until(() => failures === 2 && r.replication() === 'connected', 'the replica to ask twice more and say connected again');
+    expect(r.stats().applied).toBe(1);
+  });
+
   it('survives the NATS server restarting mid-run: replicas reconnect and converge, no entry lost or applied twice', async () => {
     const name = swarmName('restart');
     const rs = [await replica(name, { proposeTimeoutMs: 20_000 }), await replica(name, { proposeTimeoutMs: 20_000 })];

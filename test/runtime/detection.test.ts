@@ -304,6 +304,7 @@ describe('requests that do not come back', () => {
     expect(nodesOf(swarm)).toContain('gpu');
     expect(suspectOf(swarm, ['gpu', 'desktop'])).toEqual([false, false]);
     clock.advance(1);
+    expect(swarm.routeByScan().stages.map((s) => s.nodeId)).toEqual(['laptop', 'tablet']); // the scan sees the stall too
     expect(nodesOf(swarm)).toEqual(['laptop', 'tablet']);
     expect(suspectOf(swarm, ['gpu', 'desktop', 'laptop'])).toEqual([true, true, false]);
     expect(swarm.state().nodes['gpu']?.alive).toBe(true); // suspect, not down: no event, no rescue
