@@ -66,9 +66,36 @@ export function planShapeBench(): BenchRow[] {
     const model = t.models[0] as ModelSpec;
     out.push(...rows(t.name, `${t.nodes.length} nodes`, model, shape(planBalanced(t.nodes, { models: t.models }), t.nodes, model), shape(planSwarm(t.nodes, { models: t.models }), t.nodes, model)));
   }
+  // The opt-in stage bound (ModelSpec.stageFactor): its price in throughput where the hop rule alone plans long copies.
+  for (const t of loadTopologies()) {
+    const model = t.models[0] as ModelSpec;
+    const free = planThroughput(planSwarm(t.nodes, { models: t.models }).pipelines, t.nodes, model.id);
+    const bounded = planThroughput(planSwarm(t.nodes, { models: t.models.map((m) => ({ ...m, stageFactor: STAGE_FACTOR })) }).pipelines, t.nodes, model.id);
+    out.push({ name: `plan throughput, stageFactor ${STAGE_FACTOR} / ${t.name}`, size: `${t.nodes.length} nodes`, median: r4(bounded), unit: 'throughput', baselineName: 'default plan (no bound)', baseline: r4(free), ratio: r4(bounded / free), target: '(reference) the price of the bound', pass: true });
+  }
   const { nodes, models } = largeSwarm(1000, 42);
   const before = planBalanced(nodes, { models });
   const after = planSwarm(nodes, { models });
+  const bounded = planSwarm(nodes, { models: models.map((m) => ({ ...m, stageFactor: STAGE_FACTOR })) });
+  for (const model of models) {
+    const free = perCopyOwn(after, nodes, model);
+    const capped = perCopyOwn(bounded, nodes, model);
+    const size = `${bounded.pipelines.filter((p) => p.modelId === model.id).length} copies (default plan: ${free.over} of ${after.pipelines.filter((p) => p.modelId === model.id).length} over, worst ${free.worst.toFixed(1)} x)`;
+    out.push({
+      name: `copy stages vs its own memory stages, stageFactor ${STAGE_FACTOR} / 1000 nodes ${model.id}`,
+      size,
+      median: r4(capped.worst),
+      unit: 'x',
+      baselineName: 'stageFactor',
+      baseline: STAGE_FACTOR,
+      ratio: r4(capped.worst / STAGE_FACTOR),
+      target: 'ratio <= 1 (the fewest of the copy own nodes, largest first, holding the model in the memory the plan leaves them)',
+      pass: capped.worst <= STAGE_FACTOR,
+    });
+    const x = planThroughput(after.pipelines, nodes, model.id);
+    const y = planThroughput(bounded.pipelines, nodes, model.id);
+    out.push({ name: `plan throughput, stageFactor ${STAGE_FACTOR} / 1000 nodes ${model.id}`, size: '1000 nodes, 4 models', median: r4(y), unit: 'throughput', baselineName: 'default plan (no bound)', baseline: r4(x), ratio: r4(y / x), target: '(reference) the price of the bound', pass: true });
+  }
   for (const model of models) {
     out.push(...rows(`1000 nodes ${model.id}`, '1000 nodes, 4 models', model, shape(before, nodes, model), shape(after, nodes, model)));
     const need = memoryStages(nodes, model);
@@ -88,6 +115,31 @@ export function planShapeBench(): BenchRow[] {
     });
   }
   return out;
+}
+
+const r4 = (x: number) => Number(x.toPrecision(4));
+
+/**
+ * Each copy's stages against the fewest of its own nodes, largest first, that hold the model in
+ * the memory the plan leaves them for it (the layers they hold in the copy plus their free memory).
+ */
+function perCopyOwn(plan: SwarmPlan, nodes: readonly NodeProfile[], model: ModelSpec): { worst: number; over: number } {
+  const free = new Map(nodes.map((n) => [n.id, n.memoryGb] as const));
+  const gb = new Map(plan.models.map((m) => [m.id, m.layerGb ?? 1] as const));
+  for (const p of plan.pipelines) for (const s of p.stages) free.set(s.nodeId, (free.get(s.nodeId) ?? 0) - (s.layerEnd - s.layerStart) * (gb.get(p.modelId) ?? 1));
+  let worst = 0;
+  let over = 0;
+  for (const p of plan.pipelines) {
+    if (p.modelId !== model.id) continue;
+    const room = p.stages.map((s) => Math.min(model.layers, s.layerEnd - s.layerStart + Math.floor((free.get(s.nodeId) ?? 0) / (model.layerGb ?? 1) + 1e-9))).sort((a, b) => b - a);
+    let held = 0;
+    let need = 0;
+    while (held < model.layers && need < room.length) held += room[need++] as number;
+    const ratio = held >= model.layers ? p.stages.length / need : Number.POSITIVE_INFINITY;
+    worst = Math.max(worst, ratio);
+    if (ratio > STAGE_FACTOR) over++;
+  }
+  return { worst, over };
 }
 
 /** The largest stages / memory-stages ratio over copies, memory counted over each copy's own nodes. */

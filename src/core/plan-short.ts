@@ -15,6 +15,46 @@ import { byCapability, WaterFill, type Candidate } from './plan-search.js';
  */
 export const HOP_SHARE = 0.05;
 
+/** The fewest of `members`, largest capacity first, whose capacity holds `layers` (Infinity if none). */
+export function memoryStages(members: readonly number[], cap: Int32Array, layers: number): number {
+  const caps = members.map((m) => cap[m] as number).sort((a, b) => b - a);
+  let held = 0;
+  for (let k = 0; k < caps.length; k++) {
+    held += caps[k] as number;
+    if (held >= layers) return k + 1;
+  }
+  return Number.POSITIVE_INFINITY;
+}
+
+/** {@link memoryStages} of candidates: the fewest of `group`, largest capacity first, that hold `layers`. */
+export function memoryStagesOf(group: readonly Candidate[], layers: number): number {
+  return memoryStages(group.map((_, i) => i), Int32Array.from(group, (c) => Math.min(c.cap, layers)), layers);
+}
+
+/**
+ * Drops members, the one whose leaving costs least throughput first, until the copy has at most
+ * `factor` times its memory stages; a set no member can leave while the rest hold the model is as
+ * short as memory allows.
+ */
+function trimToFactor(members: number[], cap: Int32Array, layers: number, fill: WaterFill, factor: number): void {
+  while (members.length > factor * memoryStages(members, cap, layers)) {
+    const held = members.reduce((s, m) => s + (cap[m] as number), 0);
+    const sorted = [...members].sort((a, b) => a - b);
+    let at = -1;
+    let best = Number.POSITIVE_INFINITY;
+    members.forEach((m, k) => {
+      if (held - (cap[m] as number) < layers) return;
+      const time = fill.time(sorted, m, -1, false);
+      if (time < best - 1e-12) {
+        best = time;
+        at = k;
+      }
+    });
+    if (at === -1) return;
+    members.splice(at, 1);
+  }
+}
+
 /** Consecutive candidates a copy may reject before it stops looking (keeps 1,000 nodes in milliseconds). */
 const MAX_MISSES = 6;
 
@@ -27,7 +67,7 @@ const MAX_MISSES = 6;
  *
  * @returns the copies' nodes (each group holds the model); fewer than `limit` when memory runs out
  */
-export function shortCopies(candidates: readonly Candidate[], layers: number, limit = Number.POSITIVE_INFINITY): Candidate[][] {
+export function shortCopies(candidates: readonly Candidate[], layers: number, limit = Number.POSITIVE_INFINITY, stageFactor?: number): Candidate[][] {
   const nodes = [...candidates].sort(byCapability);
   const n = nodes.length;
   const cap = Int32Array.from(nodes, (c) => Math.min(c.cap, layers));
@@ -50,13 +90,23 @@ export function shortCopies(candidates: readonly Candidate[], layers: number, li
       speed += score[i] as number;
     }
     if (held < layers) break;
-    let time = fill.time(members, -1, -1, false);
+    // A stage bound: the fastest nodes can be many small ones, so the members that hurt least
+    // leave while the rest hold the model.
+    if (stageFactor !== undefined) {
+      trimToFactor(members, cap, layers, fill, stageFactor);
+      speed = members.reduce((s, m) => s + (score[m] as number), 0);
+    }
+    let time = fill.time([...members].sort((a, b) => a - b), -1, -1, false);
     // 2. Speed: a slower node joins only when it is worth its hop.
     let misses = 0;
     for (let i = (members[members.length - 1] as number) + 1; i < n && misses < MAX_MISSES; i++) {
       if (used[i] === 1) continue;
       // Its first layer alone would not cut the slowest stage: neither would any slower node's.
       if (1 / (score[i] as number) >= time) break;
+      if (stageFactor !== undefined && members.length + 1 > stageFactor * memoryStages([...members, i], cap, layers)) {
+        misses++;
+        continue;
+      }
       // What the node adds here must beat what it adds in a balanced copy of its own (score /
       // layers) by a hop's worth: joining a copy whose stages are balanced only lengthens it.
       const bar = ((1 + HOP_SHARE) * (score[i] as number)) / layers;

@@ -2,7 +2,7 @@ import { describeValue } from './describe.js';
 import { PlanError } from './errors.js';
 import { partitionCopies } from './plan-balanced.js';
 import { byCapability, WaterFill, type Candidate } from './plan-search.js';
-import { HOP_SHARE, shortCopies } from './plan-short.js';
+import { HOP_SHARE, memoryStagesOf, shortCopies } from './plan-short.js';
 import type { ModelSpec, NodeProfile, Pipeline, Stage, SwarmPlan } from './types.js';
 import { modelIssues, profileIssues, validatePlan } from './validate.js';
 
@@ -29,8 +29,9 @@ const EPS = 1e-9;
  * that each copy's slowest stage (layers / score) is as fast as memory allows. Each model's
  * `pipelines` is a minimum: once every model has its copies, the nodes left form further copies
  * (the base model first, then the experts in order) or join a copy whose slowest stage they cut
- * by more than a hop's worth, unless `furtherCopies` is false. Deterministic; never returns a
- * partial plan.
+ * by more than a hop's worth, unless `furtherCopies` is false. A model's `stageFactor` bounds its
+ * copies' stages by its own memory's (docs/cost.md "A stage bound"). Deterministic; never returns
+ * a partial plan.
  *
  * @throws {PlanError} `InvalidInput` for bad profiles or models, `InsufficientCapacity`
  * naming the model and the shortfall when the swarm cannot hold every copy.
@@ -137,6 +138,7 @@ function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned:
     for (const i of slowest) {
       const group = groupOf(i);
       const before = times.get(i) ?? Infinity;
+      if (model.stageFactor !== undefined && group.length + 1 > model.stageFactor * memoryStagesOf([...group, x], model.layers)) continue;
       const after = copyTime([...group, x], model.layers);
       const gain = 1 / after - 1 / before;
       if (after * (1 + HOP_SHARE) < before && (best === undefined || gain > best.gain)) best = { i, gain, group: [...group, x] };
@@ -175,7 +177,9 @@ function planWanted(profiles: readonly NodeProfile[], models: readonly ModelSpec
   for (const model of models) {
     const candidates = candidatesFor(profiles, planned.freeGb, model);
     const wanted = model.pipelines ?? 1;
-    let groups = how === 'short' ? shortCopies(candidates, model.layers, wanted) : [];
+    let groups = how === 'short' ? shortCopies(candidates, model.layers, wanted, model.stageFactor) : [];
+    // Memory before the stage bound: the wanted copies, longer if they fit no other way.
+    if (how === 'short' && groups.length < wanted && model.stageFactor !== undefined) groups = shortCopies(candidates, model.layers, wanted);
     // Greedy short copies can strand memory; the balanced partition places every copy that fits.
     if (groups.length < wanted) groups = partitionCopies(candidates, model);
     for (const group of groups) place(planned, model, group);
@@ -189,7 +193,7 @@ function addFurtherCopies(profiles: readonly NodeProfile[], models: readonly Mod
   for (const model of order) {
     const used = new Set<string>();
     for (const p of planned.pipelines) if (p.modelId === model.id) for (const s of p.stages) used.add(s.nodeId);
-    for (const group of shortCopies(candidatesFor(profiles, planned.freeGb, model, used), model.layers)) place(planned, model, group);
+    for (const group of shortCopies(candidatesFor(profiles, planned.freeGb, model, used), model.layers, Number.POSITIVE_INFINITY, model.stageFactor)) place(planned, model, group);
     joinSpares(profiles, model, planned);
   }
 }
@@ -202,7 +206,7 @@ function kindRank(models: readonly ModelSpec[], model: ModelSpec): number {
 
 /** The model's known fields, copied once (a caller's extra keys, getters or BigInts never reach the plan). */
 function copyModel(m: ModelSpec): ModelSpec {
-  const { id, layers, layerGb, pipelines, kind, fallback } = m;
+  const { id, layers, layerGb, pipelines, kind, fallback, stageFactor } = m;
   return {
     id,
     layers,
@@ -210,6 +214,7 @@ function copyModel(m: ModelSpec): ModelSpec {
     ...(pipelines === undefined ? {} : { pipelines }),
     ...(kind === undefined ? {} : { kind }),
     ...(fallback === undefined ? {} : { fallback }),
+    ...(stageFactor === undefined ? {} : { stageFactor }),
   };
 }
 

@@ -78,7 +78,7 @@ function buildCopies(plan: SwarmPlan, profiles: readonly NodeProfile[], nodes: N
     .filter((c) => c.cap > 0)
     .sort(byCapability);
   if (candidates.reduce((s, c) => s + Math.min(c.cap, model.layers), 0) < model.layers) return undefined;
-  const copies = shortCopies(candidates, model.layers).map((g) => splitLayers([...g].sort(byCapability), model.layers));
+  const copies = shortCopies(candidates, model.layers, Number.POSITIVE_INFINITY, model.stageFactor).map((g) => splitLayers([...g].sort(byCapability), model.layers));
   const mine = copies.find((stages) => stages.some((s) => s.nodeId === newcomer));
   // Only the newcomer's copy: the idle nodes of other groups stay spares for splices and relocation.
   return mine === undefined ? undefined : [mine];

@@ -28,6 +28,13 @@ export interface ModelSpec {
   readonly kind?: ModelKind;
   /** The reserve model a degraded route reports (docs/design.md §6.3). */
   readonly fallback?: string;
+  /**
+   * Short copies for latency: every copy the planner or growth builds has at most this many
+   * times the stages its own memory forces (the fewest of its nodes, largest first, that hold
+   * the model), at some cost in throughput (docs/cost.md "A stage bound"). A number >= 1.
+   * @defaultValue no bound: the hop rule alone
+   */
+  readonly stageFactor?: number;
 }
 
 /** A half-open layer range `[layerStart, layerEnd)` held by one node. */

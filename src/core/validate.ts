@@ -88,6 +88,9 @@ export function modelIssues(models: readonly ModelSpec[]): PlanIssue[] {
     if (m.pipelines !== undefined && (!isPositiveInt(m.pipelines) || m.pipelines > PLAN_LIMITS.pipelines)) {
       issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "pipelines" must be an integer from 1 to ${PLAN_LIMITS.pipelines}, got ${describeValue(m.pipelines)}` });
     }
+    if (m.stageFactor !== undefined && !(isFiniteAtLeast(m.stageFactor, 1) && m.stageFactor <= PLAN_LIMITS.layers)) {
+      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "stageFactor" must be a finite number from 1 to ${PLAN_LIMITS.layers}, got ${describeValue(m.stageFactor)}` });
+    }
     if (m.kind !== undefined && m.kind !== 'base' && m.kind !== 'expert') {
       issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "kind" must be "base" or "expert", got ${describeValue(m.kind)}` });
     }

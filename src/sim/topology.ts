@@ -29,7 +29,7 @@ export const nodeProfileSchema = z.strictObject({
   latencyMs: nonNegative.optional(),
 });
 
-/** Schema of one model: `{ id, layers, layerGb?, pipelines?, kind?, fallback? }`. */
+/** Schema of one model: `{ id, layers, layerGb?, pipelines?, kind?, fallback?, stageFactor? }`. */
 export const modelSpecSchema = z.strictObject({
   id,
   layers: z.int().min(1, 'must be >= 1').max(TOPOLOGY_LIMITS.layers),
@@ -37,6 +37,7 @@ export const modelSpecSchema = z.strictObject({
   pipelines: z.int().min(1, 'must be >= 1').max(TOPOLOGY_LIMITS.pipelines).optional(),
   kind: z.enum(['base', 'expert']).optional(),
   fallback: id.optional(),
+  stageFactor: z.number().min(1, 'must be >= 1').max(TOPOLOGY_LIMITS.layers).optional(),
 });
 
 /** Schema of a topology file, with the checks that span several fields. */

@@ -73,6 +73,14 @@ describe('loadTopology', () => {
     expect(errorOf({ ...valid, models: [{ id: 'x', layers: 2 }, { id: 'y', layers: 2, kind: 'base' }] }).path).toBe('$.models[1].kind');
   });
 
+  it('takes a stage bound per model and names the path of a bad one', () => {
+    const r = topologyFromValue({ ...valid, models: [{ id: 'base', layers: 8, stageFactor: 1.5 }] }, FILE);
+    expect(r.ok && r.value.models[0]?.stageFactor).toBe(1.5);
+    const e = errorOf({ ...valid, models: [{ id: 'base', layers: 8, stageFactor: 0.5 }] });
+    expect(e.path).toBe('$.models[0].stageFactor');
+    expect(e.message).toContain('must be >= 1');
+  });
+
   it('reports paths inside a larger document', () => {
     expect(errorOf({ models: [], nodes: valid.nodes }, { at: '$.topology' }).path).toBe('$.topology.models');
   });

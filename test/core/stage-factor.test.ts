@@ -1,0 +1,109 @@
+/**
+ * `ModelSpec.stageFactor`: a bound on a copy's stages by its own memory's (docs/cost.md "A stage
+ * bound"), in planSwarm (wanted copies, further copies, spares that join) and in growth.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { PlanError, planSwarm, SwarmState } from '../../src/index.js';
+import { planGrowth } from '../../src/core/telomerase.js';
+import type { ModelSpec, NodeProfile, SwarmPlan } from '../../src/index.js';
+import { SEEDED, thrown } from './fixtures.js';
+
+/**
+ * Each copy of `model` against the fewest of its own nodes, largest first, that hold the model in
+ * the memory the plan leaves them for it (the layers they hold in the copy plus their free memory).
+ */
+function stageRatios(plan: SwarmPlan, profiles: readonly NodeProfile[], model: ModelSpec): { id: string; stages: number; memory: number }[] {
+  const free = new Map(profiles.map((p) => [p.id, p.memoryGb] as const));
+  const gb = new Map(plan.models.map((m) => [m.id, m.layerGb ?? 1] as const));
+  for (const p of plan.pipelines) for (const s of p.stages) free.set(s.nodeId, (free.get(s.nodeId) ?? 0) - (s.layerEnd - s.layerStart) * (gb.get(p.modelId) ?? 1));
+  return plan.pipelines
+    .filter((p) => p.modelId === model.id)
+    .map((p) => {
+      const room = p.stages
+        .map((s) => Math.min(model.layers, s.layerEnd - s.layerStart + Math.floor((free.get(s.nodeId) ?? 0) / (model.layerGb ?? 1) + 1e-9)))
+        .sort((a, b) => b - a);
+      let held = 0;
+      let memory = 0;
+      while (held < model.layers) held += room[memory++] ?? Number.POSITIVE_INFINITY;
+      return { id: p.id, stages: p.stages.length, memory };
+    });
+}
+
+/** One large slow node that holds the model alone, and small fast ones: speed asks for long copies. */
+const homeLab: NodeProfile[] = [
+  { id: 'mac', memoryGb: 64, score: 1 },
+  { id: 'gpu-a', memoryGb: 8, score: 6 },
+  { id: 'gpu-b', memoryGb: 8, score: 6 },
+  { id: 'gpu-c', memoryGb: 8, score: 5 },
+  { id: 'gpu-d', memoryGb: 6, score: 5 },
+];
+const model: ModelSpec = { id: 'base', layers: 32 };
+
+describe('stageFactor', () => {
+  it('keeps a copy to the bound where the hop rule alone makes it long', () => {
+    const free = planSwarm(homeLab, { models: [model] });
+    expect(Math.max(...stageRatios(free, homeLab, model).map((r) => r.stages / r.memory))).toBeGreaterThan(2);
+    const bounded = planSwarm(homeLab, { models: [{ ...model, stageFactor: 2 }] });
+    const ratios = stageRatios(bounded, homeLab, model);
+    expect(ratios.every((r) => r.stages <= 2 * r.memory)).toBe(true);
+    // Memory still decides: a factor of 1 gives copies exactly as long as memory forces.
+    const tight = planSwarm(homeLab, { models: [{ ...model, stageFactor: 1 }] });
+    expect(stageRatios(tight, homeLab, model).every((r) => r.stages === r.memory)).toBe(true);
+  });
+
+  it('holds for every copy planned, further copies and joined spares included, on random swarms', () => {
+    const swarmArb = fc.array(fc.record({ memoryGb: fc.integer({ min: 1, max: 40 }), score: fc.integer({ min: 1, max: 12 }) }), { minLength: 1, maxLength: 12 });
+    let planned = 0;
+    let bounded = 0;
+    fc.assert(
+      fc.property(swarmArb, fc.integer({ min: 4, max: 48 }), fc.constantFrom(1, 1.5, 2, 3), (raw, layers, factor) => {
+        const profiles = raw.map((p, i) => ({ id: `n${i}`, ...p }));
+        const spec: ModelSpec = { id: 'm', layers, stageFactor: factor };
+        let plan: SwarmPlan;
+        try {
+          plan = planSwarm(profiles, { models: [spec] });
+        } catch (e) {
+          if (e instanceof PlanError && e.code === 'InsufficientCapacity') return;
+          throw e;
+        }
+        planned++;
+        for (const r of stageRatios(plan, profiles, spec)) expect(r.stages, `${r.id}: ${r.stages} stages, memory ${r.memory}, factor ${factor}`).toBeLessThanOrEqual(factor * r.memory);
+        if (stageRatios(planSwarm(profiles, { models: [{ id: 'm', layers }] }), profiles, spec).some((r) => r.stages > factor * r.memory)) bounded++;
+      }),
+      SEEDED,
+    );
+    expect(planned).toBeGreaterThan(SEEDED.numRuns / 2);
+    // Not vacuous: without the bound, some of these plans break it.
+    expect(bounded).toBeGreaterThan(SEEDED.numRuns / 20);
+  });
+
+  it('bounds the copy growth builds for a newcomer', () => {
+    const bounded: ModelSpec = { ...model, stageFactor: 1 };
+    const plan = planSwarm(homeLab.slice(0, 1), { models: [bounded] }); // the mac alone
+    const newcomers: NodeProfile[] = [
+      { id: 'big', memoryGb: 32, score: 8 },
+      { id: 'fast', memoryGb: 8, score: 9 },
+    ];
+    const profiles = [...homeLab.slice(0, 1), ...newcomers];
+    // The base model has its copy: the newcomer 'big' forms a further copy from the idle nodes.
+    const nodes = SwarmState.fromProfiles(plan, profiles).nodes;
+    let next = 0;
+    const grown = planGrowth(plan, profiles, nodes, newcomers[0] as NodeProfile, new Map([['base', 1]]), () => ++next);
+    expect(grown.role).toBe('copy');
+    const ratios = stageRatios(grown.plan, profiles, bounded);
+    expect(ratios.every((r) => r.stages <= r.memory)).toBe(true);
+    // Without the bound the fast small node joins the newcomer's copy.
+    const free = planSwarm(homeLab.slice(0, 1), { models: [model] });
+    const freely = planGrowth(free, profiles, SwarmState.fromProfiles(free, profiles).nodes, newcomers[0] as NodeProfile, new Map([['base', 1]]), () => ++next);
+    expect(freely.plan.pipelines.at(-1)?.stages.map((s) => s.nodeId).sort()).toEqual(['big', 'fast']);
+  });
+
+  it('refuses a bad bound, naming the model and the field', () => {
+    for (const bad of [0, 0.5, -1, Number.NaN, Number.POSITIVE_INFINITY, '2', null]) {
+      const error = thrown(() => planSwarm(homeLab, { models: [{ ...model, stageFactor: bad as number }] }), PlanError);
+      expect(error.code).toBe('InvalidInput');
+      expect(error.message).toContain('model "base": "stageFactor" must be a finite number from 1');
+    }
+  });
+});
