@@ -89,13 +89,13 @@ describe('stageFactor', () => {
     // The base model has its copy: the newcomer 'big' forms a further copy from the idle nodes.
     const nodes = SwarmState.fromProfiles(plan, profiles).nodes;
     let next = 0;
-    const grown = planGrowth(plan, profiles, nodes, newcomers[0] as NodeProfile, new Map([['base', 1]]), () => ++next);
+    const grown = planGrowth(plan, profiles, nodes, newcomers[0] as NodeProfile, new Map([['base', 1]]), () => String(++next));
     expect(grown.role).toBe('copy');
     const ratios = stageRatios(grown.plan, profiles, bounded);
     expect(ratios.every((r) => r.stages <= r.memory)).toBe(true);
     // Without the bound the fast small node joins the newcomer's copy.
     const free = planSwarm(homeLab.slice(0, 1), { models: [model] });
-    const freely = planGrowth(free, profiles, SwarmState.fromProfiles(free, profiles).nodes, newcomers[0] as NodeProfile, new Map([['base', 1]]), () => ++next);
+    const freely = planGrowth(free, profiles, SwarmState.fromProfiles(free, profiles).nodes, newcomers[0] as NodeProfile, new Map([['base', 1]]), () => String(++next));
     expect(freely.plan.pipelines.at(-1)?.stages.map((s) => s.nodeId).sort()).toEqual(['big', 'fast']);
   });
 
