@@ -10,21 +10,37 @@ export interface NodeSample {
   readonly score?: number;
 }
 
-/** A node actor's context: its EWMAs (measured values only) and how many samples fed them. */
+/**
+ * A node actor's context: its EWMAs (measured values only) and how many samples fed them, at the
+ * top level; what a sample never changes in two records. Few top-level fields because `assign`
+ * copies the whole context on every sample: each field cost about 8 ns a report (docs/machine.md).
+ */
 export interface NodeContext {
-  readonly id: string;
-  /** EWMA smoothing factor in (0, 1]. */
-  readonly alpha: number;
   readonly load?: number;
   readonly latencyMs?: number;
   readonly score?: number;
   readonly samples: number;
+  /** Fixed for the actor's life. */
+  readonly settings: NodeSettings;
+  /** Its failure detector's and passive ejection's state. */
+  readonly health: NodeHealth;
+}
+
+/** What a node actor is set up with and keeps for its life. */
+export interface NodeSettings {
+  readonly id: string;
+  /** EWMA smoothing factor in (0, 1]. */
+  readonly alpha: number;
   /** What the profile declared; stands in until the first measured sample of that field. */
   readonly declared: { readonly latencyMs?: number; readonly score?: number };
   /** The failure detector's settings (defaults filled in). */
   readonly phi: ResolvedPhiOptions;
   /** Passive ejection's settings (defaults filled in). */
   readonly ejection: ResolvedEjectionOptions;
+}
+
+/** A node actor's failure detection and ejection record. */
+export interface NodeHealth {
   /** Inter-arrival times of its heartbeats; undefined until the first one: detection is off until then. */
   readonly history?: HeartbeatHistory;
   /** When the last heartbeat arrived (the actor clock's ms); undefined after a revival, so the gap is not measured. */
@@ -144,10 +160,11 @@ export function ewma(previous: number | undefined, sample: number | undefined, a
  * (only those, so `assign` copies the context once; this runs on every report).
  */
 function sampleUpdate(ctx: NodeContext, sample: NodeSample): Partial<NodeContext> {
+  const alpha = ctx.settings.alpha;
   const update: { -readonly [K in keyof NodeContext]?: NodeContext[K] } = { samples: ctx.samples + 1 };
-  if (sample.load !== undefined) update.load = ewma(ctx.load, sample.load, ctx.alpha);
-  if (sample.latencyMs !== undefined) update.latencyMs = ewma(ctx.latencyMs, sample.latencyMs, ctx.alpha);
-  if (sample.score !== undefined) update.score = ewma(ctx.score, sample.score, ctx.alpha);
+  if (sample.load !== undefined) update.load = ewma(ctx.load, sample.load, alpha);
+  if (sample.latencyMs !== undefined) update.latencyMs = ewma(ctx.latencyMs, sample.latencyMs, alpha);
+  if (sample.score !== undefined) update.score = ewma(ctx.score, sample.score, alpha);
   return update;
 }
 
@@ -156,8 +173,8 @@ function sampleUpdate(ctx: NodeContext, sample: NodeSample): Partial<NodeContext
  * object by default), so the runtime builds a node's telemetry entry in one allocation.
  */
 export function effectiveValues<T extends { load?: number; latencyMs?: number; score?: number }>(ctx: NodeContext, out: T = {} as T): T {
-  const latencyMs = ctx.latencyMs ?? ctx.declared.latencyMs;
-  const score = ctx.score ?? ctx.declared.score;
+  const latencyMs = ctx.latencyMs ?? ctx.settings.declared.latencyMs;
+  const score = ctx.score ?? ctx.settings.declared.score;
   if (ctx.load !== undefined) out.load = ctx.load;
   if (latencyMs !== undefined) out.latencyMs = latencyMs;
   if (score !== undefined) out.score = score;
@@ -186,20 +203,30 @@ function sharedEjection(o: EjectionOptions | undefined): ResolvedEjectionOptions
 
 /** The heartbeat's effect on the detector: the first one starts it; later ones add their gap. */
 function heartbeatUpdate(ctx: NodeContext, at: number): Partial<NodeContext> {
-  if (ctx.history === undefined) return { history: firstHistory(ctx.phi), lastHeartbeatAt: at };
-  if (ctx.lastHeartbeatAt === undefined) return { lastHeartbeatAt: at };
-  return { history: recordInterval(ctx.history, Math.max(at - ctx.lastHeartbeatAt, 0)), lastHeartbeatAt: at };
+  const h = ctx.health;
+  if (h.history === undefined) return { health: { ...h, history: firstHistory(ctx.settings.phi), lastHeartbeatAt: at } };
+  if (h.lastHeartbeatAt === undefined) return { health: { ...h, lastHeartbeatAt: at } };
+  return { health: { ...h, history: recordInterval(h.history, Math.max(at - h.lastHeartbeatAt, 0)), lastHeartbeatAt: at } };
+}
+
+/** The context's health record with `change` made. */
+function healthWith(ctx: NodeContext, change: Partial<NodeHealth>): Pick<NodeContext, 'health'> {
+  return { health: { ...ctx.health, ...change } };
 }
 
 /** How long after the last heartbeat the node becomes suspect: when phi reaches the suspect level. */
-export function suspectAfterMs(ctx: Pick<NodeContext, 'phi' | 'history'>): number {
-  return ctx.history === undefined ? Number.POSITIVE_INFINITY : phiCrossingMs(ctx.phi.suspectThreshold, ctx.history, ctx.phi);
+export function suspectAfterMs(ctx: Pick<NodeContext, 'settings' | 'health'>): number {
+  const { history } = ctx.health;
+  const { phi } = ctx.settings;
+  return history === undefined ? Number.POSITIVE_INFINITY : phiCrossingMs(phi.suspectThreshold, history, phi);
 }
 
 /** How long a suspect node has before it is down: until phi reaches the threshold. */
-export function downAfterMs(ctx: Pick<NodeContext, 'phi' | 'history'>): number {
-  if (ctx.history === undefined) return Number.POSITIVE_INFINITY;
-  return Math.max(phiCrossingMs(ctx.phi.threshold, ctx.history, ctx.phi) - suspectAfterMs(ctx), 0);
+export function downAfterMs(ctx: Pick<NodeContext, 'settings' | 'health'>): number {
+  const { history } = ctx.health;
+  const { phi } = ctx.settings;
+  if (history === undefined) return Number.POSITIVE_INFINITY;
+  return Math.max(phiCrossingMs(phi.threshold, history, phi) - suspectAfterMs(ctx), 0);
 }
 
 /**
@@ -246,11 +273,11 @@ export const nodeMachine = setup({
   },
   guards: {
     goodSample: ({ event }) => event.type === 'node.telemetry' && badSampleField(event.sample) === undefined,
-    monitored: ({ context }) => context.history !== undefined,
+    monitored: ({ context }) => context.health.history !== undefined,
     succeeded: ({ event }) => event.type === 'node.outcome' && event.ok,
     /** This failure (one more in a row) reaches the threshold, or breaks probation. */
     failureEjects: ({ context, event }) =>
-      event.type === 'node.outcome' && !event.ok && shouldEject(Math.min(context.failures + 1, context.ejection.consecutiveFailures), context.probation, context.ejection),
+      event.type === 'node.outcome' && !event.ok && shouldEject(Math.min(context.health.failures + 1, context.settings.ejection.consecutiveFailures), context.health.probation, context.settings.ejection),
     manualCause: ({ event }) => event.type === 'node.down' && (event.cause ?? 'manual') === 'manual',
     detectorCause: ({ event }) => event.type === 'node.down' && event.cause === 'detector',
     ejectedCause: ({ event }) => event.type === 'node.down' && event.cause === 'ejected',
@@ -258,39 +285,43 @@ export const nodeMachine = setup({
   delays: {
     suspectAfter: ({ context }) => suspectAfterMs(context),
     downAfter: ({ context }) => downAfterMs(context),
-    banAfter: ({ context }) => banMs(context.ejections, context.ejection),
+    banAfter: ({ context }) => banMs(context.health.ejections, context.settings.ejection),
   },
   actions: {
     recordSample: assign(({ context, event }) => (event.type === 'node.telemetry' ? sampleUpdate(context, event.sample) : {})),
     recordHeartbeat: assign(({ context, event }) => (event.type === 'node.heartbeat' ? heartbeatUpdate(context, event.at) : {})),
     /** Down, the gap until the next heartbeat says nothing of the heartbeat interval. */
-    forgetLastHeartbeat: assign({ lastHeartbeatAt: undefined }),
-    recordSuccess: assign({ failures: 0, probation: false, ejections: 0 }),
-    recordFailure: assign({ failures: ({ context }) => Math.min(context.failures + 1, context.ejection.consecutiveFailures) }),
-    recordEjection: assign({ failures: 0, ejections: ({ context }) => Math.min(context.ejections + 1, maxBanLevel(context.ejection)) }),
-    startProbation: assign({ probation: true }),
-    endProbation: assign({ probation: false }),
-    tellSuspected: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.suspected', nodeId: context.id })),
-    tellDetectedDown: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.down', nodeId: context.id, cause: 'detector' })),
-    askEjection: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.eject', nodeId: context.id })),
-    tellBackByHeartbeat: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.alive', nodeId: context.id, cause: 'heartbeat' })),
-    tellBackOnProbation: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.alive', nodeId: context.id, cause: 'probation' })),
+    forgetLastHeartbeat: assign(({ context }) => healthWith(context, { lastHeartbeatAt: undefined })),
+    recordSuccess: assign(({ context }) => healthWith(context, { failures: 0, probation: false, ejections: 0 })),
+    recordFailure: assign(({ context }) => healthWith(context, { failures: Math.min(context.health.failures + 1, context.settings.ejection.consecutiveFailures) })),
+    recordEjection: assign(({ context }) => healthWith(context, { failures: 0, ejections: Math.min(context.health.ejections + 1, maxBanLevel(context.settings.ejection)) })),
+    startProbation: assign(({ context }) => healthWith(context, { probation: true })),
+    endProbation: assign(({ context }) => healthWith(context, { probation: false })),
+    tellSuspected: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.suspected', nodeId: context.settings.id })),
+    tellDetectedDown: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.down', nodeId: context.settings.id, cause: 'detector' })),
+    askEjection: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.eject', nodeId: context.settings.id })),
+    tellBackByHeartbeat: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.alive', nodeId: context.settings.id, cause: 'heartbeat' })),
+    tellBackOnProbation: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.alive', nodeId: context.settings.id, cause: 'probation' })),
   },
 }).createMachine({
   id: 'node',
   context: ({ input }) => ({
-    id: input.id,
-    alpha: input.alpha ?? 0.3,
     samples: 0,
-    declared: {
-      ...(input.latencyMs !== undefined ? { latencyMs: input.latencyMs } : {}),
-      ...(input.score !== undefined ? { score: input.score } : {}),
+    settings: {
+      id: input.id,
+      alpha: input.alpha ?? 0.3,
+      declared: {
+        ...(input.latencyMs !== undefined ? { latencyMs: input.latencyMs } : {}),
+        ...(input.score !== undefined ? { score: input.score } : {}),
+      },
+      phi: sharedPhi(input.phi),
+      ejection: sharedEjection(input.ejection),
     },
-    phi: sharedPhi(input.phi),
-    ejection: sharedEjection(input.ejection),
-    failures: input.record?.failures ?? 0,
-    ejections: input.record?.ejections ?? 0,
-    probation: input.record?.probation ?? false,
+    health: {
+      failures: input.record?.failures ?? 0,
+      ejections: input.record?.ejections ?? 0,
+      probation: input.record?.probation ?? false,
+    },
   }),
   initial: 'unmonitored',
   // The live states sit at the top level, untagged: a report is the hot path, and XState resolves

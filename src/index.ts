@@ -86,6 +86,6 @@ export type {
 
 // The statecharts, for inspection, charts and model-based tests.
 export { nodeMachine } from '../machines/node.machine.js';
-export type { NodeContext, NodeEvent, NodeInput, NodeSample } from '../machines/node.machine.js';
+export type { NodeContext, NodeEvent, NodeHealth, NodeInput, NodeSample, NodeSettings } from '../machines/node.machine.js';
 export { swarmMachine } from '../machines/swarm.machine.js';
 export type { SwarmContext, SwarmEvent, SwarmInput, SwarmOutcome, PendingRescue, NodeActorRef, Member } from '../machines/swarm.machine.js';

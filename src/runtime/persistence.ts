@@ -28,7 +28,7 @@ function lifecycle(swarm: Swarm): [LiveStatus, PersistedMember[], number | null,
   const c = snapshot.context;
   const members: PersistedMember[] = [];
   for (const [id, m] of c.members) {
-    const { failures, ejections, probation } = m.ref.getSnapshot().context;
+    const { failures, ejections, probation } = m.ref.getSnapshot().context.health;
     const state = memberState(c, id, m.slot);
     members.push(failures > 0 || ejections > 0 || probation ? { profile: m.profile, state, record: { failures, ejections, probation } } : { profile: m.profile, state });
   }

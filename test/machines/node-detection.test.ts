@@ -41,9 +41,10 @@ describe('node failure detector', () => {
     const ctx = n.actor.getSnapshot().context;
     const suspectAt = suspectAfterMs(ctx);
     const downAt = suspectAt + downAfterMs(ctx);
-    const h = ctx.history as NonNullable<typeof ctx.history>;
-    expect(phi(suspectAt, h, ctx.phi)).toBeCloseTo(ctx.phi.suspectThreshold, 6);
-    expect(phi(downAt, h, ctx.phi)).toBeCloseTo(ctx.phi.threshold, 6);
+    const h = ctx.health.history as NonNullable<typeof ctx.health.history>;
+    const settings = ctx.settings.phi;
+    expect(phi(suspectAt, h, settings)).toBeCloseTo(settings.suspectThreshold, 6);
+    expect(phi(downAt, h, settings)).toBeCloseTo(settings.threshold, 6);
     n.clock.advance(Math.ceil(suspectAt) - 1);
     expect(n.value()).toEqual('watching');
     n.clock.advance(1);
@@ -73,24 +74,24 @@ describe('node failure detector', () => {
     const n = startNode();
     n.beat();
     steady(n, 5);
-    const before = historyValues(n.actor.getSnapshot().context.history!);
+    const before = historyValues(n.actor.getSnapshot().context.health.history!);
     n.clock.advance(60_000);
     expect(n.value()).toEqual({ down: 'detected' });
     n.beat();
     expect(n.value()).toEqual('watching');
     expect(n.reports.at(-1)).toEqual({ type: 'node.alive', nodeId: 'gpu', cause: 'heartbeat' });
-    expect(historyValues(n.actor.getSnapshot().context.history!)).toEqual(before);
+    expect(historyValues(n.actor.getSnapshot().context.health.history!)).toEqual(before);
     steady(n, 1);
-    expect(historyValues(n.actor.getSnapshot().context.history!)).toEqual([...before, 1000]);
+    expect(historyValues(n.actor.getSnapshot().context.health.history!)).toEqual([...before, 1000]);
   });
 
   it('seeds the history as Akka does at the first heartbeat and records each gap after', () => {
     const n = startNode();
     n.beat();
-    expect(historyValues(n.actor.getSnapshot().context.history!)).toEqual(historyValues(firstHistory(resolvePhiOptions())));
+    expect(historyValues(n.actor.getSnapshot().context.health.history!)).toEqual(historyValues(firstHistory(resolvePhiOptions())));
     n.clock.advance(1234);
     n.beat();
-    expect(historyValues(n.actor.getSnapshot().context.history!).at(-1)).toBe(1234);
+    expect(historyValues(n.actor.getSnapshot().context.health.history!).at(-1)).toBe(1234);
   });
 
   it('the orchestrator wins: a manual down is not undone by heartbeats, and a manual down of a detected node sticks', () => {
@@ -155,7 +156,7 @@ describe('node passive ejection', () => {
     expect(n.value()).toEqual({ down: 'ejected' });
     n.clock.advance(1);
     expect(n.value()).toEqual('unmonitored');
-    expect(n.actor.getSnapshot().context.probation).toBe(true);
+    expect(n.actor.getSnapshot().context.health.probation).toBe(true);
     expect(n.reports.at(-1)).toEqual({ type: 'node.alive', nodeId: 'gpu', cause: 'probation' });
     fail(n);
     expect(n.reports.at(-1)).toEqual({ type: 'node.eject', nodeId: 'gpu' });
@@ -165,7 +166,7 @@ describe('node passive ejection', () => {
     n.clock.advance(1);
     expect(isNodeAlive(n.actor.getSnapshot())).toBe(true);
     succeed(n);
-    expect(n.actor.getSnapshot().context).toMatchObject({ probation: false, ejections: 0, failures: 0 });
+    expect(n.actor.getSnapshot().context.health).toMatchObject({ probation: false, ejections: 0, failures: 0 });
   });
 
   it('caps the ban, and keeps its counters bounded', () => {
@@ -175,7 +176,7 @@ describe('node passive ejection', () => {
       n.clock.advance(4000);
       expect(isNodeAlive(n.actor.getSnapshot())).toBe(true);
     }
-    expect(n.actor.getSnapshot().context.ejections).toBe(3);
+    expect(n.actor.getSnapshot().context.health.ejections).toBe(3);
   });
 
   it('a manual down during a ban cancels it: only node.alive brings the node back', () => {
@@ -191,7 +192,7 @@ describe('node passive ejection', () => {
     const n = startNode();
     n.actor.send({ type: 'node.down' });
     for (let i = 0; i < 10; i++) fail(n);
-    expect(n.actor.getSnapshot().context.failures).toBe(0);
+    expect(n.actor.getSnapshot().context.health.failures).toBe(0);
     expect(n.reports).toEqual([]);
   });
 });

@@ -39,7 +39,7 @@ const events: ModelEvent[] = [
 /** Bounded: the state and the small counters; the history, timestamps and EWMAs stay out. */
 function serialize(s: Snap): string {
   const c = s.context;
-  return `${JSON.stringify(s.value)}|f${c.failures}|e${c.ejections}|p${c.probation ? 1 : 0}|m${c.history === undefined ? 0 : 1}`;
+  return `${JSON.stringify(s.value)}|f${c.health.failures}|e${c.health.ejections}|p${c.health.probation ? 1 : 0}|m${c.health.history === undefined ? 0 : 1}`;
 }
 
 const describeEvent = (e: ModelEvent): string =>

@@ -30,7 +30,7 @@ describe('nodeMachine', () => {
   it('keeps the declared latency aside until the first measured sample replaces it', () => {
     const node = startNode({ id: 'gpu', latencyMs: 4, score: 10 });
     expect(node.getSnapshot().context.latencyMs).toBeUndefined();
-    expect(node.getSnapshot().context.declared).toEqual({ latencyMs: 4, score: 10 });
+    expect(node.getSnapshot().context.settings.declared).toEqual({ latencyMs: 4, score: 10 });
     node.send({ type: 'node.telemetry', sample: { latencyMs: 9 } });
     expect(node.getSnapshot().context.latencyMs).toBe(9);
   });

@@ -111,7 +111,7 @@ describe('detectors on two replicas', () => {
       r.on('node.alive', (e: { nodeId: string }) => void (e.nodeId === 'gpu' && alives[i]!++));
     });
     a.on('replication.applied', (e: { entry: LogEntry }) => void (e.entry.type === 'swarm.event' && e.entry.basis !== undefined && marks.push(e.entry)));
-    const heard = (r: ReplicatedSwarm, i: number) => r.swarmReplica.actor.getSnapshot().context.members.get('gpu')?.ref.getSnapshot().context.lastHeartbeatAt === clocks[i]?.now();
+    const heard = (r: ReplicatedSwarm, i: number) => r.swarmReplica.actor.getSnapshot().context.members.get('gpu')?.ref.getSnapshot().context.health.lastHeartbeatAt === clocks[i]?.now();
     const beat = async () => {
       a.heartbeat('gpu'); // over NATS to both replicas, a included
       await until(() => heard(a, 0) && heard(b, 1), 'both replicas to hear the heartbeat');

@@ -107,7 +107,7 @@ describe('persistSwarm(swarm) and restoreSwarm(…)', () => {
     clock.advance(15_000); // the first ban
     b.heartbeat('desktop');
     expect(back).toEqual(['phone:probation', 'desktop:heartbeat']);
-    expect(b.actor.getSnapshot().context.members.get('phone')?.ref.getSnapshot().context).toMatchObject({ ejections: 1, probation: true });
+    expect(b.actor.getSnapshot().context.members.get('phone')?.ref.getSnapshot().context.health).toMatchObject({ ejections: 1, probation: true });
     expect(b.status()).toBe('healthy');
   });
 
