@@ -87,8 +87,8 @@ const BARE_ALPHA = 0.3;
  * named action: one inline `assign` doing the EWMA work the node actor does for a sample — the
  * node actor's own formula (`ewma`: `α·sample + (1−α)·ewma`, the first sample initialises) on
  * the same three EWMA fields (load, latency, score) and the sample count, all four returned on
- * every event. Until this version the bare actor kept only load and latency (`bareLoadLatencyActor`,
- * still measured and logged beside it by `--report`); docs/machine.md compares the two.
+ * every event. Until issue 11's last point the bare actor kept only load and latency; docs/machine.md
+ * compares the two.
  */
 const bareTelemetryMachine = createMachine({
   types: {} as {
@@ -113,25 +113,3 @@ export function bareTelemetryActor(): AnyActorRef {
   return createActor(bareTelemetryMachine).start();
 }
 
-/**
- * The earlier baseline, kept for comparison: the same shared machine with two EWMAs (load and
- * latency, a missing field keeping its value) and the count, three context fields.
- */
-const bareLoadLatencyMachine = createMachine({
-  types: {} as { context: { load: number; latencyMs: number; samples: number }; events: { type: 'node.telemetry'; sample: { load?: number; latencyMs?: number } } },
-  context: { load: 0, latencyMs: 0, samples: 0 },
-  on: {
-    'node.telemetry': {
-      actions: assign(({ context, event }) => ({
-        load: BARE_ALPHA * (event.sample.load ?? context.load) + (1 - BARE_ALPHA) * context.load,
-        latencyMs: BARE_ALPHA * (event.sample.latencyMs ?? context.latencyMs) + (1 - BARE_ALPHA) * context.latencyMs,
-        samples: context.samples + 1,
-      })),
-    },
-  },
-});
-
-/** A started bare actor of the earlier two-EWMA baseline (see `bareLoadLatencyMachine`). */
-export function bareLoadLatencyActor(): AnyActorRef {
-  return createActor(bareLoadLatencyMachine).start();
-}
