@@ -32,27 +32,32 @@ export function memoryStagesOf(group: readonly Candidate[], layers: number): num
 }
 
 /**
- * Drops members, the one whose leaving costs least throughput first, until the copy has at most
- * `factor` times its memory stages; a set no member can leave while the rest hold the model is as
- * short as memory allows.
+ * Drops members, the slowest first, until the copy has at most `factor` times its memory stages;
+ * a member stays when the rest would not hold the model. One pass, slowest to fastest (`members`
+ * are indices into a list sorted fastest first): a member that cannot leave never can later, since
+ * each removal only lowers what the rest hold. The slowest members take the fewest layers in a
+ * water-filled copy, so they cost it least; a large slow node that alone sets the bound leaves
+ * first when the fast ones hold the model without it.
  */
-function trimToFactor(members: number[], cap: Int32Array, layers: number, fill: WaterFill, factor: number): void {
-  while (members.length > factor * memoryStages(members, cap, layers)) {
-    const held = members.reduce((s, m) => s + (cap[m] as number), 0);
-    const sorted = [...members].sort((a, b) => a - b);
-    let at = -1;
-    let best = Number.POSITIVE_INFINITY;
-    members.forEach((m, k) => {
-      if (held - (cap[m] as number) < layers) return;
-      const time = fill.time(sorted, m, -1, false);
-      if (time < best - 1e-12) {
-        best = time;
-        at = k;
-      }
-    });
-    if (at === -1) return;
-    members.splice(at, 1);
+function trimToFactor(members: number[], cap: Int32Array, layers: number, factor: number): void {
+  let held = members.reduce((s, m) => s + (cap[m] as number), 0);
+  for (let k = members.length - 1; k >= 0 && members.length > factor * memoryStages(members, cap, layers); k--) {
+    const c = cap[members[k] as number] as number;
+    if (held - c < layers) continue;
+    held -= c;
+    members.splice(k, 1);
   }
+}
+
+/**
+ * `group` kept to `factor` times its memory stages, the slowest members leaving first (see
+ * {@link trimToFactor}); the same group when it already is. Deterministic.
+ */
+export function withinFactor(group: readonly Candidate[], layers: number, factor: number): Candidate[] {
+  const sorted = [...group].sort(byCapability);
+  const members = sorted.map((_, i) => i);
+  trimToFactor(members, Int32Array.from(sorted, (c) => Math.min(c.cap, layers)), layers, factor);
+  return members.length === group.length ? [...group] : members.map((m) => sorted[m] as Candidate);
 }
 
 /** Consecutive candidates a copy may reject before it stops looking (keeps 1,000 nodes in milliseconds). */
@@ -93,7 +98,7 @@ export function shortCopies(candidates: readonly Candidate[], layers: number, li
     // A stage bound: the fastest nodes can be many small ones, so the members that hurt least
     // leave while the rest hold the model.
     if (stageFactor !== undefined) {
-      trimToFactor(members, cap, layers, fill, stageFactor);
+      trimToFactor(members, cap, layers, stageFactor);
       speed = members.reduce((s, m) => s + (score[m] as number), 0);
     }
     let time = fill.time([...members].sort((a, b) => a - b), -1, -1, false);

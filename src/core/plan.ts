@@ -2,7 +2,7 @@ import { describeValue } from './describe.js';
 import { PlanError } from './errors.js';
 import { partitionCopies } from './plan-balanced.js';
 import { byCapability, WaterFill, type Candidate } from './plan-search.js';
-import { HOP_SHARE, memoryStagesOf, shortCopies } from './plan-short.js';
+import { HOP_SHARE, memoryStagesOf, shortCopies, withinFactor } from './plan-short.js';
 import type { ModelSpec, NodeProfile, Pipeline, Stage, SwarmPlan } from './types.js';
 import { modelIssues, profileIssues, validatePlan } from './validate.js';
 
@@ -111,7 +111,7 @@ function place(planned: Planned, model: ModelSpec, group: readonly Candidate[]):
  * it raises throughput most, if it cuts that copy's slowest stage by more than a hop's worth
  * ({@link HOP_SHARE}); else it waits as a spare.
  */
-function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned: Planned): void {
+function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned: Planned, models: readonly ModelSpec[]): void {
   const layerGb = model.layerGb ?? 1;
   const copies: number[] = [];
   const used = new Set<string>();
@@ -129,6 +129,7 @@ function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned:
       cap: st.layerEnd - st.layerStart + Math.floor((planned.freeGb.get(st.nodeId) ?? 0) / layerGb + EPS),
     }));
   const times = new Map(copies.map((i) => [i, copyTime(groupOf(i), model.layers)]));
+  const bounded = models.filter((m) => m.id !== model.id && m.stageFactor !== undefined);
   let misses = 0;
   for (const x of candidatesFor(profiles, planned.freeGb, model, used).sort(byCapability)) {
     if (misses >= MAX_SPARE_MISSES) break;
@@ -147,15 +148,41 @@ function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned:
       misses++;
       continue;
     }
-    misses = 0;
     const old = planned.pipelines[best.i] as Pipeline;
-    for (const s of old.stages) planned.freeGb.set(s.nodeId, (planned.freeGb.get(s.nodeId) ?? 0) + (s.layerEnd - s.layerStart) * layerGb);
     const stages = splitLayers([...best.group].sort(byCapability), model.layers);
+    // A re-split frees memory where a node now holds fewer layers: a stage-bounded copy of another
+    // model on that node would need fewer of its nodes, and could end over its bound.
+    if (bounded.length > 0 && breaksBound(planned, old, stages, layerGb, bounded)) {
+      misses++;
+      continue;
+    }
+    misses = 0;
+    for (const s of old.stages) planned.freeGb.set(s.nodeId, (planned.freeGb.get(s.nodeId) ?? 0) + (s.layerEnd - s.layerStart) * layerGb);
     for (const s of stages) planned.freeGb.set(s.nodeId, (planned.freeGb.get(s.nodeId) ?? 0) - (s.layerEnd - s.layerStart) * layerGb);
     planned.pipelines[best.i] = { id: old.id, modelId: old.modelId, stages };
     planned.members[best.i] = stages.map((st) => best.group.find((c) => c.id === st.nodeId) as Candidate);
     times.set(best.i, copyTime(groupOf(best.i), model.layers));
   }
+}
+
+/**
+ * Whether re-splitting `old` into `stages` would put a copy of another model of `bounded` over its
+ * stage bound: each node's memory freed by the re-split counts as that copy's room, as the bound
+ * measures it (the layers a node holds in the copy plus its free memory).
+ */
+function breaksBound(planned: Planned, old: Pipeline, stages: readonly Stage[], layerGb: number, bounded: readonly ModelSpec[]): boolean {
+  const freed = new Map<string, number>();
+  for (const s of old.stages) freed.set(s.nodeId, (s.layerEnd - s.layerStart) * layerGb);
+  for (const s of stages) freed.set(s.nodeId, (freed.get(s.nodeId) ?? 0) - (s.layerEnd - s.layerStart) * layerGb);
+  for (const [id, gb] of freed) if (gb <= EPS) freed.delete(id);
+  if (freed.size === 0) return false;
+  return planned.pipelines.some((p) => {
+    const m = bounded.find((b) => b.id === p.modelId);
+    if (m === undefined || !p.stages.some((s) => freed.has(s.nodeId))) return false;
+    const gb = m.layerGb ?? 1;
+    const group = p.stages.map((s) => ({ id: s.nodeId, score: 1, cap: s.layerEnd - s.layerStart + Math.floor(((planned.freeGb.get(s.nodeId) ?? 0) + (freed.get(s.nodeId) ?? 0)) / gb + EPS) }));
+    return group.length > (m.stageFactor as number) * memoryStagesOf(group, m.layers);
+  });
 }
 
 /** Copies a spare is priced against (the slowest ones). */
@@ -177,11 +204,15 @@ function planWanted(profiles: readonly NodeProfile[], models: readonly ModelSpec
   for (const model of models) {
     const candidates = candidatesFor(profiles, planned.freeGb, model);
     const wanted = model.pipelines ?? 1;
-    let groups = how === 'short' ? shortCopies(candidates, model.layers, wanted, model.stageFactor) : [];
-    // Memory before the stage bound: the wanted copies, longer if they fit no other way.
-    if (how === 'short' && groups.length < wanted && model.stageFactor !== undefined) groups = shortCopies(candidates, model.layers, wanted);
-    // Greedy short copies can strand memory; the balanced partition places every copy that fits.
+    const factor = model.stageFactor;
+    let groups = how === 'short' ? shortCopies(candidates, model.layers, wanted, factor) : [];
+    // Greedy short copies can strand memory: then the copies built without the bound, else the
+    // balanced partition, which places every copy that fits; a stage bound trims them after (a
+    // copy that holds the model can always lose members until no member can leave, and such a
+    // copy has exactly its memory stages).
+    if (how === 'short' && groups.length < wanted && factor !== undefined) groups = shortCopies(candidates, model.layers, wanted);
     if (groups.length < wanted) groups = partitionCopies(candidates, model);
+    if (factor !== undefined) groups = groups.map((g) => withinFactor(g, model.layers, factor));
     for (const group of groups) place(planned, model, group);
   }
   return planned;
@@ -194,7 +225,7 @@ function addFurtherCopies(profiles: readonly NodeProfile[], models: readonly Mod
     const used = new Set<string>();
     for (const p of planned.pipelines) if (p.modelId === model.id) for (const s of p.stages) used.add(s.nodeId);
     for (const group of shortCopies(candidatesFor(profiles, planned.freeGb, model, used), model.layers, Number.POSITIVE_INFINITY, model.stageFactor)) place(planned, model, group);
-    joinSpares(profiles, model, planned);
+    joinSpares(profiles, model, planned, models);
   }
 }
 

@@ -5,7 +5,7 @@ import { byCapability, splitLayers } from './plan.js';
 import { assertPlanShapeOnce, isIntact, planIndex } from './plan-index.js';
 import { ownValue } from './records.js';
 import { profileIssues } from './validate.js';
-import { shortCopies } from './plan-short.js';
+import { memoryStagesOf, shortCopies } from './plan-short.js';
 import type { GrowthRole, IdSource, ModelSpec, NodeProfile, NodeStates, Pipeline, Relocation, Stage, SwarmPlan } from './types.js';
 
 /**
@@ -85,6 +85,15 @@ function buildCopies(plan: SwarmPlan, profiles: readonly NodeProfile[], nodes: N
 }
 
 /**
+ * Whether a copy of `stages` has more than `factor` times the stages its own memory forces, each
+ * node's room being the layers it holds there plus its free memory (the newcomer's: all of it).
+ */
+function overBound(stages: readonly Stage[], free: Map<string, number>, newcomer: string, model: ModelSpec, factor: number): boolean {
+  const room = stages.map((s) => ({ id: s.nodeId, score: 1, cap: (s.nodeId === newcomer ? 0 : s.layerEnd - s.layerStart) + capOf(free, s.nodeId, model) }));
+  return stages.length > factor * memoryStagesOf(room, model.layers);
+}
+
+/**
  * Decides a newcomer's role, in this order: restore a model short of intact copies (by taking
  * the dead stages of a broken copy, or by building a dropped copy), add a copy of the base model,
  * host a copy of an expert, else wait as a spare.
@@ -122,6 +131,8 @@ export function planGrowth(
       const lostLayers = deadIdx.reduce((sum, i) => sum + ((p.stages[i]?.layerEnd ?? 0) - (p.stages[i]?.layerStart ?? 0)), 0);
       if (capOf(free, newcomer.id, model) < lostLayers) continue;
       const stages = mergeAdjacent(p.stages.map((s) => (ownValue(nodes, s.nodeId)?.alive === true ? s : { ...s, nodeId: newcomer.id })));
+      // A stage bound holds for a restored copy too: when the newcomer alone could take more of it, a copy of its own does better.
+      if (model.stageFactor !== undefined && overBound(stages, free, newcomer.id, model, model.stageFactor)) continue;
       const rebuilt: Pipeline = { id: newId(model.id), modelId: model.id, stages };
       return {
         plan: { models: plan.models, pipelines: plan.pipelines.map((q) => (q === p ? rebuilt : q)) },

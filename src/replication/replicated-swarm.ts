@@ -495,7 +495,7 @@ export class ReplicatedSwarm {
         if (attempt !== this.rejoins || this.closed || this.link !== 'catching-up') break;
       }
     }
-    if (attempt !== this.rejoins) return;
+    if (attempt !== this.rejoins || this.closed) return;
     this.io.clearTimeout(this.reconcileTimer as never);
     this.reconcileTimer = this.io.setTimeout(() => {
       const swarm = this.swarm;

@@ -211,7 +211,7 @@ export class Swarm {
     return route;
   }
 
-  /** The pure scan for a request, bypassing the index (for benchmarks and equivalence tests); it sees stalls as route does. */
+  /** The scan for a request, bypassing the index (for benchmarks and equivalence tests); it sees stalls, and flags them, as route does. */
   routeByScan(request: SwarmRequest = {}): Route {
     this.running();
     const r = resolveRequest(request);

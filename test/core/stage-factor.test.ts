@@ -78,6 +78,73 @@ describe('stageFactor', () => {
     expect(bounded).toBeGreaterThan(SEEDED.numRuns / 20);
   });
 
+  it('holds for every bounded model of a multi-model swarm, several wanted copies each', () => {
+    const modelArb = fc.record({ layers: fc.integer({ min: 2, max: 32 }), layerGb: fc.constantFrom(0.5, 1, 2), pipelines: fc.integer({ min: 1, max: 4 }), stageFactor: fc.constantFrom(undefined, 1, 1.5, 2, 3) });
+    const nodeArb = fc.record({ memoryGb: fc.integer({ min: 1, max: 40 }), score: fc.integer({ min: 1, max: 12 }) });
+    let planned = 0;
+    fc.assert(
+      fc.property(fc.array(nodeArb, { minLength: 1, maxLength: 14 }), fc.array(modelArb, { minLength: 1, maxLength: 3 }), (raw, specs) => {
+        const profiles = raw.map((p, i) => ({ id: `n${i}`, ...p }));
+        const models: ModelSpec[] = specs.map(({ stageFactor, ...m }, i) => ({ id: `m${i}`, ...m, ...(stageFactor === undefined ? {} : { stageFactor }) }));
+        let plan: SwarmPlan;
+        try {
+          plan = planSwarm(profiles, { models });
+        } catch (e) {
+          if (e instanceof PlanError && e.code === 'InsufficientCapacity') return;
+          throw e;
+        }
+        planned++;
+        for (const m of models) {
+          if (m.stageFactor === undefined) continue;
+          for (const r of stageRatios(plan, profiles, m)) expect(r.stages, `${r.id}: ${r.stages} stages, memory ${r.memory}, factor ${m.stageFactor}`).toBeLessThanOrEqual(m.stageFactor * r.memory);
+        }
+      }),
+      { ...SEEDED, numRuns: 600 },
+    );
+    expect(planned).toBeGreaterThan(100);
+  });
+
+  it('trims the copies of the fallbacks too (the greedy short copies stranded memory)', () => {
+    // Bounded and unbounded short copies both place 3 of the 4 copies: the balanced partition plans them.
+    const profiles: NodeProfile[] = [[4, 11], [19, 6], [14, 6], [6, 7], [9, 7], [37, 9], [9, 3], [10, 10]].map(([memoryGb, score], i) => ({ id: `n${i}`, memoryGb: memoryGb as number, score: score as number }));
+    const spec: ModelSpec = { id: 'm0', layers: 11, pipelines: 4, stageFactor: 3 };
+    const plan = planSwarm(profiles, { models: [spec] });
+    expect(plan.pipelines.length).toBeGreaterThanOrEqual(4);
+    for (const r of stageRatios(plan, profiles, spec)) expect(r.stages).toBeLessThanOrEqual(3 * r.memory);
+  });
+
+  it("does not let a spare joining one model's copy free memory that puts another model's copy over its bound", () => {
+    const profiles: NodeProfile[] = [[32, 10], [1, 2], [36, 11], [8, 6], [22, 6], [4, 12], [33, 5], [25, 2], [3, 12]].map(([memoryGb, score], i) => ({ id: `n${i}`, memoryGb: memoryGb as number, score: score as number }));
+    const models: ModelSpec[] = [
+      { id: 'm0', layers: 31, layerGb: 2, stageFactor: 1.5 },
+      { id: 'm1', layers: 9, stageFactor: 1.5 },
+      { id: 'm2', layers: 15, pipelines: 2, stageFactor: 1.5 },
+    ];
+    const plan = planSwarm(profiles, { models });
+    for (const m of models) for (const r of stageRatios(plan, profiles, m)) expect(r.stages, r.id).toBeLessThanOrEqual(1.5 * r.memory);
+  });
+
+  it('does not restore a broken copy past the bound: a newcomer that could hold more of it takes a copy of its own', () => {
+    const bounded: ModelSpec = { ...model, stageFactor: 1 };
+    const pair: NodeProfile[] = [
+      { id: 'a', memoryGb: 16, score: 4 },
+      { id: 'b', memoryGb: 16, score: 4 },
+    ];
+    const plan = planSwarm(pair, { models: [bounded] });
+    expect(plan.pipelines.map((p) => p.stages.map((s) => s.nodeId))).toEqual([['a', 'b']]);
+    const big: NodeProfile = { id: 'big', memoryGb: 64, score: 4 };
+    const profiles = [...pair, big];
+    const nodes = { ...SwarmState.fromProfiles(plan, profiles).nodes, b: { alive: false, samples: 0 } };
+    const grown = planGrowth(plan, profiles, nodes, big, new Map([['base', 1]]), () => 'x');
+    expect(grown.role).toBe('copy');
+    expect(grown.plan.pipelines.at(-1)?.stages.map((s) => s.nodeId)).toEqual(['big']);
+    for (const r of stageRatios(grown.plan, profiles, bounded)) expect(r.stages).toBeLessThanOrEqual(r.memory);
+    // Without the bound the newcomer takes the dead node's stage.
+    const free = planSwarm(pair, { models: [model] });
+    const freely = planGrowth(free, profiles, nodes, big, new Map([['base', 1]]), () => 'y');
+    expect(freely.plan.pipelines.find((p) => p.id === 'base/y')?.stages.map((s) => s.nodeId)).toEqual(['a', 'big']);
+  });
+
   it('bounds the copy growth builds for a newcomer', () => {
     const bounded: ModelSpec = { ...model, stageFactor: 1 };
     const plan = planSwarm(homeLab.slice(0, 1), { models: [bounded] }); // the mac alone
