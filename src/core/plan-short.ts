@@ -95,8 +95,8 @@ export function shortCopies(candidates: readonly Candidate[], layers: number, li
       speed += score[i] as number;
     }
     if (held < layers) break;
-    // A stage bound: the fastest nodes can be many small ones, so the members that hurt least
-    // leave while the rest hold the model.
+    // A stage bound: the fastest nodes can be many small ones, so the slowest members leave
+    // while the rest hold the model.
     if (stageFactor !== undefined) {
       trimToFactor(members, cap, layers, stageFactor);
       speed = members.reduce((s, m) => s + (score[m] as number), 0);
