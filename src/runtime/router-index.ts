@@ -161,10 +161,7 @@ export class RouterIndex {
       return;
     }
     for (const e of this.dirty) {
-      e.dirty = false;
-      const t = this.nodes[e.id];
-      e.alive = t?.alive === true;
-      e.suspect = t?.suspect === true;
+      this.reread(e);
       const { slots, pipes, stages } = e;
       for (let j = 0; j < slots.length; j++) {
         const slot = slots[j] as ModelSlot;
@@ -182,12 +179,7 @@ export class RouterIndex {
 
   /** Every node re-read, every stage re-priced, every ranking rebuilt bottom-up: O(stages + pipelines). */
   private rebuild(): void {
-    for (const e of this.entries.values()) {
-      e.dirty = false;
-      const t = this.nodes[e.id];
-      e.alive = t?.alive === true;
-      e.suspect = t?.suspect === true;
-    }
+    for (const e of this.entries.values()) this.reread(e);
     for (const slot of this.slots.values()) {
       slot.stageNodes.forEach((entries, i) => {
         entries.forEach((e, k) => this.price(slot, i, k, e));
@@ -195,6 +187,14 @@ export class RouterIndex {
       });
       for (let k = slot.size - 1; k >= 1; k--) slot.tree[k] = winner(slot, slot.tree[2 * k] ?? -1, slot.tree[2 * k + 1] ?? -1);
     }
+  }
+
+  /** A node's liveness and suspicion read again from the telemetry; its change is taken. */
+  private reread(e: NodeEntry): void {
+    e.dirty = false;
+    const t = this.nodes[e.id];
+    e.alive = t?.alive === true;
+    e.suspect = t?.suspect === true;
   }
 
   private entry(nodeId: string): NodeEntry {
