@@ -204,9 +204,9 @@ function sharedEjection(o: EjectionOptions | undefined): ResolvedEjectionOptions
 /** The heartbeat's effect on the detector: the first one starts it; later ones add their gap. */
 function heartbeatUpdate(ctx: NodeContext, at: number): Partial<NodeContext> {
   const h = ctx.health;
-  if (h.history === undefined) return { health: { ...h, history: firstHistory(ctx.settings.phi), lastHeartbeatAt: at } };
-  if (h.lastHeartbeatAt === undefined) return { health: { ...h, lastHeartbeatAt: at } };
-  return { health: { ...h, history: recordInterval(h.history, Math.max(at - h.lastHeartbeatAt, 0)), lastHeartbeatAt: at } };
+  if (h.history === undefined) return healthWith(ctx, { history: firstHistory(ctx.settings.phi), lastHeartbeatAt: at });
+  if (h.lastHeartbeatAt === undefined) return healthWith(ctx, { lastHeartbeatAt: at });
+  return healthWith(ctx, { history: recordInterval(h.history, Math.max(at - h.lastHeartbeatAt, 0)), lastHeartbeatAt: at });
 }
 
 /** The context's health record with `change` made. */
