@@ -13,7 +13,7 @@ import { oracleEft, oracleSed } from '../src/sim/load/oracle.js';
 import { p2cPeakEwma } from '../src/sim/load/peak-ewma.js';
 import { median, round, runLoadSim } from '../src/sim/load/run.js';
 import { oursReserve } from '../src/sim/load/swarm-policy.js';
-import { buildTopology } from '../src/sim/load/topology.js';
+import { buildTopology } from '../src/sim/load/load-topology.js';
 import { burstyWorkload, DEFAULT_BURSTY, DEFAULT_SIZE_CV, type BurstyShape } from '../src/sim/load/workloads.js';
 
 const SHAPES: readonly Partial<BurstyShape>[] = [

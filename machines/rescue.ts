@@ -2,7 +2,7 @@ import { resolveRequest } from '../src/core/cost.js';
 import { RoutingError } from '../src/core/errors.js';
 import { failoverInSwarm } from '../src/core/failover.js';
 import { makeRoute } from '../src/core/route.js';
-import { serveModel } from '../src/core/serve.js';
+import { serveModel } from '../src/core/serve-model.js';
 import type { NodeStates, Pipeline, Recovery, Route, SwarmPlan } from '../src/core/types.js';
 import { isAliveIn, livenessView, type PendingRescue, type SwarmContext } from './swarm-context.js';
 

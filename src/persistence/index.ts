@@ -4,5 +4,5 @@
  * (`hecate-swarm/replication`) is built on; usable alone, e.g. to warm-start from a file.
  * @packageDocumentation
  */
-export { persistSwarm, restoreSwarm, swarmDigest, applyEvent } from '../runtime/persistence.js';
-export type { LifecycleEvent, PersistedSwarm, PersistedMember, PersistedOutcome } from '../runtime/persist.js';
+export { persistSwarm, restoreSwarm, swarmDigest, applyEvent } from './persist-swarm.js';
+export type { LifecycleEvent, PersistedSwarm, PersistedMember, PersistedOutcome } from './persisted.js';

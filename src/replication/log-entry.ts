@@ -1,6 +1,6 @@
 import { isRecordLike } from '../core/describe.js';
 import type { NodeProfile } from '../core/types.js';
-import type { LifecycleEvent } from '../runtime/persist.js';
+import type { LifecycleEvent } from '../persistence/persisted.js';
 import type { SwarmConfig } from '../runtime/types.js';
 import { ReplicationError } from './replication-error.js';
 

@@ -6,10 +6,10 @@ import type { NodeProfile, NodeTelemetry, Route } from '../core/types.js';
 import type { SwarmState } from '../core/state.js';
 import { SwarmError } from '../core/errors.js';
 import { systemClock } from '../runtime/clock.js';
-import type { Session } from '../runtime/session.js';
-import { executeOnce, openSession } from '../runtime/session-swarm.js';
-import { applyEvent, persistSwarm, restoreSwarm, swarmDigest } from '../runtime/persistence.js';
-import type { SessionOptions, StageRunner } from '../runtime/session-types.js';
+import type { Session } from '../sessions/session.js';
+import { executeOnce, openSession } from '../sessions/session-swarm.js';
+import { applyEvent, persistSwarm, restoreSwarm, swarmDigest } from '../persistence/persist-swarm.js';
+import type { SessionOptions, StageRunner } from '../sessions/session-types.js';
 import { createSwarm, type Swarm } from '../runtime/swarm.js';
 import type {
   Clock,
@@ -28,7 +28,7 @@ import type {
   TelemetrySample,
 } from '../runtime/types.js';
 import { decodeEntry, encodeEntry, eventNode, type LogEntry } from './log-entry.js';
-import type { LifecycleEvent, PersistedSwarm } from '../runtime/persist.js';
+import type { LifecycleEvent, PersistedSwarm } from '../persistence/persisted.js';
 import { SnapshotStore, type StoredSnapshot } from './snapshot-store.js';
 import { ReplicationError } from './replication-error.js';
 

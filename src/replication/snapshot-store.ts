@@ -1,6 +1,6 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { PersistedSwarm } from '../runtime/persist.js';
+import type { PersistedSwarm } from '../persistence/persisted.js';
 
 /**
  * A replicated swarm's snapshot in a JetStream KV bucket (`hecate_<name>`, key `snapshot`): the

@@ -7,7 +7,7 @@ import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
 import { deepFreeze } from '../core/freeze.js';
 import { planSwarm } from '../core/plan.js';
 import { routeResolved } from '../core/route.js';
-import { serveModel } from '../core/serve.js';
+import { serveModel } from '../core/serve-model.js';
 import type { SwarmState } from '../core/state.js';
 import { swarmConfigIssue, swarmOptionsIssue } from '../core/swarm-config.js';
 import type { ModelSpec, NodeProfile, NodeTelemetry, Route } from '../core/types.js';
@@ -17,7 +17,7 @@ import { randomIds } from './ids.js';
 import { LeaseTable } from './lease-table.js';
 import { NodeWatchers } from './node-watchers.js';
 import { ReleaseSampler } from './release-sampler.js';
-import { plainProfile, type Restored } from './persist.js';
+import { plainProfile, type Restored } from '../persistence/persisted.js';
 import { SUSPECTED, TelemetryTable } from './telemetry-table.js';
 import type { AliveCause } from '../../machines/node.machine.js';
 import type {

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { systemClock } from '../runtime/clock.js';
 import type { Clock } from '../runtime/types.js';
-import { runLayers, type LayerCaches } from '../sim/load/digest-model.js';
+import { runLayers, type LayerCaches } from '../core/digest-model.js';
 import { createHttpApp, listen } from './http-app.js';
 import { ServeError } from './serve-error.js';
 import { hashText, stageDelayMs } from './stage-work.js';

@@ -5,8 +5,8 @@
  */
 import { RoutingError, SessionError } from '../core/errors.js';
 import type { Swarm } from '../runtime/swarm.js';
-import type { SessionOptions, StageRunner } from '../runtime/session-types.js';
-import { openSession } from '../runtime/session-swarm.js';
+import type { SessionOptions, StageRunner } from '../sessions/session-types.js';
+import { openSession } from '../sessions/session-swarm.js';
 import type { TimeSource } from '../runtime/types.js';
 import type { NodeRegistry } from './node-registry.js';
 import { ServeError } from './serve-error.js';

@@ -1,10 +1,10 @@
 /**
  * The stand-in agent's "model": no weights, only time and a digest. A stage call takes
  * `layers × tokens × perLayerMs ÷ score` of real time (times a seeded jitter) and returns the
- * stateful digest of `src/sim/load/digest-model.ts`, so the output of a whole generation proves
+ * stateful digest of `src/core/digest-model.ts`, so the output of a whole generation proves
  * which layers ran, in which order, on caches rebuilt from the right replay.
  */
-import { DigestReference, mix } from '../sim/load/digest-model.js';
+import { DigestReference, mix } from '../core/digest-model.js';
 
 /** What one stage call costs in time, before jitter. */
 export interface StageTimeInput {

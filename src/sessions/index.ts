@@ -5,7 +5,7 @@
  * or replicated one's local swarm too) or on a host of your own.
  * @packageDocumentation
  */
-export { createSwarm, SessionSwarm, openSession, executeOnce, swarmSessionHost } from '../runtime/session-swarm.js';
-export { Session } from '../runtime/session.js';
-export { timerClock } from '../runtime/session-options.js';
-export type { SessionHost, SessionStage, StageContext, StageRunner, SessionOptions, StepOptions, SessionStats, TimerClock, HistoryOverflow } from '../runtime/session-types.js';
+export { createSwarm, SessionSwarm, openSession, executeOnce, swarmSessionHost } from './session-swarm.js';
+export { Session } from './session.js';
+export { timerClock } from './session-options.js';
+export type { SessionHost, SessionStage, StageContext, StageRunner, SessionOptions, StepOptions, SessionStats, TimerClock, HistoryOverflow } from './session-types.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DigestReference, runLayers } from '../../src/sim/load/digest-model.js';
+import { DigestReference, runLayers } from '../../src/core/digest-model.js';
 import { digestHex, expectedDigest, promptDigest, promptTokens, stageDelayMs } from '../../src/serve/stage-work.js';
 
 describe('stageDelayMs', () => {

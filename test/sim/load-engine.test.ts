@@ -6,7 +6,7 @@ import { quantile } from '../../src/sim/load/metrics.js';
 import { randomPolicy } from '../../src/sim/load/baselines.js';
 import { createRng, deriveSeed } from '../../src/sim/load/rng.js';
 import { runLoadSim } from '../../src/sim/load/run.js';
-import { buildTopology } from '../../src/sim/load/topology.js';
+import { buildTopology } from '../../src/sim/load/load-topology.js';
 import type { Arrival, Workload } from '../../src/sim/load/workloads.js';
 
 describe('EventQueue', () => {

@@ -9,7 +9,7 @@ import type { EngineView } from '../../src/sim/load/router.js';
 import { runLoadSim } from '../../src/sim/load/run.js';
 import { LATENCY_WEIGHTS, oursLatencyWeights, oursReserve, seedArgmin } from '../../src/sim/load/swarm-policy.js';
 import { evaluateTargets } from '../../src/sim/load/targets.js';
-import { buildTopology, DEFAULT_TOPOLOGY } from '../../src/sim/load/topology.js';
+import { buildTopology, DEFAULT_TOPOLOGY } from '../../src/sim/load/load-topology.js';
 import { burstyWorkload, type Workload } from '../../src/sim/load/workloads.js';
 
 const topology = buildTopology(DEFAULT_TOPOLOGY);

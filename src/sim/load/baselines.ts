@@ -3,7 +3,7 @@
  * counts only its own outstanding requests and learns health from the same monitor as ours.
  */
 import { HealthView, type Pick, type Policy, type Router, type RouterContext } from './router.js';
-import type { BuiltTopology } from './topology.js';
+import type { BuiltTopology } from './load-topology.js';
 
 /** Shared plumbing: the live set and this router's outstanding requests per copy. */
 abstract class CountingRouter implements Router {

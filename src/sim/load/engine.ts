@@ -7,7 +7,7 @@
 import type { TelemetrySample } from '../../runtime/types.js';
 import { EventQueue } from './event-queue.js';
 import type { EngineView, Pick, Router } from './router.js';
-import type { BuiltTopology, SimStage } from './topology.js';
+import type { BuiltTopology, SimStage } from './load-topology.js';
 import type { Workload } from './workloads.js';
 
 /** The telemetry monitor. */

@@ -3,7 +3,7 @@
  * node, the herd index of flash bursts, and each copy's traffic share against its capacity.
  */
 import { OUTCOME, type EngineTrace } from './engine.js';
-import type { BuiltTopology } from './topology.js';
+import type { BuiltTopology } from './load-topology.js';
 import type { Workload } from './workloads.js';
 
 /** One copy's share of the traffic against its share of the capacity. */

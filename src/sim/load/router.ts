@@ -4,7 +4,7 @@
  */
 import type { TelemetrySample } from '../../runtime/types.js';
 import type { Rng } from './rng.js';
-import type { BuiltTopology, SimStage } from './topology.js';
+import type { BuiltTopology, SimStage } from './load-topology.js';
 
 /** The copy a router chose, and the stages the request will run through. */
 export interface Pick {

@@ -13,7 +13,7 @@ import { POLICIES } from './policies.js';
 import { createRng, deriveSeed } from './rng.js';
 import type { Policy } from './router.js';
 import { evaluateTargets, type TargetResult } from './targets.js';
-import { buildTopology, DEFAULT_TOPOLOGY, type LoadTopology } from './topology.js';
+import { buildTopology, DEFAULT_TOPOLOGY, type LoadTopology } from './load-topology.js';
 import { burstyShape, DEFAULT_SIZE_CV, WORKLOADS, type BurstyShape, type WorkloadSpec } from './workloads.js';
 
 /**

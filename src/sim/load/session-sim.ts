@@ -16,9 +16,9 @@
  */
 import { RoutingError, SessionError } from '../../core/errors.js';
 import type { ModelSpec, NodeProfile, Route } from '../../core/types.js';
-import { createSwarm } from '../../runtime/session-swarm.js';
-import type { SessionOptions, StageContext, SessionStage } from '../../runtime/session-types.js';
-import { DigestNodes, DigestReference, mix } from './digest-model.js';
+import { createSwarm } from '../../sessions/session-swarm.js';
+import type { SessionOptions, StageContext, SessionStage } from '../../sessions/session-types.js';
+import { DigestNodes, DigestReference, mix } from '../../core/digest-model.js';
 import { quantile } from './metrics.js';
 import { createRng, deriveSeed } from './rng.js';
 import { median, round } from './run.js';

@@ -10,7 +10,7 @@ import type { PhiOptions } from '../../core/phi.js';
 import { createSwarm, ManualClock } from '../../runtime/index.js';
 import type { Lease, LeasedRoute, SwarmConfig } from '../../runtime/types.js';
 import type { Outcome, Pick, Policy, Router, RouterContext } from './router.js';
-import { resolveStages, type SimStage } from './topology.js';
+import { resolveStages, type SimStage } from './load-topology.js';
 
 /** Options of the Swarm-backed policies. */
 export interface SwarmPolicyOptions {

@@ -3,7 +3,7 @@
  * sees exactly the same arrivals, request sizes and disruptions (common random numbers).
  */
 import { createRng, deriveSeed, type Rng } from './rng.js';
-import type { BuiltTopology, SimPipeline } from './topology.js';
+import type { BuiltTopology, SimPipeline } from './load-topology.js';
 
 /** One request arriving at one router. */
 export interface Arrival {

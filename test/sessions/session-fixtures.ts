@@ -1,6 +1,6 @@
 import type { NodeProfile, SwarmConfig } from '../../src/index.js';
 import { createSwarm, type SessionSwarm, type SessionStage, type StageContext } from '../../src/sessions/index.js';
-import { DigestNodes, DigestReference, mix } from '../../src/sim/load/digest-model.js';
+import { DigestNodes, DigestReference, mix } from '../../src/core/digest-model.js';
 import { VirtualTimers } from '../../src/sim/load/virtual-timers.js';
 
 /** Two copies of a 12-layer model on eight nodes (5 layers each at most) whose stage boundaries differ between the copies. */

@@ -13,7 +13,7 @@ import { SessionHistory } from './session-history.js';
 import { resolveSessionOptions, sessionHostIssue, type ResolvedSessionOptions } from './session-options.js';
 import type { SessionHost, SessionOptions, SessionStats, StageRunner, StepOptions, TimerClock } from './session-types.js';
 import { attemptOf, callStage, describeFailures, type CallResult } from './stage-call.js';
-import type { Lease, LeasedRoute, ReleaseOutcome, SwarmRequest } from './types.js';
+import type { Lease, LeasedRoute, ReleaseOutcome, SwarmRequest } from '../runtime/types.js';
 
 const stageKey = (s: Stage) => `${s.nodeId}\u0000${s.layerStart}\u0000${s.layerEnd}`;
 

@@ -5,7 +5,7 @@
 import type { ResumePreference } from '../core/resume.js';
 import type { StageAttempt } from '../core/errors.js';
 import type { Route, SwarmStateLike } from '../core/types.js';
-import type { Lease, LeasedRoute, ReleaseOutcome, SwarmRequest } from './types.js';
+import type { Lease, LeasedRoute, ReleaseOutcome, SwarmRequest } from '../runtime/types.js';
 
 /** A clock with timers: `now` for measuring, `setTimeout`/`clearTimeout` for stage timeouts, backoff and liveness checks. */
 export interface TimerClock {

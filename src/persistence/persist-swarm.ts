@@ -13,9 +13,9 @@ import { SwarmError } from '../core/errors.js';
 import { deepFreeze } from '../core/freeze.js';
 import { swarmConfigIssue, swarmOptionsIssue } from '../core/swarm-config.js';
 import type { NodeProfile } from '../core/types.js';
-import { lifecycleDigest, memberState, plainProfile, readPersisted, type LifecycleEvent, type PersistedMember, type PersistedSwarm } from './persist.js';
-import { Swarm } from './swarm.js';
-import type { Growth, Rescue, Retirement, Revival, SwarmConfig, SwarmOptions } from './types.js';
+import { lifecycleDigest, memberState, plainProfile, readPersisted, type LifecycleEvent, type PersistedMember, type PersistedSwarm } from './persisted.js';
+import { Swarm } from '../runtime/swarm.js';
+import type { Growth, Rescue, Retirement, Revival, SwarmConfig, SwarmOptions } from '../runtime/types.js';
 
 /** The digests of the profiles and the config a swarm was created with. */
 function genesisDigests([profiles, config]: readonly [readonly NodeProfile[], SwarmConfig]): [string, string] {

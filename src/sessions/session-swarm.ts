@@ -11,8 +11,8 @@ import type { NodeProfile, Route } from '../core/types.js';
 import { Session, executeOnce as executeOnHost, openSession as openOnHost } from './session.js';
 import { timerClock } from './session-options.js';
 import type { SessionHost, SessionOptions, StageRunner } from './session-types.js';
-import { Swarm } from './swarm.js';
-import type { LeasedRoute, SwarmConfig, SwarmOptions, SwarmRequest } from './types.js';
+import { Swarm } from '../runtime/swarm.js';
+import type { LeasedRoute, SwarmConfig, SwarmOptions, SwarmRequest } from '../runtime/types.js';
 
 /**
  * The session host over a swarm: routes and reserves on it, releases to it, and tells a running

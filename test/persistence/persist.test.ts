@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { createSwarm, ManualClock, planSwarm, seededIds, swarmMachine, SwarmError, type NodeProfile, type Swarm, type SwarmConfig } from '../../src/index.js';
 import { applyEvent, persistSwarm, restoreSwarm, swarmDigest, type LifecycleEvent, type PersistedSwarm } from '../../src/persistence/index.js';
-import { caught } from './fixtures.js';
+import { caught } from '../runtime/fixtures.js';
 
 /**
  * Warm start (docs/persistence.md): a swarm restored from `persist()` continues exactly where the

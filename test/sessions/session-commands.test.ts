@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { pipelineCost, SessionError } from '../../src/index.js';
 import type { Session } from '../../src/sessions/index.js';
-import { DigestReference } from '../../src/sim/load/digest-model.js';
+import { DigestReference } from '../../src/core/digest-model.js';
 import { harness, LAYERS, nextInput, profiles } from './session-fixtures.js';
 
 interface Live {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SessionError, type Route } from '../../src/index.js';
-import type { Session } from '../../src/runtime/session.js';
+import type { Session } from '../../src/sessions/session.js';
 import { executeOnce, openSession } from '../../src/sessions/index.js';
-import type { SessionHost } from '../../src/runtime/session-types.js';
+import type { SessionHost } from '../../src/sessions/session-types.js';
 import { harness, LAYERS, nextInput, referenceRun } from './session-fixtures.js';
 
 /** Runs `steps` steps, feeding each output into the next input; returns the outputs. */
@@ -103,7 +103,7 @@ describe('swarm.session', () => {
     expect(h.timers.now() - t0).toBeLessThan(600);
     const ref = referenceRun(9, 2);
     // the third step's reference: same history, then input 33
-    const { DigestReference } = await import('../../src/sim/load/digest-model.js');
+    const { DigestReference } = await import('../../src/core/digest-model.js');
     const r = new DigestReference(LAYERS);
     for (const x of ref.inputs) r.step(x);
     expect(y).toBe(r.step(33));
