@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { computeRescue } from '../machines/swarm.machine.js';
 import { createSwarm, failoverInSwarm, ManualClock, planSwarm, routeRequest, type NodeProfile, type Route, type Swarm, type TelemetrySample } from '../src/index.js';
 import { EXPIRY_SLICE } from '../src/runtime/lease-table.js';
+import { kInternals } from '../src/runtime/internal.js';
 import { collectGarbage, median, medianMs, medianNs, QUICK } from './measure.js';
 import { bareTelemetryActor, exampleTopology, fullScanRoute, pipelines8, type Topology } from './synthetic.js';
 import type { BenchRow } from './types.js';
@@ -274,8 +275,9 @@ function failures(t: Topology, swarm: Swarm, rows: BenchRow[], large: boolean): 
   const rescueMs = medianMs(ops, (i) => {
     const v = victimOf(i);
     const context = swarm.actor.getSnapshot().context;
+    const reads = swarm[kInternals].reads();
     const start = performance.now();
-    computeRescue(context, v);
+    computeRescue(context, v, reads);
     return performance.now() - start;
   });
   rows.push({

@@ -106,6 +106,7 @@ export type NodeEvent =
  */
 export type NodeReport =
   | { readonly type: 'node.suspected'; readonly nodeId: string }
+  | { readonly type: 'node.cleared'; readonly nodeId: string }
   | { readonly type: 'node.down'; readonly nodeId: string; readonly cause: 'detector' }
   | { readonly type: 'node.eject'; readonly nodeId: string }
   | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause: 'heartbeat' | 'probation' };
@@ -298,6 +299,7 @@ export const nodeMachine = setup({
     startProbation: assign(({ context }) => healthWith(context, { probation: true })),
     endProbation: assign(({ context }) => healthWith(context, { probation: false })),
     tellSuspected: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.suspected', nodeId: context.settings.id })),
+    tellCleared: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.cleared', nodeId: context.settings.id })),
     tellDetectedDown: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.down', nodeId: context.settings.id, cause: 'detector' })),
     askEjection: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.eject', nodeId: context.settings.id })),
     tellBackByHeartbeat: enqueueActions(({ context, enqueue, self }) => report(enqueue, self, { type: 'node.alive', nodeId: context.settings.id, cause: 'heartbeat' })),
@@ -345,8 +347,8 @@ export const nodeMachine = setup({
       after: { downAfter: '#node.down.detected' },
       on: {
         ...aliveOn,
-        'node.heartbeat': { target: 'watching', actions: 'recordHeartbeat' },
-        'node.seen': { target: 'watching' },
+        'node.heartbeat': { target: 'watching', actions: ['recordHeartbeat', 'tellCleared'] },
+        'node.seen': { target: 'watching', actions: 'tellCleared' },
       },
     },
     down: {

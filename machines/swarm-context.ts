@@ -15,6 +15,11 @@ import type { AliveCause, DownCause, NodeRecord, nodeMachine } from './node.mach
 /** A node actor of the Swarm. */
 export type NodeActorRef = ActorRefFrom<typeof nodeMachine>;
 
+/** The system id of a member's node actor: the Swarm and the runtime find it by this key. */
+export function nodeKey(nodeId: string): string {
+  return `node:${nodeId}`;
+}
+
 /** The rescue `node.down` computes before the node is marked (the runtime adds the status). */
 export interface PendingRescue {
   readonly nodeId: string;
@@ -56,43 +61,43 @@ export interface RescueIndex {
 }
 
 /**
- * What the Swarm actor is created with. Built from public functions alone:
- * `{ plan: planSwarm(profiles, config), profiles, telemetry: SwarmState.fromProfiles(plan, profiles).nodes }`.
+ * What the Swarm's decisions read besides its context: the runtime's live telemetry and in-flight
+ * load, its routing index, and where pipeline ids come from. Injected with `swarmMachine.provide`
+ * (`provideSwarm`), never kept in the context, so a snapshot is data. A machine driven alone reads
+ * each member's declared telemetry, no in-flight load, scans, and mints ids from its seeded counter.
+ */
+export interface SwarmReaders {
+  /** The telemetry costs are read from (latency, load, score); liveness is always the machine's own. */
+  readonly telemetry?: () => NodeStates;
+  /** In-flight load per node. */
+  readonly inflight?: () => ExtraLoad;
+  /** The routing index over the same telemetry and load; without it, rescues scan. */
+  readonly index?: RescueIndex;
+  /** Mints pipeline ids instead of the context's seeded counter. */
+  readonly ids?: IdSource;
+}
+
+/**
+ * What the Swarm actor is created with: data only. Built from public functions alone:
+ * `{ plan: planSwarm(profiles, config), profiles }`.
  */
 export interface SwarmInput {
   readonly plan: SwarmPlan;
   /** Every member, plan nodes and spares. */
   readonly profiles: readonly NodeProfile[];
-  /**
-   * The telemetry costs are read from (latency, load, score). A node marked `alive: false` here
-   * starts down; after that, liveness is the machine's own. The runtime passes its live table.
-   * @defaultValue each profile's declared telemetry
-   */
-  readonly telemetry?: NodeStates;
+  /** Members that start down (marked by hand); every other member starts alive. */
+  readonly down?: readonly string[];
   /** @defaultValue 0.3 */
   readonly alpha?: number;
   /** @defaultValue true */
   readonly allowDegraded?: boolean;
   /** Seeds the pipeline ids the telomerase mints, from a state kept in context. @defaultValue 0 */
   readonly idSeed?: number;
-  /** Mints pipeline ids instead of `idSeed` (not reproducible under pure `transition()` unless it is). */
-  readonly idSource?: IdSource;
-  /** In-flight load per node, read like `telemetry`. */
-  readonly inflight?: ExtraLoad;
-  /** The routing index over `telemetry` and `inflight`; without it, rescues scan. */
-  readonly index?: RescueIndex;
   /** Failure detector settings of every node actor (docs/detection.md). @defaultValue Akka's */
   readonly failureDetector?: PhiOptions;
   /** Passive ejection settings of every node actor and the swarm's cap. */
   readonly ejection?: EjectionOptions;
-  /**
-   * A replica of a replicated swarm (docs/replication.md): the marks its node actors make on
-   * their own (a detector down, an ejection, a heartbeat or probation revival) are emitted as
-   * `node.proposed` instead of applied; they apply when they come back from the log, `logged`.
-   * @defaultValue false
-   */
-  readonly propose?: boolean;
-  /** A persisted swarm's state to continue from (`Swarm.persist`; docs/persistence.md); `idSeed` carries its id counter. */
+  /** A persisted swarm's state to continue from (docs/persistence.md); `idSeed` carries its id counter. */
   readonly restore?: SwarmRestore;
 }
 
@@ -106,11 +111,10 @@ export interface SwarmRestore {
   readonly outcome: SwarmOutcome | undefined;
 }
 
-/** One member of the swarm: its profile, its slot in `alive`, its actor. */
+/** One member of the swarm: its profile and its slot in `alive` (its node actor is found by id: `nodeActorOf`). */
 export interface Member {
   readonly profile: NodeProfile;
   readonly slot: number;
-  readonly ref: NodeActorRef;
 }
 
 /** The Swarm's context. Counters make every guard O(1). */
@@ -135,23 +139,16 @@ export interface SwarmContext {
   readonly allowDegraded: boolean;
   /** Each model's wanted number of copies, from the plan's models. */
   readonly wanted: ReadonlyMap<string, number>;
-  /** The seeded id generator's state. */
+  /** The seeded id generator's state (unused when ids are injected: {@link SwarmReaders.ids}). */
   readonly idState: number;
-  readonly idSource: IdSource | undefined;
-  readonly telemetry: NodeStates;
-  readonly inflight: ExtraLoad;
-  readonly index: RescueIndex | undefined;
   /** What the last event taken decided. */
   readonly outcome: SwarmOutcome | undefined;
-  // ── failure detection and ejection (issue 15) ──
   /** Nodes down by ejection now, at most `ejection.maxEjectedShare` of the members. */
   readonly ejected: ReadonlySet<string>;
   /** Nodes the failure detector took down (a manual mark turns them manual; a heartbeat brings them back). */
   readonly detected: ReadonlySet<string>;
   readonly failureDetector: PhiOptions | undefined;
   readonly ejection: ResolvedEjectionOptions;
-  /** Its node actors' own marks are proposed, not applied (see {@link SwarmInput.propose}). */
-  readonly propose: boolean;
 }
 
 /** The swarm's status while it runs, from its counters: failed ⇔ none alive; degraded ⇔ a plan node down. */
@@ -167,25 +164,39 @@ export type SwarmEmitted =
   | { readonly type: 'node.down'; readonly nodeId: string; readonly cause: DownCause; readonly rescue: PendingRescue & { readonly status: LiveStatus } }
   | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause: AliveCause }
   | { readonly type: 'status.changed'; readonly status: LiveStatus | 'stopped' }
-  /** A replica's node actor marked a node on its own; the replication puts it on the log (docs/replication.md). */
-  | { readonly type: 'node.proposed'; readonly mark: AutoMark };
+  /** A node joined: the telomerase's decision, with the plan adopted. */
+  | { readonly type: 'node.joined'; readonly nodeId: string; readonly profile: NodeProfile; readonly plan: SwarmPlan }
+  /** A node left: its layers relocated, with the plan adopted. */
+  | { readonly type: 'node.left'; readonly nodeId: string; readonly plan: SwarmPlan }
+  /** A suspected node answered again: no longer suspect. */
+  | { readonly type: 'node.cleared'; readonly nodeId: string }
+  /**
+   * A node actor marked a node on its own while the Swarm's policy defers such marks
+   * (`defersOwnMarks`): the owner decides when it applies, by sending it back `decided`.
+   */
+  | { readonly type: 'node.mark'; readonly mark: OwnMark };
 
-/** A mark a node actor makes on its own: what a replica proposes rather than applies. */
-export type AutoMark =
+/** A mark a node actor makes on its own (its detector, its ejection, a heartbeat or probation). */
+export type OwnMark =
   | { readonly type: 'node.down'; readonly nodeId: string; readonly cause: 'detector' }
   | { readonly type: 'node.eject'; readonly nodeId: string }
   | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause: 'heartbeat' | 'probation' };
 
 /** The events of the Swarm statechart. */
 export type SwarmEvent =
-  /** A node down: `manual` (the orchestrator; the default) or `detector` (its node actor's report). */
-  | { readonly type: 'node.down'; readonly nodeId: string; readonly cause?: 'manual' | 'detector'; readonly logged?: boolean }
+  /**
+   * A node down: `manual` (the orchestrator; the default) or `detector` (its node actor's report).
+   * `decided`: an own mark the owner has decided to apply (see `node.mark`).
+   */
+  | { readonly type: 'node.down'; readonly nodeId: string; readonly cause?: 'manual' | 'detector'; readonly decided?: boolean }
   /** A node back: `manual` (the default), or by itself (`heartbeat`, `probation`). */
-  | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause?: AliveCause; readonly logged?: boolean }
+  | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause?: AliveCause; readonly decided?: boolean }
   /** A node actor's detector suspects it. */
   | { readonly type: 'node.suspected'; readonly nodeId: string }
+  /** A suspected node actor heard from its node again. */
+  | { readonly type: 'node.cleared'; readonly nodeId: string }
   /** A node actor asks to be ejected for its failures; granted while under the cap. */
-  | { readonly type: 'node.eject'; readonly nodeId: string; readonly logged?: boolean }
+  | { readonly type: 'node.eject'; readonly nodeId: string; readonly decided?: boolean }
   | { readonly type: 'node.added'; readonly profile: NodeProfile }
   | { readonly type: 'node.removed'; readonly nodeId: string }
   | { readonly type: 'swarm.stop' };
@@ -231,10 +242,10 @@ export function entryOf(table: NodeStates, nodeId: string): NodeTelemetry | unde
  * without suspicion (a routing preference, not a loss: docs/detection.md).
  * A null-prototype record, so an id such as `__proto__` is an ordinary key.
  */
-export function livenessView(context: Pick<SwarmContext, 'members' | 'alive' | 'telemetry'>, extra?: NodeProfile): NodeStates {
+export function livenessView(context: Pick<SwarmContext, 'members' | 'alive'>, telemetry: NodeStates, extra?: NodeProfile): NodeStates {
   const view: Record<string, NodeTelemetry> = Object.create(null) as Record<string, NodeTelemetry>;
   for (const [id, m] of context.members) {
-    const t = entryOf(context.telemetry, id) ?? COLD;
+    const t = entryOf(telemetry, id) ?? COLD;
     const alive = context.alive[m.slot] === 1;
     if (t.alive === alive && t.suspect !== true) view[id] = t;
     else {

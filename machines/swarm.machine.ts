@@ -5,13 +5,15 @@ import { nextSeededId } from '../src/core/seeded-id.js';
 import { declaredTelemetry, planNodeIds } from '../src/core/state.js';
 import { planGrowth, planRetirement } from '../src/core/telomerase.js';
 import type { IdSource, NodeProfile, NodeStates, NodeTelemetry, SwarmPlan } from '../src/core/types.js';
+import type { ExtraLoad } from '../src/core/cost.js';
 import { validatePlan } from '../src/core/validate.js';
 import { nodeMachine, type DownCause, type NodeRecord } from './node.machine.js';
 import { computeRescue } from './rescue.js';
-import { entryOf, isAliveIn, isMember, joinIssue, livenessView, type AutoMark, type LiveStatus, type Member, type NodeActorRef, type SwarmContext, type SwarmEmitted, type SwarmEvent, type SwarmInput, type SwarmRestore } from './swarm-context.js';
+import { isAliveIn, isMember, joinIssue, livenessView, nodeKey, type LiveStatus, type Member, type NodeActorRef, type OwnMark, type SwarmContext, type SwarmEmitted, type SwarmEvent, type SwarmInput, type SwarmReaders, type SwarmRestore } from './swarm-context.js';
 
 export * from './swarm-context.js';
 export { computeRescue } from './rescue.js';
+export type { RescueReads } from './rescue.js';
 
 function countPlanDown(plan: SwarmPlan, context: Pick<SwarmContext, 'members' | 'alive'>): { inPlan: ReadonlySet<string>; planDownCount: number } {
   const inPlan = new Set(planNodeIds(plan));
@@ -28,9 +30,9 @@ function withSlot(alive: Uint8Array, i: number, value: 0 | 1): Uint8Array {
   return next;
 }
 
-/** An id source over the context's seeded state (or its `idSource`), and the state it ends in. */
-function minter(context: SwarmContext): { next: IdSource; state: () => number } {
-  if (context.idSource !== undefined) return { next: context.idSource, state: () => context.idState };
+/** An id source over the context's seeded state (or the injected one), and the state it ends in. */
+function minter(context: SwarmContext, ids: IdSource | undefined): { next: IdSource; state: () => number } {
+  if (ids !== undefined) return { next: ids, state: () => context.idState };
   let state = context.idState;
   return {
     next: () => {
@@ -49,6 +51,63 @@ function profilesOf(context: SwarmContext): NodeProfile[] {
 }
 
 const issuesText = (issues: readonly { message: string }[]) => issues.map((i) => i.message).join('; ');
+
+/** Declared telemetry per member list (immutable per growth or retirement): the default reader's table. */
+const declaredByMembers = new WeakMap<ReadonlyMap<string, Member>, NodeStates>();
+
+/** The telemetry a decision reads: the injected reader's, else each member's declared values. */
+function telemetryOf(context: SwarmContext, readers: SwarmReaders): NodeStates {
+  if (readers.telemetry !== undefined) return readers.telemetry();
+  let table = declaredByMembers.get(context.members);
+  if (table === undefined) declaredByMembers.set(context.members, (table = declaredTable(profilesOf(context))));
+  return table;
+}
+
+const NO_LOAD: ExtraLoad = Object.freeze(Object.create(null) as ExtraLoad);
+
+/*
+ * The Swarm's three decisions read what it was given besides its context (`readers`). The
+ * machine's own implementations read declared telemetry and scan; `provideSwarm` injects the
+ * runtime's live readers in their place.
+ */
+/** The rescue before a mark (`computeRescue`): the outcome, from the context before the mark. */
+function rescueUpdate(context: SwarmContext, event: SwarmEvent, readers: SwarmReaders): Partial<SwarmContext> {
+  if (event.type !== 'node.down' && event.type !== 'node.eject') return {};
+  const reads = { telemetry: telemetryOf(context, readers), inflight: readers.inflight?.() ?? NO_LOAD, index: readers.index };
+  return { outcome: deepFreeze({ kind: 'rescue' as const, ...computeRescue(context, event.nodeId, reads) }) };
+}
+
+/** The telomerase's growth (`decideGrowth`), from the machine's own liveness; a plan that would not validate is refused. */
+function growthUpdate(context: SwarmContext, event: SwarmEvent, readers: SwarmReaders): Partial<SwarmContext> {
+  if (event.type !== 'node.added') return {};
+  const profile = deepFreeze({ ...event.profile });
+  const profiles = [...profilesOf(context), profile];
+  const ids = minter(context, readers.ids);
+  const decision = planGrowth(context.plan, profiles, livenessView(context, telemetryOf(context, readers), profile), profile, context.wanted, ids.next);
+  const issues = validatePlan(decision.plan, profiles);
+  if (issues.length > 0) {
+    return { outcome: { kind: 'refused' as const, event: event.type, nodeId: profile.id, reason: `refused a plan change that would not validate: ${issuesText(issues)}` } };
+  }
+  const { plan, role, modelId, pipelines, replaced } = decision;
+  return {
+    idState: ids.state(),
+    outcome: deepFreeze({ kind: 'growth' as const, nodeId: profile.id, profile, role, ...(modelId !== undefined ? { modelId } : {}), pipelines, replaced, plan }),
+  };
+}
+
+/** The telomerase's retirement (`decideRetirement`): its layers relocated; a plan that would not validate is refused. */
+function retirementUpdate(context: SwarmContext, event: SwarmEvent, readers: SwarmReaders): Partial<SwarmContext> {
+  if (event.type !== 'node.removed') return {};
+  const profiles = profilesOf(context);
+  const decision = planRetirement(context.plan, profiles, livenessView(context, telemetryOf(context, readers)), event.nodeId);
+  const issues = validatePlan(decision.plan, profiles.filter((p) => p.id !== event.nodeId));
+  if (issues.length > 0) {
+    return { outcome: { kind: 'refused' as const, event: event.type, nodeId: event.nodeId, reason: `refused a plan change that would not validate: ${issuesText(issues)}` } };
+  }
+  return { outcome: deepFreeze({ kind: 'retirement' as const, nodeId: event.nodeId, relocated: decision.relocated, dropped: decision.dropped, plan: decision.plan }) };
+}
+
+const DEFAULT_READERS: SwarmReaders = Object.freeze({});
 
 /**
  * The Swarm: its states are the swarm's status. `node.down` runs `computeRescue` and only then
@@ -78,14 +137,18 @@ export const swarmMachine = setup({
     /** The orchestrator marks down a node the detector or an ejection already took down: its mark wins. */
     isManualOnAutoDown: ({ context, event }) => event.type === 'node.down' && (event.cause ?? 'manual') === 'manual' && (context.detected.has(event.nodeId) || context.ejected.has(event.nodeId)),
     ejectionRoom: ({ context }) => ejectionRoom(context.ejected.size, context.members.size, context.ejection, context.aliveCount),
-    // ── replication (issue 18) ──
-    /** A replica's node actor marked a node on its own: proposed, never applied here (docs/replication.md). */
-    isUnloggedAutoMark: ({ context, event }) => context.propose && autoMark(event) !== undefined,
+    /** An own mark of a node actor (not yet decided by the owner). */
+    isOwnMark: ({ event }) => ownMark(event) !== undefined,
+    /**
+     * The policy for own marks: applied at once (the default), or deferred to the owner, who
+     * decides when each applies and sends it back `decided` (`provideSwarm`'s `defersOwnMarks`).
+     */
+    defersOwnMarks: () => false,
   },
   actions: {
-    computeRescue: assign({
-      outcome: ({ context, event }) => (event.type === 'node.down' || event.type === 'node.eject' ? deepFreeze({ kind: 'rescue' as const, ...computeRescue(context, event.nodeId) }) : context.outcome),
-    }),
+    computeRescue: assign(({ context, event }) => rescueUpdate(context, event, DEFAULT_READERS)),
+    decideGrowth: assign(({ context, event }) => growthUpdate(context, event, DEFAULT_READERS)),
+    decideRetirement: assign(({ context, event }) => retirementUpdate(context, event, DEFAULT_READERS)),
     markNodeDown: assign(({ context, event }) => {
       if (event.type !== 'node.down' && event.type !== 'node.eject') return {};
       const m = context.members.get(event.nodeId) as Member;
@@ -105,54 +168,35 @@ export const swarmMachine = setup({
         outcome: { kind: 'revival' as const, nodeId: event.nodeId },
       };
     }),
-    tellNodeDown: sendTo(
-      ({ context, event }) => (context.members.get((event as { nodeId: string }).nodeId) as Member).ref,
-      ({ event }) => ({ type: 'node.down' as const, cause: downCause(event) }),
-    ),
-    tellNodeAlive: sendTo(({ context, event }) => (context.members.get((event as { nodeId: string }).nodeId) as Member).ref, { type: 'node.alive' }),
-    // The telomerase, from the machine's own liveness; a plan that would not validate is refused.
-    decideGrowth: assign(({ context, event }) => {
-      if (event.type !== 'node.added') return {};
-      const profile = deepFreeze({ ...event.profile });
-      const profiles = [...profilesOf(context), profile];
-      const ids = minter(context);
-      const decision = planGrowth(context.plan, profiles, livenessView(context, profile), profile, context.wanted, ids.next);
-      const issues = validatePlan(decision.plan, profiles);
-      if (issues.length > 0) {
-        return { outcome: { kind: 'refused' as const, event: event.type, nodeId: profile.id, reason: `refused a plan change that would not validate: ${issuesText(issues)}` } };
-      }
-      const { plan, role, modelId, pipelines, replaced } = decision;
-      return {
-        idState: ids.state(),
-        outcome: deepFreeze({ kind: 'growth' as const, nodeId: profile.id, profile, role, ...(modelId !== undefined ? { modelId } : {}), pipelines, replaced, plan }),
-      };
+    /**
+     * A snapshot restored by XState alone carries no node actor: the event's node gets one here,
+     * started and told why it is down if it is (created while the transition is resolved, as XState
+     * creates actors, not while a custom action executes).
+     */
+    ensureNodeActor: assign(({ context, event, self }) => {
+      const m = 'nodeId' in event ? context.members.get(event.nodeId) : undefined;
+      if (m !== undefined && self.system?.get(nodeKey(m.profile.id)) === undefined) nodeActorOf(self, context, m.profile.id);
+      return {};
     }),
+    tellNodeDown: sendTo(({ event, system }) => system.get(nodeKey((event as { nodeId: string }).nodeId)), ({ event }) => ({ type: 'node.down' as const, cause: downCause(event) })),
+    tellNodeAlive: sendTo(({ event, system }) => system.get(nodeKey((event as { nodeId: string }).nodeId)), { type: 'node.alive' }),
     spawnNode: assign(({ context, self }) => {
       const o = context.outcome;
       if (o?.kind !== 'growth') return {};
+      createNodeActor(self, o.profile, context.alpha, context); // started by startNode
       const free = context.freeSlots;
       const slot = free.length > 0 ? (free[free.length - 1] as number) : context.alive.length;
-      const members = new Map(context.members).set(o.nodeId, { profile: o.profile, slot, ref: createNodeActor(self, o.profile, context.alpha, context) });
+      const members = new Map(context.members).set(o.nodeId, { profile: o.profile, slot });
       return { members, freeSlots: free.length > 0 ? free.slice(0, -1) : free, alive: withSlot(context.alive, slot, 1), aliveCount: context.aliveCount + 1 };
     }),
-    startNode: ({ context }) => {
+    startNode: ({ context, self }) => {
       const o = context.outcome;
-      if (o?.kind === 'growth') context.members.get(o.nodeId)?.ref.start();
+      if (o?.kind === 'growth') nodeActorOf(self, context, o.nodeId);
     },
-    decideRetirement: assign(({ context, event }) => {
-      if (event.type !== 'node.removed') return {};
-      const profiles = profilesOf(context);
-      const decision = planRetirement(context.plan, profiles, livenessView(context), event.nodeId);
-      const issues = validatePlan(decision.plan, profiles.filter((p) => p.id !== event.nodeId));
-      if (issues.length > 0) {
-        return { outcome: { kind: 'refused' as const, event: event.type, nodeId: event.nodeId, reason: `refused a plan change that would not validate: ${issuesText(issues)}` } };
-      }
-      return { outcome: deepFreeze({ kind: 'retirement' as const, nodeId: event.nodeId, relocated: decision.relocated, dropped: decision.dropped, plan: decision.plan }) };
-    }),
     // Stopped, not retired: a node actor reaching its final state would send the Swarm an
     // `xstate.done.actor.node:<id>` event, and XState caches transitions per event type on the
     // shared machine, for ever — one entry per id ever removed.
-    stopNode: stopChild(({ context, event }) => (event.type === 'node.removed' && context.outcome?.kind === 'retirement' ? context.members.get(event.nodeId)?.ref : undefined) as AnyActorRef),
+    stopNode: stopChild(({ context, event, self }) => (event.type === 'node.removed' && context.outcome?.kind === 'retirement' ? self.system.get(nodeKey(event.nodeId)) : undefined) as AnyActorRef),
     forgetNode: assign(({ context, event }) => {
       if (event.type !== 'node.removed' || context.outcome?.kind !== 'retirement') return {};
       const m = context.members.get(event.nodeId) as Member;
@@ -173,21 +217,24 @@ export const swarmMachine = setup({
       if (o?.kind !== 'growth' && o?.kind !== 'retirement') return {};
       return { plan: o.plan, ...countPlanDown(o.plan, context) };
     }),
-    startNodes: ({ context }) => {
-      for (const m of context.members.values()) m.ref.start();
+    startNodes: ({ context, self }) => {
+      for (const id of context.members.keys()) nodeActorOf(self, context, id, undefined, false);
     },
-    /** A member down from the start (restored, or `alive: false` in the input) tells its actor why. */
-    tellDownAtStart: enqueueActions(({ context, enqueue }) => {
+    /** A member down from the start (restored, or in `down`) tells its actor why. */
+    tellDownAtStart: enqueueActions(({ context, enqueue, system }) => {
       if (context.aliveCount === context.members.size) return;
       for (const [id, m] of context.members) {
-        if (context.alive[m.slot] === 0) enqueue.sendTo(m.ref, { type: 'node.down', cause: context.detected.has(id) ? 'detector' : context.ejected.has(id) ? 'ejected' : 'manual' });
+        const ref = system.get(nodeKey(id)) as AnyActorRef | undefined;
+        if (context.alive[m.slot] === 0 && ref !== undefined) enqueue.sendTo(ref, { type: 'node.down', cause: context.detected.has(id) ? 'detector' : context.ejected.has(id) ? 'ejected' : 'manual' });
       }
     }),
     // One pass, O(N); stopped rather than retired, for the reason given at `stopNode`.
-    stopNodes: enqueueActions(({ context, enqueue }) => {
-      for (const m of context.members.values()) enqueue.stopChild(m.ref);
+    stopNodes: enqueueActions(({ context, enqueue, self }) => {
+      for (const id of context.members.keys()) {
+        const ref = self.system?.get(nodeKey(id)) as AnyActorRef | undefined;
+        if (ref !== undefined) enqueue.stopChild(ref);
+      }
     }),
-    // ── failure detection and ejection (issue 15) ──
     recordEjected: assign({ ejected: ({ context, event }) => (event.type === 'node.eject' ? new Set([...context.ejected, event.nodeId]) : context.ejected) }),
     recordDetected: assign({ detected: ({ context, event }) => (event.type === 'node.down' && event.cause === 'detector' ? new Set([...context.detected, event.nodeId]) : context.detected) }),
     /** The node is no longer down by the detector or an ejection (back, or marked by hand). */
@@ -202,10 +249,17 @@ export const swarmMachine = setup({
     }),
     emitNodeAlive: emit(({ event }) => ({ type: 'node.alive' as const, nodeId: (event as { nodeId: string }).nodeId, cause: event.type === 'node.alive' ? (event.cause ?? 'manual') : 'manual' })),
     emitNodeSuspected: emit(({ event }) => ({ type: 'node.suspected' as const, nodeId: (event as { nodeId: string }).nodeId })),
-    /** Proposes an own mark that would change something (the node's liveness as the mark needs it). */
-    proposeMark: enqueueActions(({ context, event, enqueue }) => {
-      const mark = autoMark(event);
-      if (mark !== undefined && isAliveIn(context, mark.nodeId) === (mark.type !== 'node.alive')) enqueue.emit({ type: 'node.proposed' as const, mark });
+    /** Hands the owner an own mark that would change something (the node's liveness as the mark needs it). */
+    deferMark: enqueueActions(({ context, event, enqueue }) => {
+      const mark = ownMark(event);
+      if (mark !== undefined && isAliveIn(context, mark.nodeId) === (mark.type !== 'node.alive')) enqueue.emit({ type: 'node.mark' as const, mark });
+    }),
+    emitNodeCleared: emit(({ event }) => ({ type: 'node.cleared' as const, nodeId: (event as { nodeId: string }).nodeId })),
+    /** Tells the plan change (a refused one changed nothing and tells nothing). */
+    emitPlanChange: enqueueActions(({ context, enqueue }) => {
+      const o = context.outcome;
+      if (o?.kind === 'growth') enqueue.emit({ type: 'node.joined' as const, nodeId: o.nodeId, profile: o.profile, plan: o.plan });
+      if (o?.kind === 'retirement') enqueue.emit({ type: 'node.left' as const, nodeId: o.nodeId, plan: o.plan });
     }),
     emitStatus: emit((_, params: { status: LiveStatus | 'stopped' }) => ({ type: 'status.changed' as const, status: params.status })),
   },
@@ -213,7 +267,7 @@ export const swarmMachine = setup({
   id: 'swarm',
   context: ({ input, self }) => {
     const alpha = input.alpha ?? 0.3;
-    const telemetry: NodeStates = input.telemetry ?? declaredTable(input.profiles);
+    const startDown = new Set(input.down ?? []);
     const members = new Map<string, Member>();
     const alive = new Uint8Array(input.profiles.length);
     let aliveCount = 0;
@@ -227,8 +281,9 @@ export const swarmMachine = setup({
       let record = restore?.records.get(p.id);
       // Its `node.down` at start re-enters the ban, which counts one more ejection.
       if (cause === 'ejected' && record !== undefined) record = { ...record, ejections: Math.max(record.ejections - 1, 0) };
-      members.set(p.id, { profile, slot: i, ref: createNodeActor(self, profile, alpha, detection, record) });
-      if (cause === undefined && entryOf(telemetry, p.id)?.alive !== false) {
+      members.set(p.id, { profile, slot: i });
+      createNodeActor(self, profile, alpha, detection, record);
+      if (cause === undefined && !startDown.has(p.id)) {
         alive[i] = 1;
         aliveCount++;
       }
@@ -245,34 +300,30 @@ export const swarmMachine = setup({
       allowDegraded: input.allowDegraded ?? true,
       wanted: new Map(plan.models.map((m) => [m.id, m.pipelines ?? 1])),
       idState: (input.idSeed ?? 0) >>> 0,
-      idSource: input.idSource,
-      telemetry,
-      inflight: input.inflight ?? Object.create(null),
-      index: input.index,
       outcome: restore?.outcome,
       ejected: downBy(restore, 'ejected'),
       detected: downBy(restore, 'detector'),
       ...detection,
-      propose: input.propose === true,
     };
   },
   on: {
     'node.down': [
-      { guard: 'isUnloggedAutoMark', actions: 'proposeMark' },
-      { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'recordDetected', 'tellNodeDown', 'emitNodeDown'] },
-      { guard: 'isManualOnAutoDown', actions: ['noOutcome', 'forgetCause', 'tellNodeDown'] },
+      { guard: and(['defersOwnMarks', 'isOwnMark']), actions: 'deferMark' },
+      { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'recordDetected', 'ensureNodeActor', 'tellNodeDown', 'emitNodeDown'] },
+      { guard: 'isManualOnAutoDown', actions: ['noOutcome', 'forgetCause', 'ensureNodeActor', 'tellNodeDown'] },
     ],
     'node.eject': [
-      { guard: 'isUnloggedAutoMark', actions: 'proposeMark' },
-      { guard: and(['isAliveMember', 'ejectionRoom']), actions: ['computeRescue', 'markNodeDown', 'recordEjected', 'tellNodeDown', 'emitNodeDown'] },
+      { guard: and(['defersOwnMarks', 'isOwnMark']), actions: 'deferMark' },
+      { guard: and(['isAliveMember', 'ejectionRoom']), actions: ['computeRescue', 'markNodeDown', 'recordEjected', 'ensureNodeActor', 'tellNodeDown', 'emitNodeDown'] },
     ],
     'node.alive': [
-      { guard: 'isUnloggedAutoMark', actions: 'proposeMark' },
-      { guard: 'isDownMember', actions: ['markNodeAlive', 'forgetCause', 'tellNodeAlive', 'emitNodeAlive'] },
+      { guard: and(['defersOwnMarks', 'isOwnMark']), actions: 'deferMark' },
+      { guard: 'isDownMember', actions: ['markNodeAlive', 'forgetCause', 'ensureNodeActor', 'tellNodeAlive', 'emitNodeAlive'] },
     ],
     'node.suspected': { guard: 'isAliveMember', actions: 'emitNodeSuspected' },
-    'node.added': { guard: 'canJoin', actions: ['decideGrowth', 'spawnNode', 'startNode', 'adoptPlan'] },
-    'node.removed': { guard: 'isMember', actions: ['decideRetirement', 'stopNode', 'forgetNode', 'adoptPlan'] },
+    'node.cleared': { guard: 'isAliveMember', actions: 'emitNodeCleared' },
+    'node.added': { guard: 'canJoin', actions: ['decideGrowth', 'spawnNode', 'startNode', 'adoptPlan', 'emitPlanChange'] },
+    'node.removed': { guard: 'isMember', actions: ['decideRetirement', 'stopNode', 'forgetNode', 'adoptPlan', 'emitPlanChange'] },
   },
   entry: ['startNodes', 'tellDownAtStart'],
   initial: 'healthy',
@@ -312,13 +363,40 @@ function declaredTable(profiles: readonly NodeProfile[]): NodeStates {
   return table;
 }
 
-/** A node actor in the Swarm's system, not yet started (the Swarm starts it in an action). */
+/**
+ * A node actor in the Swarm's system under {@link nodeKey}, not yet started. Node actors live in
+ * this keyed collection (so inspection sees them), not in the snapshot's children: xstate 5.33
+ * spawns and stops children in O(N²).
+ */
 function createNodeActor(parent: AnyActorRef, p: NodeProfile, alpha: number, detection: Pick<SwarmContext, 'failureDetector' | 'ejection'>, record?: NodeRecord): NodeActorRef {
   const input = { id: p.id, alpha, ...declared(p), ejection: detection.ejection, ...(detection.failureDetector !== undefined ? { phi: detection.failureDetector } : {}), ...(record !== undefined ? { record } : {}) };
-  return createActor(nodeMachine, { parent, id: `node:${p.id}`, input });
+  return createActor(nodeMachine, { parent, id: nodeKey(p.id), systemId: nodeKey(p.id), input });
 }
 
-// ── failure detection and ejection (issue 15) ──
+/**
+ * A member's node actor, started. It is created (from the member's profile and the context's
+ * settings, and `record` if given) when the system has none yet: at the Swarm's start, for a
+ * newcomer, and after a snapshot restored through `createActor(machine, { snapshot })`, which
+ * carries the Swarm's data and no actor. A member down is told why (unless `tell` is false: the
+ * Swarm's entry tells them all), so its actor agrees.
+ */
+export function nodeActorOf(swarm: AnyActorRef, context: SwarmContext, nodeId: string, record?: NodeRecord, tell = true): NodeActorRef | undefined {
+  const existing = swarm.system.get(nodeKey(nodeId)) as NodeActorRef | undefined;
+  if (existing !== undefined && started.has(existing)) return existing;
+  const m = context.members.get(nodeId);
+  if (m === undefined) return undefined;
+  const cause: DownCause | undefined = context.alive[m.slot] === 1 ? undefined : context.detected.has(nodeId) ? 'detector' : context.ejected.has(nodeId) ? 'ejected' : 'manual';
+  // Its `node.down` at start re-enters the ban, which counts one more ejection.
+  const held = cause === 'ejected' && record !== undefined ? { ...record, ejections: Math.max(record.ejections - 1, 0) } : record;
+  const ref = existing ?? createNodeActor(swarm, m.profile, context.alpha, context, held);
+  started.add(ref);
+  ref.start();
+  if (cause !== undefined && tell) ref.send({ type: 'node.down', cause });
+  return ref;
+}
+
+/** Node actors started by {@link nodeActorOf}: one created but not yet started is started there, once. */
+const started = new WeakSet<NodeActorRef>();
 
 /** The status the counters give: what the eventless transitions are about to settle on. */
 export function liveStatus(context: Pick<SwarmContext, 'aliveCount' | 'planDownCount'>): LiveStatus {
@@ -338,11 +416,11 @@ function downCause(event: SwarmEvent): DownCause {
   return event.type === 'node.down' ? (event.cause ?? 'manual') : 'manual';
 }
 
-/** The node actor's own mark an event is, unless it came back from the log; undefined for any other event. */
-function autoMark(event: SwarmEvent): AutoMark | undefined {
-  if (event.type === 'node.eject') return event.logged === true ? undefined : { type: 'node.eject', nodeId: event.nodeId };
-  if (event.type === 'node.down') return event.cause === 'detector' && event.logged !== true ? { type: 'node.down', nodeId: event.nodeId, cause: 'detector' } : undefined;
-  if (event.type === 'node.alive' && event.logged !== true && (event.cause === 'heartbeat' || event.cause === 'probation')) return { type: 'node.alive', nodeId: event.nodeId, cause: event.cause };
+/** The node actor's own mark an event is, unless the owner has decided it; undefined for any other event. */
+function ownMark(event: SwarmEvent): OwnMark | undefined {
+  if (event.type === 'node.eject') return event.decided === true ? undefined : { type: 'node.eject', nodeId: event.nodeId };
+  if (event.type === 'node.down') return event.cause === 'detector' && event.decided !== true ? { type: 'node.down', nodeId: event.nodeId, cause: 'detector' } : undefined;
+  if (event.type === 'node.alive' && event.decided !== true && (event.cause === 'heartbeat' || event.cause === 'probation')) return { type: 'node.alive', nodeId: event.nodeId, cause: event.cause };
   return undefined;
 }
 
@@ -355,4 +433,28 @@ function withoutMember(set: ReadonlySet<string>, nodeId: string): ReadonlySet<st
 
 function declared(p: NodeProfile): { latencyMs?: number; score?: number } {
   return { ...(p.latencyMs !== undefined ? { latencyMs: p.latencyMs } : {}), ...(p.score !== undefined ? { score: p.score } : {}) };
+}
+
+/** The policies and readers a running Swarm is given: what `swarmMachine.provide` injects. */
+export interface SwarmImplementations extends SwarmReaders {
+  /** Own marks of node actors are handed to the owner (`node.mark`) instead of applied. @defaultValue false */
+  readonly defersOwnMarks?: boolean;
+}
+
+/**
+ * The Swarm statechart with the runtime's implementations injected (XState's `provide`): its
+ * decisions read `readers`, and `defersOwnMarks` sets the policy for node actors' own marks. The
+ * context stays data, so a snapshot of either machine restores with the other.
+ * @example createActor(provideSwarm({ telemetry: () => table }), { input })
+ */
+export function provideSwarm(implementations: SwarmImplementations = {}) {
+  const defers = implementations.defersOwnMarks === true;
+  return swarmMachine.provide({
+    actions: {
+      computeRescue: assign(({ context, event }) => rescueUpdate(context, event, implementations)),
+      decideGrowth: assign(({ context, event }) => growthUpdate(context, event, implementations)),
+      decideRetirement: assign(({ context, event }) => retirementUpdate(context, event, implementations)),
+    },
+    guards: { defersOwnMarks: () => defers },
+  });
 }

@@ -1,57 +1,79 @@
 /**
- * Persistence of a swarm's lifecycle state (`hecate-swarm/persistence`, docs/persistence.md):
- * persist it as plain JSON, restore a swarm from it, digest it, and apply lifecycle events in
- * their wire form, as a replicated log carries them. Kept out of the root entry: a swarm that
- * only routes does not carry it. These functions reach a few of the Swarm's own members by name
- * (`swarm['running']`, typed), and nothing else does.
+ * Persistence of a swarm (`hecate-swarm/persistence`, docs/persistence.md), built on XState's own
+ * persisted snapshot: the Swarm's context is data, so `swarm.actor.getPersistedSnapshot()` through
+ * the snapshot codec is the save, and `createActor(provideSwarm(…), { snapshot })` is the restore.
+ * Also: a digest of the lifecycle state, and lifecycle events applied in their wire form, as a
+ * replicated log carries them. Kept out of the root entry: a swarm that only routes does not
+ * carry it. It reaches the Swarm through its internals' module symbol, nothing else.
  */
-import type { AliveCause } from '../../machines/node.machine.js';
-import type { LiveStatus } from '../../machines/swarm.machine.js';
-import { describeValue } from '../core/describe.js';
+import type { NodeRecord } from '../../machines/node.machine.js';
+import { nodeKey, type LiveStatus, type NodeActorRef, type SwarmContext } from '../../machines/swarm.machine.js';
+import { describeValue, isRecordLike } from '../core/describe.js';
 import { canonicalJson, hashText } from '../core/digest.js';
 import { SwarmError } from '../core/errors.js';
 import { deepFreeze } from '../core/freeze.js';
 import { swarmConfigIssue, swarmOptionsIssue } from '../core/swarm-config.js';
 import type { NodeProfile } from '../core/types.js';
-import { lifecycleDigest, memberState, plainProfile, readPersisted, type LifecycleEvent, type PersistedMember, type PersistedSwarm } from './persisted.js';
+import { validatePlan } from '../core/validate.js';
+import { kInternals, type SwarmInternals, type SwarmOrigin } from '../runtime/internal.js';
+import { plainProfile } from '../runtime/plain.js';
 import { Swarm } from '../runtime/swarm.js';
 import type { Growth, Rescue, Retirement, Revival, SwarmConfig, SwarmOptions } from '../runtime/types.js';
+import { checkDigests, lifecycleDigest, memberState, need, plainCopy, readLegacy, type LifecycleEvent, type PersistedSwarm } from './persisted.js';
+import { decodeSnapshot, encodeSnapshot } from './snapshot-codec.js';
+
+const FORMAT = 'hecate-swarm/snapshot';
+const LEGACY = 'hecate-swarm/swarm';
 
 /** The digests of the profiles and the config a swarm was created with. */
 function genesisDigests([profiles, config]: readonly [readonly NodeProfile[], SwarmConfig]): [string, string] {
   return [hashText(canonicalJson(profiles)), hashText(canonicalJson(config))];
 }
 
-/** Status, members (with their node actors' ejection records), id counter and digest. */
-function lifecycle(swarm: Swarm): [LiveStatus, PersistedMember[], number | null, string] {
-  const snapshot = swarm.actor.getSnapshot();
-  const c = snapshot.context;
-  const members: PersistedMember[] = [];
-  for (const [id, m] of c.members) {
-    const { failures, ejections, probation } = m.ref.getSnapshot().context.health;
-    const state = memberState(c, id, m.slot);
-    members.push(failures > 0 || ejections > 0 || probation ? { profile: m.profile, state, record: { failures, ejections, probation } } : { profile: m.profile, state });
-  }
-  const ids = c.idSource === undefined ? c.idState : null;
-  const status = snapshot.value as LiveStatus;
-  return [status, members, ids, lifecycleDigest(c.plan, status, members.map((m) => [m.profile, m.state]), ids)];
+/** The running Swarm's internals; `InvalidInput` for anything else, `Stopped` for a stopped one. */
+function internalsOf(swarm: Swarm, what: string): SwarmInternals {
+  if (!(swarm instanceof Swarm)) throw new SwarmError('InvalidInput', `${what} needs a Swarm (made by createSwarm), got ${describeValue(swarm)}`);
+  const internals = swarm[kInternals];
+  internals.running();
+  return internals;
+}
+
+/** A member's node actor's ejection record, unless fresh. */
+function recordOf(internals: SwarmInternals, id: string): NodeRecord | undefined {
+  const ref = internals.actor.system.get(nodeKey(id)) as NodeActorRef | undefined;
+  const health = ref?.getSnapshot().context.health;
+  if (health === undefined) return undefined;
+  const { failures, ejections, probation } = health;
+  return failures > 0 || ejections > 0 || probation ? { failures, ejections, probation } : undefined;
+}
+
+/** The lifecycle digest of a Swarm's context: plan, status, members' liveness (and why down), seeded id counter. */
+function digestOf(context: SwarmContext, status: LiveStatus, seeded: boolean): string {
+  const members: [NodeProfile, string][] = [];
+  for (const [id, m] of context.members) members.push([m.profile, memberState(context, id, m.slot)]);
+  return lifecycleDigest(context.plan, status, members, seeded ? context.idState : null);
 }
 
 /**
- * The swarm's lifecycle state as plain JSON: plan, members with their liveness (and why down)
- * and ejection records, status, the seeded id counter and the last decision. Telemetry EWMAs,
- * leases, release windows and heartbeat histories are local observations and are left out.
- * {@link restoreSwarm} continues from it (docs/persistence.md).
+ * The swarm's state as plain JSON: XState's persisted snapshot of the Swarm actor (plan, members
+ * with their liveness and why down, status, id counter, last decision) through the snapshot
+ * codec, and the node actors' ejection records. Telemetry EWMAs, leases, release windows and
+ * heartbeat histories are local observations and are left out. {@link restoreSwarm} continues
+ * from it (docs/persistence.md).
  * @throws {SwarmError} `Stopped`
  * @example const saved = JSON.stringify(persistSwarm(swarm));
  */
 export function persistSwarm(swarm: Swarm): PersistedSwarm {
-  const { plan, outcome } = swarm['running']().context;
-  const [status, members, ids, digest] = lifecycle(swarm);
-  const [profiles, config] = genesisDigests(swarm['genesis']);
-  // A growth's or a retirement's plan is the plan: not stored twice.
-  const last = outcome?.kind === 'growth' || outcome?.kind === 'retirement' ? { ...outcome, plan: undefined } : (outcome ?? null);
-  return deepFreeze(JSON.parse(JSON.stringify({ format: 'hecate-swarm/swarm', version: 1, profiles, config, status, plan, members, ids, outcome: last, digest })) as PersistedSwarm);
+  const internals = internalsOf(swarm, 'persistSwarm');
+  const snapshot = internals.actor.getSnapshot() as { context: SwarmContext; value: LiveStatus };
+  const records: [string, NodeRecord][] = [];
+  for (const id of snapshot.context.members.keys()) {
+    const record = recordOf(internals, id);
+    if (record !== undefined) records.push([id, record]);
+  }
+  const [profiles, config] = genesisDigests(internals.genesis);
+  const saved = { format: FORMAT, version: 1, profiles, config, digest: digestOf(snapshot.context, snapshot.value, internals.seeded), seeded: internals.seeded, snapshot: encodeSnapshot(internals.actor.getPersistedSnapshot()), records };
+  return deepFreeze(JSON.parse(JSON.stringify(saved)) as PersistedSwarm);
 }
 
 /**
@@ -61,19 +83,24 @@ export function persistSwarm(swarm: Swarm): PersistedSwarm {
  * @example swarmDigest(a) === swarmDigest(b)
  */
 export function swarmDigest(swarm: Swarm): string {
-  return lifecycle(swarm)[3];
+  if (!(swarm instanceof Swarm)) throw new SwarmError('InvalidInput', `swarmDigest needs a Swarm (made by createSwarm), got ${describeValue(swarm)}`);
+  const internals = swarm[kInternals]; // a stopped swarm has a digest too, with the status stopped
+  const snapshot = internals.actor.getSnapshot() as { context: SwarmContext; value: LiveStatus };
+  return digestOf(snapshot.context, snapshot.value, internals.seeded);
 }
 
 /**
- * Creates and starts a swarm from a persisted one (`persistSwarm`) instead of planning anew: the
- * same plan, members, liveness, status, id counter and last decision. It must come from a swarm
- * created with the same `profiles` and `config` (their digests are checked); `options` are
- * `createSwarm`'s but `seed` and `idSource` when the snapshot has its id counter
- * (docs/persistence.md).
- * @throws {SwarmError} `InvalidInput` naming the first bad field of the snapshot or option
+ * Creates and starts a swarm from a saved one (`persistSwarm`) instead of planning anew: the
+ * same plan, members, liveness, status, id counter and last decision, through XState's own
+ * restore of the Swarm actor. It must come from a swarm created with the same `profiles` and
+ * `config` (their digests are checked). Saves of the format before the snapshot
+ * (`hecate-swarm/swarm` version 1) are read too. `options` are `createSwarm`'s but `seed` and
+ * `idSource` when the save has its id counter (docs/persistence.md). `policy` is a replica's
+ * (`hecate-swarm/replication`): its node actors' own marks are handed to the log.
+ * @throws {SwarmError} `InvalidInput` naming the first bad field of the save or option
  * @example const swarm = restoreSwarm(profiles, config, JSON.parse(saved));
  */
-export function restoreSwarm(profiles: readonly NodeProfile[], config: SwarmConfig, persisted: PersistedSwarm, options: SwarmOptions = {}): Swarm {
+export function restoreSwarm(profiles: readonly NodeProfile[], config: SwarmConfig, persisted: PersistedSwarm, options: SwarmOptions = {}, policy: Pick<SwarmOrigin, 'defersOwnMarks'> = {}): Swarm {
   const given = Array.isArray(profiles) ? profiles.map(plainProfile) : profiles;
   const issue = swarmConfigIssue(config) ?? swarmOptionsIssue(options);
   if (issue !== undefined) throw new SwarmError('InvalidInput', issue);
@@ -83,9 +110,59 @@ export function restoreSwarm(profiles: readonly NodeProfile[], config: SwarmConf
   } catch (error) {
     throw new SwarmError('InvalidInput', `restoreSwarm: the profiles must be plain JSON data, as createSwarm was given (${error instanceof Error ? error.message : String(error)})`);
   }
-  const restored = readPersisted(persisted, ...digests);
-  if (restored.ids !== null && (options.seed ?? options.idSource) !== undefined) throw new SwarmError('InvalidInput', 'options "seed" and "idSource" cannot go with a persisted swarm: it has its id counter');
-  return new Swarm(profiles, config, options, restored);
+  const r = plainCopy(persisted);
+  need(isRecordLike(r), 'snapshot', `an object, got ${describeValue(persisted)}`);
+  const saved = r as Record<string, unknown>;
+  const known = (saved['format'] === FORMAT || saved['format'] === LEGACY) && saved['version'] === 1;
+  need(known, 'version', `1 of format "${FORMAT}" (or "${LEGACY}", the format before it), got version ${describeValue(saved['version'])} of format ${describeValue(saved['format'])}: saved by another version of hecate-swarm`);
+  const origin: SwarmOrigin = { ...(saved['format'] === LEGACY ? { restored: readLegacy(saved, ...digests) } : { snapshot: readSnapshot(saved, ...digests) }), ...policy };
+  const seeded = origin.restored !== undefined ? origin.restored.ids !== null : origin.snapshot?.seeded === true;
+  if (seeded && (options.seed ?? options.idSource) !== undefined) throw new SwarmError('InvalidInput', 'options "seed" and "idSource" cannot go with a persisted swarm: it has its id counter');
+  let swarm: Swarm;
+  try {
+    swarm = new Swarm(profiles, config, options, origin);
+  } catch (error) {
+    if (error instanceof SwarmError) throw error;
+    throw new SwarmError('InvalidInput', `restore: field "snapshot" could not be restored (${error instanceof Error ? error.message : String(error)}); pass what persistSwarm() returned`);
+  }
+  if (origin.snapshot !== undefined && swarmDigest(swarm) !== saved['digest']) {
+    swarm.stop();
+    need(false, 'digest', `${swarmDigest(swarm)}, the restored state's: the save was altered`);
+  }
+  return swarm;
+}
+
+/** Checks a save of the snapshot format and decodes it. */
+function readSnapshot(r: Record<string, unknown>, profilesDigest: string, configDigest: string): NonNullable<SwarmOrigin['snapshot']> {
+  checkDigests(r, profilesDigest, configDigest);
+  need(typeof r['seeded'] === 'boolean', 'seeded', 'true or false');
+  need(typeof r['digest'] === 'string', 'digest', 'a string');
+  let value: unknown;
+  try {
+    value = decodeSnapshot(r['snapshot'], 'snapshot');
+  } catch (error) {
+    throw new SwarmError('InvalidInput', `restore: field ${error instanceof Error ? error.message : String(error)}`);
+  }
+  need(isRecordLike(value) && (value as { status?: unknown }).status === 'active', 'snapshot.status', '"active" (a running swarm)');
+  const context = (value as { context?: Partial<SwarmContext> }).context;
+  need(isRecordLike(context) && context.members instanceof Map && context.alive instanceof Uint8Array && isRecordLike(context.plan), 'snapshot.context', "a Swarm's context (members, alive, plan)");
+  const c = context as SwarmContext;
+  const profiles: NodeProfile[] = [];
+  for (const [id, m] of c.members) {
+    need(isRecordLike(m) && isRecordLike(m.profile) && m.profile.id === id && Number.isInteger(m.slot) && m.slot >= 0 && m.slot < c.alive.length, `snapshot.context.members[${describeValue(id)}]`, '{ profile, slot } with a slot in alive');
+    profiles.push(m.profile);
+  }
+  const planIssue = validatePlan(c.plan, profiles)[0];
+  need(planIssue === undefined, 'snapshot.context.plan', `valid over the members: ${planIssue?.message}`);
+  need(Array.isArray(r['records']), 'records', 'an array of [nodeId, record] pairs');
+  const count = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
+  const records = new Map<string, NodeRecord>();
+  (r['records'] as unknown[]).forEach((pair, i) => {
+    const [id, rec] = Array.isArray(pair) ? (pair as [unknown, Partial<NodeRecord>]) : [];
+    need(typeof id === 'string' && c.members.has(id) && isRecordLike(rec) && count(rec.failures) && count(rec.ejections) && typeof rec.probation === 'boolean', `records[${i}]`, '[memberId, { failures, ejections, probation }]');
+    records.set(id as string, rec as NodeRecord);
+  });
+  return { value: value as NonNullable<SwarmOrigin['snapshot']>['value'], records, seeded: r['seeded'] as boolean };
 }
 
 /**
@@ -99,14 +176,11 @@ export function restoreSwarm(profiles: readonly NodeProfile[], config: SwarmConf
  * @example applyEvent(swarm, { type: 'node.down', nodeId: 'gpu', cause: 'detector' });
  */
 export function applyEvent(swarm: Swarm, event: LifecycleEvent): Rescue | Revival | Growth | Retirement {
+  const internals = internalsOf(swarm, 'applyEvent');
   const { type, nodeId, cause = 'manual', profile } = (event ?? {}) as Partial<{ type: string; nodeId: string; cause: string; profile: NodeProfile }>;
-  if (type === 'node.added') return swarm.addNode(profile as NodeProfile);
+  if (type === 'node.added') return internals.apply({ type, profile: profile as NodeProfile });
   const causes = type === 'node.down' ? ['manual', 'detector', 'ejected'] : type === 'node.alive' ? ['manual', 'heartbeat', 'probation'] : type === 'node.removed' ? ['manual'] : [];
   const bad = causes.length === 0 ? 'type' : typeof nodeId !== 'string' ? 'nodeId' : causes.includes(cause) ? undefined : 'cause';
   if (bad !== undefined) throw new SwarmError('InvalidInput', `lifecycle event field "${bad}": got ${describeValue((event as unknown as Record<string, unknown> | null)?.[bad])} (docs/persistence.md)`);
-  const id = nodeId as string;
-  if (type === 'node.removed') return swarm.removeNode(id);
-  // `logged`: from the log, so a replica (option `propose`) applies it rather than proposing it again.
-  if (type === 'node.alive') return swarm['revive'](id, cause as AliveCause, true);
-  return swarm['takeDown'](id, cause === 'ejected' ? { type: 'node.eject', nodeId: id, logged: true } : { type: 'node.down', nodeId: id, cause: cause as 'manual' | 'detector', logged: true });
+  return internals.apply({ type, nodeId, cause } as LifecycleEvent);
 }

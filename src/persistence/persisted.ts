@@ -1,26 +1,46 @@
-import type { AliveCause, DownCause, NodeRecord } from '../../machines/node.machine.js';
-import type { LiveStatus, SwarmContext, SwarmOutcome, SwarmRestore } from '../../machines/swarm.machine.js';
-import { describeValue, isRecordLike } from '../core/describe.js';
+import type { DownCause, NodeRecord } from '../../machines/node.machine.js';
+import type { LiveStatus, SwarmContext, SwarmOutcome } from '../../machines/swarm.machine.js';
+import { isRecordLike } from '../core/describe.js';
 import { canonicalJson, hashText } from '../core/digest.js';
 import { SwarmError } from '../core/errors.js';
 import { deepFreeze } from '../core/freeze.js';
 import type { NodeProfile, SwarmPlan } from '../core/types.js';
 import { validatePlan } from '../core/validate.js';
+import type { RestoredInput } from '../runtime/internal.js';
+import { plainProfile } from '../runtime/plain.js';
+import type { LifecycleCommand } from '../runtime/swarm-contract.js';
+import type { Encoded } from './snapshot-codec.js';
 
 /**
- * A swarm's lifecycle state as plain JSON (`persistSwarm(swarm)`), and the checks that turn it back
- * into what the Swarm statechart is created with (`restoreSwarm(profiles, config, saved)`).
- * docs/persistence.md.
+ * A swarm's saved state (`persistSwarm(swarm)`): the format, and the reader of the format before
+ * it (docs/persistence.md).
  */
 
 /** One lifecycle event in its wire form, as a replicated log carries it (`applyEvent(swarm, event)`). */
-export type LifecycleEvent =
-  | { readonly type: 'node.added'; readonly profile: NodeProfile }
-  | { readonly type: 'node.removed'; readonly nodeId: string }
-  /** `manual` when no cause is given. */
-  | { readonly type: 'node.down'; readonly nodeId: string; readonly cause?: DownCause }
-  /** `manual` when no cause is given. */
-  | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause?: AliveCause };
+export type LifecycleEvent = LifecycleCommand;
+
+/**
+ * A saved swarm, JSON-serialisable: XState's own persisted snapshot of the Swarm actor (through the
+ * snapshot codec), its node actors' ejection records, and the digests that tie it to the profiles
+ * and config it was created with. Local observations (telemetry EWMAs, leases, release windows,
+ * heartbeat histories) are not in it.
+ */
+export interface PersistedSwarm {
+  readonly format: 'hecate-swarm/snapshot';
+  readonly version: 1;
+  /** Digest of the profiles the swarm was created with. */
+  readonly profiles: string;
+  /** Digest of the config it was created with. */
+  readonly config: string;
+  /** `swarmDigest(swarm)` when it was saved: checked on restore. */
+  readonly digest: string;
+  /** Whether pipeline ids come from the snapshot's seeded counter (else from an id source). */
+  readonly seeded: boolean;
+  /** `swarm.actor.getPersistedSnapshot()`, its Maps, Sets and byte array encoded (`snapshot-codec.ts`). */
+  readonly snapshot: Encoded;
+  /** Node actors' ejection records (members with none are fresh: no failure, ejection or probation). */
+  readonly records: readonly (readonly [string, NodeRecord])[];
+}
 
 /** A member of a persisted swarm, in join order. */
 export interface PersistedMember {
@@ -38,11 +58,10 @@ export type PersistedOutcome =
   | Omit<Extract<SwarmOutcome, { kind: 'retirement' }>, 'plan'>;
 
 /**
- * A swarm's lifecycle state, JSON-serialisable: what `persistSwarm(swarm)` returns and
- * `restoreSwarm(profiles, config, saved)` continues from. Local observations (telemetry
- * EWMAs, leases, release windows, heartbeat histories) are not in it.
+ * A save of the format before the snapshot (`hecate-swarm/swarm` version 1): still read, never
+ * written.
  */
-export interface PersistedSwarm {
+export interface LegacyPersistedSwarm {
   readonly format: 'hecate-swarm/swarm';
   readonly version: 1;
   /** Digest of the profiles the swarm was created with. */
@@ -60,13 +79,6 @@ export interface PersistedSwarm {
   readonly digest: string;
 }
 
-/** What a checked snapshot gives the Swarm to start from. */
-export interface Restored {
-  readonly plan: SwarmPlan;
-  readonly profiles: readonly NodeProfile[];
-  readonly restore: SwarmRestore;
-  readonly ids: number | null;
-}
 
 const STATES: readonly string[] = ['up', 'manual', 'detector', 'ejected'];
 
@@ -80,34 +92,35 @@ export function memberState(context: Pick<SwarmContext, 'alive' | 'detected' | '
   return context.alive[slot] === 1 ? 'up' : context.detected.has(id) ? 'detector' : context.ejected.has(id) ? 'ejected' : 'manual';
 }
 
-/** A profile as plain data, each field read once (a getter cannot change it between check and use). */
-export function plainProfile(profile: NodeProfile): NodeProfile {
-  if (profile === null || typeof profile !== 'object') return profile;
-  const { id, memoryGb, score, latencyMs } = profile;
-  return { id, memoryGb, ...(score !== undefined ? { score } : {}), ...(latencyMs !== undefined ? { latencyMs } : {}) };
+
+/** Throws `InvalidInput` naming a field of a save unless `ok`. */
+export function need(ok: unknown, field: string, what: string): void {
+  if (!ok) throw new SwarmError('InvalidInput', `restore: field "${field}" must be ${what}; pass what persistSwarm() returned`);
+}
+
+/** The digests of the profiles and config the swarm was created with: a save must carry the same. */
+export function checkDigests(r: Record<string, unknown>, profilesDigest: string, configDigest: string): void {
+  const given: Record<string, string> = { profiles: profilesDigest, config: configDigest };
+  for (const field in given) need(r[field] === given[field], field, `${given[field]}, from the ${field} given: they differ`);
+}
+
+/** A save as a plain copy (no getter, no prototype, no cycle), or undefined when it is not JSON. */
+export function plainCopy(value: unknown): unknown {
+  try {
+    return JSON.parse(JSON.stringify(value));
+  } catch {
+    return undefined;
+  }
 }
 
 /**
- * Checks a persisted swarm against the digests of the profiles and config of the swarm to create,
- * and turns it into the statechart's restore input.
+ * Checks a save of the format before the snapshot (`hecate-swarm/swarm` version 1) against the
+ * digests of the profiles and config of the swarm to create, and turns it into the statechart's
+ * restore input.
  * @throws {SwarmError} `InvalidInput` naming the first bad field
  */
-export function readPersisted(value: unknown, profilesDigest: string, configDigest: string): Restored {
-  let s: unknown;
-  try {
-    s = JSON.parse(JSON.stringify(value)); // a plain copy: no getter, no prototype, no cycle
-  } catch {
-    // not JSON: refused below
-  }
-  const need = (ok: unknown, field: string, what: string) => {
-    if (!ok) throw new SwarmError('InvalidInput', `restore: field "${field}" must be ${what}; pass what persistSwarm() returned`);
-  };
-  need(isRecordLike(s), 'snapshot', `an object, got ${describeValue(value)}`);
-  const r = s as Record<string, unknown>;
-  need(r['format'] === 'hecate-swarm/swarm' && r['version'] === 1, 'version', '1');
-  // The digests of the profiles and config the swarm was created with.
-  const given: Record<string, string> = { profiles: profilesDigest, config: configDigest };
-  for (const field in given) need(r[field] === given[field], field, `${given[field]}, from the ${field} given: they differ`);
+export function readLegacy(r: Record<string, unknown>, profilesDigest: string, configDigest: string): RestoredInput {
+  checkDigests(r, profilesDigest, configDigest);
   need(Array.isArray(r['members']), 'members', 'an array');
   const profiles: NodeProfile[] = [];
   const down = new Map<string, DownCause>();

@@ -12,4 +12,4 @@ export type { ConnectSwarmOptions, ReplicationEmitted, ReplicationStats, Replica
 export { ReplicationError } from './replication-error.js';
 export type { ReplicationErrorCode } from './replication-error.js';
 export type { LogEntry } from './log-entry.js';
-export type { AutoMark } from '../../machines/swarm-context.js';
+export type { OwnMark } from '../../machines/swarm-context.js';

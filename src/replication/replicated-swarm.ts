@@ -1,7 +1,6 @@
 import { DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerMessages, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import type { AutoMark, SwarmEmitted } from '../../machines/swarm-context.js';
-import { isNodeAlive } from '../../machines/node.machine.js';
+import type { OwnMark, SwarmEmitted } from '../../machines/swarm-context.js';
 import type { NodeProfile, NodeTelemetry, Route } from '../core/types.js';
 import type { SwarmState } from '../core/state.js';
 import { SwarmError } from '../core/errors.js';
@@ -9,8 +8,10 @@ import { systemClock } from '../runtime/clock.js';
 import type { Session } from '../sessions/session.js';
 import { executeOnce, openSession } from '../sessions/session-swarm.js';
 import { applyEvent, persistSwarm, restoreSwarm, swarmDigest } from '../persistence/persist-swarm.js';
+import { Swarm as LocalSwarm } from '../runtime/swarm.js';
+import { plainProfile } from '../runtime/plain.js';
 import type { SessionOptions, StageRunner } from '../sessions/session-types.js';
-import { createSwarm, type Swarm } from '../runtime/swarm.js';
+import type { Swarm } from '../runtime/swarm.js';
 import type {
   Clock,
   Growth,
@@ -231,7 +232,7 @@ export class ReplicatedSwarm {
     if (last === 0 && this.options.profiles !== undefined && this.options.config !== undefined) {
       const genesis: LogEntry = { v: 1, type: 'swarm.genesis', id: 'genesis', profiles: this.options.profiles.map(plainProfile), config: this.options.config, seed: this.options.seed ?? 1 };
       // A genesis no replica could build from must not reach the log: plan it here first (throws PlanError, SwarmError).
-      createSwarm(genesis.profiles, genesis.config, { seed: genesis.seed }).stop();
+      new LocalSwarm(genesis.profiles, genesis.config, { seed: genesis.seed }).stop();
       try {
         await this.js.publish(this.logSubject, encodeEntry(genesis), { msgID: 'genesis', expect: { lastSequence: 0 } });
       } catch {
@@ -328,14 +329,15 @@ export class ReplicatedSwarm {
   /** Builds the local Swarm from the genesis, or from a snapshot of it. */
   private genesis(entry: Extract<LogEntry, { type: 'swarm.genesis' }>, restore?: PersistedSwarm): void {
     const options = {
-      propose: true,
       leaseIdPrefix: `${this.replicaId}:`, // leases are local: two replicas' never share an id
       ...(this.options.clock !== undefined ? { clock: this.options.clock } : {}),
       ...(this.options.inspect !== undefined ? { inspect: this.options.inspect } : {}),
     };
-    const swarm = restore !== undefined ? restoreSwarm(entry.profiles, entry.config, restore, options) : createSwarm(entry.profiles, entry.config, { ...options, seed: entry.seed });
+    // Its node actors' own marks are handed over (`node.mark`): the log decides when each applies.
+    const policy = { defersOwnMarks: true };
+    const swarm = restore !== undefined ? restoreSwarm(entry.profiles, entry.config, restore, options, policy) : new LocalSwarm(entry.profiles, entry.config, { ...options, seed: entry.seed }, policy);
     this.swarm = swarm;
-    swarm.on('node.proposed', (e) => this.proposeMark(e.mark));
+    swarm.on('node.mark', (e) => this.proposeMark(e.mark));
     for (const h of this.swarmHandlers) h.off = swarm.on(h.type as never, h.handler as never);
   }
 
@@ -434,7 +436,7 @@ export class ReplicatedSwarm {
    * A mark the local node actors made: proposed once, on the node's history as applied here, and
    * only while connected (a cut-off replica's detector sees no heartbeats: its downs are not news).
    */
-  private proposeMark(mark: AutoMark): void {
+  private proposeMark(mark: OwnMark): void {
     if (this.link !== 'connected' || this.closed) return;
     const basis = this.touched.get(mark.nodeId) ?? 0;
     const key = `${mark.type}@${basis}`;
@@ -452,14 +454,8 @@ export class ReplicatedSwarm {
   private reconcile(nodeId: string): void {
     const swarm = this.swarm;
     if (swarm === undefined || this.link !== 'connected') return;
-    const context = swarm.actor.getSnapshot().context;
-    const member = context.members.get(nodeId);
-    if (member === undefined) return;
-    const alive = context.alive[member.slot] === 1;
-    const node = member.ref.getSnapshot();
-    if (alive && node.matches({ down: 'detected' })) this.proposeMark({ type: 'node.down', nodeId, cause: 'detector' });
-    else if (!alive && context.detected.has(nodeId) && isNodeAlive(node)) this.proposeMark({ type: 'node.alive', nodeId, cause: 'heartbeat' });
-    else if (!alive && context.ejected.has(nodeId) && isNodeAlive(node)) this.proposeMark({ type: 'node.alive', nodeId, cause: 'probation' });
+    const pending = swarm.node(nodeId)?.pending;
+    if (pending !== undefined && pending.type !== 'node.eject') this.proposeMark(pending);
   }
 
   // ── connection ──
@@ -702,11 +698,4 @@ export class ReplicatedSwarm {
     this.swarm?.stop();
     await this.nc.close();
   }
-}
-
-/** A profile as plain JSON data. */
-function plainProfile(profile: NodeProfile): NodeProfile {
-  if (profile === null || typeof profile !== 'object') return profile;
-  const { id, memoryGb, score, latencyMs } = profile;
-  return { id, memoryGb, ...(score !== undefined ? { score } : {}), ...(latencyMs !== undefined ? { latencyMs } : {}) };
 }

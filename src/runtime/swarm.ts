@@ -1,6 +1,6 @@
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
-import { badSampleField, effectiveValues, sampleProblem, type NodeContext } from '../../machines/node.machine.js';
-import { isMember, joinIssue, swarmMachine, type NodeActorRef, type SwarmEmitted, type SwarmEvent, type SwarmOutcome } from '../../machines/swarm.machine.js';
+import { badSampleField, sampleProblem, type AliveCause } from '../../machines/node.machine.js';
+import { isMember, joinIssue, nodeActorOf, provideSwarm, type NodeActorRef, type RescueIndex, type SwarmEmitted, type SwarmEvent, type SwarmOutcome } from '../../machines/swarm.machine.js';
 import { DEFAULT_PENALTIES, resolveRequest, tokensCost, type ResolvedRequest } from '../core/cost.js';
 import { describeValue } from '../core/describe.js';
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
@@ -10,16 +10,16 @@ import { routeResolved } from '../core/route.js';
 import { serveModel } from '../core/serve-model.js';
 import type { SwarmState } from '../core/state.js';
 import { swarmConfigIssue, swarmOptionsIssue } from '../core/swarm-config.js';
-import type { ModelSpec, NodeProfile, NodeTelemetry, Route } from '../core/types.js';
+import type { IdSource, ModelSpec, NodeProfile, NodeTelemetry, Route } from '../core/types.js';
 import { baseModelId } from '../core/validate.js';
 import { systemClock } from './clock.js';
 import { randomIds } from './ids.js';
+import { kInternals, type SwarmInternals, type SwarmOrigin } from './internal.js';
 import { LeaseTable } from './lease-table.js';
-import { NodeWatchers } from './node-watchers.js';
-import { ReleaseSampler } from './release-sampler.js';
-import { plainProfile, type Restored } from '../persistence/persisted.js';
-import { SUSPECTED, TelemetryTable } from './telemetry-table.js';
-import type { AliveCause } from '../../machines/node.machine.js';
+import { lifecycleOf } from './node-lifecycle.js';
+import { plainProfile, plainSample, telemetryEntry } from './plain.js';
+import type { LifecycleCommand, LifecycleResult, NodeLifecycle, SwarmContract } from './swarm-contract.js';
+import { SwarmView } from './swarm-view.js';
 import type {
   Clock,
   Growth,
@@ -38,122 +38,125 @@ import type {
   TimeSource,
 } from './types.js';
 
-/** The running Swarm actor. */
-export type SwarmActor = Actor<typeof swarmMachine>;
-type SwarmSnapshot = SnapshotFrom<typeof swarmMachine>;
-
-/** A telemetry sample as plain data, each field read once; one shape whatever it carries. */
-function plainSample(sample: TelemetrySample): TelemetrySample {
-  if (sample === null || typeof sample !== 'object') return sample;
-  const { load, latencyMs, score } = sample;
-  // An unknown key makes the sample BadTelemetry whatever its values: keep it so the check sees it.
-  for (const key in sample) if (key !== 'load' && key !== 'latencyMs' && key !== 'score') return { ...sample };
-  return { load, latencyMs, score };
-}
+type RunningActor = Actor<ReturnType<typeof provideSwarm>>;
+type SwarmSnapshot = SnapshotFrom<RunningActor>;
 
 /**
- * A live node's table entry from its actor's context: `alive`, `samples` and the effective values
- * (measured EWMA, else declared), frozen. Once every field is known (the usual case) it is one
- * object literal of one shape; `effectiveValues` adding fields one by one to a two-field literal
- * grew a second backing store on every report. A field never measured keeps the previous entry's
- * value, which is the declared one: read from the entry just read, not from `ctx.settings.declared` (a
- * cache miss per report at 8,000 nodes).
+ * The Swarm actor as the public sees it: a read-only handle for inspection (its snapshot, its
+ * persisted snapshot, subscriptions, its actor system). Commands go through the Swarm's methods.
  */
-function telemetryEntry(ctx: NodeContext, previous: NodeTelemetry): NodeTelemetry {
-  const { load, samples } = ctx;
-  const latencyMs = ctx.latencyMs ?? previous.latencyMs;
-  const score = ctx.score ?? previous.score;
-  if (load !== undefined && latencyMs !== undefined && score !== undefined) return Object.freeze({ alive: true, samples, load, latencyMs, score });
-  return Object.freeze(effectiveValues<{ -readonly [K in keyof NodeTelemetry]: NodeTelemetry[K] }>(ctx, { alive: true, samples }));
-}
+export type SwarmActor = Pick<RunningActor, 'id' | 'sessionId' | 'system' | 'getSnapshot' | 'getPersistedSnapshot' | 'subscribe' | 'on'>;
 
 /**
  * A swarm at run time: a thin façade over the Swarm statechart, which decides every lifecycle
- * step (rescue before mark, growth, retirement, status) from its own context. The façade sends
- * events and reads snapshots. What it keeps itself must stay off the chart for speed: the
- * telemetry table and routing index that `route` reads without an actor message, the leases and
- * the release window. Create it with {@link createSwarm}.
+ * step (rescue before mark, growth, retirement, status) and writes every node's lifecycle. The
+ * façade sends events and reads snapshots; what `route` reads without an actor message is a view
+ * ({@link SwarmView}) that follows the statechart's transitions, plus the leases. Create it with
+ * {@link createSwarm}.
  */
-export class Swarm {
-  /** The running Swarm actor (the node actors are in its system). */
+export class Swarm implements SwarmContract<'now'> {
+  /** The running Swarm actor, read-only (the node actors are in its system). */
   readonly actor: SwarmActor;
-  private readonly table: TelemetryTable;
+  /** The library's own entries reach the internals through this key (`src/runtime/internal.ts`). */
+  readonly [kInternals]: SwarmInternals;
+  private readonly actorRef: RunningActor;
+  private readonly view: SwarmView;
   private readonly leases: LeaseTable;
-  private readonly sampler: ReleaseSampler;
   private readonly baseModel: string;
   private readonly allowDegraded: boolean;
   private readonly leaseTtlMs: number;
   private readonly failurePenaltyMs: number;
-  /** Running session stage calls waiting on a node going down (pushed, not polled; `hecate-swarm/sessions`). */
-  private readonly downWatchers = new NodeWatchers();
   private readonly clock: TimeSource;
   /** Whether the clock keeps timers (it is the actors' clock); heartbeats need it. */
   private readonly timers: boolean;
-  /** Nodes whose failure detection has started (at their first heartbeat). */
-  private readonly watched = new Set<string>();
-  /** The profiles and config it was created with: a persisted swarm carries their digests (`hecate-swarm/persistence`). */
-  protected readonly genesis: readonly [readonly NodeProfile[], SwarmConfig];
 
   /**
-   * @internal use {@link createSwarm}; `restored` is a persisted swarm checked against these
-   * profiles and config (`restoreSwarm` of `hecate-swarm/persistence`).
+   * @internal use {@link createSwarm}; `origin` is a persisted swarm checked against these
+   * profiles and config (`restoreSwarm` of `hecate-swarm/persistence`), or a replica's policy.
    */
-  constructor(profiles: readonly NodeProfile[], config: SwarmConfig, options: SwarmOptions = {}, restored?: Restored) {
+  constructor(profiles: readonly NodeProfile[], config: SwarmConfig, options: SwarmOptions = {}, origin: SwarmOrigin = {}) {
     const issue = swarmConfigIssue(config) ?? swarmOptionsIssue(options);
     if (issue !== undefined) throw new SwarmError('InvalidInput', issue);
     const given = Array.isArray(profiles) ? profiles.map(plainProfile) : profiles;
-    this.genesis = [given, config];
-    const members = restored?.profiles ?? given;
-    const plan = restored?.plan ?? deepFreeze(planSwarm(members, config));
-    this.baseModel = baseModelId(plan.models);
+    const { restored, snapshot } = origin;
     this.allowDegraded = config.allowDegraded ?? true;
     this.leaseTtlMs = config.leaseTtlMs ?? 30_000;
     this.failurePenaltyMs = config.failurePenaltyMs ?? 1000;
-    this.table = new TelemetryTable(plan, members);
-    if (restored !== undefined) for (const id of restored.restore.down.keys()) this.table.setAlive(id, false);
     this.clock = options.clock ?? systemClock;
-    this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.table.addInflight(nodeId, delta), options.leaseIdPrefix);
-    this.sampler = new ReleaseSampler(config.releaseSampleMs ?? 400);
-    const table = this.table;
-    this.actor = createActor(swarmMachine, {
-      input: {
-        plan,
-        profiles: members,
-        alpha: config.alpha ?? 0.3,
-        allowDegraded: this.allowDegraded,
-        telemetry: table.nodes,
-        inflight: table.extra,
-        index: { best: (m) => table.best(m), bestWithout: (m, n) => table.bestWithout(m, n), doubted: () => table.suspects > 0 },
-        ...(restored?.ids != null ? { idSeed: restored.ids } : options.idSource !== undefined ? { idSource: options.idSource } : options.seed !== undefined ? { idSeed: options.seed } : { idSource: randomIds }),
-        ...(restored !== undefined ? { restore: restored.restore } : {}),
-        ...(config.failureDetector !== undefined ? { failureDetector: config.failureDetector } : {}),
-        ...(config.ejection !== undefined ? { ejection: config.ejection } : {}),
-        ...(options.propose === true ? { propose: true } : {}),
-      },
-      ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
-      ...(isTimerClock(options.clock) ? { clock: options.clock } : {}),
-    });
     this.timers = options.clock === undefined || isTimerClock(options.clock);
-    // The statechart marks nodes down and alive on its own too (detector, ejection, bans): the
-    // live table follows what it emits. Registered first, so the orchestrator's handlers see it done.
-    this.actor.on('node.down', (e) => {
-      this.table.setAlive(e.nodeId, false);
-      this.sampler.forget(e.nodeId); // what it served before dying says nothing of it when back
-      this.downWatchers.notify(e.nodeId); // whatever the cause: the session calls on it re-route now
+    this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.view.table.addInflight(nodeId, delta), options.leaseIdPrefix);
+    // Seeded ids live in the context (a snapshot carries them); any other id source is injected.
+    const seeded = restored !== undefined ? restored.ids !== null : snapshot !== undefined ? snapshot.seeded : options.idSource === undefined && options.seed !== undefined;
+    const ids: IdSource | undefined = seeded ? undefined : (options.idSource ?? randomIds);
+    const index: RescueIndex = { best: (m) => this.view.table.best(m), bestWithout: (m, n) => this.view.table.bestWithout(m, n), doubted: () => this.view.table.suspects > 0 };
+    const machine = provideSwarm({
+      telemetry: () => this.view.table.nodes,
+      inflight: () => this.view.table.extra,
+      index,
+      ...(ids !== undefined ? { ids } : {}),
+      defersOwnMarks: origin.defersOwnMarks === true,
     });
-    this.actor.on('node.alive', (e) => this.table.setAlive(e.nodeId, true));
-    this.actor.on('node.suspected', (e) => this.table.doubt(e.nodeId, SUSPECTED, true));
-    this.actor.start();
+    const actorOptions = { ...(options.inspect !== undefined ? { inspect: options.inspect } : {}), ...(isTimerClock(options.clock) ? { clock: options.clock } : {}) };
+    if (snapshot !== undefined) {
+      this.actorRef = createActor(machine, { snapshot: snapshot.value, ...actorOptions } as never) as RunningActor;
+    } else {
+      const members = restored?.profiles ?? given;
+      const plan = restored?.plan ?? deepFreeze(planSwarm(members, config));
+      this.actorRef = createActor(machine, {
+        input: {
+          plan,
+          profiles: members,
+          alpha: config.alpha ?? 0.3,
+          allowDegraded: this.allowDegraded,
+          ...(restored?.ids != null ? { idSeed: restored.ids } : seeded ? { idSeed: options.seed } : {}),
+          ...(restored !== undefined ? { restore: restored.restore } : {}),
+          ...(config.failureDetector !== undefined ? { failureDetector: config.failureDetector } : {}),
+          ...(config.ejection !== undefined ? { ejection: config.ejection } : {}),
+        },
+        ...actorOptions,
+      }) as RunningActor;
+    }
+    const context = this.actorRef.getSnapshot().context;
+    this.baseModel = baseModelId(context.plan.models);
+    const down: string[] = [];
+    for (const [id, m] of context.members) if (context.alive[m.slot] === 0) down.push(id);
+    this.view = new SwarmView(context.plan, [...context.members.values()].map((m) => m.profile), down, config.releaseSampleMs ?? 400, this.leases);
+    // Registered first, so the orchestrator's handlers see the view done.
+    this.view.follow(this.actorRef);
+    this.actorRef.start();
+    // A snapshot carries the Swarm's data, not its node actors: each starts again with its record.
+    if (snapshot !== undefined) for (const id of context.members.keys()) nodeActorOf(this.actorRef, context, id, snapshot.records.get(id));
+    this.actor = this.actorRef;
+    this[kInternals] = {
+      running: () => void this.running(),
+      genesis: [given, config],
+      seeded,
+      clock: this.clock,
+      actor: this.actorRef,
+      reserved: (route) => this.reserved(route),
+      watchDown: (nodeId, onDown) => this.view.downWatchers.watch(nodeId, onDown),
+      reads: () => ({ telemetry: this.view.table.nodes, inflight: this.view.table.extra, index }),
+      apply: (command) => this.apply(command),
+    };
   }
 
   /** The swarm's status: the Swarm statechart's current state. */
   status(): SwarmStatus {
-    return this.actor.getSnapshot().value as SwarmStatus;
+    return this.actorRef.getSnapshot().value as SwarmStatus;
   }
 
   /** The current plan and telemetry as an immutable {@link SwarmState} (plain data). */
   state(): SwarmState {
-    return this.table.state(this.actor.getSnapshot().context.plan);
+    return this.view.table.state(this.actorRef.getSnapshot().context.plan);
+  }
+
+  /**
+   * A member's lifecycle as the statechart and its node actor hold it: alive, suspect or down
+   * (and why), its failures, ejections and probation. Undefined for a stranger.
+   * @example swarm.node('gpu')?.state // 'alive'
+   */
+  node(nodeId: string): NodeLifecycle | undefined {
+    return lifecycleOf(this.actorRef.getSnapshot().context, nodeId, this.view.ref(nodeId));
   }
 
   /**
@@ -169,7 +172,7 @@ export class Swarm {
   route(request: SwarmRequest | undefined, options: RouteOptions & { reserve: true }): LeasedRoute;
   route(request?: SwarmRequest, options?: RouteOptions): Route | LeasedRoute;
   route(request: SwarmRequest = {}, options: RouteOptions = {}): Route | LeasedRoute {
-    if (this.actor.getSnapshot().status !== 'active') this.running(); // throws Stopped
+    if (this.actorRef.getSnapshot().status !== 'active') this.running(); // throws Stopped
     if (this.leases.size > 0) this.leases.expire();
     const r = resolveRequest(request); // first: it rejects a null or malformed request
     const modelId = request.model ?? this.baseModel;
@@ -178,9 +181,9 @@ export class Swarm {
     if (options?.reserve !== true) return route;
     const leased = this.reserved(route);
     // Its watched nodes wait for it to come back (docs/detection.md).
-    if (this.watched.size > 0) {
-      const expectMs = route.stages.reduce((sum, s) => sum + (this.table.get(s.nodeId)?.latencyMs ?? DEFAULT_PENALTIES.latencyMs), 0);
-      this.table.wait(leased.stages.map((s) => s.nodeId).filter((n) => this.watched.has(n)), this.leases.now().now, expectMs);
+    if (this.view.watched.size > 0) {
+      const expectMs = route.stages.reduce((sum, s) => sum + (this.view.table.get(s.nodeId)?.latencyMs ?? DEFAULT_PENALTIES.latencyMs), 0);
+      this.view.table.wait(leased.stages.map((s) => s.nodeId).filter((n) => this.view.watched.has(n)), this.leases.now().now, expectMs);
     }
     return leased;
   }
@@ -192,8 +195,8 @@ export class Swarm {
 
   /** The route the index (default request) or the scan chooses now. */
   private choose(modelId: string, r: ResolvedRequest): Route {
-    const best = r.isDefault ? this.table.best(modelId) : undefined;
-    if (best === undefined) return serveModel(modelId, r, this.table.view(this.actor.getSnapshot().context.plan), { allowDegraded: this.allowDegraded, extra: this.table.extra });
+    const best = r.isDefault ? this.view.table.best(modelId) : undefined;
+    if (best === undefined) return serveModel(modelId, r, this.view.table.view(this.actorRef.getSnapshot().context.plan), { allowDegraded: this.allowDegraded, extra: this.view.table.extra });
     const p = best.pipeline;
     return { modelId, pipelineId: p.id, stages: p.stages, cost: best.chain + tokensCost(r.tokens, r.weights), hops: p.stages.length - 1, degraded: false };
   }
@@ -204,9 +207,9 @@ export class Swarm {
    */
   private unstalled(choose: () => Route): Route {
     let route = choose();
-    if (this.table.waits.size > 0) {
+    if (this.view.table.waits.size > 0) {
       const now = this.leases.now().now;
-      while (this.table.flagStalled(route.stages, now)) route = choose();
+      while (this.view.table.flagStalled(route.stages, now)) route = choose();
     }
     return route;
   }
@@ -216,7 +219,7 @@ export class Swarm {
     this.running();
     const r = resolveRequest(request);
     const modelId = request.model ?? this.baseModel;
-    return this.unstalled(() => routeResolved(modelId, r, this.table.view(this.actor.getSnapshot().context.plan), this.table.extra));
+    return this.unstalled(() => routeResolved(modelId, r, this.view.table.view(this.actorRef.getSnapshot().context.plan), this.view.table.extra));
   }
 
   /**
@@ -241,25 +244,25 @@ export class Swarm {
     const nodes = this.leases.held(id) ?? [];
     // A failed node that has left the swarm since (removeNode drops it from every lease) is no
     // error: there is nothing left to charge. A member the lease does not hold is a wrong name.
-    if (failedNode !== undefined && !nodes.includes(failedNode) && this.actor.getSnapshot().context.members.has(failedNode)) {
+    if (failedNode !== undefined && !nodes.includes(failedNode) && this.actorRef.getSnapshot().context.members.has(failedNode)) {
       throw new SwarmError('BadTelemetry', `release of lease "${String(id)}": "failedNode" must be one of the lease's nodes (${nodes.join(', ')}), got ${String(failedNode)}`);
     }
     const held = this.leases.end(id) ?? [];
     this.feedOutcome(held, ok === false, failedNode);
-    if (ok !== false && this.table.waits.size > 0) this.table.answered(held, this.leases.now().now);
-    const live = held.filter((n) => this.table.get(n)?.alive === true);
+    if (ok !== false && this.view.table.waits.size > 0) this.view.table.answered(held, this.leases.now().now);
+    const live = held.filter((n) => this.view.table.get(n)?.alive === true);
     if (ok === false) {
       // A failure is a signal too: otherwise a fail-fast node looks idle, hence cheapest, until
       // the monitor marks it down. The named node pays; when none is named, every node of the route.
       const penalty = Math.max(latencyMs ?? 0, this.failurePenaltyMs);
       for (const n of live) if (failedNode === undefined || n === failedNode) this.ingest(n, { latencyMs: penalty });
     } else if (latencyMs !== undefined) {
-      const estimates = live.map((n) => this.table.get(n)?.latencyMs ?? 0);
+      const estimates = live.map((n) => this.view.table.get(n)?.latencyMs ?? 0);
       const total = estimates.reduce((s, x) => s + x, 0);
       const now = this.leases.now().now;
       live.forEach((n, i) => {
         const share = total > 0 ? (estimates[i] ?? 0) / total : 1 / live.length;
-        for (const fed of this.sampler.sample(n, latencyMs * share, now)) this.ingest(n, { latencyMs: fed });
+        for (const fed of this.view.sampler.sample(n, latencyMs * share, now)) this.ingest(n, { latencyMs: fed });
       });
     }
   }
@@ -274,14 +277,13 @@ export class Swarm {
    */
   heartbeat(nodeId: string): void {
     const snapshot = this.running();
-    const member = snapshot.context.members.get(nodeId);
-    if (member === undefined) throw this.unknownNode(snapshot, nodeId);
+    const ref = this.view.ref(nodeId);
+    if (ref === undefined) throw this.unknownNode(snapshot, nodeId);
     if (!this.timers) {
       throw new SwarmError('InvalidInput', `heartbeat of node "${nodeId}": the swarm's clock has only now(); create the swarm with a clock that also has setTimeout and clearTimeout (systemClock, ManualClock) to detect failures`);
     }
-    this.watched.add(nodeId);
-    member.ref.send({ type: 'node.heartbeat', at: this.clock.now() });
-    this.table.doubt(nodeId, SUSPECTED, false); // a heartbeat takes a suspect back to watching
+    this.view.watched.add(nodeId);
+    ref.send({ type: 'node.heartbeat', at: this.clock.now() }); // a suspect's actor clears itself: the view follows
   }
 
   /**
@@ -292,7 +294,7 @@ export class Swarm {
    * @example const off = swarm.on('node.down', (e) => console.log(e.nodeId, e.cause, e.rescue.recoveries)); off();
    */
   on<T extends SwarmEmitted['type'] | '*'>(type: T, handler: (event: T extends '*' ? SwarmEmitted : Extract<SwarmEmitted, { type: T }>) => void): () => void {
-    const subscription = this.actor.on(type as never, handler as never);
+    const subscription = this.actorRef.on(type as never, handler as never);
     return () => subscription.unsubscribe();
   }
 
@@ -317,34 +319,12 @@ export class Swarm {
     return this.takeDown(nodeId, { type: 'node.down', nodeId });
   }
 
-  /** A node down for the statechart's `node.down` (manual, detector) or `node.eject`. */
-  private takeDown(nodeId: string, event: SwarmEvent): Rescue {
-    const before = this.running();
-    this.actor.send(event);
-    const after = this.actor.getSnapshot();
-    const outcome = this.taken(before, after, nodeId);
-    if (outcome?.kind !== 'rescue') return Object.freeze({ nodeId, status: this.status(), recoveries: [], unrecoverable: [] });
-    this.table.setAlive(nodeId, false);
-    this.sampler.forget(nodeId); // what it served before dying says nothing of it when back
-    this.downWatchers.notify(nodeId); // after the table says so (the emitted node.down told them already, if any)
-    return Object.freeze({ nodeId, status: after.value as SwarmStatus, recoveries: outcome.recoveries, unrecoverable: outcome.unrecoverable });
-  }
-
   /**
    * Marks a node alive again; its EWMAs keep their last values. A node already alive: no-op.
    * @throws {SwarmError} `UnknownNode`, `Stopped`
    */
   markAlive(nodeId: string): Revival {
-    return this.revive(nodeId, 'manual');
-  }
-
-  /** A node back, for the statechart's `node.alive` with its cause. */
-  private revive(nodeId: string, cause: AliveCause, logged = false): Revival {
-    const before = this.running();
-    this.actor.send({ type: 'node.alive', nodeId, cause, logged });
-    const after = this.actor.getSnapshot();
-    if (this.taken(before, after, nodeId)?.kind === 'revival') this.table.setAlive(nodeId, true);
-    return Object.freeze({ nodeId, status: after.value as SwarmStatus });
+    return this.revive(nodeId, 'manual', false);
   }
 
   /**
@@ -355,16 +335,14 @@ export class Swarm {
   addNode(profile: NodeProfile): Growth {
     const before = this.running();
     const plain = plainProfile(profile);
-    this.actor.send({ type: 'node.added', profile: plain });
-    const after = this.actor.getSnapshot();
+    this.actorRef.send({ type: 'node.added', profile: plain });
+    const after = this.actorRef.getSnapshot();
     if (after === before) {
       const issue = joinIssue(before.context, plain) ?? { code: 'InvalidInput' as const, message: 'cannot add node: refused' };
       throw new SwarmError(issue.code, issue.message);
     }
     const o = this.decided(after.context.outcome);
     if (o.kind !== 'growth') throw new SwarmError('InvalidInput', `cannot add node: the swarm took ${o.kind} for it`);
-    this.table.join(o.profile);
-    this.table.adopt(after.context.plan);
     return Object.freeze({ nodeId: o.nodeId, role: o.role, ...(o.modelId !== undefined ? { modelId: o.modelId } : {}), pipelines: o.pipelines, replaced: o.replaced, status: after.value as SwarmStatus });
   }
 
@@ -375,17 +353,42 @@ export class Swarm {
    */
   removeNode(nodeId: string): Retirement {
     const before = this.running();
-    this.actor.send({ type: 'node.removed', nodeId });
-    const after = this.actor.getSnapshot();
+    this.actorRef.send({ type: 'node.removed', nodeId });
+    const after = this.actorRef.getSnapshot();
     const o = this.decided(this.taken(before, after, nodeId));
     if (o.kind !== 'retirement') throw new SwarmError('UnknownNode', `cannot remove node "${String(nodeId)}": the swarm took ${o.kind} for it`);
-    this.leases.dropNode(nodeId);
-    this.watched.delete(nodeId);
-    this.table.leave(nodeId);
-    this.sampler.forget(nodeId);
-    this.table.adopt(after.context.plan);
-    this.downWatchers.notify(nodeId); // a call on a node that left the swarm will never answer
     return Object.freeze({ nodeId, relocated: o.relocated, dropped: o.dropped, status: after.value as SwarmStatus });
+  }
+
+  /** Applies a lifecycle command the owner decided (a replicated log's entry, a saved event): own marks apply, never deferred. */
+  private apply<C extends LifecycleCommand>(command: C): LifecycleResult<C> {
+    const c = command as LifecycleCommand;
+    let result: Rescue | Revival | Growth | Retirement;
+    if (c.type === 'node.added') result = this.addNode(c.profile);
+    else if (c.type === 'node.removed') result = this.removeNode(c.nodeId);
+    else if (c.type === 'node.alive') result = this.revive(c.nodeId, c.cause ?? 'manual', true);
+    else if (c.cause === 'ejected') result = this.takeDown(c.nodeId, { type: 'node.eject', nodeId: c.nodeId, decided: true });
+    else result = this.takeDown(c.nodeId, { type: 'node.down', nodeId: c.nodeId, cause: c.cause ?? 'manual', decided: true });
+    return result as LifecycleResult<C>;
+  }
+
+  /** A node down for the statechart's `node.down` (manual, detector) or `node.eject`; the view follows what it emits. */
+  private takeDown(nodeId: string, event: SwarmEvent): Rescue {
+    const before = this.running();
+    this.actorRef.send(event);
+    const after = this.actorRef.getSnapshot();
+    const outcome = this.taken(before, after, nodeId);
+    if (outcome?.kind !== 'rescue') return Object.freeze({ nodeId, status: this.status(), recoveries: [], unrecoverable: [] });
+    return Object.freeze({ nodeId, status: after.value as SwarmStatus, recoveries: outcome.recoveries, unrecoverable: outcome.unrecoverable });
+  }
+
+  /** A node back, for the statechart's `node.alive` with its cause. */
+  private revive(nodeId: string, cause: AliveCause, decided: boolean): Revival {
+    const before = this.running();
+    this.actorRef.send({ type: 'node.alive', nodeId, cause, decided });
+    const after = this.actorRef.getSnapshot();
+    this.taken(before, after, nodeId);
+    return Object.freeze({ nodeId, status: after.value as SwarmStatus });
   }
 
   /**
@@ -398,16 +401,17 @@ export class Swarm {
    */
   report(nodeId: string, sample: TelemetrySample): NodeTelemetry {
     const snapshot = this.running();
-    const member = snapshot.context.members.get(nodeId);
-    if (member === undefined) throw this.unknownNode(snapshot, nodeId);
+    const ref = this.view.ref(nodeId);
+    if (ref === undefined) throw this.unknownNode(snapshot, nodeId);
     const plain = plainSample(sample);
+    const view = this.view;
     // First: a report from a node the detector took down brings it back (a bad sample is no sign of life).
-    if (this.watched.size > 0 && this.watched.has(nodeId) && badSampleField(plain) === undefined) this.seen(nodeId, member.ref);
-    const current = this.table.nodes[nodeId] as NodeTelemetry;
+    if (view.watched.size > 0 && view.watched.has(nodeId) && badSampleField(plain) === undefined) this.seen(ref);
+    const current = view.table.nodes[nodeId] as NodeTelemetry;
     if (current.alive) {
       // The node actor's `goodSample` guard decides; a refused sample leaves the entry as it was
       // (ingest compares the actor's snapshots once: no second read here).
-      const next = this.ingest(nodeId, plain, member.ref, current);
+      const next = this.ingest(nodeId, plain, ref, current);
       if (next !== current) return next;
     }
     if (badSampleField(plain) !== undefined) throw new SwarmError('BadTelemetry', `telemetry for node "${nodeId}": ${sampleProblem(plain)}; the EWMA is unchanged`);
@@ -416,7 +420,7 @@ export class Swarm {
 
   /** Stops the swarm and its node actors; every later call but `status`/`state`/`stop` throws `Stopped`. */
   stop(): void {
-    if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'swarm.stop' });
+    if (this.actorRef.getSnapshot().status === 'active') this.actorRef.send({ type: 'swarm.stop' });
   }
 
   /**
@@ -426,8 +430,8 @@ export class Swarm {
   private ingest(
     nodeId: string,
     sample: TelemetrySample,
-    ref = this.actor.getSnapshot().context.members.get(nodeId)?.ref,
-    current = this.table.nodes[nodeId] as NodeTelemetry,
+    ref = this.view.ref(nodeId),
+    current = this.view.table.nodes[nodeId] as NodeTelemetry,
   ): NodeTelemetry {
     if (ref === undefined || !current.alive) return current;
     const before = ref.getSnapshot();
@@ -436,14 +440,13 @@ export class Swarm {
     if (after === before) return current;
     // The node actor owns the EWMAs: its effective values, read back into a frozen table entry.
     const next = telemetryEntry(after.context, current);
-    this.table.put(nodeId, next);
+    this.view.table.put(nodeId, next);
     return next;
   }
 
-  /** A proof of life of a watched node: restarts its detector's wait, brings it back from a detector down. */
-  private seen(nodeId: string, ref: NodeActorRef): void {
+  /** A proof of life of a watched node: restarts its detector's wait, brings it back from a detector down or suspicion. */
+  private seen(ref: NodeActorRef): void {
     ref.send({ type: 'node.seen', at: this.clock.now() });
-    this.table.doubt(nodeId, SUSPECTED, false); // so does any proof of life, without a report
   }
 
   /**
@@ -452,17 +455,16 @@ export class Swarm {
    * failure count (sent only where there is one to clear, as releases are frequent).
    */
   private feedOutcome(held: readonly string[], failed: boolean, failedNode: string | undefined): void {
-    const members = this.actor.getSnapshot().context.members;
     if (failed) {
       for (const n of failedNode !== undefined ? [failedNode] : held) {
-        if (held.includes(n)) members.get(n)?.ref.send({ type: 'node.outcome', ok: false });
+        if (held.includes(n)) this.view.ref(n)?.send({ type: 'node.outcome', ok: false });
       }
       return;
     }
     for (const n of held) {
-      const ref = members.get(n)?.ref;
+      const ref = this.view.ref(n);
       if (ref === undefined) continue;
-      if (this.watched.has(n)) this.seen(n, ref);
+      if (this.view.watched.has(n)) this.seen(ref);
       const ctx = ref.getSnapshot().context;
       if (ctx.health.failures > 0 || ctx.health.probation) ref.send({ type: 'node.outcome', ok: true });
     }
@@ -470,7 +472,7 @@ export class Swarm {
 
   /** The snapshot, if the statechart is running; else `Stopped`. */
   private running(): SwarmSnapshot {
-    const snapshot = this.actor.getSnapshot();
+    const snapshot = this.actorRef.getSnapshot();
     if (snapshot.status !== 'active') {
       const why = snapshot.status === 'error' ? ` (the Swarm actor failed: ${String(snapshot.error)})` : '';
       throw new SwarmError('Stopped', `the swarm is stopped${why}; create a new one with createSwarm()`);

@@ -118,7 +118,8 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
         events.publish(event.type, { at, status: event.status });
         return;
       }
-      if (event.type === 'node.proposed') return; // a replica's own mark, not yet applied (docs/replication.md)
+      // A replica's own mark, not yet applied (docs/replication.md); plan changes and cleared doubts are told by the join and heartbeat paths.
+      if (event.type === 'node.mark' || event.type === 'node.joined' || event.type === 'node.left' || event.type === 'node.cleared') return;
       const record = registry.get(event.nodeId);
       if (event.type === 'node.suspected') {
         metrics.detection.inc({ event: event.type, cause: 'detector' });

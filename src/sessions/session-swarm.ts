@@ -2,8 +2,8 @@
  * Sessions on a Swarm (`hecate-swarm/sessions`, docs/sessions.md): the session host over a
  * swarm, `openSession`/`executeOnce` on a swarm or any host, and `SessionSwarm`, a Swarm with
  * `session` and `execute` methods. Kept out of the root entry: a swarm that only routes does not
- * carry the session engine. The host reaches a few of the Swarm's own members by name
- * (`swarm['reserved']`, typed), and nothing else does.
+ * carry the session engine. The host reaches the Swarm's internals through their module symbol
+ * (`src/runtime/internal.ts`).
  */
 import { describeValue } from '../core/describe.js';
 import { SwarmError } from '../core/errors.js';
@@ -11,6 +11,7 @@ import type { NodeProfile, Route } from '../core/types.js';
 import { Session, executeOnce as executeOnHost, openSession as openOnHost } from './session.js';
 import { timerClock } from './session-options.js';
 import type { SessionHost, SessionOptions, StageRunner } from './session-types.js';
+import { kInternals } from '../runtime/internal.js';
 import { Swarm } from '../runtime/swarm.js';
 import type { LeasedRoute, SwarmConfig, SwarmOptions, SwarmRequest } from '../runtime/types.js';
 
@@ -20,19 +21,18 @@ import type { LeasedRoute, SwarmConfig, SwarmOptions, SwarmRequest } from '../ru
  */
 export function swarmSessionHost(swarm: Swarm): SessionHost {
   if (!(swarm instanceof Swarm)) throw new SwarmError('InvalidInput', `swarmSessionHost needs a Swarm (made by createSwarm), got ${describeValue(swarm)}`);
-  swarm['running'](); // throws Stopped
+  const internals = swarm[kInternals];
+  internals.running(); // throws Stopped
   // Reserved apart from route(): a session's steps do not come back to the swarm, so its nodes wait for none.
-  const reserve = (route: Route): LeasedRoute => swarm['reserved'](route);
+  const reserve = (route: Route): LeasedRoute => internals.reserved(route);
   return {
     route: (r) => reserve(swarm.route(r)),
     reserve,
     release: (lease, outcome) => swarm.release(lease, outcome),
     state: () => swarm.state(),
-    clock: timerClock(swarm['clock']),
-    assertRunning: () => {
-      swarm['running']();
-    },
-    watch: (nodeId, onDown) => swarm['downWatchers'].watch(nodeId, onDown),
+    clock: timerClock(internals.clock),
+    assertRunning: () => internals.running(),
+    watch: (nodeId, onDown) => internals.watchDown(nodeId, onDown),
   };
 }
 

@@ -15,7 +15,6 @@ import { TestModel, type StatePath } from '@xstate/graph';
 import { initialTransition, type SnapshotFrom } from 'xstate';
 import { aliveMembers, swarmMachine, type SwarmEvent, type SwarmInput } from '../../machines/swarm.machine.js';
 import { planSwarm } from '../core/plan.js';
-import { SwarmState } from '../core/state.js';
 import type { NodeProfile } from '../core/types.js';
 import type { SwarmConfig } from '../runtime/types.js';
 
@@ -56,14 +55,13 @@ export class SwarmPathError extends Error {
 
 /**
  * The input the model starts from, built from public functions only:
- * `{ plan: planSwarm(profiles, config), profiles, telemetry: SwarmState.fromProfiles(plan, profiles).nodes, … }`.
+ * `{ plan: planSwarm(profiles, config), profiles, … }`: data only.
  */
 export function swarmInput(profiles: readonly NodeProfile[], config: SwarmConfig, seed = 1): SwarmInput {
   const plan = planSwarm(profiles, config);
   return {
     plan,
     profiles,
-    telemetry: SwarmState.fromProfiles(plan, profiles).nodes,
     ...(config.alpha !== undefined ? { alpha: config.alpha } : {}),
     ...(config.allowDegraded !== undefined ? { allowDegraded: config.allowDegraded } : {}),
     idSeed: seed,

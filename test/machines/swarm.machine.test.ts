@@ -23,7 +23,7 @@ const withReserve: SwarmConfig = {
 
 function input(profiles: readonly NodeProfile[], config: SwarmConfig, extra: Partial<SwarmInput> = {}): SwarmInput {
   const plan = planSwarm(profiles, config);
-  return { plan, profiles, telemetry: SwarmState.fromProfiles(plan, profiles).nodes, idSeed: 7, ...extra };
+  return { plan, profiles, idSeed: 7, ...extra };
 }
 
 /** Runs events through the pure machine and returns every snapshot after the initial one. */
@@ -46,8 +46,7 @@ describe('swarmMachine, driven with pure transition()', () => {
     const [healthy] = initialTransition(swarmMachine, input(four, withReserve));
     expect(healthy.value).toBe('healthy');
     const plan = planSwarm(four, withReserve);
-    const nodes = SwarmState.fromProfiles(plan, four).withNode('n2', { alive: false }).nodes;
-    const [degraded] = initialTransition(swarmMachine, { plan, profiles: four, telemetry: nodes });
+    const [degraded] = initialTransition(swarmMachine, { plan, profiles: four, down: ['n2'] });
     expect(degraded.value).toBe('degraded');
     expect(aliveMembers(degraded.context).get('n2')).toBe(false);
   });
@@ -80,10 +79,11 @@ describe('swarmMachine, driven with pure transition()', () => {
     const [start] = initialTransition(swarmMachine, input(four, withReserve));
     const [marked] = transition(swarmMachine, start, down('n1'));
     // The same node, rescued from the context before and after its own mark.
-    const before = computeRescue(start.context, 'n1');
+    const reads = { telemetry: SwarmState.fromProfiles(start.context.plan, four).nodes, inflight: {} };
+    const before = computeRescue(start.context, 'n1', reads);
     expect(before.recoveries.map((r) => r.strategy)).toEqual(['copy']); // base from its other copy
     expect(before.unrecoverable).toEqual(['tiny']); // tiny's one copy is n1 alone
-    const after = computeRescue(marked.context, 'n1');
+    const after = computeRescue(marked.context, 'n1', reads);
     expect(after.recoveries).toEqual([]);
     expect(after.unrecoverable).toEqual([]);
   });

@@ -1,8 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createActor } from 'xstate';
-import { createSwarm, ManualClock, planSwarm, seededIds, swarmMachine, SwarmError, type NodeProfile, type Swarm, type SwarmConfig } from '../../src/index.js';
-import { applyEvent, persistSwarm, restoreSwarm, swarmDigest, type LifecycleEvent, type PersistedSwarm } from '../../src/persistence/index.js';
+import { readFileSync } from 'node:fs';
+import { createActor, type Snapshot } from 'xstate';
+import { nodeKey, provideSwarm, swarmMachine } from '../../machines/swarm.machine.js';
+import { createSwarm, ManualClock, planSwarm, seededIds, SwarmError, type NodeProfile, type Swarm, type SwarmConfig } from '../../src/index.js';
+import { applyEvent, decodeSnapshot, persistSwarm, restoreSwarm, swarmDigest, type LifecycleEvent, type PersistedSwarm } from '../../src/persistence/index.js';
 import { caught } from '../runtime/fixtures.js';
 
 /**
@@ -99,7 +101,7 @@ describe('persistSwarm(swarm) and restoreSwarm(…)', () => {
     applyEvent(a, { type: 'node.down', nodeId: 'desktop', cause: 'detector' });
     applyEvent(a, { type: 'node.down', nodeId: 'phone', cause: 'ejected' });
     const saved = persistSwarm(a);
-    expect(saved.members.find((m) => m.profile.id === 'phone')).toEqual({ profile: profiles[4], state: 'ejected', record: { failures: 0, ejections: 1, probation: false } });
+    expect(saved.records).toEqual([['phone', { failures: 0, ejections: 1, probation: false }]]);
     const clock = new ManualClock();
     const b = restoreSwarm(profiles, config, saved, { clock });
     const back: string[] = [];
@@ -107,7 +109,7 @@ describe('persistSwarm(swarm) and restoreSwarm(…)', () => {
     clock.advance(15_000); // the first ban
     b.heartbeat('desktop');
     expect(back).toEqual(['phone:probation', 'desktop:heartbeat']);
-    expect(b.actor.getSnapshot().context.members.get('phone')?.ref.getSnapshot().context.health).toMatchObject({ ejections: 1, probation: true });
+    expect(b.node('phone')).toMatchObject({ state: 'alive', ejections: 1, probation: true });
     expect(b.status()).toBe('healthy');
   });
 
@@ -124,18 +126,67 @@ describe('persistSwarm(swarm) and restoreSwarm(…)', () => {
     expect(refusal(saved, profiles.slice(1))).toMatch(/field "profiles" must be [0-9a-f]{16}, from the profiles given: they differ/);
     expect(refusal(saved, profiles, { ...config, alpha: 0.5 })).toMatch(/field "config" must be [0-9a-f]{16}, from the config given/);
     expect(refusal(null)).toMatch(/field "snapshot" must be an object, got null; pass what persistSwarm\(\) returned/);
-    expect(refusal({ ...saved, version: 2 })).toMatch(/field "version" must be 1/);
-    expect(refusal({ ...saved, status: 'healthy' })).toMatch(/field "status" must be degraded, as the members' liveness gives/);
-    expect(refusal({ ...saved, members: saved.members.map((m, i) => (i === 1 ? { ...m, state: 'asleep' } : m)) })).toMatch(/field "members\[1\]" must be \{ profile, state/);
-    expect(refusal({ ...saved, members: saved.members.map((m, i) => (i === 1 ? { ...m, record: { failures: -1 } } : m)) })).toMatch(/field "members\[1\].record"/);
-    expect(refusal({ ...saved, members: saved.members.map((m, i) => (i === 1 ? { ...m, profile: { ...m.profile, memoryGb: -1 } } : m)) })).toMatch(/field "plan" must be valid over the members: node "desktop": "memoryGb" must be/);
-    expect(refusal({ ...saved, members: saved.members.slice(1) })).toMatch(/field "plan" must be valid/);
-    expect(refusal({ ...saved, ids: -1 })).toMatch(/field "ids" must be null or a 32-bit counter/);
-    expect(refusal({ ...saved, ids: 12 })).toMatch(/field "digest" must be [0-9a-f]{16}, the state's: it was altered/);
-    expect(refusal({ ...saved, outcome: { kind: 'teleport' } })).toMatch(/field "outcome"/);
+    expect(refusal({ ...saved, version: 2 })).toMatch(/field "version" must be 1 of format "hecate-swarm\/snapshot" \(or "hecate-swarm\/swarm", the format before it\), got version 2 of format "hecate-swarm\/snapshot"/);
+    expect(refusal({ ...saved, format: 'other' })).toMatch(/got version 1 of format "other": saved by another version/);
+    const snap = saved.snapshot as { context: Record<string, unknown> };
+    const withContext = (patch: Record<string, unknown>) => ({ ...saved, snapshot: { ...snap, context: { ...snap.context, ...patch } } });
+    expect(refusal({ ...saved, snapshot: { ...snap, status: 'done' } })).toMatch(/field "snapshot.status" must be "active"/);
+    expect(refusal(withContext({ alive: [1, 1] }))).toMatch(/field "snapshot.context" must be a Swarm's context/);
+    expect(refusal(withContext({ alive: { $: 'Uint8Array', bytes: [1, 300] } }))).toMatch(/field snapshot value at snapshot.context.alive.bytes must hold bytes/);
+    expect(refusal(withContext({ members: { $: 'Teleport' } }))).toMatch(/unknown tag "\$": "Teleport"/);
+    const members = (snap.context['members'] as { entries: [string, { profile: NodeProfile; slot: number }][] }).entries;
+    const badMember = members.map(([id, m], i) => [id, i === 1 ? { ...m, profile: { ...m.profile, memoryGb: -1 } } : m]);
+    expect(refusal(withContext({ members: { $: 'Map', entries: badMember } }))).toMatch(/field "snapshot.context.plan" must be valid over the members: node "desktop": "memoryGb" must be/);
+    expect(refusal(withContext({ members: { $: 'Map', entries: members.map(([id, m]) => [id, { ...m, slot: 99 }]) } }))).toMatch(/field "snapshot.context.members\["gpu"\]" must be \{ profile, slot \}/);
+    expect(refusal(withContext({ members: { $: 'Map', entries: members.slice(1) } }))).toMatch(/field "snapshot.context.plan" must be valid/);
+    expect(refusal({ ...saved, records: [['ghost', { failures: 0, ejections: 1, probation: false }]] })).toMatch(/field "records\[0\]" must be \[memberId/);
+    expect(refusal(withContext({ idState: 12 }))).toMatch(/field "digest" must be [0-9a-f]{16}, the restored state's: the save was altered/);
+    expect(refusal({ ...saved, seeded: 'yes' })).toMatch(/field "seeded" must be true or false/);
     expect(refusal(saved, profiles, config, { seed: 1 })).toMatch(/options "seed" and "idSource" cannot go with a persisted swarm/);
     // The persisted swarm is untouched by all this.
     expect(persistSwarm(a)).toEqual(saved);
+  });
+
+  it("is XState's own persisted snapshot: it survives JSON and restores through createActor(provideSwarm(…), { snapshot })", () => {
+    const a = createSwarm(profiles, config, { seed: 4 });
+    a.markDown('gpu');
+    a.addNode({ id: 'mini', memoryGb: 12, score: 4 });
+    const saved = roundTrip(persistSwarm(a));
+    const snapshot = decodeSnapshot(saved.snapshot) as Snapshot<unknown>;
+    // The machine alone, with its default implementations (declared telemetry, a scan): the same lifecycle state.
+    const actor = createActor(provideSwarm(), { snapshot } as never).start();
+    const context = actor.getSnapshot().context;
+    const original = a.actor.getSnapshot().context;
+    expect(actor.getSnapshot().value).toBe(a.status());
+    expect(context.plan).toEqual(original.plan);
+    expect([...context.members.keys()]).toEqual([...original.members.keys()]);
+    expect(context.alive).toEqual(original.alive);
+    expect(context.idState).toBe(original.idState);
+    // Its node actors come back from the context, down with the cause the context says.
+    expect(actor.system.get(nodeKey('gpu'))).toBeUndefined();
+    actor.send({ type: 'node.alive', nodeId: 'gpu' });
+    expect(actor.system.get(nodeKey('gpu'))?.getSnapshot().value).toBe('unmonitored');
+    expect(actor.getSnapshot().value).toBe('healthy');
+    actor.stop();
+    // Through restoreSwarm: the same digest, and the same decisions after it.
+    const b = restoreSwarm(profiles, config, saved);
+    expect(swarmDigest(b)).toBe(swarmDigest(a));
+    expect(b.addNode({ id: 'mini2', memoryGb: 12, score: 4 })).toEqual(a.addNode({ id: 'mini2', memoryGb: 12, score: 4 }));
+    expect(swarmDigest(b)).toBe(swarmDigest(a));
+  });
+
+  it('reads a save of the format before the snapshot (hecate-swarm/swarm version 1) to the digest it was saved with', () => {
+    const legacy = JSON.parse(readFileSync(new URL('./fixtures/legacy-swarm-v1.json', import.meta.url), 'utf8')) as PersistedSwarm & { digest: string };
+    const b = restoreSwarm(profiles, config, legacy, { clock: new ManualClock() });
+    expect(swarmDigest(b)).toBe(legacy.digest);
+    expect(b.status()).toBe('degraded');
+    expect(b.node('desktop')).toMatchObject({ state: 'down', cause: 'detector' });
+    expect(b.node('phone')).toMatchObject({ state: 'down', cause: 'ejected', ejections: 1 });
+    expect(b.node('mini')?.state).toBe('alive');
+    // Saved again, it is in the snapshot format, and reads back to the same digest.
+    const again = persistSwarm(b);
+    expect(again.format).toBe('hecate-swarm/snapshot');
+    expect(swarmDigest(restoreSwarm(profiles, config, roundTrip(again)))).toBe(legacy.digest);
   });
 
   it('applies each wire form as the method it stands for, and the causes as their events', () => {
@@ -175,11 +226,11 @@ describe('persistSwarm(swarm) and restoreSwarm(…)', () => {
     expect(swarmDigest(a)).toBe(before);
   });
 
-  it('persists ids: null for a swarm minting from an idSource, and its copy mints from its own', () => {
+  it('persists seeded: false for a swarm minting from an idSource, and its copy mints from its own', () => {
     const a = createSwarm(profiles, config, { idSource: seededIds(5) });
     a.markDown('phone');
     const saved = persistSwarm(a);
-    expect(saved.ids).toBeNull();
+    expect(saved.seeded).toBe(false);
     const b = restoreSwarm(profiles, config, saved, { idSource: seededIds(5) });
     expect(swarmDigest(b)).toBe(swarmDigest(a));
     expect(persistSwarm(b)).toEqual(saved);
@@ -198,9 +249,10 @@ describe('persistSwarm(swarm) and restoreSwarm(…)', () => {
     const restore = { down: new Map([['gpu', 'detector' as const], ['phone', 'manual' as const]]), records: new Map(), outcome: undefined };
     const actor = createActor(swarmMachine, { input: { plan, profiles, idSeed: 1, restore } }).start();
     const { context } = actor.getSnapshot();
+    const nodeState = (id: string) => actor.system.get(nodeKey(id))?.getSnapshot().value;
     expect(actor.getSnapshot().value).toBe('degraded');
-    expect(context.members.get('gpu')?.ref.getSnapshot().value).toEqual({ down: 'detected' });
-    expect(context.members.get('phone')?.ref.getSnapshot().value).toEqual({ down: 'manual' });
+    expect(nodeState('gpu')).toEqual({ down: 'detected' });
+    expect(nodeState('phone')).toEqual({ down: 'manual' });
     expect([...context.detected]).toEqual(['gpu']);
     actor.stop();
   });

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ManualClock, swarmConfig } from '../../src/index.js';
+import { nodeKey, type NodeActorRef } from '../../machines/swarm.machine.js';
 import { type LogEntry, type ReplicatedSwarm, type ReplicationStatus } from '../../src/replication/index.js';
 import { TcpCut } from './nats-server.js';
 import { proposeRandom } from './random-events.js';
@@ -111,7 +112,7 @@ describe('detectors on two replicas', () => {
       r.on('node.alive', (e: { nodeId: string }) => void (e.nodeId === 'gpu' && alives[i]!++));
     });
     a.on('replication.applied', (e: { entry: LogEntry }) => void (e.entry.type === 'swarm.event' && e.entry.basis !== undefined && marks.push(e.entry)));
-    const heard = (r: ReplicatedSwarm, i: number) => r.swarmReplica.actor.getSnapshot().context.members.get('gpu')?.ref.getSnapshot().context.health.lastHeartbeatAt === clocks[i]?.now();
+    const heard = (r: ReplicatedSwarm, i: number) => (r.swarmReplica.actor.system.get(nodeKey('gpu')) as NodeActorRef | undefined)?.getSnapshot().context.health.lastHeartbeatAt === clocks[i]?.now();
     const beat = async () => {
       a.heartbeat('gpu'); // over NATS to both replicas, a included
       await until(() => heard(a, 0) && heard(b, 1), 'both replicas to hear the heartbeat');

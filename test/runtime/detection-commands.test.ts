@@ -66,10 +66,12 @@ function check(m: Model, r: Real): void {
   for (const id of m.manualDown) expect(alive(id), `${id} marked down`).toBe(false);
   for (const id of ids) if (!m.touched.has(id) && !m.manualDown.has(id)) expect(alive(id), `${id} untouched`).toBe(true);
   expect(r.ejected.size).toBeLessThanOrEqual(Math.floor(ids.length / 2));
-  // Suspect in the live table while the node actor is; otherwise only with a request overdue.
-  const members = r.swarm.actor.getSnapshot().context.members;
+  // The view is the machine: alive in the routing table exactly when alive in the statechart, and
+  // suspect while the node actor is (otherwise only with a request overdue).
   for (const id of ids) {
-    const detector = members.get(id)?.ref.getSnapshot().matches('suspect') === true;
+    const lifecycle = r.swarm.node(id);
+    expect(state.nodes[id]?.alive, `${id} alive in the view`).toBe(lifecycle?.state !== 'down');
+    const detector = lifecycle?.state === 'suspect';
     if (detector) expect(state.nodes[id]?.suspect, `${id} suspect`).toBe(true);
     else if (state.nodes[id]?.suspect === true) {
       expect(r.open.some((l) => l.nodes.includes(id)), `${id} suspect with nothing overdue`).toBe(true);

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { computeRescue } from '../../machines/swarm.machine.js';
 import { createSwarm, type NodeProfile } from '../../src/index.js';
+import { kInternals } from '../../src/runtime/internal.js';
 
 /**
  * markDown's rescue takes the routing index's O(log P) path when an intact copy is left; it must
@@ -35,8 +36,9 @@ describe('computeRescue', () => {
         const context = swarm.actor.getSnapshot().context;
         for (const p of profiles) {
           if (swarm.state().nodes[p.id]?.alive !== true) continue;
-          const fast = computeRescue(context, p.id);
-          const scan = computeRescue({ ...context, index: undefined }, p.id);
+          const reads = swarm[kInternals].reads();
+          const fast = computeRescue(context, p.id, reads);
+          const scan = computeRescue(context, p.id, { ...reads, index: undefined });
           expect(fast).toEqual(scan);
           if (fast.recoveries.length > 0) exercised++;
         }

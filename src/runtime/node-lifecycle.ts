@@ -1,0 +1,36 @@
+/** A member's lifecycle read from its two owners: the Swarm statechart's context and its node actor. */
+import { isNodeAlive, type DownCause } from '../../machines/node.machine.js';
+import type { NodeActorRef, OwnMark, SwarmContext } from '../../machines/swarm.machine.js';
+import type { NodeLifecycle } from './swarm-contract.js';
+
+/** Why a member is down, from the statechart's context; undefined while it is alive. */
+export function downCauseIn(context: Pick<SwarmContext, 'members' | 'alive' | 'detected' | 'ejected'>, nodeId: string): DownCause | undefined {
+  const m = context.members.get(nodeId);
+  if (m === undefined || context.alive[m.slot] === 1) return undefined;
+  return context.detected.has(nodeId) ? 'detector' : context.ejected.has(nodeId) ? 'ejected' : 'manual';
+}
+
+/** A member's {@link NodeLifecycle}, or undefined for a stranger. */
+export function lifecycleOf(context: SwarmContext, nodeId: string, ref: NodeActorRef | undefined): NodeLifecycle | undefined {
+  const m = context.members.get(nodeId);
+  if (m === undefined) return undefined;
+  const cause = downCauseIn(context, nodeId);
+  const node = ref?.getSnapshot();
+  const health = node?.context.health;
+  const failures = health?.failures ?? 0;
+  const ejections = health?.ejections ?? 0;
+  const probation = health?.probation ?? false;
+  const pending = node === undefined ? undefined : pendingMark(nodeId, cause, node);
+  const extra = pending !== undefined ? { pending } : {};
+  if (cause !== undefined) return { id: nodeId, profile: m.profile, state: 'down', cause, failures, ejections, probation, ...extra };
+  return { id: nodeId, profile: m.profile, state: node?.value === 'suspect' ? 'suspect' : 'alive', failures, ejections, probation, ...extra };
+}
+
+/** The own mark the node actor's state says and the Swarm's liveness does not (yet). */
+function pendingMark(nodeId: string, cause: DownCause | undefined, node: ReturnType<NodeActorRef['getSnapshot']>): OwnMark | undefined {
+  if (cause === undefined) return node.matches({ down: 'detected' }) ? { type: 'node.down', nodeId, cause: 'detector' } : node.matches({ down: 'ejected' }) ? { type: 'node.eject', nodeId } : undefined;
+  if (!isNodeAlive(node)) return undefined;
+  if (cause === 'detector') return { type: 'node.alive', nodeId, cause: 'heartbeat' };
+  if (cause === 'ejected') return { type: 'node.alive', nodeId, cause: 'probation' };
+  return undefined;
+}

@@ -1,0 +1,76 @@
+/**
+ * The one Swarm contract: what the local swarm, a replica of a replicated swarm and the
+ * orchestrator all offer (docs/design.md, "One Swarm contract"). What differs between them is how
+ * a lifecycle command is committed: applied now on the local swarm (a value), or once a replicated
+ * log applies it (a promise). That difference is the type parameter, said once.
+ */
+import type { AliveCause, DownCause } from '../../machines/node.machine.js';
+import type { OwnMark, SwarmEmitted } from '../../machines/swarm.machine.js';
+import type { SwarmState } from '../core/state.js';
+import type { NodeProfile, NodeTelemetry, Route } from '../core/types.js';
+import type { Growth, Lease, LeasedRoute, ReleaseOutcome, Rescue, Retirement, Revival, RouteOptions, SwarmRequest, SwarmStatus, TelemetrySample } from './types.js';
+
+/** How lifecycle commands commit: `now` (the local swarm) or through a replicated `log`. */
+export type CommitMode = 'now' | 'log';
+
+/** A command's result as the mode returns it: the value now, or a promise of it from the log. */
+export type Committed<T, M extends CommitMode> = M extends 'now' ? T : Promise<T>;
+
+/** A lifecycle command, as the Swarm statechart takes it and a log carries it. */
+export type LifecycleCommand =
+  | { readonly type: 'node.added'; readonly profile: NodeProfile }
+  | { readonly type: 'node.removed'; readonly nodeId: string }
+  /** `manual` when no cause is given; `ejected` is granted while under the ejection cap. */
+  | { readonly type: 'node.down'; readonly nodeId: string; readonly cause?: DownCause }
+  /** `manual` when no cause is given. */
+  | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause?: AliveCause };
+
+/** What each command returns. */
+export type LifecycleResult<C extends LifecycleCommand> = C extends { type: 'node.added' }
+  ? Growth
+  : C extends { type: 'node.removed' }
+    ? Retirement
+    : C extends { type: 'node.down' }
+      ? Rescue
+      : Revival;
+
+/** A node's lifecycle as the Swarm statechart and its node actor hold it (`swarm.node(id)`). */
+export interface NodeLifecycle {
+  readonly id: string;
+  readonly profile: NodeProfile;
+  /** `alive`, `suspect` (alive, its detector in doubt) or `down`. */
+  readonly state: 'alive' | 'suspect' | 'down';
+  /** Why it is down; absent while alive. */
+  readonly cause?: DownCause;
+  /** Failures in a row, ejections in a row, and whether it is on probation. */
+  readonly failures: number;
+  readonly ejections: number;
+  readonly probation: boolean;
+  /**
+   * A mark its node actor made on its own that the swarm has not applied: a replica's Swarm
+   * defers such marks to the log (its owner), so until the log applies it the two differ.
+   */
+  readonly pending?: OwnMark;
+}
+
+/** The Swarm's API, generic over how lifecycle commands commit. */
+export interface SwarmContract<M extends CommitMode = CommitMode> {
+  /** The status: the Swarm statechart's state. */
+  status(): SwarmStatus;
+  /** The plan and telemetry as plain data. */
+  state(): SwarmState;
+  /** A member's lifecycle, or undefined for a stranger. */
+  node(nodeId: string): NodeLifecycle | undefined;
+  route(request?: SwarmRequest): Route;
+  route(request: SwarmRequest | undefined, options: RouteOptions & { reserve: true }): LeasedRoute;
+  route(request?: SwarmRequest, options?: RouteOptions): Route | LeasedRoute;
+  release(lease: Lease | string, outcome?: ReleaseOutcome): void;
+  inFlight(): number;
+  report(nodeId: string, sample: TelemetrySample): NodeTelemetry;
+  heartbeat(nodeId: string): void;
+  on<T extends SwarmEmitted['type'] | '*'>(type: T, handler: (event: T extends '*' ? SwarmEmitted : Extract<SwarmEmitted, { type: T }>) => void): () => void;
+  markDown(nodeId: string): Committed<Rescue, M>;
+  markAlive(nodeId: string): Committed<Revival, M>;
+  addNode(profile: NodeProfile): Committed<Growth, M>;
+  removeNode(nodeId: string): Committed<Retirement, M>;
+}
