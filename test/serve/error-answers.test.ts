@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createSwarm, PlanError, RoutingError, SessionError, SwarmError, type NodeProfile, type PlanErrorCode, type RoutingErrorCode, type SessionErrorCode, type SwarmErrorCode } from '../../src/index.js';
 import { asServeError, libraryErrorAnswer, LIBRARY_ERROR_ANSWERS } from '../../src/serve/error-answers.js';
 import { generate } from '../../src/serve/generate.js';
+import { createHttpApp } from '../../src/serve/http-app.js';
 import { NodeRegistry } from '../../src/serve/node-registry.js';
 import { ServeError } from '../../src/serve/serve-error.js';
 import { ServeMetrics } from '../../src/serve/serve-metrics.js';
@@ -127,5 +128,28 @@ describe('generate', () => {
     const none = await run('base');
     expect([none.status, none.code]).toEqual([503, 'NoRoute']);
     swarm.stop();
+  });
+});
+
+describe('the HTTP app', () => {
+  it('answers a library error that reaches it from the table, and anything else 500 Internal', async () => {
+    const app = createHttpApp();
+    app.get('/duplicate', () => {
+      throw new SwarmError('DuplicateNode', 'node "a" is listed twice');
+    });
+    app.get('/stopped', () => {
+      throw new SwarmError('Stopped', 'the swarm is stopped');
+    });
+    app.get('/bug', () => {
+      throw new TypeError('boom');
+    });
+    const body = async (url: string) => {
+      const reply = await app.inject({ method: 'GET', url });
+      return [reply.statusCode, reply.json()] as const;
+    };
+    expect(await body('/duplicate')).toEqual([409, { error: { code: 'Conflict', message: 'DuplicateNode: node "a" is listed twice' } }]);
+    expect(await body('/stopped')).toEqual([503, { error: { code: 'NoSwarm', message: 'Stopped: the swarm is stopped' } }]);
+    expect(await body('/bug')).toEqual([500, { error: { code: 'Internal', message: 'TypeError: boom' } }]);
+    await app.close();
   });
 });
