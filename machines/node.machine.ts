@@ -4,7 +4,7 @@ import { recordInterval, type HeartbeatHistory } from '../src/core/heartbeat-his
 import { firstHistory, phiCrossingMs, resolvePhiOptions, type PhiOptions, type ResolvedPhiOptions } from '../src/core/phi.js';
 import { TELEMETRY_LIMITS } from '../src/core/telemetry-limits.js';
 
-/** One telemetry sample; every field optional, every present field finite and >= 0. */
+/** One telemetry sample; every field optional, every present field from 0 to its bound (`TELEMETRY_LIMITS`). */
 export interface NodeSample {
   readonly load?: number;
   readonly latencyMs?: number;
