@@ -2,8 +2,9 @@ import { assign, enqueueActions, setup } from 'xstate';
 import { banMs, maxBanLevel, resolveEjectionOptions, shouldEject, type EjectionOptions, type ResolvedEjectionOptions } from '../src/core/ejection.js';
 import { recordInterval, type HeartbeatHistory } from '../src/core/heartbeat-history.js';
 import { firstHistory, phiCrossingMs, resolvePhiOptions, type PhiOptions, type ResolvedPhiOptions } from '../src/core/phi.js';
+import { TELEMETRY_LIMITS } from '../src/core/telemetry-limits.js';
 
-/** One telemetry sample; every field optional, every present field finite and >= 0. */
+/** One telemetry sample; every field optional, every present field from 0 to its bound (`TELEMETRY_LIMITS`). */
 export interface NodeSample {
   readonly load?: number;
   readonly latencyMs?: number;
@@ -111,14 +112,17 @@ export type NodeReport =
   | { readonly type: 'node.eject'; readonly nodeId: string }
   | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause: 'heartbeat' | 'probation' };
 
-/** True for a number the EWMA may take: finite and not negative (score must also be > 0). */
+/**
+ * True for a number the EWMA may take: from 0 to its bound in `TELEMETRY_LIMITS` (docs/inputs.md),
+ * so never NaN nor infinite; a score must also be > 0.
+ */
 export function isGoodValue(field: keyof NodeSample, v: unknown): boolean {
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 && (field !== 'score' || v > 0);
+  return typeof v === 'number' && v >= 0 && v <= TELEMETRY_LIMITS[field] && (field !== 'score' || v > 0);
 }
 
 /**
  * The first bad field of a sample, or undefined when it is good: every key one of `load`,
- * `latencyMs`, `score`, at least one of them given, each finite and >= 0. `'sample'` means the
+ * `latencyMs`, `score`, at least one of them given, each from 0 to its bound. `'sample'` means the
  * sample as a whole: not an object, an unknown key (a typo such as `latency` must not count as a
  * sample), or no known key at all; {@link sampleProblem} says which.
  */
@@ -142,7 +146,7 @@ export function sampleProblem(sample: NodeSample): string | undefined {
   if (bad === undefined) return undefined;
   if (bad !== 'sample') {
     const value = (sample as Readonly<Record<string, unknown>>)[bad];
-    return `"${bad}" must be a finite number >= 0${bad === 'score' ? ' (and > 0)' : ''}, got ${String(value)}`;
+    return `"${bad}" must be a number from 0 to ${TELEMETRY_LIMITS[bad]}${bad === 'score' ? ' (and > 0)' : ''}, got ${String(value)}`;
   }
   if (sample === null || typeof sample !== 'object') return `a sample must be an object { load?, latencyMs?, score? }, got ${String(sample)}`;
   const unknown = Object.keys(sample).filter((k) => k !== 'load' && k !== 'latencyMs' && k !== 'score');

@@ -1,3 +1,4 @@
+import { checkRequest } from './arguments.js';
 import { describeValue } from './describe.js';
 import { RoutingError } from './errors.js';
 import { ownValue } from './records.js';
@@ -37,12 +38,13 @@ function checkObject(value: unknown, field: string): void {
 }
 
 /**
- * Fills the defaults of a request and rejects NaN, infinite or negative numbers, and a request,
- * `weights` or `penalties` that is not an object (a JS caller's mistake must not become a TypeError).
+ * Fills the defaults of a request and rejects NaN, infinite or negative numbers, an unknown key
+ * (`checkRequest`), and a request, `weights` or `penalties` that is not an object (a JS caller's
+ * mistake must not become a TypeError).
  * @throws {RoutingError} `InvalidRequest` naming the field.
  */
 export function resolveRequest(request: RoutingRequest = {}): ResolvedRequest {
-  checkObject(request, 'the request');
+  checkRequest(request);
   if (request.weights !== undefined) checkObject(request.weights, 'request field "weights"');
   if (request.penalties !== undefined) checkObject(request.penalties, 'request field "penalties"');
   const costModel = request.costModel ?? DEFAULT_COST_MODEL;

@@ -6,6 +6,7 @@
 import { describeValue } from './describe.js';
 import { ejectionOptionsIssue, type EjectionOptions } from './ejection.js';
 import { phiOptionsIssue, type PhiOptions } from './phi.js';
+import { TELEMETRY_LIMITS } from './telemetry-limits.js';
 
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
@@ -18,7 +19,10 @@ export function swarmConfigIssue(config: unknown): string | undefined {
   if (alpha !== undefined && !(isNumber(alpha) && alpha > 0 && alpha <= 1)) return `config "alpha" must be in (0, 1], got ${String(alpha)}`;
   if (leaseTtlMs !== undefined && !(typeof leaseTtlMs === 'number' && leaseTtlMs > 0)) return `config "leaseTtlMs" must be a number > 0, got ${String(leaseTtlMs)}`;
   if (releaseSampleMs !== undefined && !(isNumber(releaseSampleMs) && releaseSampleMs >= 0)) return `config "releaseSampleMs" must be a finite number >= 0, got ${String(releaseSampleMs)}`;
-  if (failurePenaltyMs !== undefined && !(isNumber(failurePenaltyMs) && failurePenaltyMs >= 0)) return `config "failurePenaltyMs" must be a finite number >= 0, got ${String(failurePenaltyMs)}`;
+  // It is fed as a latency sample: within the bound a sample has (docs/inputs.md).
+  if (failurePenaltyMs !== undefined && !(isNumber(failurePenaltyMs) && failurePenaltyMs >= 0 && failurePenaltyMs <= TELEMETRY_LIMITS.latencyMs)) {
+    return `config "failurePenaltyMs" must be a number from 0 to ${TELEMETRY_LIMITS.latencyMs}, got ${String(failurePenaltyMs)}`;
+  }
   if (allowDegraded !== undefined && typeof allowDegraded !== 'boolean') return `config "allowDegraded" must be a boolean`;
   const detection = phiOptionsIssue(c['failureDetector'] as PhiOptions | undefined) ?? ejectionOptionsIssue(c['ejection'] as EjectionOptions | undefined);
   if (detection !== undefined) return `config ${detection}`;

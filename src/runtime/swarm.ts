@@ -1,6 +1,7 @@
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import { badSampleField, sampleProblem, type AliveCause } from '../../machines/node.machine.js';
 import { isMember, joinIssue, nodeActorOf, provideSwarm, type NodeActorRef, type RescueIndex, type SwarmEmitted, type SwarmEvent, type SwarmOutcome } from '../../machines/swarm.machine.js';
+import { checkReleaseOutcome, checkRouteOptions } from '../core/arguments.js';
 import { DEFAULT_PENALTIES, resolveRequest, tokensCost, type ResolvedRequest } from '../core/cost.js';
 import { describeValue } from '../core/describe.js';
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
@@ -164,7 +165,8 @@ export class Swarm implements SwarmContract<'now'> {
    * model unless `request.model` names another); when none is left, the best recovery — a
    * splice, else the degraded survivors. With `{ reserve: true }` the route carries a lease and
    * counts as in flight on its nodes until released or expired.
-   * @throws {RoutingError} `UnknownModel`, `NoHealthyPipeline`, `InvalidRequest`
+   * @throws {RoutingError} `UnknownModel`, `NoHealthyPipeline`, `InvalidRequest` for a malformed
+   *   request or options, an unknown key among them included (docs/inputs.md)
    * @throws {SwarmError} `Stopped`
    * @example const route = swarm.route({ tokens: 512 });
    */
@@ -173,8 +175,9 @@ export class Swarm implements SwarmContract<'now'> {
   route(request?: SwarmRequest, options?: RouteOptions): Route | LeasedRoute;
   route(request: SwarmRequest = {}, options: RouteOptions = {}): Route | LeasedRoute {
     if (this.actorRef.getSnapshot().status !== 'active') this.running(); // throws Stopped
+    checkRouteOptions(options);
+    const r = resolveRequest(request); // before any change: it rejects a malformed request or an unknown key
     if (this.leases.size > 0) this.leases.expire();
-    const r = resolveRequest(request); // first: it rejects a null or malformed request
     const modelId = request.model ?? this.baseModel;
     if (typeof modelId !== 'string') throw new RoutingError('InvalidRequest', `request field "model" must be a model id string, got ${String(modelId)}`);
     const route = this.unstalled(() => this.choose(modelId, r));
@@ -227,7 +230,8 @@ export class Swarm implements SwarmContract<'now'> {
    * (split over the route's nodes in proportion to their current latency estimates). A refused
    * call changes nothing: the lease stays open.
    * @throws {SwarmError} `UnknownLease` for a lease never issued, already released or expired;
-   *   `BadTelemetry` for a bad outcome; `Stopped`
+   *   `BadTelemetry` for a bad outcome (an unknown key, a wrong type, a latency past its bound:
+   *   docs/inputs.md); `Stopped`
    */
   release(lease: Lease | string, outcome: ReleaseOutcome = {}): void {
     this.running();
@@ -236,11 +240,7 @@ export class Swarm implements SwarmContract<'now'> {
     if (!this.leases.isOpen(id)) {
       throw new SwarmError('UnknownLease', `unknown lease "${String(id)}": never issued, already released, or expired after ${this.leaseTtlMs} ms`);
     }
-    if (outcome === null || typeof outcome !== 'object') throw new SwarmError('BadTelemetry', `release of lease "${String(id)}": the outcome must be an object { latencyMs?, ok? }`);
-    const { latencyMs, ok, failedNode } = outcome; // read once
-    if (latencyMs !== undefined && !(typeof latencyMs === 'number' && Number.isFinite(latencyMs) && latencyMs >= 0)) {
-      throw new SwarmError('BadTelemetry', `release of lease "${String(id)}": "latencyMs" must be a finite number >= 0, got ${String(latencyMs)}`);
-    }
+    const { latencyMs, ok, failedNode } = checkReleaseOutcome(outcome, id); // each field read once
     const nodes = this.leases.held(id) ?? [];
     // A failed node that has left the swarm since (removeNode drops it from every lease) is no
     // error: there is nothing left to charge. A member the lease does not hold is a wrong name.
@@ -393,8 +393,8 @@ export class Swarm implements SwarmContract<'now'> {
 
   /**
    * Feeds one telemetry sample into a node's EWMA (its actor). NaN, infinite or negative values,
-   * unknown keys and a sample with none of `load`, `latencyMs`, `score` are refused and leave the
-   * EWMA untouched. Telemetry for a down node is stale and ignored.
+   * values past their bounds (`TELEMETRY_LIMITS`, docs/inputs.md), unknown keys and a sample with
+   * none of `load`, `latencyMs`, `score` are refused and leave the EWMA untouched. Telemetry for a down node is stale and ignored.
    * Returns the node's telemetry after the sample (frozen).
    * @throws {SwarmError} `BadTelemetry`, `UnknownNode`, `Stopped`
    * @example swarm.report('gpu', { load: 0.7, latencyMs: 9 });

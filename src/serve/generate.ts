@@ -3,12 +3,12 @@
  * `steps` times (each step's output is the next step's input); a stage call is one HTTP request
  * to the agent holding it; a failed call resumes from the failed stage (docs/sessions.md).
  */
-import { RoutingError, SessionError } from '../core/errors.js';
 import type { Swarm } from '../runtime/swarm.js';
 import type { SessionOptions, StageRunner } from '../sessions/session-types.js';
 import { openSession } from '../sessions/session-swarm.js';
 import type { TimeSource } from '../runtime/types.js';
 import type { NodeRegistry } from './node-registry.js';
+import { asServeError } from './error-answers.js';
 import { ServeError } from './serve-error.js';
 import type { ServeMetrics } from './serve-metrics.js';
 import { digestHex, promptDigest, promptTokens } from './stage-work.js';
@@ -89,8 +89,9 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
 }
 
 /**
- * Runs one generation. Errors become {@link ServeError}s with the status to answer:
- * an unknown model 400 (field `model`), nothing to serve with 503, a failed session 502/504.
+ * Runs one generation. Library errors become {@link ServeError}s with the status to answer, from
+ * the one table of `error-answers.ts`: an unknown model 400 (field `model`), nothing to serve with
+ * 503, a failed session 502, 503 or 504.
  * `clock` times the reply's `ms` (the orchestrator's clock, the one its Swarm runs on);
  * `sessionPrefix` goes before the session's id wherever it leaves the orchestrator.
  */
@@ -102,9 +103,7 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
   try {
     session = openSession<number>(swarm, { model: request.model, tokens: tokens + request.steps }, httpStageRunner(registry, metrics, tokens, path, sessionPrefix), options);
   } catch (error) {
-    if (error instanceof RoutingError && error.code === 'UnknownModel') throw new ServeError('InvalidRequest', 400, error.message, { field: 'model', cause: error });
-    if (error instanceof RoutingError) throw new ServeError('NoRoute', 503, `${error.code}: ${error.message}`, { cause: error });
-    throw error;
+    throw asServeError(error); // e.g. no route 503, a model only a degraded route serves 503
   }
   try {
     let x = promptDigest(request.prompt);
@@ -123,11 +122,7 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
       ms: clock.now() - started,
     };
   } catch (error) {
-    if (error instanceof SessionError) {
-      const status = error.code === 'DeadlineExceeded' ? 504 : error.code === 'Unrecoverable' ? 503 : 502;
-      throw new ServeError('SessionFailed', status, `${error.code}: ${error.message}`, { cause: error });
-    }
-    throw error;
+    throw asServeError(error);
   } finally {
     metrics.resumes.inc(session.stats().resumes);
     session.close();

@@ -4,6 +4,7 @@
  * what it has to say).
  */
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { asServeError } from './error-answers.js';
 import { errorBody, ServeError, validationField } from './serve-error.js';
 
 /** A fastify app with the house's error shape: `{ error: { code, message, field? } }`. */
@@ -30,6 +31,11 @@ export function createHttpApp(): FastifyInstance {
     if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
       // Malformed JSON, a wrong content type, a body too large: the body is at fault.
       void reply.status(fe.statusCode).send(errorBody('InvalidRequest', fe.message, 'body'));
+      return;
+    }
+    const library = asServeError(error); // a library error that reached here: its status from the one table
+    if (library instanceof ServeError) {
+      void reply.status(library.status).send(errorBody(library.code, library.message, library.field));
       return;
     }
     void reply.status(500).send(errorBody('Internal', `${error.name}: ${error.message}`));

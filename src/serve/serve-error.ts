@@ -10,7 +10,9 @@ export type ServeErrorCode =
   | 'NoRoute'
   | 'SessionFailed'
   | 'StageFailed'
-  | 'NotFound';
+  | 'NotFound'
+  | 'Conflict'
+  | 'Internal';
 
 /** An HTTP-facing failure: `status` is the response's status, `field` the request field at fault. */
 export class ServeError extends Error {

@@ -1,8 +1,9 @@
 /** Session options: checked, defaults filled in; and the clock a session runs on. */
-import { describeValue } from '../core/describe.js';
+import { unknownKey, unknownKeyMessage } from '../core/arguments.js';
+import { describeValue, isRecordLike } from '../core/describe.js';
 import { SessionError } from '../core/errors.js';
 import type { ResumePreference } from '../core/resume.js';
-import type { HistoryOverflow, SessionHost, SessionOptions, StageRunner, TimerClock } from './session-types.js';
+import type { HistoryOverflow, SessionHost, SessionOptions, StageRunner, StepOptions, TimerClock } from './session-types.js';
 
 /** Every tuning option of a session, with its default. */
 export interface ResolvedSessionOptions {
@@ -32,28 +33,41 @@ export function sessionHostIssue(host: unknown): string | undefined {
   return undefined;
 }
 
-const SESSION_OPTION_KEYS: ReadonlySet<string> = new Set([
-  'stageTimeoutMs', 'replayTimeoutMsPerInput', 'retries', 'backoffMs', 'maxBackoffMs', 'deadlineMs', 'signal',
-  'maxHistory', 'historyOverflow', 'aliveCheckMs', 'allowDegraded', 'prefer', 'onFailure', 'clock',
-]);
+const SESSION_OPTION_KEYS: readonly string[] = Object.freeze(Object.keys({
+  stageTimeoutMs: 0, replayTimeoutMsPerInput: 0, retries: 0, backoffMs: 0, maxBackoffMs: 0, deadlineMs: 0, signal: 0,
+  maxHistory: 0, historyOverflow: 0, aliveCheckMs: 0, allowDegraded: 0, prefer: 0, onFailure: 0, clock: 0,
+} satisfies Record<keyof SessionOptions, 0>));
+
+const STEP_OPTION_KEYS: readonly string[] = Object.freeze(Object.keys({ signal: 0 } satisfies Record<keyof StepOptions, 0>));
+
+/**
+ * The longest delay a timer takes (2^31 − 1 ms, about 24.8 days): Node and browsers fire a longer
+ * one at once, so a timeout past it would fail every call at the first millisecond.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 /** Why the options (or the runner) are unusable, in words; undefined when they are fine. */
 export function sessionOptionsIssue(runStage: unknown, options: SessionOptions): string | undefined {
   if (typeof runStage !== 'function') return 'runStage must be a function (stage, input, { signal, replay }) => output';
-  if (options === null || typeof options !== 'object') return 'session options must be an object';
+  if (!isRecordLike(options)) return `session options must be an object, got ${describeValue(options)}`;
   // An unknown key is most likely a misspelt option: refusing it beats silently using the default.
-  for (const key of Object.keys(options)) {
-    if (!SESSION_OPTION_KEYS.has(key)) return `unknown session option "${key}"; the options are ${[...SESSION_OPTION_KEYS].join(', ')}`;
-  }
-  for (const key of ['stageTimeoutMs', 'aliveCheckMs', 'maxHistory', 'deadlineMs'] as const) {
+  const unknown = unknownKey(options, SESSION_OPTION_KEYS);
+  if (unknown !== undefined) return unknownKeyMessage('session options', unknown, SESSION_OPTION_KEYS);
+  // A timeout or a deadline may be Infinity (none); a finite one must fit a timer.
+  for (const key of ['stageTimeoutMs', 'deadlineMs'] as const) {
     const v = options[key];
-    if (v !== undefined && !(typeof v === 'number' && v > 0 && !Number.isNaN(v))) return `session option "${key}" must be a number > 0, got ${describeValue(v)}`;
+    if (v !== undefined && !(typeof v === 'number' && v > 0 && (v <= MAX_TIMER_MS || v === Infinity))) return `session option "${key}" must be a number > 0, at most ${MAX_TIMER_MS} or Infinity, got ${describeValue(v)}`;
   }
+  const alive = options.aliveCheckMs;
+  if (alive !== undefined && !(typeof alive === 'number' && alive > 0 && alive <= MAX_TIMER_MS)) return `session option "aliveCheckMs" must be a number > 0 and at most ${MAX_TIMER_MS}, got ${describeValue(alive)}`;
+  const history = options.maxHistory;
+  if (history !== undefined && !(typeof history === 'number' && history > 0)) return `session option "maxHistory" must be a number > 0, got ${describeValue(history)}`;
   for (const key of ['retries', 'backoffMs', 'maxBackoffMs', 'replayTimeoutMsPerInput'] as const) {
     const v = options[key];
-    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) return `session option "${key}" must be a finite number >= 0, got ${describeValue(v)}`;
+    if (v !== undefined && !(typeof v === 'number' && v >= 0 && v <= MAX_TIMER_MS)) return `session option "${key}" must be a number from 0 to ${MAX_TIMER_MS}, got ${describeValue(v)}`;
   }
   if (options.retries !== undefined && !Number.isInteger(options.retries)) return `session option "retries" must be an integer, got ${describeValue(options.retries)}`;
+  if (options.allowDegraded !== undefined && typeof options.allowDegraded !== 'boolean') return `session option "allowDegraded" must be a boolean, got ${describeValue(options.allowDegraded)}`;
   if (options.historyOverflow !== undefined && options.historyOverflow !== 'fail' && options.historyOverflow !== 'slide') return `session option "historyOverflow" must be "fail" or "slide", got ${describeValue(options.historyOverflow)}`;
   if (options.onFailure !== undefined && options.onFailure !== 'resume' && options.onFailure !== 'restart') return `session option "onFailure" must be "resume" or "restart", got ${describeValue(options.onFailure)}`;
   if (options.prefer !== undefined && options.prefer !== 'keep' && options.prefer !== 'suffix') return `session option "prefer" must be "keep" or "suffix", got ${describeValue(options.prefer)}`;
@@ -61,6 +75,17 @@ export function sessionOptionsIssue(runStage: unknown, options: SessionOptions):
   if (clock !== undefined && (typeof clock.now !== 'function' || typeof clock.setTimeout !== 'function' || typeof clock.clearTimeout !== 'function')) return 'session option "clock" must have now(), setTimeout() and clearTimeout()';
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) return 'session option "signal" must be an AbortSignal';
   return undefined;
+}
+
+/**
+ * Checks `session.step`'s options: an object whose only key is `signal`, an AbortSignal when given.
+ * @throws {SessionError} `InvalidInput` naming the key.
+ */
+export function checkStepOptions(options: StepOptions): void {
+  if (!isRecordLike(options)) throw new SessionError('InvalidInput', `step options must be an object { signal? }, got ${describeValue(options)}`);
+  const unknown = unknownKey(options, STEP_OPTION_KEYS);
+  if (unknown !== undefined) throw new SessionError('InvalidInput', unknownKeyMessage('step options', unknown, STEP_OPTION_KEYS));
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new SessionError('InvalidInput', `step options: "signal" must be an AbortSignal, got ${describeValue(options.signal)}`);
 }
 
 /**

@@ -5,12 +5,14 @@
  * of restarting. The only asynchronous part of the runtime: everything it asks of the swarm
  * (route, reserve, release, state) is synchronous.
  */
+import { checkRequest } from '../core/arguments.js';
 import { RoutingError, SessionError, SwarmError, type StageAttempt } from '../core/errors.js';
 import { failoverInSwarm } from '../core/failover.js';
 import { resumeRoute } from '../core/resume.js';
+import { boundedLatency } from '../core/telemetry-limits.js';
 import type { Route, Stage } from '../core/types.js';
 import { SessionHistory } from './session-history.js';
-import { resolveSessionOptions, sessionHostIssue, type ResolvedSessionOptions } from './session-options.js';
+import { checkStepOptions, resolveSessionOptions, sessionHostIssue, type ResolvedSessionOptions } from './session-options.js';
 import type { SessionHost, SessionOptions, SessionStats, StageRunner, StepOptions, TimerClock } from './session-types.js';
 import { attemptOf, callStage, describeFailures, type CallResult } from './stage-call.js';
 import type { Lease, LeasedRoute, ReleaseOutcome, SwarmRequest } from '../runtime/types.js';
@@ -56,6 +58,7 @@ export class Session<T> {
     const hostIssue = sessionHostIssue(host);
     if (hostIssue !== undefined) throw new SessionError('InvalidInput', hostIssue);
     this.o = resolveSessionOptions(runStage, options); // throws SessionError InvalidInput
+    checkRequest(request); // RoutingError InvalidRequest, as the swarm's route gives, whatever the host
     this.host = host;
     this.request = request;
     this.runStage = runStage;
@@ -93,6 +96,7 @@ export class Session<T> {
    * is failed, holding no lease.
    */
   async step(input: T, options: StepOptions = {}): Promise<T> {
+    checkStepOptions(options); // SessionError InvalidInput, before anything changes
     if (this.status !== 'open') throw new SessionError('Closed', `session "${this.id}" is ${this.status}; open a new one`);
     if (this.running) throw new SessionError('StepInProgress', `session "${this.id}" is already running a step; await it before the next`);
     this.running = true;
@@ -138,7 +142,7 @@ export class Session<T> {
         for (const key of [...this.warm]) if (key.startsWith(`${stage.nodeId}\u0000`)) this.warm.delete(key);
         this.host.stageFailed?.(stage.nodeId, result.outcome);
         // The failed node is known: only it counts the failure towards ejection (docs/detection.md).
-        this.endLease({ ok: false, latencyMs: this.clock.now() - started, failedNode: stage.nodeId });
+        this.endLease({ ok: false, latencyMs: boundedLatency(this.clock.now() - started), failedNode: stage.nodeId });
         resumes++;
         if (resumes > this.o.retries) {
           throw this.fail('RetryBudgetExhausted', `session "${this.id}" step ${stepIndex} failed ${resumes} times (retry budget ${this.o.retries}): ${describeFailures(attempts)}`, attempts, result.error);
@@ -190,7 +194,7 @@ export class Session<T> {
         this.interrupted = new SessionError('Closed', `session "${this.id}" was closed during a step`);
         this.interrupt?.();
       }
-      this.endLease(this.leaseSteps > 0 ? { latencyMs: this.leaseMs / this.leaseSteps } : {});
+      this.endLease(this.leaseSteps > 0 ? { latencyMs: boundedLatency(this.leaseMs / this.leaseSteps) } : {});
     }
     return this.stats();
   }
