@@ -10,7 +10,7 @@ import type { NodeProfile } from '../core/types.js';
 import { escapeHtml as esc } from './html-escape.js';
 import { InputError } from './input-error.js';
 import { copyOrder, framesFromReport, nodeOrder, type ReportFrame } from './report-frames.js';
-import { densityFor, legendHtml, modelColours, type ReportLayout } from './report-overview.js';
+import { densityFor, modelColours, type ReportLayout } from './report-overview.js';
 import { htmlReportInputSchema } from './report-schema.js';
 import { stepSection } from './report-step.js';
 import { REPORT_CSS, REPORT_SCRIPT } from './report-style.js';
@@ -89,7 +89,6 @@ export function renderHtmlReport(input: HtmlReportInput): string {
 <ol class="story">${story.join('')}</ol>
 </header>
 <nav class="toolbar" aria-label="steps"><span class="tabs">${tabs.join('')}</span><label class="filter">Filter by node id <input id="node-filter" type="search" placeholder="e.g. ${esc(report.kill)}" autocomplete="off"><output id="node-hits" for="node-filter"></output></label></nav>
-${legendHtml(layout)}
 <main>
 ${sections.join('\n')}
 </main>

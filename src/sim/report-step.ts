@@ -8,7 +8,7 @@ import type { SimStep, SwarmSimReport } from './swarm-sim.js';
 import { escapeHtml as esc } from './html-escape.js';
 import { copyRow } from './report-copy-row.js';
 import { nodeMark, type ReportFrame } from './report-frames.js';
-import { overviewHtml, type ReportLayout } from './report-overview.js';
+import { legendHtml, overviewHtml, type ReportLayout } from './report-overview.js';
 import { copyRows, failoverText, growthText, recoveryText, routeLine, routeSummary, stepSummary } from './report-text.js';
 
 /** Touched copies drawn large before the rest are folded into a count. */
@@ -143,6 +143,7 @@ export function stepSection(index: number, step: SimStep, frame: ReportFrame, ct
 ${head}
 ${focusRows(step, frame, ctx)}
 ${nodesLine(frame, ctx)}
+${legendHtml(ctx.layout)}
 ${overviewHtml(frame, step, ctx.layout)}
 ${details(step, ctx.report)}
 </section>`;

@@ -27,7 +27,7 @@ dd { margin: 0; font-weight: 600; }
 .filter { margin-left: auto; display: flex; gap: 6px; align-items: center; font-size: 13px; }
 .filter input { font: inherit; padding: 2px 8px; width: 200px; border: 1px solid #b8bfc8; border-radius: 6px; }
 .filter output { color: #0b5cad; min-width: 12em; }
-.legend { display: flex; flex-wrap: wrap; gap: 3px 16px; margin: 6px 0 0; font-size: 12.5px; color: #3d444d; }
+.legend { display: flex; flex-wrap: wrap; gap: 3px 16px; margin: 4px 0 0; padding-top: 4px; border-top: 1px solid #eceef1; font-size: 12.5px; color: #3d444d; }
 .key { display: inline-flex; align-items: center; gap: 5px; }
 .key .sample { display: inline-block; width: 22px; height: 12px; }
 .sw { display: inline-block; width: 14px; height: 12px; border-radius: 2px; background: var(--m); }
