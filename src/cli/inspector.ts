@@ -21,7 +21,7 @@ createWebSocketInspector) sends, prints each as one JSON line on stdout, and rel
 other connection (createWebSocketReceiver clients). The address goes to stderr. It binds
 127.0.0.1: inspection events carry the swarm's plan and telemetry, so another address must be
 asked for with --host. No page, no browser, no network. Stops on SIGINT or SIGTERM.
-Needs the optional packages ws and @statelyai/inspect, like --inspect.
+Needs the optional package ws (npm install ws).
 
 Example:
   hecate-node inspector > events.jsonl &
@@ -45,7 +45,7 @@ export const command: Command = {
       ({ startInspectorServer: start } = await import('./inspector-server.js'));
     } catch (error) {
       if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
-      throw new UsageError('the inspector needs the optional package ws: npm install ws @statelyai/inspect', { cause: error });
+      throw new UsageError('the inspector needs the optional package ws: npm install ws', { cause: error });
     }
     const server = await listening(() => start({ host, port, onEvent: (_event, text) => io.stdout(`${text.replace(/\n/g, ' ')}\n`) }), port, host);
     const reach = isLoopbackHost(server.address.address) ? 'this machine only' : 'reachable from other machines: anyone who can reach it reads the plan and telemetry';
