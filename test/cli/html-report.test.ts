@@ -123,6 +123,17 @@ describe('renderHtmlReport', () => {
   });
 });
 
+describe('renderHtmlReport, twice', () => {
+  it('draws the same bytes for the same seeded run', () => {
+    const draw = () => {
+      const frames: { plan: SwarmSimReport['plan']; nodes: Record<string, { alive: boolean; samples: number }> }[] = [];
+      const report = runSwarmSim(topology, { kill: 'mid', seed: 5, onStep: (_s, state) => void frames.push({ plan: state.plan, nodes: state.nodes }) });
+      return renderHtmlReport({ report, frames, profiles: topology.nodes });
+    };
+    expect(draw()).toBe(draw());
+  });
+});
+
 describe('densityFor', () => {
   it('names the nodes in the bands up to 40 copies, labels copies up to 400, draws bars only beyond', () => {
     expect([1, 40, 41, 400, 401, 5000].map(densityFor)).toEqual(['full', 'full', 'medium', 'medium', 'dense', 'dense']);
