@@ -4,11 +4,13 @@
  * to a Stately-compatible inspector — the same JSON messages `createWebSocketInspector` sends.
  * Loopback only unless a remote address is asked for explicitly.
  */
-import { isIP } from 'node:net';
 import { createInspector, type StatelyInspectionEvent } from '@statelyai/inspect';
 import type { InspectionEvent, Observer } from 'xstate';
 import WebSocket from 'ws';
 import { UsageError } from './args.js';
+import { isLoopbackHost } from './loopback.js';
+
+export { isLoopbackHost } from './loopback.js';
 
 /** Options of {@link connectInspector}. */
 export interface InspectorConnectOptions {
@@ -26,20 +28,6 @@ export interface LiveInspector {
   readonly inspect: Observer<InspectionEvent>;
   /** Sends what is still queued, then closes. Resolves with the number of events sent and dropped. */
   close(): Promise<{ sent: number; dropped: number }>;
-}
-
-/**
- * True only for literal loopback: `localhost`, an IPv4 address in 127.0.0.0/8, `::1` and
- * IPv4-mapped loopback. A name under `.localhost` (`evil.localhost`) is not: it goes through the
- * resolver, which may send it anywhere.
- */
-export function isLoopbackHost(hostname: string): boolean {
-  if (typeof hostname !== 'string') return false;
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === 'localhost') return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  if (isIP(host) === 6) return host === '::1' || /^(0:){7}1$/.test(host) || /^::ffff:127\./.test(host) || /^::ffff:7f[0-9a-f]{2}:/.test(host);
-  return false;
 }
 
 /**

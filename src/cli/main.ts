@@ -20,6 +20,7 @@ const registry: ReadonlyMap<string, () => Promise<{ command: Command }>> = new M
   ['load-sim', () => import('./load-sim.js')],
   ['serve', () => import('./serve.js')],
   ['agent', () => import('./agent.js')],
+  ['inspector', () => import('./inspector.js')],
 ]);
 
 /** Exit codes of `hecate-node`. */

@@ -21,7 +21,7 @@ const spec: ArgsSpec = {
     seed: { type: 'string', value: 'n', description: 'Seed of the id source: the same seed prints the same bytes.' },
     inspect: { type: 'string', value: 'ws-url', description: 'Stream XState inspection events to a Stately-compatible WebSocket inspector (loopback only).' },
     'inspect-remote': { type: 'boolean', description: 'Allow --inspect to an address other than loopback.' },
-    html: { type: 'string', value: 'file', description: 'Also write a self-contained HTML report: one SVG per step.' },
+    html: { type: 'string', value: 'file', description: 'Also write a self-contained HTML report: one step at a time at #step=N, one row per copy, a filter by node id.' },
   },
 };
 

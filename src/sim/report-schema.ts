@@ -26,7 +26,7 @@ const plan = z.looseObject({
   models: z.array(z.looseObject({ id, layers: z.int().min(1).max(PLAN_LIMITS.layers) })),
   pipelines: z.array(z.looseObject({ id, modelId: id, stages: z.array(stage) })),
 });
-const telemetry = z.looseObject({ alive: z.boolean(), latencyMs: z.number().optional(), load: z.number().optional(), score: z.number().optional() });
+const telemetry = z.looseObject({ alive: z.boolean(), latencyMs: z.number().optional(), load: z.number().optional(), score: z.number().optional(), suspect: z.boolean().optional() });
 // Not z.record: that would drop a node named "__proto__"; every own value is checked instead.
 const nodes = z.custom<Record<string, unknown>>(
   (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((t) => telemetry.safeParse(t).success),

@@ -1,8 +1,9 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { command } from '../../src/cli/load-sim.js';
+import { missNote, type TargetResult } from '../../src/sim/load/targets.js';
 import { UsageError } from '../../src/cli/args.js';
 import type { CliIO } from '../../src/cli/command.js';
 
@@ -57,6 +58,37 @@ describe('hecate-node load-sim', () => {
     expect(await main(['load-sim', '--seeds', '-3'], io)).toBe(2);
     expect(io.out).toEqual([]);
     expect(io.err.join('').trim().split('\n')).toHaveLength(1);
+  });
+
+  it("runs the README's example as printed: every FAIL row is explained in one line that names a doc, and the same seed prints the same bytes", async () => {
+    const line = readFileSync('README.md', 'utf8').split('\n').find((l) => l.startsWith('npx hecate-node load-sim '));
+    expect(line, "the README's load-sim example").toBeDefined();
+    const argv = (line ?? '').replace(/\s+#.*$/, '').split(/\s+/).slice(3);
+    const run = async () => {
+      const io = memoryIO();
+      expect(await command.run(argv, io)).toBe(0);
+      return io.out.join('');
+    };
+    const out = await run();
+    const lines = out.split('\n');
+    const failed = lines.filter((l) => l.includes('| **FAIL** |')).map((l) => l.split(' | ')[1]);
+    for (const workload of failed) {
+      const notes = lines.filter((l) => l.startsWith(`FAIL on ${workload} is a known miss: `));
+      expect(notes, `the one line explaining the FAIL on ${workload}`).toHaveLength(1);
+      const doc = /docs\/[a-z-]+\.md/.exec(notes[0] ?? '')?.[0];
+      expect(doc !== undefined && existsSync(doc), `${notes[0]} names a doc that exists`).toBe(true);
+    }
+    expect(lines.filter((l) => l.startsWith('FAIL on '))).toHaveLength(failed.length);
+    expect(await run()).toBe(out);
+  });
+
+  it('tells a documented miss from one that is not', () => {
+    const target = (workload: string, limit: number, pass: boolean): TargetResult => ({ target: 'p99 ≤ …', workload, ours: 1, baseline: 1, ratio: 1, limit, pass, oracle: null, latencyWeights: null });
+    expect(missNote(target('w1-rho0.7', 0.7, true))).toBeUndefined();
+    expect(missNote(target('w1-rho0.7', 0.7, false))).toMatch(/^FAIL on w1-rho0.7 is a known miss: .*docs\/performance\.md/);
+    expect(missNote(target('w2-bursty', 0.7, false))).toMatch(/^FAIL on w2-bursty is a known miss: /);
+    expect(missNote(target('w3-slowdown', 1.1, false))).toBe('FAIL on w3-slowdown (p99 ≤ …) is not a documented miss: compare with docs/performance.md, "Load spreading".');
+    for (const t of [target('w1-rho0.7', 0.7, false), target('w3-slowdown', 1.1, false)]) expect(missNote(t)).not.toContain('\n');
   });
 
   it('prints the table, and writes JSON, Markdown and one SVG per workload with --out', async () => {

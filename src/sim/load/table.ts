@@ -1,5 +1,6 @@
 /** The results as a Markdown table: one row per workload × policy, then the targets. */
 import type { LoadSimResult } from './run.js';
+import { missNote } from './targets.js';
 
 const fmt = (x: number): string => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
 const pct = (x: number): string => (x === 0 ? '0' : `${(x * 100).toFixed(x < 0.001 ? 3 : 2)}%`);
@@ -32,6 +33,8 @@ export function resultsTable(result: LoadSimResult): string {
       `| ${t.target} | ${t.workload} | ${t.ours} | ${t.baseline ?? '–'} | ${t.ratio ?? '–'} | ${t.limit} | ${t.pass ? 'pass' : '**FAIL**'} | ${t.oracle ?? '–'} | ${t.latencyWeights ?? '–'} |`,
     );
   }
+  const notes = result.targets.flatMap((t) => missNote(t) ?? []);
+  if (notes.length > 0) lines.push('', ...notes);
   lines.push('');
   lines.push('The targets judge ours (default weights). The last two columns give the same measure (the p99 ratio, the dead-node requests or the herd index) for the oracle, which reads every queue at once (the strongest reference here, though greedy, so not a strict bound), and for the measured-latency-weights experiment; neither is judged.');
   return `${lines.join('\n')}\n`;
