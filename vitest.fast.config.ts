@@ -1,6 +1,7 @@
 // `npm run test:fast`: the developer's loop. Every test but those that start a real process
 // (the CLI as a child, nats-server, npm pack and install, shell scripts) or a browser, or that
 // serve over real sockets and real time; `npm test` runs them all (README.md, "Two commands").
+// None of the tests left reads `dist/` (the package tests do), so it needs no build first.
 import { configDefaults, defineConfig, mergeConfig } from 'vitest/config';
 import base from './vitest.config.js';
 
