@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: runs every benchmark on the built package — the runtime (routing, telemetry,
- * failures, planning, start/stop, memory), plan quality, failure detection, warm start and the package (bundle size, import time) — prints one table and writes
+ * failures, planning, start/stop, memory), plan quality, failure detection, warm start and the package (bundle size, import time, the library install's packages and size) — prints one table and writes
  * `bench/results.json`. Exit code 0 even when a target is missed: the table and the file say
  * which, by how much; a benchmark that cannot run at all exits 1.
  */
@@ -8,6 +8,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { detectionBench } from './detection.js';
 import { inputLimitsBench } from './input-limits.js';
+import { installSizeBench } from './install-size.js';
 import { packageBench } from './package.js';
 import { runtimeBench } from './runtime.js';
 import { warmStartBench } from './warm-start.js';
@@ -46,6 +47,7 @@ log('failure detection');
 rows.push(...detectionBench(log));
 rows.push(...warmStartBench(log));
 rows.push(...(await packageBench(log)));
+rows.push(...installSizeBench(log));
 const seconds = (performance.now() - started) / 1000;
 
 const environment = {

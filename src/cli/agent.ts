@@ -2,7 +2,7 @@
 import { startAgent } from '../serve/agent.js';
 import { helpText, integerFlag, parseCommandArgs, requiredFlag, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
-import { listening, numberFlag, untilSignal } from './process-flags.js';
+import { listening, numberFlag, PID_FILE_FLAG, untilSignal, withPidFile } from './process-flags.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -16,6 +16,7 @@ const spec: ArgsSpec = {
     jitter: { type: 'string', value: 'r', description: 'Relative jitter of a stage\'s time, 0-0.9 (default 0.2).' },
     seed: { type: 'string', value: 'n', description: 'Seed of the jitter (default: a hash of the id).' },
     slots: { type: 'string', value: 'n', description: 'Stage calls it runs at once; later ones wait in arrival order (default: no limit).' },
+    'pid-file': PID_FILE_FLAG,
   },
 };
 
@@ -51,29 +52,31 @@ export const command: Command = {
     const seed = integerFlag(args, 'seed', 0, 2 ** 32 - 1);
     const slots = integerFlag(args, 'slots', 1, 1_000_000);
     const host = stringFlag(args, 'host');
-    const agent = await listening(() => startAgent({
-      id,
-      memoryGb,
-      score,
-      join: urls,
-      ...(port !== undefined ? { port } : {}),
-      ...(host !== undefined ? { host } : {}),
-      ...(perLayerMs !== undefined ? { perLayerMs } : {}),
-      ...(jitter !== undefined ? { jitter } : {}),
-      ...(seed !== undefined ? { seed } : {}),
-      ...(slots !== undefined ? { slots } : {}),
-      log: (line) => io.stderr(`hecate-node agent ${id}: ${line}\n`),
-    }), port ?? 0, host ?? '127.0.0.1');
-    io.stdout(`hecate-node agent ${id}: listening on ${agent.url}, joining ${join}\n`);
-    // A join the orchestrator refuses (4xx) ends the agent: retrying would be refused again.
-    const refused = agent.joined.then(() => new Promise<never>(() => {}), (error: unknown) => error);
-    const outcome = await Promise.race([untilSignal(), refused]);
-    if (typeof outcome !== 'string') {
+    return withPidFile(args, async () => {
+      const agent = await listening(() => startAgent({
+        id,
+        memoryGb,
+        score,
+        join: urls,
+        ...(port !== undefined ? { port } : {}),
+        ...(host !== undefined ? { host } : {}),
+        ...(perLayerMs !== undefined ? { perLayerMs } : {}),
+        ...(jitter !== undefined ? { jitter } : {}),
+        ...(seed !== undefined ? { seed } : {}),
+        ...(slots !== undefined ? { slots } : {}),
+        log: (line) => io.stderr(`hecate-node agent ${id}: ${line}\n`),
+      }), port ?? 0, host ?? '127.0.0.1');
+      io.stdout(`hecate-node agent ${id}: listening on ${agent.url}, joining ${join}\n`);
+      // A join the orchestrator refuses (4xx) ends the agent: retrying would be refused again.
+      const refused = agent.joined.then(() => new Promise<never>(() => {}), (error: unknown) => error);
+      const outcome = await Promise.race([untilSignal(), refused]);
+      if (typeof outcome !== 'string') {
+        await agent.stop();
+        throw new UsageError(`${outcome instanceof Error ? outcome.message : String(outcome)}`);
+      }
       await agent.stop();
-      throw new UsageError(`${outcome instanceof Error ? outcome.message : String(outcome)}`);
-    }
-    await agent.stop();
-    io.stderr(`hecate-node agent ${id}: ${outcome}: left ${agent.orchestrator()}\n`);
-    return 0;
+      io.stderr(`hecate-node agent ${id}: ${outcome}: left ${agent.orchestrator()}\n`);
+      return 0;
+    });
   },
 };

@@ -5,11 +5,9 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { describeValue } from '../core/describe.js';
+import { UsageError } from './usage-error.js';
 
-/** Bad flags or arguments: the CLI prints the message on one line and exits 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+export { UsageError };
 
 /** One flag of a command. */
 export interface FlagSpec {

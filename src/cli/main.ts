@@ -9,8 +9,9 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError, oneLine, printable } from '../sim/input-error.js';
 import { readBoundedFile } from './io.js';
-import { UsageError } from './args.js';
 import type { CliIO, Command } from './command.js';
+import { absentPackage, COMMAND_PEERS, missingPeers, missingPeersMessage } from './peers.js';
+import { UsageError } from './usage-error.js';
 
 /** Every subcommand, loaded on demand. Adding a command is one line here plus its own file. */
 const registry: ReadonlyMap<string, () => Promise<{ command: Command }>> = new Map([
@@ -44,10 +45,22 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
     io.stderr(`hecate-node: unknown command ${printable(JSON.stringify(name))} (commands: ${[...registry.keys()].join(', ')}; see --help)\n`);
     return EXIT.usage;
   }
-  const { command } = await load();
+  // The optional peers the command needs, checked before it loads (docs/install.md).
+  const missing = await missingPeers(COMMAND_PEERS.get(name) ?? []);
+  if (missing.length > 0) {
+    io.stderr(`${missingPeersMessage(name, missing)}\n`);
+    return EXIT.usage;
+  }
   try {
+    const { command } = await load();
     return await command.run(rest, io);
   } catch (error) {
+    const absent = absentPackage(error);
+    if (absent !== undefined) {
+      // A package only a flag loads (`--nats`, `--inspect`).
+      io.stderr(`${missingPeersMessage(name, [absent])}\n`);
+      return EXIT.usage;
+    }
     if (error instanceof UsageError || error instanceof InputError) {
       // Flag values and file contents may hold control characters: never echo them raw.
       io.stderr(`hecate-node ${name}: ${printable(oneLine(error.message))}\n`);
@@ -62,7 +75,10 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
 
 async function overview(): Promise<string> {
   const rows: [string, string][] = [];
-  for (const [name, load] of registry) rows.push([name, (await load()).command.summary]);
+  for (const [name, load] of registry) {
+    const missing = await missingPeers(COMMAND_PEERS.get(name) ?? []);
+    rows.push([name, missing.length > 0 ? `(${missingPeersMessage(name, missing)})` : (await load()).command.summary]);
+  }
   const width = Math.max(...rows.map(([n]) => n.length));
   return [
     'Usage: hecate-node <command> [flags]',
@@ -71,7 +87,7 @@ async function overview(): Promise<string> {
     ...rows.map(([n, s]) => `  ${n.padEnd(width)}  ${s}`),
     '',
     'Run "hecate-node <command> --help" for the flags of a command.',
-    'Exit codes: 0 ok, 1 a scenario expectation failed, 2 bad usage or input, 70 internal error.',
+    'Exit codes: 0 ok, 1 a scenario expectation failed, 2 bad usage or input or a missing package, 70 internal error.',
     '',
   ].join('\n');
 }

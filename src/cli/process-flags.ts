@@ -1,6 +1,7 @@
-/** Flags of the long-running commands (`serve`, `agent`): decimal numbers, and waiting for a signal. */
+/** Flags of the long-running commands (`serve`, `agent`): decimal numbers, the pid file, and waiting for a signal. */
+import { rmSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
-import { stringFlag, UsageError, type ParsedArgs } from './args.js';
+import { stringFlag, UsageError, type FlagSpec, type ParsedArgs } from './args.js';
 
 /** Runs `start`; a port already taken or an address that cannot be bound becomes a UsageError naming the flag. */
 export async function listening<T>(start: () => Promise<T>, port: number, host: string): Promise<T> {
@@ -42,4 +43,31 @@ export function untilSignal(): Promise<NodeJS.Signals> {
     process.on('SIGTERM', on);
     process.on('SIGINT', on);
   });
+}
+
+/** The `--pid-file` flag of `serve` and `agent`. */
+export const PID_FILE_FLAG: FlagSpec = {
+  type: 'string',
+  value: 'path',
+  description: 'Write this process\'s id to the file (e.g. for kill -9 "$(cat a1.pid)"); removed on a clean exit. npx runs the command in a child of its own, so $! is not this process.',
+};
+
+/**
+ * Runs `run` with the process id in the `--pid-file` path, if given: written before, removed after
+ * (whatever the outcome; a process killed with SIGKILL leaves it behind).
+ * @throws {UsageError} naming the flag when the file cannot be written; nothing runs then.
+ */
+export async function withPidFile<T>(args: ParsedArgs, run: () => Promise<T>): Promise<T> {
+  const path = stringFlag(args, 'pid-file');
+  if (path === undefined) return run();
+  try {
+    writeFileSync(path, `${process.pid}\n`);
+  } catch (error) {
+    throw new UsageError(`flag --pid-file: cannot write ${path} (${String((error as { code?: unknown }).code ?? error)})`, { cause: error });
+  }
+  try {
+    return await run();
+  } finally {
+    rmSync(path, { force: true });
+  }
 }

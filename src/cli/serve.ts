@@ -5,7 +5,7 @@ import { loadTopology } from '../sim/topology.js';
 import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
 import { readInput } from './io.js';
-import { listening, numberFlag, untilSignal } from './process-flags.js';
+import { listening, numberFlag, PID_FILE_FLAG, untilSignal, withPidFile } from './process-flags.js';
 import { replicationFlags } from './replication-flags.js';
 
 const spec: ArgsSpec = {
@@ -23,6 +23,7 @@ const spec: ArgsSpec = {
     'eject-after': { type: 'string', value: 'n', description: 'Eject an agent after this many consecutive failed stage calls (default 5).' },
     nats: { type: 'string', value: 'url', description: 'Replicate the swarm through this NATS server (JetStream), e.g. nats://127.0.0.1:4222; several orchestrators given the same --nats and --swarm serve one swarm. Needs --swarm and --topology.' },
     swarm: { type: 'string', value: 'name', description: 'The replicated swarm\'s name (letters, digits, "_", "-"). Needs --nats.' },
+    'pid-file': PID_FILE_FLAG,
   },
 };
 
@@ -73,28 +74,30 @@ export const command: Command = {
       models = topology.value.models;
       nodes = topology.value.nodes;
     }
-    const orchestrator = await listening(() => reachingNats(replication?.servers, () => startOrchestrator({
-      host,
-      port,
-      models,
-      ...(nodes !== undefined ? { nodes } : {}),
-      failureDetector: {
-        ...SERVE_DETECTOR,
-        ...(suspect !== undefined ? { suspectThreshold: suspect } : {}),
-        ...(down !== undefined ? { threshold: down } : {}),
-        ...(pause !== undefined ? { acceptablePauseMs: pause } : {}),
-        ...(minStd !== undefined ? { minStdDevMs: minStd } : {}),
-      },
-      ...(ejectAfter !== undefined ? { ejection: { consecutiveFailures: ejectAfter } } : {}),
-      ...(stageTimeoutMs !== undefined ? { stageTimeoutMs } : {}),
-      ...(replication !== undefined ? { replication } : {}),
-      log: (line) => io.stderr(`hecate-node serve: ${line}\n`),
-    })), port, host);
-    io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);
-    const signal = await untilSignal();
-    await orchestrator.close();
-    io.stderr(`hecate-node serve: ${signal}: stopped\n`);
-    return 0;
+    return withPidFile(args, async () => {
+      const orchestrator = await listening(() => reachingNats(replication?.servers, () => startOrchestrator({
+        host,
+        port,
+        models,
+        ...(nodes !== undefined ? { nodes } : {}),
+        failureDetector: {
+          ...SERVE_DETECTOR,
+          ...(suspect !== undefined ? { suspectThreshold: suspect } : {}),
+          ...(down !== undefined ? { threshold: down } : {}),
+          ...(pause !== undefined ? { acceptablePauseMs: pause } : {}),
+          ...(minStd !== undefined ? { minStdDevMs: minStd } : {}),
+        },
+        ...(ejectAfter !== undefined ? { ejection: { consecutiveFailures: ejectAfter } } : {}),
+        ...(stageTimeoutMs !== undefined ? { stageTimeoutMs } : {}),
+        ...(replication !== undefined ? { replication } : {}),
+        log: (line) => io.stderr(`hecate-node serve: ${line}\n`),
+      })), port, host);
+      io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);
+      const signal = await untilSignal();
+      await orchestrator.close();
+      io.stderr(`hecate-node serve: ${signal}: stopped\n`);
+      return 0;
+    });
   },
 };
 

@@ -1,6 +1,6 @@
 /**
  * `hecate-swarm/testing`: model-based tests of a swarm, generated from the Swarm statechart with
- * `@xstate/graph` (an optional peer dependency: install it to use this subpath).
+ * `@xstate/graph` (a dependency of the package: 150 KB, no dependencies of its own).
  *
  * `swarmTestModel(profiles, config)` is a `TestModel` whose generated paths carry complete
  * events (`node.added` with its profile); `runSwarmPath(path, swarm)` plays one path against a

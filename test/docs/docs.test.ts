@@ -1,9 +1,10 @@
 /**
  * The documents a reader follows: the README front page and docs/. Every fenced js/ts snippet runs
  * as printed (against the built package: `hecate-swarm` resolves to this repository's `dist/`),
- * every JSON example is a topology or a scenario that loads (and a scenario passes), the README's
- * API table lists exactly the root entry's exports, and nothing cites a document that is not in
- * the repository. `npm test` builds first.
+ * every JSON example is a topology or a scenario that loads (and a scenario passes), docs/api.md's
+ * root-entry table lists exactly the root entry's exports, and nothing cites a document that is not in
+ * the repository. `npm test` builds first. (The README's snippets also run in a fresh consumer
+ * project, against the packed package: test/package/readme.test.ts.)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -54,9 +55,17 @@ describe('README.md', () => {
     expect(read('.ci/run')).toMatch(/\nnpm ci\nnpm test\n$/);
   });
 
-  it('lists in its API table exactly the values the root entry exports', () => {
-    const text = read('README.md');
-    const api = text.slice(text.indexOf('\n## API\n'), text.indexOf('\n### Errors\n'));
+  it('links to docs/api.md for the API and error tables', () => {
+    expect(read('README.md')).toContain('[docs/api.md](docs/api.md)');
+    expect(read('README.md')).not.toContain('| `createSwarm(');
+  });
+});
+
+describe('docs/api.md', () => {
+  it('lists in its root-entry table exactly the values the root entry exports', () => {
+    const text = read('docs/api.md');
+    const api = text.slice(text.indexOf('\n## The root entry\n'), text.indexOf('\n## The other entries\n'));
+    expect(api.length).toBeGreaterThan(100);
     const firstColumn = api.split('\n').filter((l) => l.startsWith('| `')).map((l) => l.split('|')[1] ?? '');
     const listed = new Set(firstColumn.flatMap((cell) => [...cell.matchAll(/`([A-Za-z_$][\w$]*)/g)].map((m) => m[1] as string)));
     expect([...listed].sort()).toEqual(Object.keys(root).sort());

@@ -18,6 +18,7 @@ const repo = resolve(import.meta.dirname, '../..');
 const REPO_XSTATE = (JSON.parse(readFileSync(join(repo, 'node_modules/xstate/package.json'), 'utf8')) as { version: string }).version;
 const PEER_FLOOR = ((JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> }).peerDependencies['xstate'] ?? '').replace(/^\^/, '');
 const CONSUMER_XSTATES = [PEER_FLOOR, REPO_XSTATE];
+const ZOD = (JSON.parse(readFileSync(join(repo, 'node_modules/zod/package.json'), 'utf8')) as { version: string }).version;
 const tsc = join(repo, 'node_modules/typescript/bin/tsc');
 const npm = (args: string[], cwd: string) => execFileSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
@@ -98,7 +99,8 @@ function makeConsumer(xstate: string): string {
   mkdirSync(consumer);
   writeFileSync(
     join(consumer, 'package.json'),
-    JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies: { xstate, 'hecate-swarm': `file:${tarball}` } }, null, 2),
+    // zod: the documented peer of `hecate-swarm/sim`, which the consumer imports.
+    JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies: { xstate, zod: ZOD, 'hecate-swarm': `file:${tarball}` } }, null, 2),
   );
   writeFileSync(
     join(consumer, 'tsconfig.json'),
@@ -122,12 +124,12 @@ describe('the packed package', () => {
     expect(files.filter((f) => !/^(dist\/(src|machines)\/|examples\/|scenarios\/|LICENSE$|README\.md$|package\.json$)/.test(f))).toEqual([]);
   });
 
-  it.each(CONSUMER_XSTATES)('in a project on xstate %s: one copy of xstate, no CLI-only package, strict nodenext type-checks swarm.actor, swarmMachine and nodeMachine, and it runs', (xstate) => {
+  it.each(CONSUMER_XSTATES)('in a project on xstate %s: one copy of xstate, no CLI-only package (zod added: the sim entry needs it), strict nodenext type-checks swarm.actor, swarmMachine and nodeMachine, and it runs', (xstate) => {
     expect(PEER_FLOOR).not.toBe(REPO_XSTATE);
     const consumer = makeConsumer(xstate);
     const xstates = copiesOf(consumer, 'xstate').map((p) => (JSON.parse(readFileSync(p, 'utf8')) as { version: string }).version);
     expect(xstates).toEqual([xstate]);
-    for (const absent of ['ws', '@statelyai/inspect', '@xstate/graph', 'superjson']) expect(copiesOf(consumer, absent)).toEqual([]);
+    for (const absent of ['ws', '@statelyai/inspect', 'fastify', 'prom-client', 'light-my-request', '@nats-io/transport-node', 'superjson']) expect(copiesOf(consumer, absent)).toEqual([]);
     const typecheck = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: consumer, encoding: 'utf8' });
     expect(typecheck.stdout + typecheck.stderr).toBe('');
     const out = execFileSync(process.execPath, ['out/index.js'], { cwd: consumer, encoding: 'utf8' });
@@ -144,6 +146,7 @@ describe('the packed package', () => {
     const inScope = attw.stdout.split('\n').filter((line) => /^(node16 \(from ESM\)|bundler):/.test(line));
     const entries = Object.keys((JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { exports: Record<string, unknown> }).exports);
     expect(entries).toContain('./replication');
+    expect(entries).toContain('./examples/swarm.json');
     expect(inScope).toHaveLength(entries.length * 2); // every entry, under both resolutions
     expect(inScope.filter((line) => !line.includes('🟢'))).toEqual([]);
   });

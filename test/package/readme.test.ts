@@ -1,0 +1,229 @@
+/**
+ * The README as a new user follows it, in a fresh project rather than in this repository: the
+ * package is packed once and installed into an empty directory with the README's own install
+ * lines (the name `hecate-swarm` replaced by the tarball), then
+ * - the library install is counted (packages, megabytes; no engine warning on this Node);
+ * - every ```js snippet runs there as printed, and prints each of its `// → x` lines;
+ * - a CLI command without its optional peers names the install line the README gives;
+ * - the "Real processes" walkthrough runs command by command with real processes on loopback
+ *   (a free port for 8080): every `# → x` line is checked against what its command printed, the
+ *   pid file `kill -9` reads is the agent's own process, which dies, and the others exit cleanly.
+ * Uses npm's cache (`--prefer-offline`): only a cold cache reaches the registry.
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../replication/nats-server.js';
+
+const repo = resolve(import.meta.dirname, '../..');
+const README = readFileSync(join(repo, 'README.md'), 'utf8').replace(/\r\n/g, '\n');
+/** This Node first on the PATH, so npm, npx and the snippets run on the Node the tests run on. */
+const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env['PATH'] ?? ''}`, npm_config_update_notifier: 'false' };
+
+interface Block {
+  readonly line: number;
+  readonly lang: string;
+  readonly lines: readonly string[];
+}
+
+/** Every fenced block of the README, with its language and the line it opens on. */
+function blocks(): Block[] {
+  const out: Block[] = [];
+  const lines = README.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^```(\S*)\s*$/.exec(lines[i] ?? '');
+    if (open === null) continue;
+    const start = i;
+    const body: string[] = [];
+    for (i++; i < lines.length && !/^```\s*$/.test(lines[i] ?? ''); i++) body.push(lines[i] ?? '');
+    out.push({ line: start + 1, lang: (open[1] ?? '').toLowerCase(), lines: body });
+  }
+  return out;
+}
+
+const ALL = blocks();
+const SNIPPETS = ALL.filter((b) => b.lang === 'js');
+const INSTALL = /^npm install hecate-swarm xstate( [@\w./-]+)*$/;
+/** The README's install lines, in order: the library's first. */
+const INSTALL_LINES = ALL.filter((b) => b.lang === 'sh').flatMap((b) => b.lines.filter((l) => INSTALL.test(l)));
+/** The walkthrough: the sh block of "## Real processes". */
+const REAL = README.split('\n').indexOf('## Real processes') + 1;
+const WALK = ALL.find((b) => b.lang === 'sh' && REAL > 0 && b.line > REAL);
+
+let dir = '';
+let tarball = '';
+let consumer = '';
+
+/** Runs one of the README's install lines in `cwd`, the package name replaced by the tarball; returns npm's output. */
+function install(line: string, cwd: string): string {
+  const args = line.split(' ').slice(2).map((a) => (a === 'hecate-swarm' ? tarball : a));
+  const run = spawnSync('npm', ['install', ...args, '--prefer-offline', '--no-audit', '--no-fund'], { cwd, encoding: 'utf8', env });
+  expect(run.status, `${line}: ${run.stderr}`).toBe(0);
+  return run.stdout + run.stderr;
+}
+
+/** Every installed package (name → directory) under a node_modules tree, nested ones included. */
+function packagesIn(root: string): Map<string, string> {
+  const found = new Map<string, string>();
+  const walk = (nm: string) => {
+    if (!existsSync(nm)) return;
+    for (const entry of readdirSync(nm)) {
+      if (entry.startsWith('.')) continue;
+      const path = join(nm, entry);
+      if (entry.startsWith('@')) for (const sub of readdirSync(path)) visit(`${entry}/${sub}`, join(path, sub));
+      else visit(entry, path);
+    }
+  };
+  const visit = (name: string, path: string) => {
+    if (!statSync(path).isDirectory()) return;
+    found.set(`${name}@${path}`, path);
+    walk(join(path, 'node_modules'));
+  };
+  walk(join(root, 'node_modules'));
+  return found;
+}
+
+function bytesIn(path: string): number {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.size;
+  return readdirSync(path).reduce((sum, entry) => sum + bytesIn(join(path, entry)), 0);
+}
+
+/** A regular expression for one expected output line: `…` stands for anything. */
+function expected(line: string): RegExp {
+  return new RegExp(`^${line.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+}
+
+/** Whether the process `pid` still exists. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'hecate-readme-'));
+  const packed = JSON.parse(execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir, '--loglevel=error'], { cwd: repo, encoding: 'utf8', env })) as { filename: string }[];
+  tarball = join(dir, packed[0]?.filename ?? '');
+  consumer = join(dir, 'project');
+  mkdirSync(consumer);
+  writeFileSync(join(consumer, 'package.json'), `${JSON.stringify({ name: 'my-orchestrator', private: true, type: 'module' }, null, 2)}\n`);
+}, 120_000);
+
+afterAll(() => {
+  if (dir !== '') rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the README in a fresh project', () => {
+  it('gives the library install line first, then the walkthrough\'s', () => {
+    expect(INSTALL_LINES[0]).toBe('npm install hecate-swarm xstate');
+    expect(WALK?.lines[0]).toBe('npm install hecate-swarm xstate fastify prom-client zod');
+    expect(SNIPPETS.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('the library install line: at most 6 packages besides xstate, no engine warning', () => {
+    const output = install(INSTALL_LINES[0] as string, consumer);
+    expect(output).not.toMatch(/EBADENGINE/);
+    const installed = packagesIn(consumer);
+    const names = [...installed.keys()].map((k) => k.slice(0, k.indexOf('@', 1))).sort();
+    expect(names).toEqual(['@xstate/graph', 'hecate-swarm', 'nanoid', 'xstate']);
+    expect(names.filter((n) => n !== 'xstate').length).toBeLessThanOrEqual(6);
+    const mb = bytesIn(join(consumer, 'node_modules')) / 1e6;
+    // The figures docs/install.md gives: 4 packages, about 3.4 MB.
+    console.log(`library install: ${names.length} packages (${names.join(', ')}), ${mb.toFixed(1)} MB`);
+    expect(mb).toBeLessThan(6);
+  }, 120_000);
+
+  it.each(SNIPPETS.map((b) => [`README.md:${b.line}`, b] as const))('the snippet at %s runs as printed and prints its → lines', (where, block) => {
+    const file = join(consumer, `snippet-${block.line}.mjs`);
+    writeFileSync(file, `${block.lines.join('\n')}\n`);
+    const run = spawnSync(process.execPath, [file], { cwd: consumer, encoding: 'utf8', timeout: 60_000, env });
+    expect(run.stderr, `${where} wrote to stderr`).toBe('');
+    expect(run.status, `${where} exited with ${String(run.status)}`).toBe(0);
+    const out = run.stdout.split('\n');
+    let from = 0;
+    for (const line of block.lines) {
+      const m = /\/\/ → (.*)$/.exec(line);
+      if (m === null) continue;
+      const at = out.findIndex((printed, i) => i >= from && expected(m[1] as string).test(printed));
+      expect(at, `${where}: expected a line "${m[1]}" in ${JSON.stringify(run.stdout)}`).toBeGreaterThanOrEqual(0);
+      from = at + 1;
+    }
+  });
+
+  it('without their optional peers, a CLI command names the README\'s install line and hecate-swarm/sim names zod', () => {
+    const serve = spawnSync('npx', ['hecate-node', 'serve', '--port', '0'], { cwd: consumer, encoding: 'utf8', env, timeout: 60_000 });
+    expect(serve.status).toBe(2);
+    expect(serve.stderr.trim()).toBe(`hecate-node serve needs fastify, prom-client and zod: ${WALK?.lines[0]}`);
+    const sim = spawnSync('npx', ['hecate-node', 'swarm-sim', '--topology', 'node_modules/hecate-swarm/examples/swarm.json'], { cwd: consumer, encoding: 'utf8', env, timeout: 60_000 });
+    expect(sim.status).toBe(2);
+    expect(sim.stderr.trim()).toBe('hecate-node swarm-sim needs zod: npm install hecate-swarm xstate zod');
+    expect(README).toContain('`npm install hecate-swarm xstate zod`');
+    const entry = spawnSync(process.execPath, ['--input-type=module', '-e', "await import('hecate-swarm/sim')"], { cwd: consumer, encoding: 'utf8', env });
+    expect(entry.status).not.toBe(0);
+    expect(entry.stderr).toMatch(/ERR_MODULE_NOT_FOUND.*Cannot find package 'zod'|Cannot find package 'zod'.*ERR_MODULE_NOT_FOUND/s);
+  }, 120_000);
+
+  it('the walkthrough runs as printed: each → line, the pid file is the agent\'s, kill -9 kills it, the rest exit cleanly', async () => {
+    const walk = WALK as Block;
+    expect(install(walk.lines[0] as string, consumer)).not.toMatch(/EBADENGINE/);
+    console.log(`CLI install: ${packagesIn(consumer).size} packages, ${(bytesIn(join(consumer, 'node_modules')) / 1e6).toFixed(1)} MB`);
+    const port = String(await freePort());
+    // The commands after the install line, each with the → lines that follow it.
+    const steps: { command: string; expect: string[] }[] = [];
+    for (const line of walk.lines.slice(1)) {
+      const out = /^# → (.*)$/.exec(line);
+      if (out !== null) steps[steps.length - 1]?.expect.push(out[1] as string);
+      else if (line.trim() !== '' && !line.startsWith('#')) steps.push({ command: line.replaceAll('8080', port), expect: [] });
+    }
+    expect(steps.some((s) => /kill -9 "\$\(cat a1\.pid\)"/.test(s.command))).toBe(true);
+    // One bash runs the commands in order; a marker after each splits the output, and before the
+    // kill -9 a probe records what the pid file points at.
+    const script = ['set -u'];
+    steps.forEach((step, i) => {
+      const pidFile = /kill -9 "\$\(cat (\S+\.pid)\)"/.exec(step.command)?.[1];
+      if (pidFile !== undefined) script.push(`echo "@@probe $(tr '\\0' ' ' < /proc/$(cat ${pidFile})/cmdline)"`, `echo "@@pid $(cat ${pidFile})"`);
+      script.push(step.command, `printf '\\n@@done ${i}\\n'`); // curl prints no final newline
+    });
+    const bash = spawn('bash', ['-c', script.join('\n')], { cwd: consumer, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    bash.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    bash.stderr.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(-20_000)));
+    const pids = () => readdirSync(consumer).filter((f) => f.endsWith('.pid')).map((f) => [f, Number(readFileSync(join(consumer, f), 'utf8'))] as const);
+    try {
+      const code = await new Promise<number | null>((done, fail) => {
+        const timer = setTimeout(() => fail(new Error(`the walkthrough did not finish in 120 s; stdout: ${stdout}; stderr: ${stderr}`)), 120_000);
+        bash.once('exit', (c) => {
+          clearTimeout(timer);
+          done(c);
+        });
+      });
+      expect(code, stderr).toBe(0);
+      const segments = stdout.split(/^@@done \d+$/m);
+      steps.forEach((step, i) => {
+        const printed = (segments[i] ?? '').split('\n');
+        for (const line of step.expect) expect(printed.some((p) => expected(line).test(p)), `"${step.command}" should print "${line}"; it printed ${JSON.stringify(segments[i])}`).toBe(true);
+      });
+      const probe = /^@@probe (.*)$/m.exec(stdout)?.[1] ?? '';
+      expect(probe).toMatch(/^(\S*\/)?node \S*hecate-node agent --id a1 /); // node itself, not npm's wrapper
+      const killed = Number(/^@@pid (\d+)$/m.exec(stdout)?.[1]);
+      expect(alive(killed)).toBe(false);
+      // The others were stopped with SIGTERM: each exits and removes its pid file; a1's stays.
+      for (let i = 0; i < 100 && pids().length > 1; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(pids().map(([f]) => f)).toEqual(['a1.pid']);
+    } finally {
+      for (const [, pid] of pids()) if (alive(pid)) process.kill(pid, 'SIGKILL');
+      try {
+        process.kill(-(bash.pid as number), 'SIGKILL');
+      } catch {
+        // the group is gone already
+      }
+    }
+  }, 240_000);
+});

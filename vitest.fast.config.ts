@@ -1,0 +1,24 @@
+// `npm run test:fast`: the developer's loop. Every test but those that start a real process
+// (the CLI as a child, nats-server, npm pack and install, shell scripts) or a browser, or that
+// serve over real sockets and real time; `npm test` runs them all (README.md, "Two commands").
+// None of the tests left reads `dist/` (the package tests do), so it needs no build first.
+import { configDefaults, defineConfig, mergeConfig } from 'vitest/config';
+import base from './vitest.config.js';
+
+/** The files `test:fast` leaves to `npm test`, each for the reason beside it. */
+export const SLOW_TESTS = [
+  'test/serve/**', // orchestrators and agents: CLI processes, sockets, real time (the chaos file alone ~60 s)
+  'test/replication/**', // nats-server processes
+  'test/package/**', // npm pack and npm install into fresh projects, the README walkthrough
+  'test/cli/bounds.test.ts', // the CLI as a process (and a FIFO)
+  'test/cli/chart.test.ts', // the CLI as a process
+  'test/cli/cli.test.ts', // the CLI as a process
+  'test/cli/inspect.test.ts', // the CLI as a process, a WebSocket server
+  'test/cli/html-report.test.ts', // Chromium
+  'test/docs/docs.test.ts', // every snippet of the documents in a Node process
+  'test/examples.test.ts', // examples/lifecycle.mjs in a Node process
+  'test/readme-chart.test.ts', // the CLI as a process
+  'test/scripts/provision.test.ts', // installer shell scripts
+];
+
+export default mergeConfig(base, defineConfig({ test: { exclude: [...configDefaults.exclude, ...SLOW_TESTS] } }));
