@@ -1,18 +1,16 @@
-import { and, assign, createActor, emit, enqueueActions, sendTo, setup, stopChild, type AnyActorRef } from 'xstate';
+import { and, assign, emit, enqueueActions, sendTo, setup, stopChild, type AnyActorRef } from 'xstate';
 import { ejectionRoom, resolveEjectionOptions } from '../src/core/ejection.js';
 import { deepFreeze } from '../src/core/freeze.js';
-import { nextSeededId } from '../src/core/seeded-id.js';
-import { declaredTelemetry, planNodeIds } from '../src/core/state.js';
-import { planGrowth, planRetirement } from '../src/core/telomerase.js';
-import type { IdSource, NodeProfile, NodeStates, NodeTelemetry, SwarmPlan } from '../src/core/types.js';
-import type { ExtraLoad } from '../src/core/cost.js';
-import { validatePlan } from '../src/core/validate.js';
-import { nodeMachine, type DownCause, type NodeRecord } from './node.machine.js';
-import { computeRescue } from './rescue.js';
-import { isAliveIn, isMember, joinIssue, livenessView, nodeKey, type LiveStatus, type Member, type NodeActorRef, type OwnMark, type SwarmContext, type SwarmEmitted, type SwarmEvent, type SwarmInput, type SwarmReaders, type SwarmRestore } from './swarm-context.js';
+import { planNodeIds } from '../src/core/state.js';
+import type { SwarmPlan } from '../src/core/types.js';
+import type { DownCause } from './node.machine.js';
+import { createNodeActor, nodeActorOf } from './node-actors.js';
+import { DEFAULT_READERS, growthUpdate, rescueUpdate, retirementUpdate } from './swarm-decisions.js';
+import { isAliveIn, isMember, joinIssue, nodeKey, type LiveStatus, type Member, type OwnMark, type SwarmContext, type SwarmEmitted, type SwarmEvent, type SwarmInput, type SwarmReaders, type SwarmRestore } from './swarm-context.js';
 
 export * from './swarm-context.js';
 export { computeRescue } from './rescue.js';
+export { nodeActorOf } from './node-actors.js';
 export type { RescueReads } from './rescue.js';
 
 function countPlanDown(plan: SwarmPlan, context: Pick<SwarmContext, 'members' | 'alive'>): { inPlan: ReadonlySet<string>; planDownCount: number } {
@@ -29,85 +27,6 @@ function withSlot(alive: Uint8Array, i: number, value: 0 | 1): Uint8Array {
   next[i] = value;
   return next;
 }
-
-/** An id source over the context's seeded state (or the injected one), and the state it ends in. */
-function minter(context: SwarmContext, ids: IdSource | undefined): { next: IdSource; state: () => number } {
-  if (ids !== undefined) return { next: ids, state: () => context.idState };
-  let state = context.idState;
-  return {
-    next: () => {
-      const [id, after] = nextSeededId(state);
-      state = after;
-      return id;
-    },
-    state: () => state,
-  };
-}
-
-function profilesOf(context: SwarmContext): NodeProfile[] {
-  const out: NodeProfile[] = [];
-  for (const m of context.members.values()) out.push(m.profile);
-  return out;
-}
-
-const issuesText = (issues: readonly { message: string }[]) => issues.map((i) => i.message).join('; ');
-
-/** Declared telemetry per member list (immutable per growth or retirement): the default reader's table. */
-const declaredByMembers = new WeakMap<ReadonlyMap<string, Member>, NodeStates>();
-
-/** The telemetry a decision reads: the injected reader's, else each member's declared values. */
-function telemetryOf(context: SwarmContext, readers: SwarmReaders): NodeStates {
-  if (readers.telemetry !== undefined) return readers.telemetry();
-  let table = declaredByMembers.get(context.members);
-  if (table === undefined) declaredByMembers.set(context.members, (table = declaredTable(profilesOf(context))));
-  return table;
-}
-
-const NO_LOAD: ExtraLoad = Object.freeze(Object.create(null) as ExtraLoad);
-
-/*
- * The Swarm's three decisions read what it was given besides its context (`readers`). The
- * machine's own implementations read declared telemetry and scan; `provideSwarm` injects the
- * runtime's live readers in their place.
- */
-/** The rescue before a mark (`computeRescue`): the outcome, from the context before the mark. */
-function rescueUpdate(context: SwarmContext, event: SwarmEvent, readers: SwarmReaders): Partial<SwarmContext> {
-  if (event.type !== 'node.down' && event.type !== 'node.eject') return {};
-  const reads = { telemetry: telemetryOf(context, readers), inflight: readers.inflight?.() ?? NO_LOAD, index: readers.index };
-  return { outcome: deepFreeze({ kind: 'rescue' as const, ...computeRescue(context, event.nodeId, reads) }) };
-}
-
-/** The telomerase's growth (`decideGrowth`), from the machine's own liveness; a plan that would not validate is refused. */
-function growthUpdate(context: SwarmContext, event: SwarmEvent, readers: SwarmReaders): Partial<SwarmContext> {
-  if (event.type !== 'node.added') return {};
-  const profile = deepFreeze({ ...event.profile });
-  const profiles = [...profilesOf(context), profile];
-  const ids = minter(context, readers.ids);
-  const decision = planGrowth(context.plan, profiles, livenessView(context, telemetryOf(context, readers), profile), profile, context.wanted, ids.next);
-  const issues = validatePlan(decision.plan, profiles);
-  if (issues.length > 0) {
-    return { outcome: { kind: 'refused' as const, event: event.type, nodeId: profile.id, reason: `refused a plan change that would not validate: ${issuesText(issues)}` } };
-  }
-  const { plan, role, modelId, pipelines, replaced } = decision;
-  return {
-    idState: ids.state(),
-    outcome: deepFreeze({ kind: 'growth' as const, nodeId: profile.id, profile, role, ...(modelId !== undefined ? { modelId } : {}), pipelines, replaced, plan }),
-  };
-}
-
-/** The telomerase's retirement (`decideRetirement`): its layers relocated; a plan that would not validate is refused. */
-function retirementUpdate(context: SwarmContext, event: SwarmEvent, readers: SwarmReaders): Partial<SwarmContext> {
-  if (event.type !== 'node.removed') return {};
-  const profiles = profilesOf(context);
-  const decision = planRetirement(context.plan, profiles, livenessView(context, telemetryOf(context, readers)), event.nodeId);
-  const issues = validatePlan(decision.plan, profiles.filter((p) => p.id !== event.nodeId));
-  if (issues.length > 0) {
-    return { outcome: { kind: 'refused' as const, event: event.type, nodeId: event.nodeId, reason: `refused a plan change that would not validate: ${issuesText(issues)}` } };
-  }
-  return { outcome: deepFreeze({ kind: 'retirement' as const, nodeId: event.nodeId, relocated: decision.relocated, dropped: decision.dropped, plan: decision.plan }) };
-}
-
-const DEFAULT_READERS: SwarmReaders = Object.freeze({});
 
 /**
  * The Swarm: its states are the swarm's status. `node.down` runs `computeRescue` and only then
@@ -356,48 +275,6 @@ export const swarmMachine = setup({
   },
 });
 
-/** Each profile's declared telemetry, as a null-prototype record. */
-function declaredTable(profiles: readonly NodeProfile[]): NodeStates {
-  const table: Record<string, NodeTelemetry> = Object.create(null) as Record<string, NodeTelemetry>;
-  for (const p of profiles) table[p.id] = Object.freeze(declaredTelemetry(p));
-  return table;
-}
-
-/**
- * A node actor in the Swarm's system under {@link nodeKey}, not yet started. Node actors live in
- * this keyed collection (so inspection sees them), not in the snapshot's children: xstate 5.33
- * spawns and stops children in O(N²).
- */
-function createNodeActor(parent: AnyActorRef, p: NodeProfile, alpha: number, detection: Pick<SwarmContext, 'failureDetector' | 'ejection'>, record?: NodeRecord): NodeActorRef {
-  const input = { id: p.id, alpha, ...declared(p), ejection: detection.ejection, ...(detection.failureDetector !== undefined ? { phi: detection.failureDetector } : {}), ...(record !== undefined ? { record } : {}) };
-  return createActor(nodeMachine, { parent, id: nodeKey(p.id), systemId: nodeKey(p.id), input });
-}
-
-/**
- * A member's node actor, started. It is created (from the member's profile and the context's
- * settings, and `record` if given) when the system has none yet: at the Swarm's start, for a
- * newcomer, and after a snapshot restored through `createActor(machine, { snapshot })`, which
- * carries the Swarm's data and no actor. A member down is told why (unless `tell` is false: the
- * Swarm's entry tells them all), so its actor agrees.
- */
-export function nodeActorOf(swarm: AnyActorRef, context: SwarmContext, nodeId: string, record?: NodeRecord, tell = true): NodeActorRef | undefined {
-  const existing = swarm.system.get(nodeKey(nodeId)) as NodeActorRef | undefined;
-  if (existing !== undefined && started.has(existing)) return existing;
-  const m = context.members.get(nodeId);
-  if (m === undefined) return undefined;
-  const cause: DownCause | undefined = context.alive[m.slot] === 1 ? undefined : context.detected.has(nodeId) ? 'detector' : context.ejected.has(nodeId) ? 'ejected' : 'manual';
-  // Its `node.down` at start re-enters the ban, which counts one more ejection.
-  const held = cause === 'ejected' && record !== undefined ? { ...record, ejections: Math.max(record.ejections - 1, 0) } : record;
-  const ref = existing ?? createNodeActor(swarm, m.profile, context.alpha, context, held);
-  started.add(ref);
-  ref.start();
-  if (cause !== undefined && tell) ref.send({ type: 'node.down', cause });
-  return ref;
-}
-
-/** Node actors started by {@link nodeActorOf}: one created but not yet started is started there, once. */
-const started = new WeakSet<NodeActorRef>();
-
 /** The status the counters give: what the eventless transitions are about to settle on. */
 export function liveStatus(context: Pick<SwarmContext, 'aliveCount' | 'planDownCount'>): LiveStatus {
   if (context.aliveCount === 0) return 'failed';
@@ -429,10 +306,6 @@ function withoutMember(set: ReadonlySet<string>, nodeId: string): ReadonlySet<st
   const next = new Set(set);
   next.delete(nodeId);
   return next;
-}
-
-function declared(p: NodeProfile): { latencyMs?: number; score?: number } {
-  return { ...(p.latencyMs !== undefined ? { latencyMs: p.latencyMs } : {}), ...(p.score !== undefined ? { score: p.score } : {}) };
 }
 
 /** The policies and readers a running Swarm is given: what `swarmMachine.provide` injects. */

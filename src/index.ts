@@ -32,6 +32,13 @@ export type {
   Retirement,
   Revival,
   SwarmActor,
+  SwarmContract,
+  CommitMode,
+  Committed,
+  LifecycleCommand,
+  LifecycleResult,
+  NodeLifecycle,
+  OwnMark,
   TimeSource,
   SwarmEmitted,
   LiveStatus,
@@ -84,8 +91,4 @@ export type {
   Resumption,
 } from './core/index.js';
 
-// The statecharts, for inspection, charts and model-based tests.
-export { nodeMachine } from '../machines/node.machine.js';
-export type { NodeContext, NodeEvent, NodeHealth, NodeInput, NodeSample, NodeSettings } from '../machines/node.machine.js';
-export { swarmMachine } from '../machines/swarm.machine.js';
-export type { SwarmContext, SwarmEvent, SwarmInput, SwarmOutcome, PendingRescue, NodeActorRef, Member } from '../machines/swarm.machine.js';
+// The statecharts and their context types are internal: `hecate-swarm/machines`.

@@ -181,6 +181,8 @@ const ENTRIES: readonly Entry[] = [
   { name: 'persistSwarm', arity: 0, errors: ANY_CORE, call: onSwarm((s) => persistence.persistSwarm(s)), numRuns: 20 },
   { name: 'swarmDigest', arity: 0, errors: ANY_CORE, call: onSwarm((s) => persistence.swarmDigest(s)), numRuns: 20 },
   { name: 'applyEvent', arity: 1, errors: ANY_CORE, call: onSwarm((s, a) => persistence.applyEvent(s, a[0] as never)), numRuns: 100 },
+  { name: 'encodeSnapshot', arity: 1, errors: [SwarmError], call: (a) => persistence.encodeSnapshot(a[0]), numRuns: 100 },
+  { name: 'decodeSnapshot', arity: 1, errors: [SwarmError], call: (a) => persistence.decodeSnapshot(a[0]), numRuns: 100 },
   { name: 'restoreSwarm', arity: 4, errors: [PlanError, SwarmError], call: (a) => persistence.restoreSwarm(a[0] as never, a[1] as never, a[2] as never, a[3] as never).stop(), numRuns: 100 },
   { name: 'restoreSwarm (valid profiles)', arity: 2, errors: [PlanError, SwarmError], call: (a) => persistence.restoreSwarm(profiles, { models, furtherCopies: false }, a[0] as never, a[1] as never).stop(), numRuns: 100 },
   { name: 'Session#step', arity: 2, errors: ANY_RUNTIME, call: onSwarm((s, a) => { const session = s.session({}, echo as never); return session.step(a[0], a[1] as never).finally(() => session.close()); }), numRuns: 100, async: true },

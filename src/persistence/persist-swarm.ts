@@ -141,7 +141,7 @@ function readSnapshot(r: Record<string, unknown>, profilesDigest: string, config
   try {
     value = decodeSnapshot(r['snapshot'], 'snapshot');
   } catch (error) {
-    throw new SwarmError('InvalidInput', `restore: field ${error instanceof Error ? error.message : String(error)}`);
+    throw new SwarmError('InvalidInput', `restore: field ${(error as Error).message}`);
   }
   need(isRecordLike(value) && (value as { status?: unknown }).status === 'active', 'snapshot.status', '"active" (a running swarm)');
   const context = (value as { context?: Partial<SwarmContext> }).context;

@@ -10,8 +10,10 @@
  * - a plain object that has a `$` key of its own → `{ "$": "Object", "value": {…} }`
  *
  * Anything else that is not plain data (a function, a class instance, an actor) is refused: a
- * context that holds one is not data, and the encoder says where it is.
+ * context that holds one is not data, and the encoder says where it is. Both directions throw
+ * `SwarmError` `InvalidInput` naming the path of what they refused.
  */
+import { SwarmError } from '../core/errors.js';
 
 /** A JSON value, as the codec writes it. */
 export type Encoded = null | boolean | number | string | readonly Encoded[] | { readonly [key: string]: Encoded };
@@ -30,7 +32,7 @@ export function encodeSnapshot(value: unknown, at = '$'): Encoded {
     for (const [k, v] of Object.entries(value)) if (v !== undefined) define(out, k, encodeSnapshot(v, `${at}.${k}`));
     return Object.prototype.hasOwnProperty.call(value, '$') ? { $: 'Object', value: out } : out;
   }
-  throw new TypeError(`snapshot value at ${at} is not data (${typeof value === 'function' ? 'a function' : `a ${Object.getPrototypeOf(value)?.constructor?.name ?? typeof value}`})`);
+  throw new SwarmError('InvalidInput', `snapshot value at ${at} is not data (${typeof value === 'function' ? 'a function' : `a ${Object.getPrototypeOf(value)?.constructor?.name ?? typeof value}`})`);
 }
 
 /** Decodes what {@link encodeSnapshot} wrote (after `JSON.parse`). */
@@ -47,19 +49,19 @@ export function decodeSnapshot(value: unknown, at = '$'): unknown {
       return new Set(list(o['values'], `${at}.values`).map((v, i) => decodeSnapshot(v, `${at}.values[${i}]`)));
     case 'Uint8Array': {
       const bytes = list(o['bytes'], `${at}.bytes`);
-      if (!bytes.every((b) => Number.isInteger(b) && (b as number) >= 0 && (b as number) < 256)) throw new TypeError(`snapshot value at ${at}.bytes must hold bytes (0 to 255)`);
+      if (!bytes.every((b) => Number.isInteger(b) && (b as number) >= 0 && (b as number) < 256)) throw new SwarmError('InvalidInput', `snapshot value at ${at}.bytes must hold bytes (0 to 255)`);
       return Uint8Array.from(bytes as number[]);
     }
     case 'Number': {
       const n = o['value'];
-      if (n !== 'Infinity' && n !== '-Infinity' && n !== 'NaN') throw new TypeError(`snapshot value at ${at}.value must be "Infinity", "-Infinity" or "NaN"`);
+      if (n !== 'Infinity' && n !== '-Infinity' && n !== 'NaN') throw new SwarmError('InvalidInput', `snapshot value at ${at}.value must be "Infinity", "-Infinity" or "NaN"`);
       return Number(n);
     }
     case 'Object':
-      if (!isPlain(o['value'])) throw new TypeError(`snapshot value at ${at}.value must be an object`);
+      if (!isPlain(o['value'])) throw new SwarmError('InvalidInput', `snapshot value at ${at}.value must be an object`);
       return decodeFields(o['value'] as Record<string, unknown>, `${at}.value`);
     default:
-      throw new TypeError(`snapshot value at ${at} has an unknown tag "$": ${JSON.stringify(o['$'])}`);
+      throw new SwarmError('InvalidInput', `snapshot value at ${at} has an unknown tag "$": ${JSON.stringify(o['$'])}`);
   }
 }
 
@@ -75,13 +77,13 @@ function isPlain(v: unknown): boolean {
 }
 
 function list(v: unknown, at: string): unknown[] {
-  if (!Array.isArray(v)) throw new TypeError(`snapshot value at ${at} must be an array`);
+  if (!Array.isArray(v)) throw new SwarmError('InvalidInput', `snapshot value at ${at} must be an array`);
   return v;
 }
 
 function pairs(v: unknown, at: string): [unknown, unknown][] {
   const l = list(v, `${at}.entries`);
-  if (!l.every((p) => Array.isArray(p) && p.length === 2)) throw new TypeError(`snapshot value at ${at}.entries must be [key, value] pairs`);
+  if (!l.every((p) => Array.isArray(p) && p.length === 2)) throw new SwarmError('InvalidInput', `snapshot value at ${at}.entries must be [key, value] pairs`);
   return l as [unknown, unknown][];
 }
 

@@ -1,6 +1,6 @@
 import { describeValue } from '../core/describe.js';
 import { SwarmError } from '../core/errors.js';
-import type { Clock } from './types.js';
+import type { Clock, TimeSource } from './types.js';
 
 /** Wall-clock milliseconds and the host's timers. */
 export const systemClock: Clock = {
@@ -138,4 +138,9 @@ export class ManualClock implements Clock {
       i = m;
     }
   }
+}
+
+/** Whether a clock also keeps timers, so it can be the actors' clock. */
+export function isTimerClock(clock: Clock | TimeSource | undefined): clock is Clock {
+  return clock !== undefined && typeof (clock as Partial<Clock>).setTimeout === 'function' && typeof (clock as Partial<Clock>).clearTimeout === 'function';
 }

@@ -73,7 +73,7 @@ export class SwarmView {
   /** A member's node actor (undefined for a stranger). */
   ref(nodeId: string): NodeActorRef | undefined {
     let ref = this.refs.get(nodeId);
-    if (ref === undefined && this.table.get(nodeId) !== undefined) {
+    if (ref === undefined && typeof nodeId === 'string' && this.table.get(nodeId) !== undefined) {
       ref = this.system?.get(nodeKey(nodeId)) as NodeActorRef | undefined;
       if (ref !== undefined) this.refs.set(nodeId, ref);
     }

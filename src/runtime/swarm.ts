@@ -1,28 +1,29 @@
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
-import { badSampleField, sampleProblem, type AliveCause } from '../../machines/node.machine.js';
-import { isMember, joinIssue, nodeActorOf, provideSwarm, type NodeActorRef, type RescueIndex, type SwarmEmitted, type SwarmEvent, type SwarmOutcome } from '../../machines/swarm.machine.js';
+import { badSampleField, sampleProblem } from '../../machines/node.machine.js';
+import { nodeActorOf, provideSwarm, type RescueIndex, type SwarmEmitted } from '../../machines/swarm.machine.js';
 import { checkReleaseOutcome, checkRouteOptions } from '../core/arguments.js';
 import { DEFAULT_PENALTIES, resolveRequest, tokensCost, type ResolvedRequest } from '../core/cost.js';
-import { describeValue } from '../core/describe.js';
-import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
+import { RoutingError, SwarmError } from '../core/errors.js';
 import { deepFreeze } from '../core/freeze.js';
 import { planSwarm } from '../core/plan.js';
 import { routeResolved } from '../core/route.js';
 import { serveModel } from '../core/serve-model.js';
 import type { SwarmState } from '../core/state.js';
 import { swarmConfigIssue, swarmOptionsIssue } from '../core/swarm-config.js';
-import type { IdSource, ModelSpec, NodeProfile, NodeTelemetry, Route } from '../core/types.js';
+import type { IdSource, NodeProfile, NodeTelemetry, Route } from '../core/types.js';
 import { baseModelId } from '../core/validate.js';
 import { systemClock } from './clock.js';
 import { randomIds } from './ids.js';
 import { kInternals, type SwarmInternals, type SwarmOrigin } from './internal.js';
 import { LeaseTable } from './lease-table.js';
+import { applyCommand, join, retire, revive, runningSnapshot, takeDown, unknownNode } from './lifecycle-commands.js';
+import { isTimerClock } from './clock.js';
 import { lifecycleOf } from './node-lifecycle.js';
-import { plainProfile, plainSample, telemetryEntry } from './plain.js';
-import type { LifecycleCommand, LifecycleResult, NodeLifecycle, SwarmContract } from './swarm-contract.js';
+import { plainProfile, plainSample } from './plain.js';
+import type { NodeLifecycle, SwarmContract } from './swarm-contract.js';
 import { SwarmView } from './swarm-view.js';
+import { TelemetryIntake } from './telemetry-intake.js';
 import type {
-  Clock,
   Growth,
   Lease,
   LeasedRoute,
@@ -66,7 +67,7 @@ export class Swarm implements SwarmContract<'now'> {
   private readonly baseModel: string;
   private readonly allowDegraded: boolean;
   private readonly leaseTtlMs: number;
-  private readonly failurePenaltyMs: number;
+  private readonly intake: TelemetryIntake;
   private readonly clock: TimeSource;
   /** Whether the clock keeps timers (it is the actors' clock); heartbeats need it. */
   private readonly timers: boolean;
@@ -82,7 +83,6 @@ export class Swarm implements SwarmContract<'now'> {
     const { restored, snapshot } = origin;
     this.allowDegraded = config.allowDegraded ?? true;
     this.leaseTtlMs = config.leaseTtlMs ?? 30_000;
-    this.failurePenaltyMs = config.failurePenaltyMs ?? 1000;
     this.clock = options.clock ?? systemClock;
     this.timers = options.clock === undefined || isTimerClock(options.clock);
     this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.view.table.addInflight(nodeId, delta), options.leaseIdPrefix);
@@ -122,6 +122,7 @@ export class Swarm implements SwarmContract<'now'> {
     const down: string[] = [];
     for (const [id, m] of context.members) if (context.alive[m.slot] === 0) down.push(id);
     this.view = new SwarmView(context.plan, [...context.members.values()].map((m) => m.profile), down, config.releaseSampleMs ?? 400, this.leases);
+    this.intake = new TelemetryIntake(this.view, this.clock, config.failurePenaltyMs ?? 1000);
     // Registered first, so the orchestrator's handlers see the view done.
     this.view.follow(this.actorRef);
     this.actorRef.start();
@@ -137,7 +138,7 @@ export class Swarm implements SwarmContract<'now'> {
       reserved: (route) => this.reserved(route),
       watchDown: (nodeId, onDown) => this.view.downWatchers.watch(nodeId, onDown),
       reads: () => ({ telemetry: this.view.table.nodes, inflight: this.view.table.extra, index }),
-      apply: (command) => this.apply(command),
+      apply: (command) => applyCommand(this.actorRef, command),
     };
   }
 
@@ -248,23 +249,7 @@ export class Swarm implements SwarmContract<'now'> {
       throw new SwarmError('BadTelemetry', `release of lease "${String(id)}": "failedNode" must be one of the lease's nodes (${nodes.join(', ')}), got ${String(failedNode)}`);
     }
     const held = this.leases.end(id) ?? [];
-    this.feedOutcome(held, ok === false, failedNode);
-    if (ok !== false && this.view.table.waits.size > 0) this.view.table.answered(held, this.leases.now().now);
-    const live = held.filter((n) => this.view.table.get(n)?.alive === true);
-    if (ok === false) {
-      // A failure is a signal too: otherwise a fail-fast node looks idle, hence cheapest, until
-      // the monitor marks it down. The named node pays; when none is named, every node of the route.
-      const penalty = Math.max(latencyMs ?? 0, this.failurePenaltyMs);
-      for (const n of live) if (failedNode === undefined || n === failedNode) this.ingest(n, { latencyMs: penalty });
-    } else if (latencyMs !== undefined) {
-      const estimates = live.map((n) => this.view.table.get(n)?.latencyMs ?? 0);
-      const total = estimates.reduce((s, x) => s + x, 0);
-      const now = this.leases.now().now;
-      live.forEach((n, i) => {
-        const share = total > 0 ? (estimates[i] ?? 0) / total : 1 / live.length;
-        for (const fed of this.view.sampler.sample(n, latencyMs * share, now)) this.ingest(n, { latencyMs: fed });
-      });
-    }
+    this.intake.released(held, latencyMs, ok, failedNode, this.leases.now().now);
   }
 
   /**
@@ -316,7 +301,7 @@ export class Swarm implements SwarmContract<'now'> {
    * @example const rescue = swarm.markDown('gpu'); rescue.recoveries[0]?.route;
    */
   markDown(nodeId: string): Rescue {
-    return this.takeDown(nodeId, { type: 'node.down', nodeId });
+    return takeDown(this.actorRef, nodeId, { type: 'node.down', nodeId });
   }
 
   /**
@@ -324,7 +309,7 @@ export class Swarm implements SwarmContract<'now'> {
    * @throws {SwarmError} `UnknownNode`, `Stopped`
    */
   markAlive(nodeId: string): Revival {
-    return this.revive(nodeId, 'manual', false);
+    return revive(this.actorRef, nodeId, 'manual', false);
   }
 
   /**
@@ -333,17 +318,7 @@ export class Swarm implements SwarmContract<'now'> {
    * @throws {SwarmError} `InvalidInput` for a bad profile, `DuplicateNode`, `Stopped`
    */
   addNode(profile: NodeProfile): Growth {
-    const before = this.running();
-    const plain = plainProfile(profile);
-    this.actorRef.send({ type: 'node.added', profile: plain });
-    const after = this.actorRef.getSnapshot();
-    if (after === before) {
-      const issue = joinIssue(before.context, plain) ?? { code: 'InvalidInput' as const, message: 'cannot add node: refused' };
-      throw new SwarmError(issue.code, issue.message);
-    }
-    const o = this.decided(after.context.outcome);
-    if (o.kind !== 'growth') throw new SwarmError('InvalidInput', `cannot add node: the swarm took ${o.kind} for it`);
-    return Object.freeze({ nodeId: o.nodeId, role: o.role, ...(o.modelId !== undefined ? { modelId: o.modelId } : {}), pipelines: o.pipelines, replaced: o.replaced, status: after.value as SwarmStatus });
+    return join(this.actorRef, plainProfile(profile));
   }
 
   /**
@@ -352,43 +327,7 @@ export class Swarm implements SwarmContract<'now'> {
    * @throws {SwarmError} `UnknownNode`, `Stopped`
    */
   removeNode(nodeId: string): Retirement {
-    const before = this.running();
-    this.actorRef.send({ type: 'node.removed', nodeId });
-    const after = this.actorRef.getSnapshot();
-    const o = this.decided(this.taken(before, after, nodeId));
-    if (o.kind !== 'retirement') throw new SwarmError('UnknownNode', `cannot remove node "${String(nodeId)}": the swarm took ${o.kind} for it`);
-    return Object.freeze({ nodeId, relocated: o.relocated, dropped: o.dropped, status: after.value as SwarmStatus });
-  }
-
-  /** Applies a lifecycle command the owner decided (a replicated log's entry, a saved event): own marks apply, never deferred. */
-  private apply<C extends LifecycleCommand>(command: C): LifecycleResult<C> {
-    const c = command as LifecycleCommand;
-    let result: Rescue | Revival | Growth | Retirement;
-    if (c.type === 'node.added') result = this.addNode(c.profile);
-    else if (c.type === 'node.removed') result = this.removeNode(c.nodeId);
-    else if (c.type === 'node.alive') result = this.revive(c.nodeId, c.cause ?? 'manual', true);
-    else if (c.cause === 'ejected') result = this.takeDown(c.nodeId, { type: 'node.eject', nodeId: c.nodeId, decided: true });
-    else result = this.takeDown(c.nodeId, { type: 'node.down', nodeId: c.nodeId, cause: c.cause ?? 'manual', decided: true });
-    return result as LifecycleResult<C>;
-  }
-
-  /** A node down for the statechart's `node.down` (manual, detector) or `node.eject`; the view follows what it emits. */
-  private takeDown(nodeId: string, event: SwarmEvent): Rescue {
-    const before = this.running();
-    this.actorRef.send(event);
-    const after = this.actorRef.getSnapshot();
-    const outcome = this.taken(before, after, nodeId);
-    if (outcome?.kind !== 'rescue') return Object.freeze({ nodeId, status: this.status(), recoveries: [], unrecoverable: [] });
-    return Object.freeze({ nodeId, status: after.value as SwarmStatus, recoveries: outcome.recoveries, unrecoverable: outcome.unrecoverable });
-  }
-
-  /** A node back, for the statechart's `node.alive` with its cause. */
-  private revive(nodeId: string, cause: AliveCause, decided: boolean): Revival {
-    const before = this.running();
-    this.actorRef.send({ type: 'node.alive', nodeId, cause, decided });
-    const after = this.actorRef.getSnapshot();
-    this.taken(before, after, nodeId);
-    return Object.freeze({ nodeId, status: after.value as SwarmStatus });
+    return retire(this.actorRef, nodeId);
   }
 
   /**
@@ -406,12 +345,12 @@ export class Swarm implements SwarmContract<'now'> {
     const plain = plainSample(sample);
     const view = this.view;
     // First: a report from a node the detector took down brings it back (a bad sample is no sign of life).
-    if (view.watched.size > 0 && view.watched.has(nodeId) && badSampleField(plain) === undefined) this.seen(ref);
+    if (view.watched.size > 0 && view.watched.has(nodeId) && badSampleField(plain) === undefined) this.intake.seen(ref);
     const current = view.table.nodes[nodeId] as NodeTelemetry;
     if (current.alive) {
       // The node actor's `goodSample` guard decides; a refused sample leaves the entry as it was
       // (ingest compares the actor's snapshots once: no second read here).
-      const next = this.ingest(nodeId, plain, ref, current);
+      const next = this.intake.ingest(nodeId, plain, ref, current);
       if (next !== current) return next;
     }
     if (badSampleField(plain) !== undefined) throw new SwarmError('BadTelemetry', `telemetry for node "${nodeId}": ${sampleProblem(plain)}; the EWMA is unchanged`);
@@ -423,111 +362,12 @@ export class Swarm implements SwarmContract<'now'> {
     if (this.actorRef.getSnapshot().status === 'active') this.actorRef.send({ type: 'swarm.stop' });
   }
 
-  /**
-   * The one narrow intake of telemetry: into the node actor, then its EWMAs back into the table.
-   * A sample the actor refuses (or a down node) leaves the table as it was.
-   */
-  private ingest(
-    nodeId: string,
-    sample: TelemetrySample,
-    ref = this.view.ref(nodeId),
-    current = this.view.table.nodes[nodeId] as NodeTelemetry,
-  ): NodeTelemetry {
-    if (ref === undefined || !current.alive) return current;
-    const before = ref.getSnapshot();
-    ref.send({ type: 'node.telemetry', sample });
-    const after = ref.getSnapshot();
-    if (after === before) return current;
-    // The node actor owns the EWMAs: its effective values, read back into a frozen table entry.
-    const next = telemetryEntry(after.context, current);
-    this.view.table.put(nodeId, next);
-    return next;
-  }
-
-  /** A proof of life of a watched node: restarts its detector's wait, brings it back from a detector down or suspicion. */
-  private seen(ref: NodeActorRef): void {
-    ref.send({ type: 'node.seen', at: this.clock.now() });
-  }
-
-  /**
-   * A released request's outcome, to its nodes' actors: a failure counts towards ejection (on the
-   * named node, else on every node of the route); a success is a proof of life and clears the
-   * failure count (sent only where there is one to clear, as releases are frequent).
-   */
-  private feedOutcome(held: readonly string[], failed: boolean, failedNode: string | undefined): void {
-    if (failed) {
-      for (const n of failedNode !== undefined ? [failedNode] : held) {
-        if (held.includes(n)) this.view.ref(n)?.send({ type: 'node.outcome', ok: false });
-      }
-      return;
-    }
-    for (const n of held) {
-      const ref = this.view.ref(n);
-      if (ref === undefined) continue;
-      if (this.view.watched.has(n)) this.seen(ref);
-      const ctx = ref.getSnapshot().context;
-      if (ctx.health.failures > 0 || ctx.health.probation) ref.send({ type: 'node.outcome', ok: true });
-    }
-  }
-
   /** The snapshot, if the statechart is running; else `Stopped`. */
   private running(): SwarmSnapshot {
-    const snapshot = this.actorRef.getSnapshot();
-    if (snapshot.status !== 'active') {
-      const why = snapshot.status === 'error' ? ` (the Swarm actor failed: ${String(snapshot.error)})` : '';
-      throw new SwarmError('Stopped', `the swarm is stopped${why}; create a new one with createSwarm()`);
-    }
-    return snapshot;
-  }
-
-  /**
-   * What the statechart decided for an event on `nodeId`: its outcome, or undefined when it did
-   * not take the event (the snapshot is the same object) for a member — the event was a no-op.
-   * @throws {SwarmError} `UnknownNode` when it did not take it because the node is no member.
-   */
-  private taken(before: SwarmSnapshot, after: SwarmSnapshot, nodeId: string): SwarmOutcome | undefined {
-    if (after !== before) return after.context.outcome;
-    if (!isMember(before.context, nodeId)) throw this.unknownNode(before, nodeId);
-    return undefined;
-  }
-
-  /** The outcome of a plan change; `PlanError` when the statechart refused the telomerase's plan. */
-  private decided(outcome: SwarmOutcome | undefined): SwarmOutcome {
-    if (outcome === undefined) throw new SwarmError('InvalidInput', 'the swarm took no decision');
-    if (outcome.kind === 'refused') throw new PlanError('InvalidPlan', outcome.reason);
-    return outcome;
+    return runningSnapshot(this.actorRef);
   }
 
   private unknownNode(snapshot: SwarmSnapshot, nodeId: unknown): SwarmError {
-    const known = [...snapshot.context.members.keys()];
-    const list = known.length > 12 ? `${known.slice(0, 12).join(', ')}, … (${known.length} nodes)` : known.join(', ');
-    return new SwarmError('UnknownNode', `unknown node ${describeValue(nodeId)}: the swarm has ${list || 'no node'}`);
+    return unknownNode(snapshot, nodeId);
   }
-}
-
-/** Whether a clock also keeps timers, so it can be the actors' clock. */
-function isTimerClock(clock: Clock | TimeSource | undefined): clock is Clock {
-  return clock !== undefined && typeof (clock as Partial<Clock>).setTimeout === 'function' && typeof (clock as Partial<Clock>).clearTimeout === 'function';
-}
-
-/**
- * Creates and starts a swarm: plans every copy of every model over `profiles`, spawns one actor
- * per node and the Swarm statechart over them.
- * @throws {PlanError} for bad profiles or models, or `InsufficientCapacity`
- * @throws {SwarmError} `InvalidInput` for a bad option
- * @example
- * const swarm = createSwarm(profiles, swarmConfig(12, 2));
- * swarm.route({ tokens: 512 });
- */
-export function createSwarm(profiles: readonly NodeProfile[], config: SwarmConfig, options: SwarmOptions = {}): Swarm {
-  return new Swarm(profiles, config, options);
-}
-
-/**
- * A config with one base model, `base`, of `layers` layers in `pipelines` copies.
- * @example createSwarm(profiles, swarmConfig(12, 2))
- */
-export function swarmConfig(layers: number, pipelines = 1): SwarmConfig {
-  const model: ModelSpec = { id: 'base', layers, pipelines, kind: 'base' };
-  return { models: [model] };
 }

@@ -108,14 +108,14 @@ describe('machineChart', () => {
   }
 
   it('keeps the order of node.down: the rescue is computed before the node is marked down, then the node is told', () => {
-    // (A replica's own marks are proposed first, not applied: docs/replication.md.)
+    // (Under a policy that defers own marks, a node actor's own mark is handed to the owner first: docs/machine.md.)
     const downs = machineChart(swarmMachine).transitions.filter((t) => t.event === 'node.down');
-    expect(downs[0]).toMatchObject({ guard: 'isUnloggedAutoMark', actions: ['proposeMark'] });
+    expect(downs[0]).toMatchObject({ guard: 'defersOwnMarks && isOwnMark', actions: ['deferMark'] });
     const down = downs.find((t) => t.guard === 'isAliveMember');
-    expect(down).toMatchObject({ source: 'swarm', guard: 'isAliveMember', targets: [], actions: ['computeRescue', 'markNodeDown', 'recordDetected', 'tellNodeDown', 'emitNodeDown'] });
-    expect(chartMermaid(machineChart(swarmMachine))).toContain('node.down [isAliveMember] / computeRescue → markNodeDown → recordDetected → tellNodeDown → emitNodeDown');
+    expect(down).toMatchObject({ source: 'swarm', guard: 'isAliveMember', targets: [], actions: ['computeRescue', 'markNodeDown', 'recordDetected', 'ensureNodeActor', 'tellNodeDown', 'emitNodeDown'] });
+    expect(chartMermaid(machineChart(swarmMachine))).toContain('node.down [isAliveMember] / computeRescue → markNodeDown → recordDetected → ensureNodeActor → tellNodeDown → emitNodeDown');
     // An ejection goes the same way: rescue first, then the mark.
-    const eject = machineChart(swarmMachine).transitions.find((t) => t.event === 'node.eject' && t.guard !== 'isUnloggedAutoMark');
+    const eject = machineChart(swarmMachine).transitions.find((t) => t.event === 'node.eject' && t.guard === 'isAliveMember && ejectionRoom');
     expect(eject?.actions.slice(0, 2)).toEqual(['computeRescue', 'markNodeDown']);
   });
 

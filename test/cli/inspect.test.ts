@@ -77,13 +77,13 @@ describe('hecate-node swarm-sim --inspect', () => {
     // The rescue was computed from the state before the mark: it recovers the route that used gpu.
     const context = (events[after] as unknown as Snapshot).snapshot.context as {
       outcome?: { kind: string; nodeId: string; recoveries: { from: { stages: { nodeId: string }[] } }[] };
-      members?: Record<string, { ref: unknown; slot: number }>;
+      members?: Record<string, { profile: { id: string }; slot: number }>;
     };
     expect(context.outcome?.kind).toBe('rescue');
     expect(context.outcome?.nodeId).toBe('gpu');
     expect(context.outcome?.recoveries[0]?.from.stages.map((s) => s.nodeId)).toContain('gpu');
-    // The members table travels as its entries; actor references as their ids, not as actor graphs.
-    expect(context.members?.['gpu']?.ref).toBe('node:gpu');
+    // The members table travels as its entries: data, no actor reference in the context.
+    expect(context.members?.['gpu']).toEqual({ profile: expect.objectContaining({ id: 'gpu' }), slot: 0 });
     // The gpu actor went down after the Swarm decided, and the run ends stopped.
     const gpuDown = events.findIndex((e) => e.type === '@xstate.snapshot' && e.sessionId === gpu?.sessionId && JSON.stringify((e as unknown as Snapshot).snapshot.value) === '{"down":"manual"}');
     expect(gpuDown).toBeGreaterThan(down);

@@ -46,8 +46,9 @@ function copiesOf(root: string, name: string): string[] {
   return found;
 }
 
-const CONSUMER_TS = `import { createActor, type AnyActorRef, type ActorRefFrom } from 'xstate';
-import { createSwarm, swarmConfig, nodeMachine, swarmMachine, SwarmError, type NodeProfile, type Route } from 'hecate-swarm';
+const CONSUMER_TS = `import { createActor } from 'xstate';
+import { createSwarm, swarmConfig, SwarmError, type NodeProfile, type Route, type SwarmActor, type SwarmContract } from 'hecate-swarm';
+import { nodeMachine, provideSwarm, type SwarmContext } from 'hecate-swarm/machines';
 import { topologyFromValue } from 'hecate-swarm/sim';
 import { ManualClock } from 'hecate-swarm';
 import { createSwarm as createSessionSwarm, type StageRunner } from 'hecate-swarm/sessions';
@@ -58,8 +59,10 @@ const profiles: NodeProfile[] = [
   { id: 'b', memoryGb: 8, score: 1 },
 ];
 const swarm = createSwarm(profiles, swarmConfig(4, 2), { seed: 1, clock: new ManualClock() });
-const any: AnyActorRef = swarm.actor;
-const typed: ActorRefFrom<typeof swarmMachine> = swarm.actor;
+const handle: SwarmActor = swarm.actor;
+const contract: SwarmContract<'now'> = swarm;
+const context: SwarmContext = handle.getSnapshot().context;
+const alone = createActor(provideSwarm(), { snapshot: swarm.actor.getPersistedSnapshot() } as never);
 const node = createActor(nodeMachine, { input: { id: 'solo' } }).start();
 node.send({ type: 'node.telemetry', sample: { load: 0.5 } });
 const route: Route = swarm.route({ tokens: 16 });
@@ -77,7 +80,7 @@ const withSessions = createSessionSwarm(profiles, swarmConfig(4, 2), { seed: 1 }
 const addOne: StageRunner<number> = async (stage, x) => x + stage.layerEnd - stage.layerStart;
 void withSessions.execute({ tokens: 1 }, 1, addOne).then((executed) => {
   withSessions.stop();
-  console.log(JSON.stringify({ status: swarm.status(), any: any.id === typed.id, load: node.getSnapshot().context.load, stages: route.stages.length, refused, topology: topology.ok, sameDigest, executed }));
+  console.log(JSON.stringify({ status: swarm.status(), any: handle.id === swarm.actor.id && contract.status() === 'healthy' && context.members.size === 2 && alone.getSnapshot().status === 'active', load: node.getSnapshot().context.load, stages: route.stages.length, refused, topology: topology.ok, sameDigest, executed }));
   swarm.stop();
   node.stop();
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
-import { createSwarm, nodeMachine, PlanError, planSwarm, SwarmError, swarmConfig, type NodeProfile, type SwarmConfig, type TelemetrySample } from '../../src/index.js';
+import { nodeMachine } from '../../src/machines/index.js';
+import { createSwarm, PlanError, planSwarm, SwarmError, swarmConfig, type NodeProfile, type SwarmConfig, type TelemetrySample } from '../../src/index.js';
 
 const lab: NodeProfile[] = [
   { id: 'a', memoryGb: 8, score: 2, latencyMs: 5 },

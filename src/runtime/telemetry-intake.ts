@@ -1,0 +1,86 @@
+/**
+ * The one narrow intake of telemetry and request outcomes: samples into the node actor, its
+ * EWMAs back into the routing view; a released request's outcome to its nodes' actors (failures
+ * towards ejection, successes as proof of life) and its latency into their EWMAs. Telemetry
+ * samples are not lifecycle facts: they keep this direct path, off the statechart.
+ */
+import type { NodeActorRef } from '../../machines/swarm.machine.js';
+import type { NodeTelemetry } from '../core/types.js';
+import { telemetryEntry } from './plain.js';
+import type { SwarmView } from './swarm-view.js';
+import type { TelemetrySample, TimeSource } from './types.js';
+
+export class TelemetryIntake {
+  constructor(
+    private readonly view: SwarmView,
+    private readonly clock: TimeSource,
+    private readonly failurePenaltyMs: number,
+  ) {}
+
+  /**
+   * A sample into the node actor, then its EWMAs back into the table. A sample the actor refuses
+   * (or a down node) leaves the table as it was.
+   */
+  ingest(nodeId: string, sample: TelemetrySample, ref = this.view.ref(nodeId), current = this.view.table.nodes[nodeId] as NodeTelemetry): NodeTelemetry {
+    if (ref === undefined || !current.alive) return current;
+    const before = ref.getSnapshot();
+    ref.send({ type: 'node.telemetry', sample });
+    const after = ref.getSnapshot();
+    if (after === before) return current;
+    // The node actor owns the EWMAs: its effective values, read back into a frozen table entry.
+    const next = telemetryEntry(after.context, current);
+    this.view.table.put(nodeId, next);
+    return next;
+  }
+
+  /** A proof of life of a watched node: restarts its detector's wait, brings it back from a detector down or suspicion. */
+  seen(ref: NodeActorRef): void {
+    ref.send({ type: 'node.seen', at: this.clock.now() });
+  }
+
+  /**
+   * A released request's outcome, checked already, for the nodes it held: to their actors, and
+   * its latency into their EWMAs (split in proportion to their latency estimates, through the
+   * release window). A failure is a signal too: otherwise a fail-fast node looks idle, hence
+   * cheapest, until the monitor marks it down. The named node pays; when none is named, every
+   * node of the route.
+   */
+  released(held: readonly string[], latencyMs: number | undefined, ok: boolean | undefined, failedNode: string | undefined, now: number): void {
+    const table = this.view.table;
+    this.feedOutcome(held, ok === false, failedNode);
+    if (ok !== false && table.waits.size > 0) table.answered(held, now);
+    const live = held.filter((n) => table.get(n)?.alive === true);
+    if (ok === false) {
+      const penalty = Math.max(latencyMs ?? 0, this.failurePenaltyMs);
+      for (const n of live) if (failedNode === undefined || n === failedNode) this.ingest(n, { latencyMs: penalty });
+    } else if (latencyMs !== undefined) {
+      const estimates = live.map((n) => table.get(n)?.latencyMs ?? 0);
+      const total = estimates.reduce((s, x) => s + x, 0);
+      live.forEach((n, i) => {
+        const share = total > 0 ? (estimates[i] ?? 0) / total : 1 / live.length;
+        for (const fed of this.view.sampler.sample(n, latencyMs * share, now)) this.ingest(n, { latencyMs: fed });
+      });
+    }
+  }
+
+  /**
+   * A released request's outcome, to its nodes' actors: a failure counts towards ejection (on the
+   * named node, else on every node of the route); a success is a proof of life and clears the
+   * failure count (sent only where there is one to clear, as releases are frequent).
+   */
+  private feedOutcome(held: readonly string[], failed: boolean, failedNode: string | undefined): void {
+    if (failed) {
+      for (const n of failedNode !== undefined ? [failedNode] : held) {
+        if (held.includes(n)) this.view.ref(n)?.send({ type: 'node.outcome', ok: false });
+      }
+      return;
+    }
+    for (const n of held) {
+      const ref = this.view.ref(n);
+      if (ref === undefined) continue;
+      if (this.view.watched.has(n)) this.seen(ref);
+      const ctx = ref.getSnapshot().context;
+      if (ctx.health.failures > 0 || ctx.health.probation) ref.send({ type: 'node.outcome', ok: true });
+    }
+  }
+}
