@@ -1,6 +1,7 @@
 import { describeValue } from './describe.js';
 import { PlanError } from './errors.js';
 import { partitionCopies } from './plan-balanced.js';
+import { disjointCopies, layerFootprint } from './plan-disjoint.js';
 import { byCapability, WaterFill, type Candidate } from './plan-search.js';
 import { HOP_SHARE, memoryStagesOf, shortCopies, withinFactor } from './plan-short.js';
 import type { ModelSpec, NodeProfile, Pipeline, Stage, SwarmPlan } from './types.js';
@@ -46,6 +47,24 @@ export function planSwarm(profiles: readonly NodeProfile[], config: PlanConfig):
     throw new PlanError('InvalidInput', `config field "furtherCopies" must be a boolean, got ${describeValue(furtherCopies)}`);
   }
   const models = config.models.map(copyModel);
+  if (models.length > 1) {
+    // Several models: disjoint copies, each node's compute in one copy (docs/cost.md).
+    const order = [...models].sort((a, b) => kindRank(models, a) - kindRank(models, b));
+    const copies = disjointCopies(profiles, models, order, furtherCopies !== false);
+    if (copies !== undefined) {
+      const planned = emptyPlanned(profiles);
+      for (const { model, group } of copies) place(planned, model, group);
+      return finish(models, planned.pipelines, profiles);
+    }
+  }
+  return finish(models, planShared(profiles, models, furtherCopies !== false).pipelines, profiles);
+}
+
+/**
+ * The planner where copies may share nodes: one model's copies (which never share), or the wanted
+ * copies of several models when disjoint nodes cannot hold them all (memory-tight swarms).
+ */
+function planShared(profiles: readonly NodeProfile[], models: readonly ModelSpec[], further: boolean): Planned {
   let planned: Planned;
   try {
     planned = planWanted(profiles, models, 'short');
@@ -54,8 +73,23 @@ export function planSwarm(profiles: readonly NodeProfile[], config: PlanConfig):
     if (!(error instanceof PlanError) || error.code !== 'InsufficientCapacity') throw error;
     planned = planWanted(profiles, models, 'balanced');
   }
-  if (furtherCopies !== false) addFurtherCopies(profiles, models, planned);
-  return finish(models, planned.pipelines, profiles);
+  if (further) addFurtherCopies(profiles, models, planned);
+  return planned;
+}
+
+/**
+ * The planner of shared nodes for every swarm, several models included: what planSwarm did before
+ * multi-model swarms got disjoint copies. Kept for the bench, which records the figures before
+ * and after (bench/counted-once.ts).
+ * @internal
+ */
+export function planSharedNodes(profiles: readonly NodeProfile[], config: PlanConfig): SwarmPlan {
+  const models = config.models.map(copyModel);
+  return finish(models, planShared(profiles, models, config.furtherCopies !== false).pipelines, profiles);
+}
+
+function emptyPlanned(profiles: readonly NodeProfile[]): Planned {
+  return { freeGb: new Map(profiles.map((p) => [p.id, p.memoryGb])), pipelines: [], members: [], count: new Map() };
 }
 
 /**
@@ -89,7 +123,7 @@ interface Planned {
 }
 
 function candidatesFor(profiles: readonly NodeProfile[], freeGb: ReadonlyMap<string, number>, model: ModelSpec, exclude?: ReadonlySet<string>): Candidate[] {
-  const layerGb = model.layerGb ?? 1;
+  const layerGb = layerFootprint(model);
   return profiles
     .filter((p) => exclude === undefined || !exclude.has(p.id))
     .map((p): Candidate => ({ id: p.id, score: p.score ?? 1, cap: Math.floor((freeGb.get(p.id) ?? 0) / layerGb + EPS) }))
@@ -97,7 +131,7 @@ function candidatesFor(profiles: readonly NodeProfile[], freeGb: ReadonlyMap<str
 }
 
 function place(planned: Planned, model: ModelSpec, group: readonly Candidate[]): void {
-  const layerGb = model.layerGb ?? 1;
+  const layerGb = layerFootprint(model);
   const stages = splitLayers([...group].sort(byCapability), model.layers);
   for (const s of stages) planned.freeGb.set(s.nodeId, (planned.freeGb.get(s.nodeId) ?? 0) - (s.layerEnd - s.layerStart) * layerGb);
   const copy = planned.count.get(model.id) ?? 0;
@@ -112,7 +146,7 @@ function place(planned: Planned, model: ModelSpec, group: readonly Candidate[]):
  * ({@link HOP_SHARE}); else it waits as a spare.
  */
 function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned: Planned, models: readonly ModelSpec[]): void {
-  const layerGb = model.layerGb ?? 1;
+  const layerGb = layerFootprint(model);
   const copies: number[] = [];
   const used = new Set<string>();
   planned.pipelines.forEach((p, i) => {
@@ -179,7 +213,7 @@ function breaksBound(planned: Planned, old: Pipeline, stages: readonly Stage[], 
   return planned.pipelines.some((p) => {
     const m = bounded.find((b) => b.id === p.modelId);
     if (m === undefined || !p.stages.some((s) => freed.has(s.nodeId))) return false;
-    const gb = m.layerGb ?? 1;
+    const gb = layerFootprint(m);
     const group = p.stages.map((s) => ({ id: s.nodeId, score: 1, cap: s.layerEnd - s.layerStart + Math.floor(((planned.freeGb.get(s.nodeId) ?? 0) + (freed.get(s.nodeId) ?? 0)) / gb + EPS) }));
     return group.length > (m.stageFactor as number) * memoryStagesOf(group, m.layers);
   });
@@ -200,7 +234,7 @@ function copyTime(group: readonly Candidate[], layers: number): number {
 
 /** Each model's wanted copies, in model order: short copies, or the balanced partition. */
 function planWanted(profiles: readonly NodeProfile[], models: readonly ModelSpec[], how: 'short' | 'balanced'): Planned {
-  const planned: Planned = { freeGb: new Map(profiles.map((p) => [p.id, p.memoryGb])), pipelines: [], members: [], count: new Map() };
+  const planned = emptyPlanned(profiles);
   for (const model of models) {
     const candidates = candidatesFor(profiles, planned.freeGb, model);
     const wanted = model.pipelines ?? 1;
@@ -237,7 +271,7 @@ function kindRank(models: readonly ModelSpec[], model: ModelSpec): number {
 
 /** The model's known fields, copied once (a caller's extra keys, getters or BigInts never reach the plan). */
 function copyModel(m: ModelSpec): ModelSpec {
-  const { id, layers, layerGb, pipelines, kind, fallback, stageFactor } = m;
+  const { id, layers, layerGb, pipelines, kind, fallback, stageFactor, kvReserveGb } = m;
   return {
     id,
     layers,
@@ -246,6 +280,7 @@ function copyModel(m: ModelSpec): ModelSpec {
     ...(kind === undefined ? {} : { kind }),
     ...(fallback === undefined ? {} : { fallback }),
     ...(stageFactor === undefined ? {} : { stageFactor }),
+    ...(kvReserveGb === undefined ? {} : { kvReserveGb }),
   };
 }
 

@@ -6,6 +6,7 @@ import { assertPlanShapeOnce, isIntact, planIndex } from './plan-index.js';
 import { ownValue } from './records.js';
 import { profileIssues } from './validate.js';
 import { memoryStagesOf, shortCopies } from './plan-short.js';
+import { layerFootprint } from './plan-disjoint.js';
 import type { GrowthRole, IdSource, ModelSpec, NodeProfile, NodeStates, Pipeline, Relocation, Stage, SwarmPlan } from './types.js';
 
 /**
@@ -48,13 +49,14 @@ function freeMemory(plan: SwarmPlan, profiles: readonly NodeProfile[]): Map<stri
   const free = new Map(profiles.map((p) => [p.id, p.memoryGb] as const));
   const models = planIndex(plan).models;
   for (const p of plan.pipelines) {
-    const layerGb = models.get(p.modelId)?.layerGb ?? 1;
+    const model = models.get(p.modelId);
+    const layerGb = model === undefined ? 1 : layerFootprint(model);
     for (const s of p.stages) free.set(s.nodeId, (free.get(s.nodeId) ?? 0) - (s.layerEnd - s.layerStart) * layerGb);
   }
   return free;
 }
 
-const capOf = (free: Map<string, number>, id: string, model: ModelSpec) => Math.floor((free.get(id) ?? 0) / (model.layerGb ?? 1) + 1e-9);
+const capOf = (free: Map<string, number>, id: string, model: ModelSpec) => Math.floor((free.get(id) ?? 0) / layerFootprint(model) + 1e-9);
 
 /** Nodes of a model's pipelines. */
 function nodesOfModel(plan: SwarmPlan, modelId: string): Set<string> {
@@ -200,12 +202,12 @@ export function planRetirement(plan: SwarmPlan, profiles: readonly NodeProfile[]
     const moves = relocateStage(current, remaining, nodes, free, model, p, at);
     if (moves === undefined) {
       dropped.push(p.id);
-      for (const s of p.stages) free.set(s.nodeId, (free.get(s.nodeId) ?? 0) + (s.layerEnd - s.layerStart) * (model.layerGb ?? 1));
+      for (const s of p.stages) free.set(s.nodeId, (free.get(s.nodeId) ?? 0) + (s.layerEnd - s.layerStart) * layerFootprint(model));
       current = { models: plan.models, pipelines: current.pipelines.filter((q) => q.id !== p.id) };
       continue;
     }
     for (const m of moves) {
-      free.set(m.nodeId, (free.get(m.nodeId) ?? 0) - (m.layerEnd - m.layerStart) * (model.layerGb ?? 1));
+      free.set(m.nodeId, (free.get(m.nodeId) ?? 0) - (m.layerEnd - m.layerStart) * layerFootprint(model));
       relocated.push({ pipelineId: p.id, layerStart: m.layerStart, layerEnd: m.layerEnd, from: stage.nodeId, to: m.nodeId });
     }
     const stages = mergeAdjacent([...p.stages.slice(0, at), ...moves, ...p.stages.slice(at + 1)]);
