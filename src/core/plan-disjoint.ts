@@ -7,7 +7,7 @@
  * memory needs. Neighbours in that order have about the same speed per GB, so the layers split in
  * proportion to speed fit their memory and the copy runs at about Σ score / layers.
  */
-import type { Candidate } from './plan-search.js';
+import { byCapability, WaterFill, type Candidate } from './plan-search.js';
 import type { ModelSpec, NodeProfile } from './types.js';
 
 const EPS = 1e-9;
@@ -30,10 +30,11 @@ export interface DisjointCopy {
 
 /**
  * Disjoint copies of every model: first each model's wanted copies (`pipelines`, in model
- * order), then, unless `further` is false, further copies from the nodes left — the base model
- * while they can hold it, then the experts in `order`. Undefined when the wanted copies do not
- * fit on disjoint nodes (the caller then plans with shared nodes). Deterministic.
- * @param order the models in the order further copies are made (base first)
+ * order), then, unless `further` is false, further copies from the nodes left, each to the model
+ * with the least throughput per wanted copy so far (its demand share), until no model fits.
+ * Undefined when the wanted copies do not fit on disjoint nodes (the caller then plans with
+ * shared nodes). Deterministic.
+ * @param order the models in the order ties between them go (the base model first)
  */
 export function disjointCopies(profiles: readonly NodeProfile[], models: readonly ModelSpec[], order: readonly ModelSpec[], further: boolean): DisjointCopy[] | undefined {
   const nodes = profiles
@@ -81,17 +82,40 @@ export function disjointCopies(profiles: readonly NodeProfile[], models: readonl
     return group;
   };
 
+  const rate = new Map<string, number>(models.map((m) => [m.id, 0] as const));
+  const add = (model: ModelSpec, group: Candidate[]) => {
+    copies.push({ model, group });
+    rate.set(model.id, (rate.get(model.id) ?? 0) + copyRate(group, model.layers));
+  };
   for (const model of models) {
     for (let k = 0; k < (model.pipelines ?? 1); k++) {
       const group = cut(model);
       if (group === undefined) return undefined;
-      copies.push({ model, group });
+      add(model, group);
     }
   }
-  if (further) {
-    for (const model of order) {
-      for (let group = cut(model); group !== undefined; group = cut(model)) copies.push({ model, group });
-    }
+  if (!further) return copies;
+  // Further copies by demand share: the next goes to the model with the least throughput per
+  // wanted copy (ties: `order`, the base model first), until no model fits in the nodes left.
+  const active = [...order];
+  while (active.length > 0) {
+    let best = active[0] as ModelSpec;
+    for (const m of active) if (perWanted(m, rate) < perWanted(best, rate) * (1 - EPS)) best = m;
+    const group = cut(best);
+    if (group === undefined) active.splice(active.indexOf(best), 1);
+    else add(best, group);
   }
   return copies;
+}
+
+/** A model's throughput so far per wanted copy. */
+function perWanted(model: ModelSpec, rate: ReadonlyMap<string, number>): number {
+  return (rate.get(model.id) ?? 0) / (model.pipelines ?? 1);
+}
+
+/** The rate of a copy on `group` alone: 1 / its slowest stage after water-filling. */
+function copyRate(group: readonly Candidate[], layers: number): number {
+  const sorted = [...group].sort(byCapability);
+  const fill = new WaterFill(Float64Array.from(sorted, (c) => c.score), Int32Array.from(sorted, (c) => Math.min(c.cap, layers)), layers);
+  return 1 / fill.time(sorted.map((_, i) => i), -1, -1, false);
 }

@@ -4,6 +4,7 @@ import { partitionCopies } from './plan-balanced.js';
 import { disjointCopies, layerFootprint } from './plan-disjoint.js';
 import { byCapability, WaterFill, type Candidate } from './plan-search.js';
 import { HOP_SHARE, memoryStagesOf, shortCopies, withinFactor } from './plan-short.js';
+import { worthSharing } from './plan-sharing.js';
 import type { ModelSpec, NodeProfile, Pipeline, Stage, SwarmPlan } from './types.js';
 import { modelIssues, profileIssues, validatePlan } from './validate.js';
 
@@ -140,6 +141,14 @@ function place(planned: Planned, model: ModelSpec, group: readonly Candidate[]):
   planned.members.push(stages.map((st) => group.find((c) => c.id === st.nodeId) as Candidate));
 }
 
+/** Undoes the last {@link place} of `model`. */
+function unplace(planned: Planned, model: ModelSpec): void {
+  const p = planned.pipelines.pop() as Pipeline;
+  planned.members.pop();
+  for (const s of p.stages) planned.freeGb.set(s.nodeId, (planned.freeGb.get(s.nodeId) ?? 0) + (s.layerEnd - s.layerStart) * layerFootprint(model));
+  planned.count.set(model.id, (planned.count.get(model.id) ?? 1) - 1);
+}
+
 /**
  * A node no copy of the model took — it could not form a copy of its own — joins the copy where
  * it raises throughput most, if it cuts that copy's slowest stage by more than a hop's worth
@@ -186,14 +195,15 @@ function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned:
     const stages = splitLayers([...best.group].sort(byCapability), model.layers);
     // A re-split frees memory where a node now holds fewer layers: a stage-bounded copy of another
     // model on that node would need fewer of its nodes, and could end over its bound.
-    if (bounded.length > 0 && breaksBound(planned, old, stages, layerGb, bounded)) {
+    const resplit = { id: old.id, modelId: old.modelId, stages };
+    if ((bounded.length > 0 && breaksBound(planned, old, stages, layerGb, bounded)) || !worthSharing(models, profiles, planned.pipelines, planned.pipelines.map((q, k) => (k === best.i ? resplit : q)), best.i)) {
       misses++;
       continue;
     }
     misses = 0;
     for (const s of old.stages) planned.freeGb.set(s.nodeId, (planned.freeGb.get(s.nodeId) ?? 0) + (s.layerEnd - s.layerStart) * layerGb);
     for (const s of stages) planned.freeGb.set(s.nodeId, (planned.freeGb.get(s.nodeId) ?? 0) - (s.layerEnd - s.layerStart) * layerGb);
-    planned.pipelines[best.i] = { id: old.id, modelId: old.modelId, stages };
+    planned.pipelines[best.i] = resplit;
     planned.members[best.i] = stages.map((st) => best.group.find((c) => c.id === st.nodeId) as Candidate);
     times.set(best.i, copyTime(groupOf(best.i), model.layers));
   }
@@ -258,7 +268,15 @@ function addFurtherCopies(profiles: readonly NodeProfile[], models: readonly Mod
   for (const model of order) {
     const used = new Set<string>();
     for (const p of planned.pipelines) if (p.modelId === model.id) for (const s of p.stages) used.add(s.nodeId);
-    for (const group of shortCopies(candidatesFor(profiles, planned.freeGb, model, used), model.layers, Number.POSITIVE_INFINITY, model.stageFactor)) place(planned, model, group);
+    for (const group of shortCopies(candidatesFor(profiles, planned.freeGb, model, used), model.layers, Number.POSITIVE_INFINITY, model.stageFactor)) {
+      const before = [...planned.pipelines];
+      place(planned, model, group);
+      // Several models: a copy on nodes that serve another model must pay for its hops (plan-sharing.ts).
+      if (!worthSharing(models, profiles, before, planned.pipelines, before.length)) {
+        unplace(planned, model);
+        break;
+      }
+    }
     joinSpares(profiles, model, planned, models);
   }
 }
