@@ -17,6 +17,7 @@ import { fullCapacity } from '../src/core/plan-disjoint.js';
 import { sharedThroughput } from '../src/core/shared-throughput.js';
 import { heterogeneousNodes, multiModelSwarms, FOUR_MODELS } from './multi-model.js';
 import { loadTopologies } from './planners/throughput.js';
+import { largeSwarm } from './plan-quality.js';
 import type { BenchRow } from './types.js';
 
 /** Share of the compute bound planSwarm reaches, counted once, on multi-model swarms with memory to spare. */
@@ -71,6 +72,7 @@ function swarms(): Swarm[] {
     ...loadTopologies().map((t) => ({ name: t.name, nodes: t.nodes, models: t.models, targets: false })),
     { name: 'examples/swarm.json', nodes: example.nodes, models: example.models, targets: wantedGb(example.nodes, example.models) },
     ...multiModelSwarms().map((s) => ({ ...s, targets: wantedGb(s.nodes, s.models) })),
+    { name: '1000 nodes of five device classes, 4 models (the planning bench)', ...largeSwarm(1000, 42), targets: true },
   ];
 }
 

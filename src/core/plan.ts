@@ -58,14 +58,14 @@ export function planSwarm(profiles: readonly NodeProfile[], config: PlanConfig):
       return finish(models, planned.pipelines, profiles);
     }
   }
-  return finish(models, planShared(profiles, models, furtherCopies !== false).pipelines, profiles);
+  return finish(models, planShared(profiles, models, furtherCopies !== false, true).pipelines, profiles);
 }
 
 /**
  * The planner where copies may share nodes: one model's copies (which never share), or the wanted
  * copies of several models when disjoint nodes cannot hold them all (memory-tight swarms).
  */
-function planShared(profiles: readonly NodeProfile[], models: readonly ModelSpec[], further: boolean): Planned {
+function planShared(profiles: readonly NodeProfile[], models: readonly ModelSpec[], further: boolean, sharingRule: boolean): Planned {
   let planned: Planned;
   try {
     planned = planWanted(profiles, models, 'short');
@@ -74,19 +74,19 @@ function planShared(profiles: readonly NodeProfile[], models: readonly ModelSpec
     if (!(error instanceof PlanError) || error.code !== 'InsufficientCapacity') throw error;
     planned = planWanted(profiles, models, 'balanced');
   }
-  if (further) addFurtherCopies(profiles, models, planned);
+  if (further) addFurtherCopies(profiles, models, planned, sharingRule);
   return planned;
 }
 
 /**
- * The planner of shared nodes for every swarm, several models included: what planSwarm did before
- * multi-model swarms got disjoint copies. Kept for the bench, which records the figures before
- * and after (bench/counted-once.ts).
+ * The planner of shared nodes for every swarm, several models included, without the sharing rule
+ * (plan-sharing.ts): what planSwarm did before several models got disjoint copies. Kept for the
+ * bench, which records the figures before and after (bench/counted-once.ts).
  * @internal
  */
 export function planSharedNodes(profiles: readonly NodeProfile[], config: PlanConfig): SwarmPlan {
   const models = config.models.map(copyModel);
-  return finish(models, planShared(profiles, models, config.furtherCopies !== false).pipelines, profiles);
+  return finish(models, planShared(profiles, models, config.furtherCopies !== false, false).pipelines, profiles);
 }
 
 function emptyPlanned(profiles: readonly NodeProfile[]): Planned {
@@ -154,7 +154,7 @@ function unplace(planned: Planned, model: ModelSpec): void {
  * it raises throughput most, if it cuts that copy's slowest stage by more than a hop's worth
  * ({@link HOP_SHARE}); else it waits as a spare.
  */
-function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned: Planned, models: readonly ModelSpec[]): void {
+function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned: Planned, models: readonly ModelSpec[], sharingRule: boolean): void {
   const layerGb = layerFootprint(model);
   const copies: number[] = [];
   const used = new Set<string>();
@@ -196,7 +196,7 @@ function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned:
     // A re-split frees memory where a node now holds fewer layers: a stage-bounded copy of another
     // model on that node would need fewer of its nodes, and could end over its bound.
     const resplit = { id: old.id, modelId: old.modelId, stages };
-    if ((bounded.length > 0 && breaksBound(planned, old, stages, layerGb, bounded)) || !worthSharing(models, profiles, planned.pipelines, planned.pipelines.map((q, k) => (k === best.i ? resplit : q)), best.i)) {
+    if ((bounded.length > 0 && breaksBound(planned, old, stages, layerGb, bounded)) || (sharingRule && !worthSharing(models, profiles, planned.pipelines, planned.pipelines.map((q, k) => (k === best.i ? resplit : q)), best.i))) {
       misses++;
       continue;
     }
@@ -263,7 +263,7 @@ function planWanted(profiles: readonly NodeProfile[], models: readonly ModelSpec
 }
 
 /** Further short copies from the memory left: the base model first, then the experts in order. */
-function addFurtherCopies(profiles: readonly NodeProfile[], models: readonly ModelSpec[], planned: Planned): void {
+function addFurtherCopies(profiles: readonly NodeProfile[], models: readonly ModelSpec[], planned: Planned, sharingRule: boolean): void {
   const order = [...models].sort((a, b) => kindRank(models, a) - kindRank(models, b));
   for (const model of order) {
     const used = new Set<string>();
@@ -272,12 +272,12 @@ function addFurtherCopies(profiles: readonly NodeProfile[], models: readonly Mod
       const before = [...planned.pipelines];
       place(planned, model, group);
       // Several models: a copy on nodes that serve another model must pay for its hops (plan-sharing.ts).
-      if (!worthSharing(models, profiles, before, planned.pipelines, before.length)) {
+      if (sharingRule && !worthSharing(models, profiles, before, planned.pipelines, before.length)) {
         unplace(planned, model);
         break;
       }
     }
-    joinSpares(profiles, model, planned, models);
+    joinSpares(profiles, model, planned, models, sharingRule);
   }
 }
 
