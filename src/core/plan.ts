@@ -24,16 +24,18 @@ export { byCapability, type Candidate } from './plan-search.js';
 const EPS = 1e-9;
 
 /**
- * Plans every copy of every model (docs/design.md §2, docs/cost.md): copies of one model on
- * disjoint nodes, node memory counted across every model, each copy short — built from the
- * fastest free nodes until it holds the model, a further node joining only when it adds more
- * throughput there than in a balanced copy of its own, plus a hop's worth — and layers split so
- * that each copy's slowest stage (layers / score) is as fast as memory allows. Each model's
- * `pipelines` is a minimum: once every model has its copies, the nodes left form further copies
- * (the base model first, then the experts in order) or join a copy whose slowest stage they cut
- * by more than a hop's worth, unless `furtherCopies` is false. A model's `stageFactor` bounds its
- * copies' stages by its own memory's (docs/cost.md "A stage bound"). Deterministic; never returns
- * a partial plan.
+ * Plans every copy of every model (docs/design.md §2, docs/cost.md). One model: copies on
+ * disjoint nodes, each short — built from the fastest free nodes until it holds the model, a
+ * further node joining only when it adds more throughput there than in a balanced copy of its
+ * own, plus a hop's worth — and layers split so that each copy's slowest stage (layers / score) is
+ * as fast as memory allows; `pipelines` is a minimum: the nodes left form further copies or join
+ * a copy whose slowest stage they cut by more than a hop's worth, unless `furtherCopies` is false.
+ * Several models: every node in at most one copy (docs/cost.md "Several models: disjoint
+ * copies"), each copy exactly as long as its own memory needs, further copies by demand share;
+ * only when disjoint nodes cannot hold the wanted copies do models share nodes, memory counted
+ * across them, under the rule of plan-sharing.ts. A layer takes `layerGb + kvReserveGb`. A
+ * model's `stageFactor` bounds its copies' stages by its own memory's (docs/cost.md "A stage
+ * bound"). Deterministic; never returns a partial plan.
  *
  * @throws {PlanError} `InvalidInput` for bad profiles or models, `InsufficientCapacity`
  * naming the model and the shortfall when the swarm cannot hold every copy.
