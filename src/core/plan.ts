@@ -264,7 +264,10 @@ function planWanted(profiles: readonly NodeProfile[], models: readonly ModelSpec
   return planned;
 }
 
-/** Further short copies from the memory left: the base model first, then the experts in order. */
+/**
+ * Further short copies from the memory left, the base model first, then the experts in order (the
+ * planner of shared nodes; several models' disjoint copies use demand share, plan-disjoint.ts).
+ */
 function addFurtherCopies(profiles: readonly NodeProfile[], models: readonly ModelSpec[], planned: Planned, sharingRule: boolean): void {
   const order = [...models].sort((a, b) => kindRank(models, a) - kindRank(models, b));
   for (const model of order) {

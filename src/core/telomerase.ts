@@ -104,8 +104,11 @@ function overBound(stages: readonly Stage[], free: Map<string, number>, newcomer
 
 /**
  * Decides a newcomer's role, in this order: restore a model short of intact copies (by taking
- * the dead stages of a broken copy, or by building a dropped copy), add a copy of the base model,
- * host a copy of an expert, else wait as a spare.
+ * the dead stages of a broken copy, or by building a dropped copy); else add a copy of the model
+ * where the plan's counted-once throughput gains most (`copy` for the base model, `expert`
+ * otherwise; the base model, then the experts by fewest copies, keep ties within a hop's worth);
+ * else wait as a spare. On several models the copy is built from nodes that serve no copy
+ * (docs/cost.md "Growth and retirement, counted once").
  *
  * @param profiles every member's profile, the newcomer's included
  * @param wanted each model's planned number of copies
@@ -189,8 +192,10 @@ function added(plan: SwarmPlan, modelId: string, copies: readonly Stage[][], new
 
 /**
  * Retires `nodeId`: every stage it holds moves to live nodes with room — one node that can take
- * the whole range if there is one, else the neighbouring stages stretch and idle nodes fill the
- * middle. A copy that cannot be rebuilt is dropped whole and reported, never left half-built.
+ * the whole range, or the neighbouring stages stretched with idle nodes filling the middle,
+ * whichever leaves the plan's counted-once throughput highest (docs/cost.md). A copy that cannot
+ * be rebuilt is dropped whole and reported, never left half-built; `layersMoved` counts the
+ * layers relocated (at most the layers the node held).
  *
  * @param profiles the members' profiles, the retiring node's included
  * @throws {PlanError} for a bad plan or profiles; {@link SwarmError} `InvalidInput` for other bad arguments.
