@@ -37,6 +37,13 @@ export interface DisjointCopy {
  * @param order the models in the order ties between them go (the base model first)
  */
 export function disjointCopies(profiles: readonly NodeProfile[], models: readonly ModelSpec[], order: readonly ModelSpec[], further: boolean): DisjointCopy[] | undefined {
+  // Wanted copies in model order; when they do not fit, the largest copies first (fewer large
+  // nodes left stranded), before the caller gives up on disjoint nodes.
+  const largestFirst = [...models].sort((a, b) => b.layers * layerFootprint(b) - a.layers * layerFootprint(a) || models.indexOf(a) - models.indexOf(b));
+  return cutCopies(profiles, models, order, further) ?? cutCopies(profiles, largestFirst, order, further);
+}
+
+function cutCopies(profiles: readonly NodeProfile[], models: readonly ModelSpec[], order: readonly ModelSpec[], further: boolean): DisjointCopy[] | undefined {
   const nodes = profiles
     .map((p) => ({ id: p.id, score: p.score ?? 1, memoryGb: p.memoryGb }))
     .filter((p) => p.memoryGb > 0)
