@@ -1,11 +1,13 @@
 /**
  * The yardstick of the plan-quality bench: a copy's throughput is 1 / (its slowest stage's
- * time), a stage's time being its layers / its node's score; a plan's throughput for one
- * model is the sum over its copies. Also the compute bound and the topology files.
+ * time), a stage's time being its layers / its node's score, a node's speed shared between the
+ * copies it serves (counted once, docs/cost.md); a plan's throughput for one model is the sum
+ * over its copies. Also the compute bound and the topology files.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ModelSpec, NodeProfile, Pipeline } from '../../src/index.js';
+import { sharedThroughput } from '../../src/core/shared-throughput.js';
 
 /** A committed topology: the `{ models, nodes }` file of swarm-sim, plus its file name. */
 export interface Topology {
@@ -30,10 +32,22 @@ export function copyTime(pipeline: Pipeline, scoreOf: ReadonlyMap<string, number
   return pipeline.stages.length === 0 ? Infinity : worst;
 }
 
-/** Σ over the copies of `modelId` of 1 / (slowest stage time). */
-export function planThroughput(pipelines: readonly Pipeline[], profiles: readonly NodeProfile[], modelId: string): number {
+/** Σ over the copies of `modelId` of 1 / (slowest stage time): a node shared by k copies counted k times. */
+export function perCopyThroughput(pipelines: readonly Pipeline[], profiles: readonly NodeProfile[], modelId: string): number {
   const scoreOf = new Map(profiles.map((p) => [p.id, p.score ?? 1]));
   return pipelines.filter((p) => p.modelId === modelId).reduce((sum, p) => sum + 1 / copyTime(p, scoreOf), 0);
+}
+
+/**
+ * The throughput of `modelId` with every node's compute counted once across all of `pipelines`
+ * (docs/cost.md "Counted once"): the sum of its copies' max-min fair rates. Where no node serves
+ * two copies — every single-model plan — it is {@link perCopyThroughput}.
+ */
+export function planThroughput(pipelines: readonly Pipeline[], profiles: readonly NodeProfile[], modelId: string): number {
+  const layers = new Map<string, number>();
+  for (const p of pipelines) for (const s of p.stages) layers.set(p.modelId, Math.max(layers.get(p.modelId) ?? 0, s.layerEnd));
+  const models = [...layers].map(([id, l]) => ({ id, layers: l }));
+  return sharedThroughput({ models, pipelines }, profiles).models.get(modelId) ?? 0;
 }
 
 /**

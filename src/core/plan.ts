@@ -1,8 +1,10 @@
 import { describeValue } from './describe.js';
 import { PlanError } from './errors.js';
 import { partitionCopies } from './plan-balanced.js';
+import { disjointCopies, layerFootprint } from './plan-disjoint.js';
 import { byCapability, WaterFill, type Candidate } from './plan-search.js';
 import { HOP_SHARE, memoryStagesOf, shortCopies, withinFactor } from './plan-short.js';
+import { worthSharing } from './plan-sharing.js';
 import type { ModelSpec, NodeProfile, Pipeline, Stage, SwarmPlan } from './types.js';
 import { modelIssues, profileIssues, validatePlan } from './validate.js';
 
@@ -22,16 +24,18 @@ export { byCapability, type Candidate } from './plan-search.js';
 const EPS = 1e-9;
 
 /**
- * Plans every copy of every model (docs/design.md §2, docs/cost.md): copies of one model on
- * disjoint nodes, node memory counted across every model, each copy short — built from the
- * fastest free nodes until it holds the model, a further node joining only when it adds more
- * throughput there than in a balanced copy of its own, plus a hop's worth — and layers split so
- * that each copy's slowest stage (layers / score) is as fast as memory allows. Each model's
- * `pipelines` is a minimum: once every model has its copies, the nodes left form further copies
- * (the base model first, then the experts in order) or join a copy whose slowest stage they cut
- * by more than a hop's worth, unless `furtherCopies` is false. A model's `stageFactor` bounds its
- * copies' stages by its own memory's (docs/cost.md "A stage bound"). Deterministic; never returns
- * a partial plan.
+ * Plans every copy of every model (docs/design.md §2, docs/cost.md). One model: copies on
+ * disjoint nodes, each short — built from the fastest free nodes until it holds the model, a
+ * further node joining only when it adds more throughput there than in a balanced copy of its
+ * own, plus a hop's worth — and layers split so that each copy's slowest stage (layers / score) is
+ * as fast as memory allows; `pipelines` is a minimum: the nodes left form further copies or join
+ * a copy whose slowest stage they cut by more than a hop's worth, unless `furtherCopies` is false.
+ * Several models: every node in at most one copy (docs/cost.md "Several models: disjoint
+ * copies"), each copy exactly as long as its own memory needs, further copies by demand share;
+ * only when disjoint nodes cannot hold the wanted copies do models share nodes, memory counted
+ * across them, under the rule of plan-sharing.ts. A layer takes `layerGb + kvReserveGb`. A
+ * model's `stageFactor` bounds its copies' stages by its own memory's (docs/cost.md "A stage
+ * bound"). Deterministic; never returns a partial plan.
  *
  * @throws {PlanError} `InvalidInput` for bad profiles or models, `InsufficientCapacity`
  * naming the model and the shortfall when the swarm cannot hold every copy.
@@ -46,6 +50,24 @@ export function planSwarm(profiles: readonly NodeProfile[], config: PlanConfig):
     throw new PlanError('InvalidInput', `config field "furtherCopies" must be a boolean, got ${describeValue(furtherCopies)}`);
   }
   const models = config.models.map(copyModel);
+  if (models.length > 1) {
+    // Several models: disjoint copies, each node's compute in one copy (docs/cost.md).
+    const order = [...models].sort((a, b) => kindRank(models, a) - kindRank(models, b));
+    const copies = disjointCopies(profiles, models, order, furtherCopies !== false);
+    if (copies !== undefined) {
+      const planned = emptyPlanned(profiles);
+      for (const { model, group } of copies) place(planned, model, group);
+      return finish(models, planned.pipelines, profiles);
+    }
+  }
+  return finish(models, planShared(profiles, models, furtherCopies !== false, true).pipelines, profiles);
+}
+
+/**
+ * The planner where copies may share nodes: one model's copies (which never share), or the wanted
+ * copies of several models when disjoint nodes cannot hold them all (memory-tight swarms).
+ */
+function planShared(profiles: readonly NodeProfile[], models: readonly ModelSpec[], further: boolean, sharingRule: boolean): Planned {
   let planned: Planned;
   try {
     planned = planWanted(profiles, models, 'short');
@@ -54,8 +76,23 @@ export function planSwarm(profiles: readonly NodeProfile[], config: PlanConfig):
     if (!(error instanceof PlanError) || error.code !== 'InsufficientCapacity') throw error;
     planned = planWanted(profiles, models, 'balanced');
   }
-  if (furtherCopies !== false) addFurtherCopies(profiles, models, planned);
-  return finish(models, planned.pipelines, profiles);
+  if (further) addFurtherCopies(profiles, models, planned, sharingRule);
+  return planned;
+}
+
+/**
+ * The planner of shared nodes for every swarm, several models included, without the sharing rule
+ * (plan-sharing.ts): what planSwarm did before several models got disjoint copies. Kept for the
+ * bench, which records the figures before and after (bench/counted-once.ts).
+ * @internal
+ */
+export function planSharedNodes(profiles: readonly NodeProfile[], config: PlanConfig): SwarmPlan {
+  const models = config.models.map(copyModel);
+  return finish(models, planShared(profiles, models, config.furtherCopies !== false, false).pipelines, profiles);
+}
+
+function emptyPlanned(profiles: readonly NodeProfile[]): Planned {
+  return { freeGb: new Map(profiles.map((p) => [p.id, p.memoryGb])), pipelines: [], members: [], count: new Map() };
 }
 
 /**
@@ -89,7 +126,7 @@ interface Planned {
 }
 
 function candidatesFor(profiles: readonly NodeProfile[], freeGb: ReadonlyMap<string, number>, model: ModelSpec, exclude?: ReadonlySet<string>): Candidate[] {
-  const layerGb = model.layerGb ?? 1;
+  const layerGb = layerFootprint(model);
   return profiles
     .filter((p) => exclude === undefined || !exclude.has(p.id))
     .map((p): Candidate => ({ id: p.id, score: p.score ?? 1, cap: Math.floor((freeGb.get(p.id) ?? 0) / layerGb + EPS) }))
@@ -97,7 +134,7 @@ function candidatesFor(profiles: readonly NodeProfile[], freeGb: ReadonlyMap<str
 }
 
 function place(planned: Planned, model: ModelSpec, group: readonly Candidate[]): void {
-  const layerGb = model.layerGb ?? 1;
+  const layerGb = layerFootprint(model);
   const stages = splitLayers([...group].sort(byCapability), model.layers);
   for (const s of stages) planned.freeGb.set(s.nodeId, (planned.freeGb.get(s.nodeId) ?? 0) - (s.layerEnd - s.layerStart) * layerGb);
   const copy = planned.count.get(model.id) ?? 0;
@@ -106,13 +143,21 @@ function place(planned: Planned, model: ModelSpec, group: readonly Candidate[]):
   planned.members.push(stages.map((st) => group.find((c) => c.id === st.nodeId) as Candidate));
 }
 
+/** Undoes the last {@link place} of `model`. */
+function unplace(planned: Planned, model: ModelSpec): void {
+  const p = planned.pipelines.pop() as Pipeline;
+  planned.members.pop();
+  for (const s of p.stages) planned.freeGb.set(s.nodeId, (planned.freeGb.get(s.nodeId) ?? 0) + (s.layerEnd - s.layerStart) * layerFootprint(model));
+  planned.count.set(model.id, (planned.count.get(model.id) ?? 1) - 1);
+}
+
 /**
  * A node no copy of the model took — it could not form a copy of its own — joins the copy where
  * it raises throughput most, if it cuts that copy's slowest stage by more than a hop's worth
  * ({@link HOP_SHARE}); else it waits as a spare.
  */
-function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned: Planned, models: readonly ModelSpec[]): void {
-  const layerGb = model.layerGb ?? 1;
+function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned: Planned, models: readonly ModelSpec[], sharingRule: boolean): void {
+  const layerGb = layerFootprint(model);
   const copies: number[] = [];
   const used = new Set<string>();
   planned.pipelines.forEach((p, i) => {
@@ -152,14 +197,15 @@ function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned:
     const stages = splitLayers([...best.group].sort(byCapability), model.layers);
     // A re-split frees memory where a node now holds fewer layers: a stage-bounded copy of another
     // model on that node would need fewer of its nodes, and could end over its bound.
-    if (bounded.length > 0 && breaksBound(planned, old, stages, layerGb, bounded)) {
+    const resplit = { id: old.id, modelId: old.modelId, stages };
+    if ((bounded.length > 0 && breaksBound(planned, old, stages, layerGb, bounded)) || (sharingRule && !worthSharing(models, profiles, planned.pipelines, planned.pipelines.map((q, k) => (k === best.i ? resplit : q)), best.i))) {
       misses++;
       continue;
     }
     misses = 0;
     for (const s of old.stages) planned.freeGb.set(s.nodeId, (planned.freeGb.get(s.nodeId) ?? 0) + (s.layerEnd - s.layerStart) * layerGb);
     for (const s of stages) planned.freeGb.set(s.nodeId, (planned.freeGb.get(s.nodeId) ?? 0) - (s.layerEnd - s.layerStart) * layerGb);
-    planned.pipelines[best.i] = { id: old.id, modelId: old.modelId, stages };
+    planned.pipelines[best.i] = resplit;
     planned.members[best.i] = stages.map((st) => best.group.find((c) => c.id === st.nodeId) as Candidate);
     times.set(best.i, copyTime(groupOf(best.i), model.layers));
   }
@@ -179,7 +225,7 @@ function breaksBound(planned: Planned, old: Pipeline, stages: readonly Stage[], 
   return planned.pipelines.some((p) => {
     const m = bounded.find((b) => b.id === p.modelId);
     if (m === undefined || !p.stages.some((s) => freed.has(s.nodeId))) return false;
-    const gb = m.layerGb ?? 1;
+    const gb = layerFootprint(m);
     const group = p.stages.map((s) => ({ id: s.nodeId, score: 1, cap: s.layerEnd - s.layerStart + Math.floor(((planned.freeGb.get(s.nodeId) ?? 0) + (freed.get(s.nodeId) ?? 0)) / gb + EPS) }));
     return group.length > (m.stageFactor as number) * memoryStagesOf(group, m.layers);
   });
@@ -200,7 +246,7 @@ function copyTime(group: readonly Candidate[], layers: number): number {
 
 /** Each model's wanted copies, in model order: short copies, or the balanced partition. */
 function planWanted(profiles: readonly NodeProfile[], models: readonly ModelSpec[], how: 'short' | 'balanced'): Planned {
-  const planned: Planned = { freeGb: new Map(profiles.map((p) => [p.id, p.memoryGb])), pipelines: [], members: [], count: new Map() };
+  const planned = emptyPlanned(profiles);
   for (const model of models) {
     const candidates = candidatesFor(profiles, planned.freeGb, model);
     const wanted = model.pipelines ?? 1;
@@ -218,14 +264,25 @@ function planWanted(profiles: readonly NodeProfile[], models: readonly ModelSpec
   return planned;
 }
 
-/** Further short copies from the memory left: the base model first, then the experts in order. */
-function addFurtherCopies(profiles: readonly NodeProfile[], models: readonly ModelSpec[], planned: Planned): void {
+/**
+ * Further short copies from the memory left, the base model first, then the experts in order (the
+ * planner of shared nodes; several models' disjoint copies use demand share, plan-disjoint.ts).
+ */
+function addFurtherCopies(profiles: readonly NodeProfile[], models: readonly ModelSpec[], planned: Planned, sharingRule: boolean): void {
   const order = [...models].sort((a, b) => kindRank(models, a) - kindRank(models, b));
   for (const model of order) {
     const used = new Set<string>();
     for (const p of planned.pipelines) if (p.modelId === model.id) for (const s of p.stages) used.add(s.nodeId);
-    for (const group of shortCopies(candidatesFor(profiles, planned.freeGb, model, used), model.layers, Number.POSITIVE_INFINITY, model.stageFactor)) place(planned, model, group);
-    joinSpares(profiles, model, planned, models);
+    for (const group of shortCopies(candidatesFor(profiles, planned.freeGb, model, used), model.layers, Number.POSITIVE_INFINITY, model.stageFactor)) {
+      const before = [...planned.pipelines];
+      place(planned, model, group);
+      // Several models: a copy on nodes that serve another model must pay for its hops (plan-sharing.ts).
+      if (sharingRule && !worthSharing(models, profiles, before, planned.pipelines, before.length)) {
+        unplace(planned, model);
+        break;
+      }
+    }
+    joinSpares(profiles, model, planned, models, sharingRule);
   }
 }
 
@@ -237,7 +294,7 @@ function kindRank(models: readonly ModelSpec[], model: ModelSpec): number {
 
 /** The model's known fields, copied once (a caller's extra keys, getters or BigInts never reach the plan). */
 function copyModel(m: ModelSpec): ModelSpec {
-  const { id, layers, layerGb, pipelines, kind, fallback, stageFactor } = m;
+  const { id, layers, layerGb, pipelines, kind, fallback, stageFactor, kvReserveGb } = m;
   return {
     id,
     layers,
@@ -246,6 +303,7 @@ function copyModel(m: ModelSpec): ModelSpec {
     ...(kind === undefined ? {} : { kind }),
     ...(fallback === undefined ? {} : { fallback }),
     ...(stageFactor === undefined ? {} : { stageFactor }),
+    ...(kvReserveGb === undefined ? {} : { kvReserveGb }),
   };
 }
 

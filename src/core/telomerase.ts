@@ -5,7 +5,9 @@ import { byCapability, splitLayers } from './plan.js';
 import { assertPlanShapeOnce, isIntact, planIndex } from './plan-index.js';
 import { ownValue } from './records.js';
 import { profileIssues } from './validate.js';
-import { memoryStagesOf, shortCopies } from './plan-short.js';
+import { HOP_SHARE, memoryStagesOf, shortCopies } from './plan-short.js';
+import { layerFootprint } from './plan-disjoint.js';
+import { busyNodes, layerRate, leastLoss } from './growth-choice.js';
 import type { GrowthRole, IdSource, ModelSpec, NodeProfile, NodeStates, Pipeline, Relocation, Stage, SwarmPlan } from './types.js';
 
 /**
@@ -22,6 +24,8 @@ export interface GrowthDecision {
   readonly modelId?: string;
   readonly pipelines: readonly string[];
   readonly replaced: readonly string[];
+  /** Layers that land on a node where they were not: at most one copy's layers (docs/cost.md). */
+  readonly layersMoved: number;
 }
 
 /** What retirement decided, before the Swarm applies it. */
@@ -29,6 +33,8 @@ export interface RetirementDecision {
   readonly plan: SwarmPlan;
   readonly relocated: readonly Relocation[];
   readonly dropped: readonly string[];
+  /** Layers relocated: at most the layers the retiring node held (docs/cost.md). */
+  readonly layersMoved: number;
 }
 
 /**
@@ -48,13 +54,14 @@ function freeMemory(plan: SwarmPlan, profiles: readonly NodeProfile[]): Map<stri
   const free = new Map(profiles.map((p) => [p.id, p.memoryGb] as const));
   const models = planIndex(plan).models;
   for (const p of plan.pipelines) {
-    const layerGb = models.get(p.modelId)?.layerGb ?? 1;
+    const model = models.get(p.modelId);
+    const layerGb = model === undefined ? 1 : layerFootprint(model);
     for (const s of p.stages) free.set(s.nodeId, (free.get(s.nodeId) ?? 0) - (s.layerEnd - s.layerStart) * layerGb);
   }
   return free;
 }
 
-const capOf = (free: Map<string, number>, id: string, model: ModelSpec) => Math.floor((free.get(id) ?? 0) / (model.layerGb ?? 1) + 1e-9);
+const capOf = (free: Map<string, number>, id: string, model: ModelSpec) => Math.floor((free.get(id) ?? 0) / layerFootprint(model) + 1e-9);
 
 /** Nodes of a model's pipelines. */
 function nodesOfModel(plan: SwarmPlan, modelId: string): Set<string> {
@@ -72,8 +79,10 @@ function nodesOfModel(plan: SwarmPlan, modelId: string): Set<string> {
 function buildCopies(plan: SwarmPlan, profiles: readonly NodeProfile[], nodes: NodeStates, model: ModelSpec, newcomer: string): Stage[][] | undefined {
   const free = freeMemory(plan, profiles);
   const used = nodesOfModel(plan, model.id);
+  // Several models: only nodes that serve no copy, as the planner's disjoint copies (docs/cost.md).
+  const busy = busyNodes(plan, model);
   const candidates = profiles
-    .filter((p) => !used.has(p.id) && (p.id === newcomer || ownValue(nodes, p.id)?.alive === true))
+    .filter((p) => !used.has(p.id) && !busy.has(p.id) && (p.id === newcomer || ownValue(nodes, p.id)?.alive === true))
     .map((p) => ({ id: p.id, score: p.score ?? 1, cap: capOf(free, p.id, model) }))
     .filter((c) => c.cap > 0)
     .sort(byCapability);
@@ -95,8 +104,11 @@ function overBound(stages: readonly Stage[], free: Map<string, number>, newcomer
 
 /**
  * Decides a newcomer's role, in this order: restore a model short of intact copies (by taking
- * the dead stages of a broken copy, or by building a dropped copy), add a copy of the base model,
- * host a copy of an expert, else wait as a spare.
+ * the dead stages of a broken copy, or by building a dropped copy); else add a copy of the model
+ * where the plan's counted-once throughput gains most (`copy` for the base model, `expert`
+ * otherwise; the base model, then the experts by fewest copies, keep ties within a hop's worth);
+ * else wait as a spare. On several models the copy is built from nodes that serve no copy
+ * (docs/cost.md "Growth and retirement, counted once").
  *
  * @param profiles every member's profile, the newcomer's included
  * @param wanted each model's planned number of copies
@@ -140,6 +152,7 @@ export function planGrowth(
         modelId: model.id,
         pipelines: [rebuilt.id],
         replaced: [p.id],
+        layersMoved: lostLayers,
       };
     }
     // Rebuild a dropped copy.
@@ -148,17 +161,22 @@ export function planGrowth(
       if (copies !== undefined) return added(plan, model.id, copies, newId, 'restore');
     }
   }
+  // A copy of its own for the model where counted-once throughput gains most (the base model, then
+  // the experts by fewest copies, on ties within a hop's worth); else a spare. Serving copies are
+  // not rewritten (docs/cost.md "Growth and retirement, counted once").
   const [base, ...experts] = [...plan.models].sort((a, b) => kindRank(plan, a) - kindRank(plan, b));
-  if (base !== undefined) {
-    const copies = buildCopies(plan, profiles, nodes, base, newcomer.id);
-    if (copies !== undefined) return added(plan, base.id, copies, newId, 'copy');
-  }
   const byFewestCopies = experts.sort((a, b) => (index.pipelinesByModel.get(a.id)?.length ?? 0) - (index.pipelinesByModel.get(b.id)?.length ?? 0));
-  for (const expert of byFewestCopies) {
-    const copies = buildCopies(plan, profiles, nodes, expert, newcomer.id);
-    if (copies !== undefined) return added(plan, expert.id, copies, newId, 'expert');
+  const all = [...profiles.filter((p) => p.id !== newcomer.id), newcomer];
+  const before = layerRate(plan, all);
+  let best: { model: ModelSpec; copies: Stage[][]; gain: number } | undefined;
+  for (const model of base === undefined ? byFewestCopies : [base, ...byFewestCopies]) {
+    const copies = buildCopies(plan, profiles, nodes, model, newcomer.id);
+    if (copies === undefined) continue;
+    const gain = layerRate(added(plan, model.id, copies, (id) => `${id}/?`, 'copy').plan, all) - before;
+    if (best === undefined || gain > best.gain * (1 + HOP_SHARE)) best = { model, copies, gain };
   }
-  return { plan, role: 'spare', pipelines: [], replaced: [] };
+  if (best !== undefined) return added(plan, best.model.id, best.copies, newId, best.model === base ? 'copy' : 'expert');
+  return { plan, role: 'spare', pipelines: [], replaced: [], layersMoved: 0 };
 }
 
 function kindRank(plan: SwarmPlan, model: ModelSpec): number {
@@ -168,13 +186,16 @@ function kindRank(plan: SwarmPlan, model: ModelSpec): number {
 
 function added(plan: SwarmPlan, modelId: string, copies: readonly Stage[][], newId: (modelId: string) => string, role: GrowthRole): GrowthDecision {
   const pipelines: Pipeline[] = copies.map((stages) => ({ id: newId(modelId), modelId, stages }));
-  return { plan: { models: plan.models, pipelines: [...plan.pipelines, ...pipelines] }, role, modelId, pipelines: pipelines.map((p) => p.id), replaced: [] };
+  const layersMoved = copies.reduce((sum, stages) => sum + stages.reduce((n, s) => n + s.layerEnd - s.layerStart, 0), 0);
+  return { plan: { models: plan.models, pipelines: [...plan.pipelines, ...pipelines] }, role, modelId, pipelines: pipelines.map((p) => p.id), replaced: [], layersMoved };
 }
 
 /**
  * Retires `nodeId`: every stage it holds moves to live nodes with room — one node that can take
- * the whole range if there is one, else the neighbouring stages stretch and idle nodes fill the
- * middle. A copy that cannot be rebuilt is dropped whole and reported, never left half-built.
+ * the whole range, or the neighbouring stages stretched with idle nodes filling the middle,
+ * whichever leaves the plan's counted-once throughput highest (docs/cost.md). A copy that cannot
+ * be rebuilt is dropped whole and reported, never left half-built; `layersMoved` counts the
+ * layers relocated (at most the layers the node held).
  *
  * @param profiles the members' profiles, the retiring node's included
  * @throws {PlanError} for a bad plan or profiles; {@link SwarmError} `InvalidInput` for other bad arguments.
@@ -200,12 +221,12 @@ export function planRetirement(plan: SwarmPlan, profiles: readonly NodeProfile[]
     const moves = relocateStage(current, remaining, nodes, free, model, p, at);
     if (moves === undefined) {
       dropped.push(p.id);
-      for (const s of p.stages) free.set(s.nodeId, (free.get(s.nodeId) ?? 0) + (s.layerEnd - s.layerStart) * (model.layerGb ?? 1));
+      for (const s of p.stages) free.set(s.nodeId, (free.get(s.nodeId) ?? 0) + (s.layerEnd - s.layerStart) * layerFootprint(model));
       current = { models: plan.models, pipelines: current.pipelines.filter((q) => q.id !== p.id) };
       continue;
     }
     for (const m of moves) {
-      free.set(m.nodeId, (free.get(m.nodeId) ?? 0) - (m.layerEnd - m.layerStart) * (model.layerGb ?? 1));
+      free.set(m.nodeId, (free.get(m.nodeId) ?? 0) - (m.layerEnd - m.layerStart) * layerFootprint(model));
       relocated.push({ pipelineId: p.id, layerStart: m.layerStart, layerEnd: m.layerEnd, from: stage.nodeId, to: m.nodeId });
     }
     const stages = mergeAdjacent([...p.stages.slice(0, at), ...moves, ...p.stages.slice(at + 1)]);
@@ -213,7 +234,7 @@ export function planRetirement(plan: SwarmPlan, profiles: readonly NodeProfile[]
     pipelines.push(rebuilt);
     current = { models: plan.models, pipelines: current.pipelines.map((q) => (q.id === p.id ? rebuilt : q)) };
   }
-  return { plan: { models: plan.models, pipelines }, relocated, dropped };
+  return { plan: { models: plan.models, pipelines }, relocated, dropped, layersMoved: relocated.reduce((n, r) => n + r.layerEnd - r.layerStart, 0) };
 }
 
 /** New stages covering the retiring stage `at` of `p`, or undefined if live memory cannot. */
@@ -234,8 +255,21 @@ function relocateStage(
     .map((q) => ({ id: q.id, score: q.score ?? 1, cap: capOf(free, q.id, model) }))
     .filter((c) => c.cap > 0)
     .sort(byCapability);
-  const whole = outside.find((c) => c.cap >= b - a);
-  if (whole !== undefined) return [{ nodeId: whole.id, layerStart: a, layerEnd: b }];
+  // Every node that can take the whole range (the fastest few), and the stretch below: the one
+  // where the plan's counted-once throughput loses least (growth-choice.ts).
+  const wholes = outside.filter((c) => c.cap >= b - a).slice(0, WHOLE_CANDIDATES).map((c): Stage[] => [{ nodeId: c.id, layerStart: a, layerEnd: b }]);
+  const stretch = stretchStage(nodes, free, model, p, at, outside);
+  const options = stretch === undefined ? wholes : [...wholes, stretch];
+  if (options.length <= 1) return options[0];
+  return leastLoss(plan, profiles, p, at, options, mergeAdjacent);
+}
+
+/** Nodes that could take a whole retiring range, priced against each other (the fastest first). */
+const WHOLE_CANDIDATES = 8;
+
+/** The neighbouring stages stretched over the range, idle nodes filling the middle; undefined if they cannot. */
+function stretchStage(nodes: NodeStates, free: Map<string, number>, model: ModelSpec, p: Pipeline, at: number, outside: readonly { id: string; cap: number }[]): Stage[] | undefined {
+  const { layerStart: a, layerEnd: b } = p.stages[at] as Stage;
 
   const prev = p.stages[at - 1];
   const next = p.stages[at + 1];

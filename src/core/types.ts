@@ -35,6 +35,14 @@ export interface ModelSpec {
    * @defaultValue no bound: the hop rule alone
    */
   readonly stageFactor?: number;
+  /**
+   * Memory reserved per layer for the KV cache, in GB: a node holding `n` layers of the model
+   * keeps `n × kvReserveGb` free beside their weights, so a prefix cache has somewhere to live. The
+   * planner, growth and the full-memory reading of a copy count a layer as `layerGb + kvReserveGb`
+   * (docs/cost.md "Room for caches"). A number >= 0.
+   * @defaultValue 0
+   */
+  readonly kvReserveGb?: number;
 }
 
 /** A half-open layer range `[layerStart, layerEnd)` held by one node. */

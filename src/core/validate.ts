@@ -31,7 +31,7 @@ export interface PlanIssue {
  * What {@link planSwarm} accepts at most, so that no input makes it run for hours: layers per
  * model and copies per model (docs/inputs.md). The CLI's topology limits are lower.
  */
-export const PLAN_LIMITS = { layers: 100_000, pipelines: 1_000 } as const;
+export const PLAN_LIMITS = { layers: 100_000, pipelines: 1_000, kvReserveGb: 1_000_000 } as const;
 
 const isFiniteAtLeast = (v: unknown, min: number): v is number => typeof v === 'number' && Number.isFinite(v) && v >= min;
 const isPositiveInt = (v: unknown): v is number => Number.isInteger(v) && (v as number) > 0;
@@ -91,6 +91,9 @@ export function modelIssues(models: readonly ModelSpec[]): PlanIssue[] {
     if (m.stageFactor !== undefined && !(isFiniteAtLeast(m.stageFactor, 1) && m.stageFactor <= PLAN_LIMITS.layers)) {
       issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "stageFactor" must be a finite number from 1 to ${PLAN_LIMITS.layers}, got ${describeValue(m.stageFactor)}` });
     }
+    if (m.kvReserveGb !== undefined && !(isFiniteAtLeast(m.kvReserveGb, 0) && m.kvReserveGb <= PLAN_LIMITS.kvReserveGb)) {
+      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "kvReserveGb" must be a finite number from 0 to ${PLAN_LIMITS.kvReserveGb}, got ${describeValue(m.kvReserveGb)}` });
+    }
     if (m.kind !== undefined && m.kind !== 'base' && m.kind !== 'expert') {
       issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "kind" must be "base" or "expert", got ${describeValue(m.kind)}` });
     }
@@ -126,9 +129,9 @@ export function baseModelId(models: readonly ModelSpec[]): string {
   return model.id;
 }
 
-/** Memory `layers` layers of `model` need, in GB. */
+/** Memory `layers` layers of `model` need, in GB: their weights plus the KV cache they reserve (`kvReserveGb`). */
 export function layersGb(model: ModelSpec, layers: number): number {
-  return layers * (model.layerGb ?? 1);
+  return layers * ((model.layerGb ?? 1) + (model.kvReserveGb ?? 0));
 }
 
 /**

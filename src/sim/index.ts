@@ -9,7 +9,7 @@ export type { Loaded } from './input-error.js';
 export { loadTopology, topologyFromValue, topologySchema, nodeProfileSchema, modelSpecSchema, TOPOLOGY_LIMITS } from './topology.js';
 export type { Topology, TopologyOptions } from './topology.js';
 export { runSwarmSim, swarmSimOptionIssue, newcomerOf } from './swarm-sim.js';
-export type { SwarmSimOptions, SwarmSimReport, SimStep, SimError } from './swarm-sim.js';
+export type { SwarmSimOptions, SwarmSimReport, SimStep, SimError, SimCopy } from './swarm-sim.js';
 export { loadScenario, runScenario, scenarioSchema, scenarioStepSchema, expectationSchema, SCENARIO_MAX_STEPS } from './scenario.js';
 export type { Scenario, ScenarioFile, ScenarioStep, Expectation, ExpectationResult, StepResult, ScenarioResult } from './scenario.js';
 export { machineChart, chartMermaid, chartMarkdown, chartedMachines } from './chart.js';

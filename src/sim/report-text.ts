@@ -99,6 +99,7 @@ export function copyRows(step: SimStep): [string, string][] {
     const served = step.route !== null && !step.route.degraded && step.route.pipelineId === c.pipelineId ? ' ← route' : '';
     const state = c.intact ? '' : ' · broken (a node is down)';
     const n = `${c.stages} stage${c.stages === 1 ? '' : 's'}`;
-    return [`per-token ${c.pipelineId}`, `${c.perTokenMs.toFixed(1)} ms = compute ${c.computeMs.toFixed(1)} + hops ${c.hopMs.toFixed(1)} · ${n}${state}${served}`];
+    const rate = typeof c.throughput === 'number' ? ` · throughput ${c.throughput.toFixed(3)}` : '';
+    return [`per-token ${c.pipelineId}`, `${c.perTokenMs.toFixed(1)} ms = compute ${c.computeMs.toFixed(1)} + hops ${c.hopMs.toFixed(1)} · ${n}${rate}${state}${served}`];
   });
 }

@@ -6,6 +6,8 @@
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
 import type { NodeProfile, Recovery, Route, SwarmPlan } from '../core/types.js';
 import { copyTimes, type CopyTime } from '../core/per-token.js';
+import { isIntact } from '../core/plan-index.js';
+import { sharedThroughput } from '../core/shared-throughput.js';
 import { baseModelId, validatePlan } from '../core/validate.js';
 import { createSwarm } from '../runtime/index.js';
 import type { GrowthRole, Relocation, SwarmOptions, SwarmStatus } from '../runtime/types.js';
@@ -87,8 +89,15 @@ interface StepBase {
    * Every copy of the model with its per-token time (compute + hops, docs/cost.md) after the
    * step: the intact copy with the lowest is the route, so a reader sees why it was chosen.
    */
-  readonly copies: readonly CopyTime[];
+  readonly copies: readonly SimCopy[];
 }
+
+/**
+ * One copy as swarm-sim reports it: its per-token time, and its `throughput` — the copy's rate
+ * with every node's compute counted once across the intact copies of every model (docs/cost.md
+ * "Counted once"; 0 for a broken copy), rounded to 4 decimals.
+ */
+export type SimCopy = CopyTime & { readonly throughput: number };
 
 /** One step of the simulated lifecycle. */
 export type SimStep =
@@ -180,7 +189,10 @@ export function runSwarmSim(topologyArg: Topology, optionsArg: SwarmSimOptions =
   const members = new Map(topology.nodes.map((n) => [n.id, n] as const));
   const serve = (): StepBase => {
     const status = swarm.status();
-    const copies = copyTimes(swarm.state(), model).map(roundTimes);
+    const state = swarm.state();
+    const intact = intactIds(state);
+    const rates = sharedThroughput(state.plan, [...members.values()], { include: (id) => intact.has(id) }).copies;
+    const copies = copyTimes(state, model).map((c) => ({ ...roundTimes(c), throughput: Math.round((rates.get(c.pipelineId) ?? 0) * 1e4) / 1e4 }));
     try {
       return { status, route: swarm.route({ model, tokens }), copies };
     } catch (error) {
@@ -236,6 +248,11 @@ export function runSwarmSim(topologyArg: Topology, optionsArg: SwarmSimOptions =
   } finally {
     swarm.stop();
   }
+}
+
+/** The ids of the plan's intact copies (every node alive). */
+function intactIds(state: SwarmState): Set<string> {
+  return new Set(state.plan.pipelines.filter((p) => isIntact(p, state.nodes)).map((p) => p.id));
 }
 
 /** Per-token times to 0.01 ms: the output is for reading and diffing, not for recomputing costs. */

@@ -41,7 +41,7 @@ describe.concurrent('hecate-node swarm-sim', () => {
     expect((failover['recovery'] as { strategy: string }).strategy).toBe('copy');
     const growth = byName.get('growth')!;
     expect(growth['added']).toMatchObject({ id: 'gpu-2' });
-    expect(growth['role']).toBe('copy'); // further copies keep two intact: the twin adds its own
+    expect(growth['role']).toBe('restore'); // six nodes, six disjoint copies: the twin restores the lost one
     for (const s of doc.steps) {
       expect(typeof s.status).toBe('string');
       expect(s.route).toMatchObject({ modelId: 'hecate-8b', degraded: false });

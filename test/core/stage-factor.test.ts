@@ -11,7 +11,9 @@ import { SEEDED, thrown } from './fixtures.js';
 
 /**
  * Each copy of `model` against the fewest of its own nodes, largest first, that hold the model in
- * the memory the plan leaves them for it (the layers they hold in the copy plus their free memory).
+ * the memory the plan leaves them for it (the layers they hold in the copy plus their free memory):
+ * a node that serves only this copy offers its full memory; a node that other models' copies share
+ * (only where disjoint nodes cannot hold the wanted copies) offers what they leave.
  */
 function stageRatios(plan: SwarmPlan, profiles: readonly NodeProfile[], model: ModelSpec): { id: string; stages: number; memory: number }[] {
   const free = new Map(profiles.map((p) => [p.id, p.memoryGb] as const));
@@ -82,6 +84,7 @@ describe('stageFactor', () => {
     const modelArb = fc.record({ layers: fc.integer({ min: 2, max: 32 }), layerGb: fc.constantFrom(0.5, 1, 2), pipelines: fc.integer({ min: 1, max: 4 }), stageFactor: fc.constantFrom(undefined, 1, 1.5, 2, 3) });
     const nodeArb = fc.record({ memoryGb: fc.integer({ min: 1, max: 40 }), score: fc.integer({ min: 1, max: 12 }) });
     let planned = 0;
+    let disjoint = 0;
     fc.assert(
       fc.property(fc.array(nodeArb, { minLength: 1, maxLength: 14 }), fc.array(modelArb, { minLength: 1, maxLength: 3 }), (raw, specs) => {
         const profiles = raw.map((p, i) => ({ id: `n${i}`, ...p }));
@@ -94,6 +97,8 @@ describe('stageFactor', () => {
           throw e;
         }
         planned++;
+        const nodesUsed = plan.pipelines.flatMap((p) => p.stages.map((s) => s.nodeId));
+        if (new Set(nodesUsed).size === nodesUsed.length) disjoint++;
         for (const m of models) {
           if (m.stageFactor === undefined) continue;
           for (const r of stageRatios(plan, profiles, m)) expect(r.stages, `${r.id}: ${r.stages} stages, memory ${r.memory}, factor ${m.stageFactor}`).toBeLessThanOrEqual(m.stageFactor * r.memory);
@@ -102,6 +107,8 @@ describe('stageFactor', () => {
       { ...SEEDED, numRuns: 600 },
     );
     expect(planned).toBeGreaterThan(100);
+    // Most of these multi-model plans are disjoint: there the room read is each node's full memory.
+    expect(disjoint).toBeGreaterThan(planned / 2);
   });
 
   it('trims the copies of the fallbacks too (the greedy short copies stranded memory)', () => {

@@ -37,13 +37,14 @@ describe('the root entry', () => {
 
   // The size target (<= 100 KB) is a bench row (bench/package.ts, `npm run bench`; docs/performance.md).
   // Sessions and persistence live in their own entries, so they are not in this bundle; what is
-  // (xstate's 39 KB, planning, rescue, growth, failure detection, suspect routing) is about 111 KB.
+  // (xstate's 39 KB, planning, rescue, growth, failure detection, suspect routing, counted-once
+  // throughput) is about 120 KB.
   // This bound only catches a dependency or a subpath leaking back into the root: the sessions
   // entry alone would add about 18 KB, zod about 450 KB.
-  it('bundles to at most 116 KB minified for a file that imports only createSwarm', async () => {
+  it('bundles to at most 124 KB minified for a file that imports only createSwarm', async () => {
     const { bytes } = await bundle(`import { createSwarm } from ${JSON.stringify(join(repo, 'dist/src/index.js'))};\nexport const make = createSwarm;`);
     expect(bytes).toBeGreaterThan(10_000);
-    expect(bytes).toBeLessThanOrEqual(116 * 1024);
+    expect(bytes).toBeLessThanOrEqual(124 * 1024);
   });
 
   it('the sim subpath is where zod comes in', async () => {

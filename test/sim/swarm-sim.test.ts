@@ -15,7 +15,7 @@ describe('runSwarmSim', () => {
     expect(report.steps.map((s) => [s.step, s.status])).toEqual([
       ['start', 'healthy'],
       ['failover', 'degraded'],
-      ['growth', 'degraded'],
+      ['growth', 'healthy'],
       ['revive', 'healthy'],
     ]);
     expect(report.planValid).toBe(true);
@@ -35,9 +35,9 @@ describe('runSwarmSim', () => {
     const growth = runSwarmSim(example(), { kill: 'gpu', seed: 1 }).steps[2];
     if (growth?.step !== 'growth') throw new Error('no growth step');
     expect(growth.added).toEqual({ id: 'gpu-2', memoryGb: 24, score: 16, latencyMs: 4 });
-    // The plan has further copies beyond the two asked for, so the model is not short of intact
-    // copies and the twin makes a copy of its own rather than restoring the lost one.
-    expect(growth.role).toBe('copy');
+    // Six nodes, three models of two copies each: every node is one copy of its own (disjoint
+    // copies, docs/cost.md), so the base model is short of an intact copy and the twin restores it.
+    expect(growth.role).toBe('restore');
     expect(growth.route?.stages.map((s) => s.nodeId)).toContain('gpu-2');
     expect(growth.route?.stages.map((s) => s.nodeId)).not.toContain('gpu');
   });
@@ -60,6 +60,16 @@ describe('runSwarmSim', () => {
     }
     // After gpu dies its copy is reported broken.
     expect(report.steps[1]?.copies.some((c) => !c.intact)).toBe(true);
+  });
+
+  it("gives each copy its throughput with every node's compute counted once, 0 when broken", () => {
+    const topology = example();
+    const report = runSwarmSim(topology, { kill: 'gpu', seed: 1 });
+    const [start, failover] = report.steps;
+    const score = new Map(topology.nodes.map((n) => [n.id, n.score ?? 1] as const));
+    // Disjoint copies: each copy runs at 1 / its slowest stage.
+    expect(start?.copies.map((c) => c.throughput)).toEqual([16 / 32, (score.get('desktop') ?? 0) / 32]);
+    expect(failover?.copies.find((c) => !c.intact)?.throughput).toBe(0);
   });
 
   it('kills the first node of the initial route when no node is named', () => {

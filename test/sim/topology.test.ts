@@ -81,6 +81,14 @@ describe('loadTopology', () => {
     expect(e.message).toContain('must be >= 1');
   });
 
+  it('takes a KV reserve per model and names the path of a bad one', () => {
+    const r = topologyFromValue({ ...valid, models: [{ id: 'base', layers: 8, kvReserveGb: 0.25 }] }, FILE);
+    expect(r.ok && r.value.models[0]?.kvReserveGb).toBe(0.25);
+    const e = errorOf({ ...valid, models: [{ id: 'base', layers: 8, kvReserveGb: -1 }] });
+    expect(e.path).toBe('$.models[0].kvReserveGb');
+    expect(e.message).toContain('must be >= 0');
+  });
+
   it('reports paths inside a larger document', () => {
     expect(errorOf({ models: [], nodes: valid.nodes }, { at: '$.topology' }).path).toBe('$.topology.models');
   });
