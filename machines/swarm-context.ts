@@ -44,9 +44,10 @@ export type SwarmOutcome =
       readonly modelId?: string;
       readonly pipelines: readonly string[];
       readonly replaced: readonly string[];
+      readonly layersMoved: number;
       readonly plan: SwarmPlan;
     }
-  | { readonly kind: 'retirement'; readonly nodeId: string; readonly relocated: readonly Relocation[]; readonly dropped: readonly string[]; readonly plan: SwarmPlan }
+  | { readonly kind: 'retirement'; readonly nodeId: string; readonly relocated: readonly Relocation[]; readonly dropped: readonly string[]; readonly layersMoved: number; readonly plan: SwarmPlan }
   | { readonly kind: 'refused'; readonly event: 'node.added' | 'node.removed'; readonly nodeId: string; readonly reason: string };
 
 /**

@@ -66,10 +66,10 @@ export function growthUpdate(context: SwarmContext, event: SwarmEvent, readers: 
   if (issues.length > 0) {
     return { outcome: { kind: 'refused' as const, event: event.type, nodeId: profile.id, reason: `refused a plan change that would not validate: ${issuesText(issues)}` } };
   }
-  const { plan, role, modelId, pipelines, replaced } = decision;
+  const { plan, role, modelId, pipelines, replaced, layersMoved } = decision;
   return {
     idState: ids.state(),
-    outcome: deepFreeze({ kind: 'growth' as const, nodeId: profile.id, profile, role, ...(modelId !== undefined ? { modelId } : {}), pipelines, replaced, plan }),
+    outcome: deepFreeze({ kind: 'growth' as const, nodeId: profile.id, profile, role, ...(modelId !== undefined ? { modelId } : {}), pipelines, replaced, layersMoved, plan }),
   };
 }
 
@@ -82,7 +82,7 @@ export function retirementUpdate(context: SwarmContext, event: SwarmEvent, reade
   if (issues.length > 0) {
     return { outcome: { kind: 'refused' as const, event: event.type, nodeId: event.nodeId, reason: `refused a plan change that would not validate: ${issuesText(issues)}` } };
   }
-  return { outcome: deepFreeze({ kind: 'retirement' as const, nodeId: event.nodeId, relocated: decision.relocated, dropped: decision.dropped, plan: decision.plan }) };
+  return { outcome: deepFreeze({ kind: 'retirement' as const, nodeId: event.nodeId, relocated: decision.relocated, dropped: decision.dropped, layersMoved: decision.layersMoved, plan: decision.plan }) };
 }
 
 export const DEFAULT_READERS: SwarmReaders = Object.freeze({});

@@ -80,7 +80,7 @@ export function join(actor: SwarmActorRef, profile: NodeProfile): Growth {
   }
   const o = decided(after.context.outcome);
   if (o.kind !== 'growth') throw new SwarmError('InvalidInput', `cannot add node: the swarm took ${o.kind} for it`);
-  return Object.freeze({ nodeId: o.nodeId, role: o.role, ...(o.modelId !== undefined ? { modelId: o.modelId } : {}), pipelines: o.pipelines, replaced: o.replaced, status: after.value as SwarmStatus });
+  return Object.freeze({ nodeId: o.nodeId, role: o.role, ...(o.modelId !== undefined ? { modelId: o.modelId } : {}), pipelines: o.pipelines, replaced: o.replaced, layersMoved: o.layersMoved, status: after.value as SwarmStatus });
 }
 
 /** A retirement, for the statechart's `node.removed` (the telomerase relocates its layers). */
@@ -90,7 +90,7 @@ export function retire(actor: SwarmActorRef, nodeId: string): Retirement {
   const after = actor.getSnapshot();
   const o = decided(taken(before, after, nodeId));
   if (o.kind !== 'retirement') throw new SwarmError('UnknownNode', `cannot remove node "${String(nodeId)}": the swarm took ${o.kind} for it`);
-  return Object.freeze({ nodeId, relocated: o.relocated, dropped: o.dropped, status: after.value as SwarmStatus });
+  return Object.freeze({ nodeId, relocated: o.relocated, dropped: o.dropped, layersMoved: o.layersMoved, status: after.value as SwarmStatus });
 }
 
 /** Applies a lifecycle command the owner decided (a replicated log's entry, a saved event): own marks apply, never deferred. */

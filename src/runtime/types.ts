@@ -150,6 +150,8 @@ export interface Growth {
   readonly pipelines: readonly string[];
   /** Broken pipelines it restored, now replaced by the rebuilt ones in `pipelines`. */
   readonly replaced: readonly string[];
+  /** Layers the growth placed (at most one copy's worth): what it costs to load. */
+  readonly layersMoved: number;
   readonly status: SwarmStatus;
 }
 
@@ -159,6 +161,8 @@ export interface Retirement {
   readonly relocated: readonly Relocation[];
   /** Pipelines that could not be rebuilt and were dropped whole. */
   readonly dropped: readonly string[];
+  /** Layers relocated (exactly the retired node's, at most). */
+  readonly layersMoved: number;
   readonly status: SwarmStatus;
 }
 
