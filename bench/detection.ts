@@ -1,5 +1,5 @@
 /**
- * Failure detection, side by side (issue 15), in virtual time on a ManualClock: 50 nodes send
+ * Failure detection, side by side (docs/detection.md), in virtual time on a ManualClock: 50 nodes send
  * heartbeats for 10 simulated hours — every 1 s with normal jitter (σ 100 ms), plus GC-like pauses
  * (a few per hour, up to 2.5 s) — and crash now and then (dead 60 s, then back). The phi-accrual
  * detector runs in the real node actors (the node statechart, its delayed transitions on the
