@@ -33,7 +33,7 @@ export interface DetectionScenario {
   readonly deadMs: number;
 }
 
-/** The fleet: 50 nodes × 10 h, 1 s ± 100 ms heartbeats, 3 pauses an hour up to 2.5 s. */
+/** The fleet of the detection target (docs/detection.md): 50 nodes × 10 h, 1 s ± 100 ms heartbeats, 3 pauses an hour up to 2.5 s. */
 export const FLEET: DetectionScenario = {
   nodes: 50,
   hours: QUICK ? 1 : 10,

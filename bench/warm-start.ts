@@ -14,7 +14,7 @@ import { medianMs, QUICK } from './measure.js';
 import { pipelines8, type Topology } from './synthetic.js';
 import type { BenchRow } from './types.js';
 
-/** The target: caught up and serving within 2 s. */
+/** The target (docs/persistence.md): caught up and serving within 2 s. */
 export const WARM_START_MS = 2000;
 
 /**
