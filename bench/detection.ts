@@ -1,5 +1,5 @@
 /**
- * Failure detection, side by side (issue 15), in virtual time on a ManualClock: 50 nodes send
+ * Failure detection, side by side (docs/detection.md), in virtual time on a ManualClock: 50 nodes send
  * heartbeats for 10 simulated hours — every 1 s with normal jitter (σ 100 ms), plus GC-like pauses
  * (a few per hour, up to 2.5 s) — and crash now and then (dead 60 s, then back). The phi-accrual
  * detector runs in the real node actors (the node statechart, its delayed transitions on the
@@ -33,7 +33,7 @@ export interface DetectionScenario {
   readonly deadMs: number;
 }
 
-/** The issue's fleet: 50 nodes × 10 h, 1 s ± 100 ms heartbeats, 3 pauses an hour up to 2.5 s. */
+/** The fleet of the detection target (docs/detection.md): 50 nodes × 10 h, 1 s ± 100 ms heartbeats, 3 pauses an hour up to 2.5 s. */
 export const FLEET: DetectionScenario = {
   nodes: 50,
   hours: QUICK ? 1 : 10,

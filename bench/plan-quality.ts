@@ -1,5 +1,5 @@
 /**
- * Plan quality, side by side (issue 5): on every committed topology of bench/topologies, the
+ * Plan quality, side by side (docs/performance.md): on every committed topology of bench/topologies, the
  * throughput of planSwarm's plan — Σ over copies of 1 / (slowest stage time), a stage's time
  * being its layers / its node's score — against an exo-style planner (memory-proportional), a
  * Petals-style greedy (memory-sized spans where throughput is lowest) and the compute bound

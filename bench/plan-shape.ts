@@ -1,7 +1,7 @@
 /**
- * Plan shape before and after short copies (issue 13): for each committed topology and the
+ * Plan shape before and after short copies (docs/cost.md): for each committed topology and the
  * 1,000-node swarm, the per-token time and throughput of the plan of the balanced planner (every
- * node dealt to exactly `pipelines` copies: the planner before issue 13) and of planSwarm (short
+ * node dealt to exactly `pipelines` copies: the planner before short copies) and of planSwarm (short
  * copies, further copies from the nodes left), and on 1,000 nodes how long copies are against the
  * stages memory alone requires. Per-token time is each copy's cold cost without the tokens term
  * (docs/cost.md), in ms-like units: the chosen copy's (the lowest) and the mean over copies.

@@ -1,5 +1,5 @@
 /**
- * Warm start of a replica over NATS (issue 18, point 3; docs/replication.md): a replica joining a
+ * Warm start of a replica over NATS (docs/replication.md): a replica joining a
  * 200-node swarm whose JetStream log holds 10,000 lifecycle events must serve within 2 s. The
  * log's snapshot in the KV bucket is at its worst: a writer replica stored it after 9,500 events
  * and the last 500 (the most the default `snapshotEvery = 500` leaves) came after. Measured: connecting

@@ -1,5 +1,5 @@
 /**
- * Runtime benchmarks (issue 5): routing, telemetry, failure handling, planning, start/stop and
+ * Runtime benchmarks (docs/performance.md): routing, telemetry, failure handling, planning, start/stop and
  * memory, on the built package, at the example topology, 100 × 8 and 1,000 × 8 pipelines and
  * 10,000 nodes. Every ratio is against a baseline measured in the same process, interleaved.
  * Run alone (`node dist/bench/runtime.js`) it prints a table.
@@ -13,7 +13,7 @@ import { collectGarbage, median, medianMs, medianNs, QUICK } from './measure.js'
 import { bareTelemetryActor, exampleTopology, fullScanRoute, pipelines8, type Topology } from './synthetic.js';
 import type { BenchRow } from './types.js';
 
-/** The targets of issue 5; a missed target is reported, never loosened here. */
+/** The runtime's performance targets (docs/performance.md); a missed target is reported, never loosened here. */
 export const TARGETS = {
   /** swarm.route at the example topology, as a multiple of pure routeRequest. */
   routeOverPure: 1.5,

@@ -82,12 +82,12 @@ const BARE_ALPHA = 0.3;
 
 /**
  * The baseline for telemetry: ONE machine shared by every bare actor, as every node actor shares
- * `nodeMachine` (a machine per bare actor, as until issue 11, cost the baseline about a quarter of
+ * `nodeMachine` (a machine per bare actor, as the first baseline had, cost the baseline about a quarter of
  * its rate at 8,000 nodes: each machine's transition caches start cold). No states, no guard, no
  * named action: one inline `assign` doing the EWMA work the node actor does for a sample — the
  * node actor's own formula (`ewma`: `α·sample + (1−α)·ewma`, the first sample initialises) on
  * the same three EWMA fields (load, latency, score) and the sample count, all four returned on
- * every event. Until issue 11's last point the bare actor kept only load and latency; docs/machine.md
+ * every event. An earlier baseline kept only load and latency; docs/machine.md
  * compares the two.
  */
 const bareTelemetryMachine = createMachine({

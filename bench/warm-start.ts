@@ -1,5 +1,5 @@
 /**
- * Warm start and catch-up (issue 18): a replica joining a 200-node swarm whose log holds 10,000
+ * Warm start and catch-up (docs/persistence.md): a replica joining a 200-node swarm whose log holds 10,000
  * lifecycle events — downs (detector, manual, ejected), revivals, joins and retirements in a
  * realistic mix — must serve within 2 s. Measured: (a) replaying the whole log through a fresh
  * Swarm, (b) restoring a snapshot persisted at event 9,500 (parsed from its JSON, as a key-value
@@ -14,7 +14,7 @@ import { medianMs, QUICK } from './measure.js';
 import { pipelines8, type Topology } from './synthetic.js';
 import type { BenchRow } from './types.js';
 
-/** The issue's target: caught up and serving within 2 s. */
+/** The target (docs/persistence.md): caught up and serving within 2 s. */
 export const WARM_START_MS = 2000;
 
 /**

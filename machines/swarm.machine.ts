@@ -52,7 +52,7 @@ export const swarmMachine = setup({
     someAlive: ({ context }) => context.aliveCount > 0,
     somePlanNodeDown: ({ context }) => context.planDownCount > 0,
     allPlanNodesAlive: ({ context }) => context.planDownCount === 0,
-    // ── failure detection and ejection (issue 15) ──
+    // ── failure detection and ejection (docs/detection.md) ──
     /** The orchestrator marks down a node the detector or an ejection already took down: its mark wins. */
     isManualOnAutoDown: ({ context, event }) => event.type === 'node.down' && (event.cause ?? 'manual') === 'manual' && (context.detected.has(event.nodeId) || context.ejected.has(event.nodeId)),
     ejectionRoom: ({ context }) => ejectionRoom(context.ejected.size, context.members.size, context.ejection, context.aliveCount),

@@ -6,8 +6,8 @@
  * no simulator, no schema library and no inspector; those live in `hecate-swarm/sim`,
  * `hecate-swarm/testing` and the CLI. Sessions (`hecate-swarm/sessions`), persistence
  * (`hecate-swarm/persistence`) and replication (`hecate-swarm/replication`) are subpaths too, so
- * a swarm that only routes does not carry them. Every value exported here is listed in the README's API
- * table (a test checks it).
+ * a swarm that only routes does not carry them. Every value exported here is listed in docs/api.md's
+ * root-entry table (a test checks it).
  * @packageDocumentation
  */
 

@@ -1,6 +1,6 @@
 /**
  * The balanced partition: every free node dealt to exactly `pipelines` disjoint copies, memory
- * repaired, then throughput improved by local search. The planner before short copies (issue 13);
+ * repaired, then throughput improved by local search. The planner before short copies (kept as their baseline);
  * planSwarm falls back on it when greedy short copies strand memory a model needs.
  */
 import { PlanError } from './errors.js';

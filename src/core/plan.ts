@@ -96,7 +96,7 @@ function emptyPlanned(profiles: readonly NodeProfile[]): Planned {
 }
 
 /**
- * The planner before short copies (issue 13's "before"): exactly `pipelines` copies per model,
+ * The planner before short copies (the "before" of docs/cost.md's comparison): exactly `pipelines` copies per model,
  * every free node dealt to a copy and the layers water-filled over it. Kept for the plan-quality
  * bench, which records per-token time and throughput before and after.
  * @internal

@@ -272,10 +272,12 @@ export class Swarm implements SwarmContract<'now'> {
   }
 
   /**
-   * Listens to what the Swarm statechart emits: `node.suspected`, `node.down` (with the rescue,
-   * computed before the mark, and the cause: `manual`, `detector` or `ejected`), `node.alive`
-   * (with the cause) and `status.changed`; `'*'` for all. Handlers run after the transition, in
-   * the order they were added. Returns a function that removes the handler.
+   * Listens to what the Swarm statechart emits: `node.suspected` and `node.cleared`, `node.down`
+   * (with the rescue, computed before the mark, and the cause: `manual`, `detector` or
+   * `ejected`), `node.alive` (with the cause), `node.joined` and `node.left` (with the plan
+   * adopted), `node.mark` (an own mark deferred to the owner) and `status.changed`; `'*'` for all
+   * (docs/machine.md). Handlers run after the transition, in the order they were added, after the
+   * routing view's. Returns a function that removes the handler.
    * @example const off = swarm.on('node.down', (e) => console.log(e.nodeId, e.cause, e.rescue.recoveries)); off();
    */
   on<T extends SwarmEmitted['type'] | '*'>(type: T, handler: (event: T extends '*' ? SwarmEmitted : Extract<SwarmEmitted, { type: T }>) => void): () => void {

@@ -134,7 +134,7 @@ describe("route cost, costModel 'layer-aware' (the default, docs/cost.md)", () =
     expect(nodeCost({ ...cold, load: 1 }, undefined, undefined, 0, 0.25)).toBeCloseTo(100 + 120 + 25, 9);
   });
 
-  it("picks issue 13's faster copy cold, where the original picks the copy 2.9x slower per token", () => {
+  it("picks the faster copy cold on the example's two-copy plan, where the original picks the copy 2.9x slower per token", () => {
     // examples/swarm.json profiles; copy 0 = gpu 22 + desktop 8 + tablet 2, copy 1 = laptop 18 + mini-pc 14.
     const plan13 = {
       models: [{ id: 'hecate-8b', layers: 32, pipelines: 2 }],

@@ -1,5 +1,5 @@
 /**
- * Cold routes pick the fastest copy (issue 13, docs/cost.md): with declared profiles only, the
+ * Cold routes pick the fastest copy (docs/cost.md): with declared profiles only, the
  * copy routeRequest chooses has the lowest per-token time among intact copies — Σ over stages of
  * 100 · (layers / model layers) / score, plus the hop cost: each stage's declared latency, one
  * unmeasured load's worth per copy (120) and 15 per hop — worked out here from the profiles alone.

@@ -1,7 +1,7 @@
 /**
  * Library arguments are checked like the CLI's (docs/inputs.md): through a Swarm and its sessions,
  * an unknown key or a wrong type is a typed error naming the key, and a refused call changes
- * nothing. The issue's examples, one by one.
+ * nothing. The examples of docs/inputs.md, one by one.
  */
 import { describe, expect, it } from 'vitest';
 import { createSwarm, RoutingError, SessionError, SwarmError, swarmConfig, type NodeProfile, type Swarm } from '../../src/index.js';

@@ -1,5 +1,5 @@
 /**
- * Planning all at once against growing (issue 13): a random topology is planned whole, and also
+ * Planning all at once against growing (docs/cost.md, short copies): a random topology is planned whole, and also
  * started on its first nodes with the rest added one by one through `addNode`. Growth never
  * rewrites a serving copy (routes and leases stay valid), so a fast node that arrives after the
  * first copies were cut can only make copies of its own with other newcomers; the whole plan can

@@ -1,5 +1,5 @@
 /**
- * W6 (kills mid-generation) on two seeds: the issue's targets for resume against restart, and
+ * W6 (kills mid-generation) on two seeds: W6's targets for resume against restart, and
  * determinism. The figures are virtual time and layer counts, not wall-clock measurements.
  */
 import { describe, expect, it } from 'vitest';

@@ -351,7 +351,7 @@ function medianFigures(list: readonly W6Figures[]): W6Figures {
   return out as unknown as W6Figures;
 }
 
-/** The issue's targets for resume, against restart on the same seeds. */
+/** W6's targets for resume, against restart on the same seeds (docs/sessions.md). */
 function w6Targets(runs: ReadonlyMap<W6Strategy, readonly W6Figures[]>, strategies: SessionSimResult['strategies']): SessionSimResult['targets'] {
   const resume = runs.get('resume') ?? [];
   const restart = runs.get('restart') ?? [];

@@ -1,5 +1,5 @@
 /**
- * The issue's targets, checked against the medians: ours against P2C + peak-EWMA, the strongest
+ * The load simulation's targets (docs/performance.md), checked against the medians: ours against P2C + peak-EWMA, the strongest
  * baseline users would pick.
  */
 import type { PolicyResult, WorkloadResult } from './run.js';
