@@ -14,10 +14,10 @@ import type { NodeLifecycle } from '../runtime/swarm-contract.js';
 export type Presence = 'absent' | 'pending' | 'joined' | 'left';
 
 /** An agent's state as the orchestrator shows it: its presence, or while joined its lifecycle in the swarm. */
-export type AgentState = 'absent' | 'pending' | 'alive' | 'suspect' | 'down' | 'left';
+export type AgentState = Exclude<Presence, 'joined'> | NodeLifecycle['state'];
 
-/** Every {@link AgentState}, in the order `/metrics` lists them. */
-export const AGENT_STATES: readonly AgentState[] = Object.freeze(['absent', 'pending', 'alive', 'suspect', 'down', 'left']);
+/** Every {@link AgentState} (the `satisfies` makes a new lifecycle state a compile error until it is listed), in `/metrics` order. */
+export const AGENT_STATES = Object.freeze(Object.keys({ absent: 0, pending: 0, alive: 0, suspect: 0, down: 0, left: 0 } satisfies Record<AgentState, 0>)) as readonly AgentState[];
 
 /** A member's lifecycle as the swarm says it now; undefined for a node it does not have (or no swarm yet). */
 export type LifecycleReader = (nodeId: string) => NodeLifecycle | undefined;
