@@ -41,11 +41,7 @@ export function planWhenReady(parts: OrchestratorParts): void {
   const pending = [...registry.all()].filter((r) => r.presence === 'pending');
   let created: Swarm;
   try {
-    created = createSwarm(
-      pending.map((r) => r.profile),
-      config,
-      { clock },
-    );
+    created = createSwarm(pending.map((r) => r.profile), config, { clock });
   } catch (error) {
     if (error instanceof PlanError && error.code === 'InsufficientCapacity') return;
     throw error;
