@@ -5,7 +5,8 @@
  */
 import { PlanError } from '../core/errors.js';
 import type { NodeProfile } from '../core/types.js';
-import { createSwarm, type Swarm } from '../runtime/swarm.js';
+import { createSwarm } from '../runtime/index.js';
+import type { Swarm } from '../runtime/swarm.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import type { Replica } from './replica.js';
 import { ServeError } from './serve-error.js';

@@ -4,7 +4,7 @@
  * subject. A proposal that cannot reach the log (cut off from NATS, or closed) becomes a 503 the
  * agent moves on from (docs/serve.md, "Several orchestrators").
  */
-import type { SwarmEmitted } from '../../machines/swarm.machine.js';
+import type { SwarmEmitted } from '../runtime/index.js';
 import type { ReplicatedSwarm } from '../replication/replicated-swarm.js';
 import { ReplicationError } from '../replication/replication-error.js';
 import type { Swarm } from '../runtime/swarm.js';

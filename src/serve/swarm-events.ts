@@ -5,7 +5,7 @@
  * Swarm's `node.cleared`) goes out as `node.trusted`; plan changes go out from the join and leave
  * paths, which know the URL and how an agent left.
  */
-import type { SwarmEmitted } from '../../machines/swarm.machine.js';
+import type { SwarmEmitted } from '../runtime/index.js';
 import type { CommitMode, SwarmContract } from '../runtime/swarm-contract.js';
 import type { AgentRecord } from './node-registry.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';

@@ -3,7 +3,7 @@
  * whatever the swarm says of its node now, read at each view (nothing to keep in step).
  */
 import { describe, expect, it } from 'vitest';
-import { createSwarm } from '../../src/runtime/swarm.js';
+import { createSwarm } from '../../src/runtime/index.js';
 import { agentState, NodeRegistry } from '../../src/serve/node-registry.js';
 
 const profiles = [
