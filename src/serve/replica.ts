@@ -9,9 +9,9 @@ import type { NodeProfile } from '../core/types.js';
 import type { AgentDirectory, DirectoryEntry } from '../replication/agent-directory.js';
 import type { ReplicatedSwarm, ReplicationStatus } from '../replication/index.js';
 import type { Swarm } from '../runtime/swarm.js';
+import type { SwarmContract } from '../runtime/swarm-contract.js';
 import type { Clock, SwarmConfig } from '../runtime/types.js';
-import type { Membership } from './membership.js';
-import { ServeError } from './serve-error.js';
+import { replicaContract } from './replica-contract.js';
 
 /** Options of {@link startReplica}. */
 export interface ReplicaOptions {
@@ -27,11 +27,12 @@ export interface ReplicaOptions {
   onHeard(id: string): void;
 }
 
-/** A started replica: the local Swarm to read and route on, lifecycle through the log. */
+/** A started replica: the swarm through the log, its local copy for sessions, the agent directory. */
 export interface Replica {
-  /** The local Swarm: read it and route on it; change it only through {@link Replica.membership}. */
-  readonly swarm: Swarm;
-  readonly membership: Membership;
+  /** The replicated swarm: reads and routing local, lifecycle commands resolving once the log applies them. */
+  readonly swarm: SwarmContract<'log'>;
+  /** This replica's local Swarm, the one sessions run on (never changed directly: only through {@link Replica.swarm}). */
+  local(): Swarm;
   readonly directory: AgentDirectory;
   /** Calls `listener` whenever this replica's standing with the log changes. */
   onReplication(listener: (status: ReplicationStatus, applied: number) => void): void;
@@ -45,7 +46,7 @@ export interface Replica {
  * and loads the agent directory; resolves once both are current, ready to serve.
  */
 export async function startReplica(options: ReplicaOptions): Promise<Replica> {
-  const { connectSwarm, ReplicationError } = await import('../replication/index.js');
+  const { connectSwarm } = await import('../replication/index.js');
   const { openAgentDirectory } = await import('../replication/agent-directory.js');
   const rs: ReplicatedSwarm = await connectSwarm({ servers: options.servers, swarm: options.swarm, profiles: options.nodes, config: options.config, clock: options.clock });
   let directory: AgentDirectory;
@@ -55,33 +56,9 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     await rs.close();
     throw error;
   }
-  // A proposal that cannot reach the log (cut off from NATS) is a 503 the agent moves on from.
-  const viaLog = async <T>(call: () => Promise<T>): Promise<T> => {
-    try {
-      return await call();
-    } catch (error) {
-      if (error instanceof ReplicationError && (error.code === 'Disconnected' || error.code === 'Closed')) {
-        throw new ServeError('Disconnected', 503, `this orchestrator cannot reach the log of swarm "${options.swarm}": ${error.message}`, { cause: error });
-      }
-      throw error;
-    }
-  };
-  const membership: Membership = {
-    addNode: async (profile) => (await viaLog(() => rs.addNode(profile))).role,
-    removeNode: async (nodeId) => {
-      await viaLog(() => rs.removeNode(nodeId));
-    },
-    markDown: async (nodeId) => {
-      await viaLog(() => rs.markDown(nodeId));
-    },
-    markAlive: async (nodeId) => {
-      await viaLog(() => rs.markAlive(nodeId));
-    },
-    heartbeat: (nodeId) => rs.heartbeat(nodeId),
-  };
   return {
-    swarm: rs.swarmReplica,
-    membership,
+    swarm: replicaContract(rs),
+    local: () => rs.swarmReplica,
     directory,
     onReplication(listener) {
       rs.on('replication.changed', (event) => listener(event.status, event.applied));

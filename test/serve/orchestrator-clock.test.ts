@@ -8,7 +8,7 @@ import { ManualClock } from '../../src/runtime/clock.js';
 import { startAgent, type RunningAgent } from '../../src/serve/agent.js';
 import { startOrchestrator, type RunningOrchestrator } from '../../src/serve/orchestrator.js';
 import { expectedDigest } from '../../src/serve/stage-work.js';
-import { collectEvents, waitFor, type ReceivedEvent } from './processes.js';
+import { collectEvents, parseMetrics, waitFor, type ReceivedEvent } from './processes.js';
 
 const START = 1_000_000;
 const running: { orchestrator?: RunningOrchestrator; agents: RunningAgent[]; sse: AbortController } = { agents: [], sse: new AbortController() };
@@ -70,6 +70,39 @@ describe('startOrchestrator({ clock })', () => {
     }
     expect(down.data['at'] as number).toBeGreaterThan(suspected.data['at'] as number);
     expect(down.data['cause']).toBe('detector');
+  });
+
+  it("shows the swarm's word on an agent: suspect, trusted again on its heartbeat, then down by the detector", async () => {
+    const clock = new ManualClock(START);
+    const events: ReceivedEvent[] = [];
+    const o = await start(clock, events);
+    expect((await post(o.url, '/v1/nodes', { id: 'n1', memoryGb: 8, url: 'http://127.0.0.1:9' })).status).toBe(200);
+    await event(events, 'swarm.planned');
+    for (let i = 0; i < 5; i++) {
+      clock.advance(1000);
+      expect((await post(o.url, '/v1/nodes/n1/heartbeat', {})).body).toEqual({ id: 'n1', state: 'alive' });
+    }
+    const lastBeat = clock.now();
+    const agent = async () => ((await (await fetch(`${o.url}/v1/status`)).json()) as any).nodes[0];
+    while (o.swarm()?.node('n1')?.state === 'alive' && clock.now() - lastBeat < 10_000) clock.advance(100);
+    expect(o.swarm()?.node('n1')?.state).toBe('suspect');
+    expect(await agent()).toMatchObject({ id: 'n1', state: 'suspect', downCause: null });
+    expect(parseMetrics(await (await fetch(`${o.url}/metrics`)).text()).get('hecate_nodes{state="suspect"}')).toBe(1);
+    const suspectedAt = (await event(events, 'node.suspected')).data['at'] as number;
+    expect(suspectedAt).toBeGreaterThan(clock.now() - 100);
+
+    clock.advance(100);
+    const heardAt = clock.now();
+    expect((await post(o.url, '/v1/nodes/n1/heartbeat', {})).body).toEqual({ id: 'n1', state: 'alive' });
+    const trusted = await event(events, 'node.trusted');
+    expect(trusted.data).toEqual({ at: heardAt, nodeId: 'n1', suspectedForMs: heardAt - suspectedAt, silentMs: heardAt - lastBeat });
+    expect(await agent()).toMatchObject({ state: 'alive', downCause: null });
+
+    clock.advance(10_000);
+    await event(events, 'node.down');
+    expect(await agent()).toMatchObject({ state: 'down', downCause: 'detector' });
+    const metrics = parseMetrics(await (await fetch(`${o.url}/metrics`)).text());
+    expect([metrics.get('hecate_nodes{state="down"}'), metrics.get('hecate_nodes{state="alive"}'), metrics.get('hecate_nodes{state="suspect"}')]).toEqual([1, 0, 0]);
   });
 
   it("times a generation's ms on the injected clock: 0 while it stands still, though the agents take real time", async () => {

@@ -1,0 +1,49 @@
+/**
+ * What the orchestrator's pieces share: its clock and models, the agents' connection facts, the
+ * swarm's seat, the event stream and the metrics. The metrics' gauges read the swarm and the
+ * registry when scraped, so they show what the Swarm says now.
+ */
+import type { ModelSpec } from '../core/types.js';
+import type { Clock, SwarmConfig } from '../runtime/types.js';
+import { EventStream } from './event-stream.js';
+import { NodeRegistry } from './node-registry.js';
+import { ServeMetrics } from './serve-metrics.js';
+import { SwarmSeat } from './swarm-seat.js';
+
+/** The orchestrator's shared state; every piece is one of these, none reaches into another. */
+export interface OrchestratorParts {
+  readonly clock: Clock;
+  readonly models: readonly ModelSpec[];
+  /** The config every swarm of this orchestrator is created with. */
+  readonly config: SwarmConfig;
+  readonly registry: NodeRegistry;
+  readonly seat: SwarmSeat;
+  readonly events: EventStream;
+  readonly metrics: ServeMetrics;
+  readonly log: (line: string) => void;
+}
+
+/** The parts of a new orchestrator, no swarm seated yet. */
+export function createParts(clock: Clock, models: readonly ModelSpec[], config: SwarmConfig, log: (line: string) => void): OrchestratorParts {
+  const registry = new NodeRegistry();
+  const seat = new SwarmSeat();
+  const metrics = new ServeMetrics({
+    nodesByState: () => registry.countByState(seat.lifecycle),
+    inflightByNode: () => new Map([...registry.all()].filter((r) => r.url !== undefined).map((r) => [r.id, r.inflight])),
+    routeCostByModel: () => {
+      const costs = new Map<string, number>();
+      const swarm = seat.swarm;
+      if (swarm === undefined) return costs;
+      for (const m of models) {
+        try {
+          costs.set(m.id, swarm.route({ model: m.id }).cost);
+        } catch {
+          costs.set(m.id, Number.NaN);
+        }
+      }
+      return costs;
+    },
+    leases: () => seat.swarm?.inFlight() ?? 0,
+  });
+  return { clock, models, config, registry, seat, events: new EventStream(clock), metrics, log };
+}
