@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type LogEntry, type ReplicatedSwarm, type ReplicationStatus } from '../../src/replication/index.js';
+import { kReplica } from '../../src/replication/replicated-swarm.js';
 import { proposeRandom } from './random-events.js';
 import { converged, natsFixture, PROFILES, swarmName, until } from './replicas.js';
 
@@ -56,10 +57,10 @@ describe('replication faults', () => {
   it('a quiet replica whose JetStream cannot answer just after a restart asks again, and says connected with no new entry', async () => {
     const r = await replica(swarmName('quiet-restart'));
     // JetStream recovering its streams after a restart answers its API with errors for a while.
-    const streams = (r['jsm'] as { streams: { info(name: string): Promise<unknown> } }).streams;
+    const streams = r[kReplica].log.jsm.streams;
     const info = streams.info.bind(streams);
     let failures = 0;
-    streams.info = async (stream: string) => {
+    streams.info = async (stream) => {
       if (failures < 2) {
         failures++;
         throw new Error('JetStream system temporarily unavailable');
