@@ -360,7 +360,7 @@ export class Swarm implements SwarmContract<'now'> {
     return Object.freeze({ nodeId, relocated: o.relocated, dropped: o.dropped, status: after.value as SwarmStatus });
   }
 
-  /** Applies a lifecycle command the owner decided (a replicated log's entry, a saved event): own marks apply, never deferred. */
+  /** Applies a lifecycle command the owner decided (a replica's owner, a saved event): own marks apply, never deferred. */
   private apply<C extends LifecycleCommand>(command: C): LifecycleResult<C> {
     const c = command as LifecycleCommand;
     let result: Rescue | Revival | Growth | Retirement;

@@ -73,12 +73,6 @@ export interface SwarmOptions {
    */
   readonly clock?: Clock | TimeSource;
   /**
-   * For a replica of a replicated swarm (`hecate-swarm/replication`, docs/replication.md): the
-   * marks its node actors make on their own (detector, ejection, heartbeat and probation
-   * revivals) are emitted as `node.proposed`, not applied. @defaultValue false
-   */
-  readonly propose?: boolean;
-  /**
    * Put before every lease id (`lease-1` becomes `<prefix>lease-1`), so that swarms whose leases
    * meet in one place never share an id: a replicated swarm sets it to its replica id.
    * At most 64 characters. @defaultValue ''
