@@ -193,6 +193,9 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   override on<T extends SwarmEmitted['type'] | '*'>(type: T, handler: (event: T extends '*' ? SwarmEmitted : Extract<SwarmEmitted, { type: T }>) => void): () => void;
   override on(type: string, handler: (event: never) => void): () => void {
     if (REPLICATION_EVENTS.has(type)) return this.listeners.add(type as ReplicationEmitted['type'], handler as (event: ReplicationEmitted) => void);
+    // Closed, it listens to the stopped local Swarm (which says nothing more), as a stopped Swarm's `on` does.
+    const stopped = this.closed ? this.applier.swarm : undefined;
+    if (stopped !== undefined) return stopped.on(type as SwarmEmitted['type'], handler as (event: SwarmEmitted) => void);
     return super.on(type as SwarmEmitted['type'], handler as (event: SwarmEmitted) => void);
   }
 
