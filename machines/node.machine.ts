@@ -91,7 +91,7 @@ export type NodeEvent =
   | { readonly type: 'node.seen'; readonly at: number }
   /** How a request it served ended. */
   | { readonly type: 'node.outcome'; readonly ok: boolean }
-  /** From the Swarm: down (`manual` when no cause is given; `detector` from another replica's detector or a restore; the echo of its own report otherwise). */
+  /** From the Swarm: down (`manual` when no cause is given; `detector` from a detector the owner decided on or a restore; the echo of its own report otherwise). */
   | { readonly type: 'node.down'; readonly cause?: DownCause }
   | { readonly type: 'node.alive' }
   | { readonly type: 'node.retire' };
@@ -169,7 +169,7 @@ const aliveOn = {
   'node.down': [
     { guard: 'ejectedCause', target: '#node.down.ejected' },
     { guard: 'manualCause', target: '#node.down.manual' },
-    // Another replica's detector, or a restored swarm: down as if its own detector said so.
+    // A detector elsewhere (the owner decided it), or a restored swarm: down as if its own detector said so.
     { guard: 'detectorCause', target: '#node.down.detected' },
   ],
   'node.retire': { target: '#node.retired' },
@@ -295,7 +295,7 @@ export const nodeMachine = setup({
           entry: 'tellDetectedDown',
           on: {
             'node.heartbeat': { target: '#node.watching', actions: ['recordHeartbeat', 'tellBackByHeartbeat'] },
-            // Watched again only if heartbeats ever came: a replica's or a restored detector down may have none.
+            // Watched again only if heartbeats ever came: a detector down decided elsewhere, or restored, may have none.
             'node.seen': [
               { guard: 'monitored', target: '#node.watching', actions: 'tellBackByHeartbeat' },
               { target: '#node.unmonitored', actions: 'tellBackByHeartbeat' },

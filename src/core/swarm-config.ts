@@ -32,10 +32,10 @@ export function swarmConfigIssue(config: unknown): string | undefined {
 /** What is wrong with `createSwarm`'s options (`{ inspect?, seed?, idSource?, clock? }`), or undefined. */
 export function swarmOptionsIssue(options: unknown): string | undefined {
   if (options === null || typeof options !== 'object') return 'options must be an object { inspect?, seed?, idSource?, clock? }';
-  const { clock, idSource, seed, inspect, propose, restore, leaseIdPrefix } = options as Record<string, unknown>;
+  const { clock, idSource, seed, inspect, restore, leaseIdPrefix } = options as Record<string, unknown>;
   if (leaseIdPrefix !== undefined && !(typeof leaseIdPrefix === 'string' && leaseIdPrefix.length <= 64)) return `option "leaseIdPrefix" must be a string of at most 64 characters, got ${describeValue(leaseIdPrefix)}`;
   if (restore !== undefined) return 'option "restore" is not a createSwarm option: restore a persisted swarm with restoreSwarm (docs/persistence.md)';
-  if (propose !== undefined) return 'option "propose" is not a createSwarm option: a replica defers its node actors\' own marks to the log by itself (hecate-swarm/replication, docs/replication.md)';
+  if ('propose' in options) return 'option "propose" is not a createSwarm option: a replica of hecate-swarm/replication defers its node actors\' own marks itself (docs/replication.md)';
   if (clock !== undefined && typeof (clock as { now?: unknown } | null)?.now !== 'function') return 'option "clock" must have a now() method returning milliseconds';
   if (clock !== undefined) {
     const { setTimeout, clearTimeout } = clock as { setTimeout?: unknown; clearTimeout?: unknown };

@@ -7,8 +7,10 @@
  * `@nats-io/jetstream` and `@nats-io/kv`.
  * @packageDocumentation
  */
-export { connectSwarm, ReplicatedSwarm } from './replicated-swarm.js';
-export type { ConnectSwarmOptions, ReplicationEmitted, ReplicationStats, ReplicationStatus } from './replicated-swarm.js';
+export { connectSwarm } from './connect-swarm.js';
+export { ReplicatedSwarm } from './replicated-swarm.js';
+export type { ConnectSwarmOptions } from './connect-options.js';
+export type { ReplicationEmitted, ReplicationStats, ReplicationStatus } from './replication-events.js';
 export { ReplicationError } from './replication-error.js';
 export type { ReplicationErrorCode } from './replication-error.js';
 export type { LogEntry } from './log-entry.js';

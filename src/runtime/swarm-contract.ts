@@ -1,8 +1,8 @@
 /**
  * The one Swarm contract: what the local swarm, a replica of a replicated swarm and the
  * orchestrator all offer (docs/design.md, "One Swarm contract"). What differs between them is how
- * a lifecycle command is committed: applied now on the local swarm (a value), or once a replicated
- * log applies it (a promise). That difference is the type parameter, said once.
+ * a lifecycle command is committed: applied now on the local swarm (a value), or once the owner
+ * that orders a replica's commands applies it (a promise). That difference is the type parameter, said once.
  */
 import type { AliveCause, DownCause } from '../../machines/node.machine.js';
 import type { OwnMark, SwarmEmitted } from '../../machines/swarm.machine.js';
@@ -10,13 +10,13 @@ import type { SwarmState } from '../core/state.js';
 import type { NodeProfile, NodeTelemetry, Route } from '../core/types.js';
 import type { Growth, Lease, LeasedRoute, ReleaseOutcome, Rescue, Retirement, Revival, RouteOptions, SwarmRequest, SwarmStatus, TelemetrySample } from './types.js';
 
-/** How lifecycle commands commit: `now` (the local swarm) or through a replicated `log`. */
+/** How lifecycle commands commit: `now` (the local swarm), or `log`: ordered by an owner elsewhere, applied when it says (a replica). */
 export type CommitMode = 'now' | 'log';
 
-/** A command's result as the mode returns it: the value now, or a promise of it from the log. */
+/** A command's result as the mode returns it: the value now, or a promise of it once applied. */
 export type Committed<T, M extends CommitMode> = M extends 'now' ? T : Promise<T>;
 
-/** A lifecycle command, as the Swarm statechart takes it and a log carries it. */
+/** A lifecycle command, as the Swarm statechart takes it (plain data: an owner may carry it elsewhere). */
 export type LifecycleCommand =
   | { readonly type: 'node.added'; readonly profile: NodeProfile }
   | { readonly type: 'node.removed'; readonly nodeId: string }
@@ -48,7 +48,7 @@ export interface NodeLifecycle {
   readonly probation: boolean;
   /**
    * A mark its node actor made on its own that the swarm has not applied: a replica's Swarm
-   * defers such marks to the log (its owner), so until the log applies it the two differ.
+   * defers such marks to its owner, so until the owner applies it the two differ.
    */
   readonly pending?: OwnMark;
 }

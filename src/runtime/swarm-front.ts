@@ -1,6 +1,6 @@
 /**
  * A Swarm reached through something else: a replica of a replicated swarm, whose lifecycle
- * commands commit through a log. Every read goes to the local Swarm it holds, written once here;
+ * commands an owner elsewhere commits first. Every read goes to the local Swarm it holds, written once here;
  * what differs is the one hook a front overrides, `[kCommit]`, as undici's pool-base leaves
  * `kGetDispatcher` to each pool (docs/design.md, "One Swarm contract").
  */

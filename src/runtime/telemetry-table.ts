@@ -37,7 +37,7 @@ export class TelemetryTable {
   private readonly doubts = new Map<string, number>();
   /** Watched nodes holding requests: since when none came back, and the longest latency they were expected to take. */
   readonly waits = new Map<string, { since: number; expectMs: number }>();
-  /** Built at the first query after a plan change: a replayed log adopts plans faster than it asks. */
+  /** Built at the first query after a plan change: a replay of many lifecycle commands adopts plans faster than it asks. */
   private index: RouterIndex | undefined;
   private plan: SwarmPlan;
   private cached: SwarmState | undefined;

@@ -94,6 +94,11 @@ export class NatsServer {
     clearTimeout(timer);
   }
 
+  /** Starts it again after {@link NatsServer.stop}, on the same port and store. */
+  async resume(): Promise<void> {
+    if (this.child === undefined) await this.launch();
+  }
+
   /** Stops and starts it again on the same port and store. */
   async restart(): Promise<void> {
     await this.stop();

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { connectSwarm, type ReplicatedSwarm } from '../../src/replication/index.js';
 import { SnapshotStore } from '../../src/replication/snapshot-store.js';
+import type { SwarmContract } from '../../src/runtime/swarm-contract.js';
 import { proposeRandom } from './random-events.js';
 import { NatsServer } from './nats-server.js';
 import { CONFIG, converged, PROFILES, swarmName } from './replicas.js';
@@ -59,6 +60,32 @@ describe('a replicated swarm', () => {
     expect(() => b.release(la)).toThrow(/unknown lease/);
     a.release(la);
     b.release(lb);
+  });
+
+  it('is the Swarm contract with log commits: reads are the local Swarm\'s, lifecycle calls resolve once applied, and closed it says so', async () => {
+    const name = swarmName('contract');
+    const a = await replica(name);
+    const b = await replica(name, false);
+    const contract: SwarmContract<'log'> = a; // the one contract, generic over how commands commit
+    const downs: string[] = [];
+    b.on('node.down', (e) => downs.push(`${e.nodeId}:${e.cause}`));
+    const rescue = await contract.markDown('laptop');
+    expect(rescue.nodeId).toBe('laptop');
+    expect(a.node('laptop')).toMatchObject({ state: 'down', cause: 'manual' });
+    await converged([a, b], a.stats().applied);
+    expect(b.node('laptop')).toEqual(a.node('laptop'));
+    expect(b.node('nope')).toBeUndefined();
+    expect(downs).toEqual(['laptop:manual']);
+    expect(b.status()).toBe(b.swarmReplica.status());
+    expect(b.state()).toBe(b.swarmReplica.state());
+    await a.markAlive('laptop');
+    expect(a.node('laptop')?.state).toBe('alive');
+    expect(() => a.heartbeat('nope')).toThrow(expect.objectContaining({ name: 'SwarmError', code: 'UnknownNode' }));
+    await a.close();
+    expect(a.replication()).toBe('closed');
+    expect(() => a.status()).toThrow(expect.objectContaining({ name: 'SwarmError', code: 'Stopped' }));
+    expect(() => a.on('node.down', () => undefined)()).not.toThrow();
+    await expect(a.removeNode('phone')).rejects.toMatchObject({ name: 'ReplicationError', code: 'Closed' });
   });
 
   it('keeps applying when an orchestrator handler throws: the error comes back on its own, the log goes on', async () => {

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type LogEntry, type ReplicatedSwarm, type ReplicationStatus } from '../../src/replication/index.js';
+import { kReplica } from '../../src/replication/replicated-swarm.js';
 import { proposeRandom } from './random-events.js';
 import { converged, natsFixture, PROFILES, swarmName, until } from './replicas.js';
 
@@ -56,10 +57,10 @@ describe('replication faults', () => {
   it('a quiet replica whose JetStream cannot answer just after a restart asks again, and says connected with no new entry', async () => {
     const r = await replica(swarmName('quiet-restart'));
     // JetStream recovering its streams after a restart answers its API with errors for a while.
-    const streams = (r['jsm'] as { streams: { info(name: string): Promise<unknown> } }).streams;
+    const streams = r[kReplica].log.jsm.streams;
     const info = streams.info.bind(streams);
     let failures = 0;
-    streams.info = async (stream: string) => {
+    streams.info = async (stream) => {
       if (failures < 2) {
         failures++;
         throw new Error('JetStream system temporarily unavailable');
@@ -72,25 +73,50 @@ describe('replication faults', () => {
     expect(r.stats().applied).toBe(1);
   });
 
+  it('a replica that applied everything before the server went down says disconnected until it redialled: converging is not connecting', async () => {
+    // The race the restart test used to lose: every entry applied, then the server goes. The
+    // replica has converged, and is truthfully cut off until its client redials (every 250 ms).
+    const r = await replica(swarmName('converged-then-cut'));
+    await r.markDown('gpu');
+    await r.markAlive('gpu');
+    expect(r.stats().applied).toBe(3);
+    await nats.server.stop();
+    await until(() => r.replication() === 'disconnected', 'the replica to notice the server is gone');
+    expect(r.stats().applied).toBe(3); // converged, and disconnected
+    await nats.server.resume();
+    await until(() => r.replication() === 'connected', 'the replica to redial and say connected');
+    expect(r.stats()).toMatchObject({ applied: 3, entries: 3 });
+  });
+
   it('survives the NATS server restarting mid-run: replicas reconnect and converge, no entry lost or applied twice', async () => {
     const name = swarmName('restart');
     const rs = [await replica(name, { proposeTimeoutMs: 20_000 }), await replica(name, { proposeTimeoutMs: 20_000 })];
     const journals = rs.map(journal);
     const seen = rs.map(() => new Set<ReplicationStatus>());
-    rs.forEach((r, i) => r.on('replication.changed', (e: { status: ReplicationStatus }) => seen[i]?.add(e.status)));
-    const running = rs.map((r, i) => proposeRandom(r, 150, 200 + i, IDS, `s${i}`, 4));
-    await until(() => rs.every((r) => r.stats().applied > 60), 'the first events');
-    await nats.server.restart();
-    const results = await Promise.all(running);
+    const appliedAtCut = rs.map(() => -1);
+    rs.forEach((r, i) =>
+      r.on('replication.changed', (e: { status: ReplicationStatus; applied: number }) => {
+        seen[i]?.add(e.status);
+        if (e.status === 'disconnected' && appliedAtCut[i] === -1) appliedAtCut[i] = e.applied;
+      }),
+    );
+    const first = await Promise.all(rs.map((r, i) => proposeRandom(r, 75, 200 + i, IDS, `s${i}`, 4)));
+    // Mid-run for sure: the second half is proposed while the server is down, so every replica
+    // applies it only after it redialled. (A restart that landed after the last entry let the
+    // replicas converge while cut off, and the test read their true 'disconnected' as a flake.)
+    await nats.server.stop();
+    await until(() => rs.every((r) => r.replication() === 'disconnected'), 'both replicas to notice the server is gone');
+    const running = rs.map((r, i) => proposeRandom(r, 75, 300 + i, IDS, `t${i}`, 4));
+    await nats.server.resume();
+    const results = [...first, ...(await Promise.all(running))];
     expect(results.flatMap((x) => x.failed)).toEqual([]);
     const last = Math.max(...rs.map((r) => r.stats().applied));
     await converged(rs, last);
-    // The link settles on its own: the client may still be redialling when the last entry is in
-    // (once in CI a replica said 'disconnected' right after converging).
-    await until(() => rs.every((r) => r.replication() === 'connected'), 'both replicas connected again');
     expect(rs[1]?.digest()).toBe(rs[0]?.digest());
     for (const i of [0, 1]) {
       expect(seen[i]).toContain('disconnected');
+      expect(appliedAtCut[i]).toBeLessThan(last); // entries came after the cut
+      // The last entry came after the reconnect, with nothing behind it: connected, no wait.
       expect(rs[i]?.replication()).toBe('connected');
       expectContiguous(journals[i]?.seqs ?? [], 2, last);
       expect(rs[i]?.stats()).toMatchObject({ applied: last, entries: last });

@@ -1,0 +1,69 @@
+/**
+ * The options of `connectSwarm` (docs/replication.md), checked before anything connects, and the
+ * names they derive: the swarm's stream and subjects, a replica's random name.
+ */
+import type { NodeProfile } from '../core/types.js';
+import type { Clock, SwarmConfig, SwarmOptions } from '../runtime/types.js';
+
+/** Options of `connectSwarm`. */
+export interface ConnectSwarmOptions {
+  /** NATS server URL(s), e.g. `nats://127.0.0.1:4222`. */
+  readonly servers: string | readonly string[];
+  /** The swarm's name (letters, digits, `-`, `_`): its stream is `HECATE_<name>`, its subjects `hecate.<name>.*`. */
+  readonly swarm: string;
+  /**
+   * The genesis, used only when the swarm's log is new: the profiles, config and id seed every
+   * replica builds from. A log that has one already wins. Without them a replica waits for
+   * another to write the genesis (up to `connectTimeoutMs`).
+   */
+  readonly profiles?: readonly NodeProfile[];
+  readonly config?: SwarmConfig;
+  /** @defaultValue 1 */
+  readonly seed?: number;
+  /** The local Swarm's clock (detector, leases, bans). @defaultValue systemClock */
+  readonly clock?: Clock;
+  /** An XState inspection observer for the local Swarm. */
+  readonly inspect?: SwarmOptions['inspect'];
+  /** This replica's name in proposal ids. @defaultValue a random one */
+  readonly replicaId?: string;
+  /** How long a lifecycle call keeps trying to put its proposal on the log before `Disconnected`. @defaultValue 10000 */
+  readonly proposeTimeoutMs?: number;
+  /** How long connecting may wait for the server, the genesis and catching up. @defaultValue 30000 */
+  readonly connectTimeoutMs?: number;
+  /** After a reconnect, how long heartbeats have to come back before this replica re-proposes its detector's downs. @defaultValue 3000 */
+  readonly reconcileAfterMs?: number;
+  /** The clock of network waits (retries, timeouts, reconciling). @defaultValue systemClock */
+  readonly ioClock?: Clock;
+  /**
+   * Saves the swarm's snapshot in the KV bucket `hecate_<name>` after every this many log
+   * entries, and starts from the stored one (replaying only the entries after it); 0: neither,
+   * a replica always replays the whole log. @defaultValue 500
+   */
+  readonly snapshotEvery?: number;
+}
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** What is wrong with the options, or undefined. */
+export function connectOptionsIssue(o: ConnectSwarmOptions): string | undefined {
+  if (o === null || typeof o !== 'object') return 'options must be an object { servers, swarm, profiles?, config?, … }';
+  const servers = typeof o.servers === 'string' ? [o.servers] : o.servers;
+  if (!Array.isArray(servers) || servers.length === 0 || !servers.every((s) => typeof s === 'string')) return 'option "servers" must be a NATS URL or a non-empty array of them';
+  if (typeof o.swarm !== 'string' || !NAME.test(o.swarm)) return `option "swarm" must be 1-64 letters, digits, "-" or "_", got ${String(o.swarm)}`;
+  if ((o.profiles === undefined) !== (o.config === undefined)) return 'options "profiles" and "config" go together: both (a genesis for a new log) or neither';
+  if (o.seed !== undefined && !Number.isInteger(o.seed)) return `option "seed" must be an integer, got ${String(o.seed)}`;
+  if (o.replicaId !== undefined && (typeof o.replicaId !== 'string' || !NAME.test(o.replicaId))) return `option "replicaId" must be 1-64 letters, digits, "-" or "_", got ${String(o.replicaId)}`;
+  if (o.snapshotEvery !== undefined && !(Number.isInteger(o.snapshotEvery) && o.snapshotEvery >= 0)) return `option "snapshotEvery" must be an integer >= 0 (0: no snapshots), got ${String(o.snapshotEvery)}`;
+  for (const key of ['proposeTimeoutMs', 'connectTimeoutMs', 'reconcileAfterMs'] as const) {
+    const v = o[key];
+    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) return `option "${key}" must be a finite number of ms >= 0, got ${String(v)}`;
+  }
+  return undefined;
+}
+
+/** A random name: 10 base-36 characters from the platform's random source. */
+export function randomName(): string {
+  const bytes = new Uint8Array(8);
+  globalThis.crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => (b % 36).toString(36)).join('');
+}

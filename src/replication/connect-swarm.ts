@@ -1,0 +1,38 @@
+/**
+ * `connectSwarm` (docs/replication.md): a replica of a replicated swarm, connected to NATS and
+ * caught up with the swarm's log.
+ */
+import { connectOptionsIssue, type ConnectSwarmOptions } from './connect-options.js';
+import { LogStream } from './log-stream.js';
+import { ReplicatedSwarm } from './replicated-swarm.js';
+import { ReplicationError } from './replication-error.js';
+
+/**
+ * Connects a replica of a replicated swarm (docs/replication.md): creates the swarm's JetStream
+ * stream if missing, writes the genesis if the log is new, replays the log into a local Swarm and
+ * resolves once caught up, ready to serve.
+ * @throws {ReplicationError} `InvalidInput`, `NoGenesis` (no genesis within `connectTimeoutMs`), `BadLog`
+ * @example const rs = await connectSwarm({ servers: 'nats://127.0.0.1:4222', swarm: 'demo', profiles, config: swarmConfig(12, 2) });
+ */
+export async function connectSwarm(options: ConnectSwarmOptions): Promise<ReplicatedSwarm> {
+  const issue = connectOptionsIssue(options);
+  if (issue !== undefined) throw new ReplicationError('InvalidInput', issue);
+  const { connect } = await import('@nats-io/transport-node');
+  const servers = typeof options.servers === 'string' ? [options.servers] : [...options.servers];
+  const nc = await connect({ servers, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: options.connectTimeoutMs ?? 30_000 });
+  let opened: Awaited<ReturnType<typeof LogStream.open>>;
+  try {
+    opened = await LogStream.open(nc, options.swarm);
+  } catch (error) {
+    await nc.close();
+    throw error;
+  }
+  const rs = new ReplicatedSwarm(nc, opened.log, options);
+  try {
+    await rs.start(opened.last);
+  } catch (error) {
+    await rs.close();
+    throw error;
+  }
+  return rs;
+}

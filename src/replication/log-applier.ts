@@ -1,0 +1,161 @@
+/**
+ * A replica's side of the log (docs/replication.md): builds the local Swarm from the genesis (or
+ * a stored snapshot of it) and applies every later entry through it, each sequence once, in
+ * stream order, as every replica does; counts what it applied, skipped and refused.
+ */
+import { applyEvent, persistSwarm, restoreSwarm } from '../persistence/persist-swarm.js';
+import type { PersistedSwarm } from '../persistence/persisted.js';
+import { Swarm } from '../runtime/swarm.js';
+import type { SwarmOptions } from '../runtime/types.js';
+import { decodeEntry, eventNode, type LogEntry } from './log-entry.js';
+import type { ReplicationEmitted, ReplicationStats } from './replication-events.js';
+import { ReplicationError } from './replication-error.js';
+import type { SnapshotStore, StoredSnapshot } from './snapshot-store.js';
+
+/** A swarm's first log entry. */
+export type GenesisEntry = Extract<LogEntry, { type: 'swarm.genesis' }>;
+
+/** What applying the log tells the rest of the replica. */
+export interface ApplierHost {
+  /** The swarm's name and this replica's, for messages. */
+  readonly name: string;
+  /** The local Swarm's options (its clock, inspection, lease ids). */
+  readonly swarmOptions: SwarmOptions;
+  /** The local Swarm was built: listen to it. */
+  built(swarm: Swarm): void;
+  /** An entry this replica proposed came back applied (`error`: refused); settles the call. */
+  settle(entryId: string, result: unknown, error: Error | undefined): void;
+  /** Whether this replica proposed the entry. */
+  own(entryId: string): boolean;
+  /** An own mark on `nodeId` was stale: look at the node again. */
+  stale(nodeId: string): void;
+  /** An entry was applied, up to `seq`, with `pending` messages still behind it on the stream. */
+  advanced(seq: number, pending: number): void;
+  emit(event: ReplicationEmitted): void;
+}
+
+/** The local Swarm and where it stands on the log. */
+export class LogApplier {
+  /** The local Swarm, once the genesis (or a snapshot) built it. */
+  swarm: Swarm | undefined;
+  /** The last stream sequence applied. */
+  applied = 0;
+  /** Per node: the last sequence of an entry applied on it (the basis own marks are checked against). */
+  readonly touched = new Map<string, number>();
+  private snapshotSeq = 0;
+  private entries = 0;
+  private redelivered = 0;
+  private staleMarks = 0;
+  private refused = 0;
+
+  private snapshots: { readonly store: SnapshotStore; readonly every: number } | undefined;
+
+  constructor(private readonly host: ApplierHost) {}
+
+  /** Saves the swarm's snapshot in `store` after every `every` entries. */
+  saveTo(store: SnapshotStore, every: number): void {
+    this.snapshots = { store, every };
+  }
+
+  /** The counters, as `ReplicatedSwarm.stats()` shows them. */
+  stats(): ReplicationStats {
+    return { applied: this.applied, snapshot: this.snapshotSeq, entries: this.entries, redelivered: this.redelivered, staleMarks: this.staleMarks, refused: this.refused };
+  }
+
+  /**
+   * One stream message. Before the genesis, anything else is a `BadLog` thrown (the replica cannot
+   * start); after it, bytes no replica writes are skipped alike on every replica.
+   */
+  receive(seq: number, data: Uint8Array, pending: number): void {
+    if (seq <= this.applied) {
+      this.redelivered++;
+      return;
+    }
+    let entry: LogEntry;
+    try {
+      entry = decodeEntry(data, seq);
+    } catch (error) {
+      if (this.swarm === undefined) throw error;
+      this.applied = seq;
+      this.refused++;
+      return;
+    }
+    if (this.swarm === undefined) {
+      if (entry.type !== 'swarm.genesis') throw new ReplicationError('BadLog', `log entry ${seq} of swarm "${this.host.name}" comes before any genesis (${entry.type})`);
+      try {
+        this.build(entry);
+      } catch (cause) {
+        throw new ReplicationError('BadLog', `the genesis of swarm "${this.host.name}" does not build a swarm: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      }
+    } else {
+      this.apply(this.swarm, seq, entry);
+    }
+    this.applied = seq;
+    this.entries++;
+    if (this.snapshots !== undefined && seq % this.snapshots.every === 0) {
+      void this.snapshots.store.save({ v: 1, seq, swarm: persistSwarm(this.swarm as Swarm), touched: [...this.touched] });
+    }
+    this.host.advanced(seq, pending);
+  }
+
+  /**
+   * Starts from a stored snapshot: the genesis (the log's first entry) with the persisted state,
+   * then only the entries after it. A snapshot that does not restore (another genesis) is ignored:
+   * the replica replays the whole log.
+   */
+  restore(first: Uint8Array, stored: StoredSnapshot): void {
+    const entry = decodeEntry(first, 1);
+    if (entry.type !== 'swarm.genesis') return;
+    try {
+      this.build(entry, stored.swarm);
+    } catch {
+      this.swarm?.stop();
+      this.swarm = undefined;
+      return;
+    }
+    this.applied = stored.seq;
+    this.snapshotSeq = stored.seq;
+    for (const [id, seq] of stored.touched) this.touched.set(id, seq);
+  }
+
+  /** Builds the local Swarm from the genesis, or from a snapshot of it. */
+  private build(entry: GenesisEntry, restore?: PersistedSwarm): void {
+    // Its node actors' own marks are handed over (`node.mark`): the log decides when each applies.
+    const policy = { defersOwnMarks: true };
+    const options = this.host.swarmOptions;
+    this.swarm = restore !== undefined ? restoreSwarm(entry.profiles, entry.config, restore, options, policy) : new Swarm(entry.profiles, entry.config, { ...options, seed: entry.seed }, policy);
+    this.host.built(this.swarm);
+  }
+
+  /** Applies one entry through the local Swarm; settles the proposer's call if it is this replica's. */
+  private apply(swarm: Swarm, seq: number, entry: LogEntry): void {
+    if (entry.type === 'swarm.genesis') {
+      this.refused++;
+      const error = new ReplicationError('BadLog', `log entry ${seq}: a second genesis`);
+      this.host.settle(entry.id, undefined, error);
+      this.host.emit({ type: 'replication.applied', seq, entry, error });
+      return;
+    }
+    const nodeId = eventNode(entry.event);
+    if (entry.basis !== undefined && nodeId !== undefined && (this.touched.get(nodeId) ?? 0) !== entry.basis) {
+      // A mark decided on an older view of the node: another entry on it came first. Dropped alike everywhere.
+      if (this.host.own(entry.id)) {
+        this.staleMarks++;
+        this.host.stale(nodeId);
+      }
+      this.host.emit({ type: 'replication.applied', seq, entry });
+      return;
+    }
+    let result: unknown;
+    let error: Error | undefined;
+    try {
+      result = applyEvent(swarm, entry.event);
+    } catch (e) {
+      error = e instanceof Error ? e : new Error(String(e));
+      this.refused++;
+    }
+    if (nodeId !== undefined) this.touched.set(nodeId, seq);
+    this.host.settle(entry.id, result, error);
+    this.host.emit(error !== undefined ? { type: 'replication.applied', seq, entry, error } : { type: 'replication.applied', seq, entry });
+  }
+}

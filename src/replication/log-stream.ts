@@ -1,0 +1,130 @@
+/**
+ * A replicated swarm's log on NATS (docs/replication.md): the JetStream stream `HECATE_<name>` on
+ * the subject `hecate.<name>.log`, and the core subject `hecate.<name>.hb` heartbeats go over.
+ * Everything a replica says to or hears from NATS goes through here; what the entries mean is
+ * the replica's.
+ */
+import { DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerMessages, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Clock } from '../runtime/types.js';
+
+/** A change of the connection to NATS, as the replica needs it. */
+export type LinkChange = 'disconnect' | 'reconnect';
+
+/** The stream's messages as the consumer hands them over: sequence, bytes, and how many are still behind. */
+export type LogReceiver = (seq: number, data: Uint8Array, pending: number) => void;
+
+/** A swarm's stream and subjects on one NATS connection. */
+export class LogStream {
+  /** The JetStream stream's name. */
+  readonly stream: string;
+  private readonly logSubject: string;
+  private readonly hbSubject: string;
+  private messages: ConsumerMessages | undefined;
+  private heartbeats: Subscription | undefined;
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly js: JetStreamClient,
+    /** The JetStream API: `streams.info` is what a rejoin asks (a fault test stands in for it). */
+    readonly jsm: JetStreamManager,
+    swarm: string,
+  ) {
+    this.stream = `HECATE_${swarm}`;
+    this.logSubject = `hecate.${swarm}.log`;
+    this.hbSubject = `hecate.${swarm}.hb`;
+  }
+
+  /** The swarm's stream on `nc`, created if missing (file storage, no limits, a 2-minute dedupe window). */
+  static async open(nc: NatsConnection, swarm: string): Promise<{ log: LogStream; last: number }> {
+    const log = new LogStream(nc, jetstream(nc), await jetstreamManager(nc), swarm);
+    try {
+      return { log, last: await log.lastSeq() };
+    } catch {
+      await log.jsm.streams.add({ name: log.stream, subjects: [log.logSubject], storage: StorageType.File, duplicate_window: 120_000_000_000 });
+      return { log, last: await log.lastSeq() };
+    }
+  }
+
+  /** The stream's last sequence now (0 when empty). @throws while JetStream cannot answer */
+  async lastSeq(): Promise<number> {
+    return (await this.jsm.streams.info(this.stream)).state.last_seq;
+  }
+
+  /** The stream's first message (the genesis), or undefined. */
+  async first(): Promise<Uint8Array | undefined> {
+    const m = await this.jsm.streams.getMessage(this.stream, { seq: 1 });
+    return m === null ? undefined : m.data;
+  }
+
+  /** Writes the genesis if the stream is still empty; another replica's genesis, written first, wins. */
+  async writeGenesis(data: Uint8Array): Promise<void> {
+    try {
+      await this.js.publish(this.logSubject, data, { msgID: 'genesis', expect: { lastSequence: 0 } });
+    } catch {
+      // Another replica wrote the genesis first: the log's wins.
+    }
+  }
+
+  /** One attempt to put an entry on the stream under its id (`Nats-Msg-Id`: the stream keeps one per id). */
+  async publish(id: string, data: Uint8Array, timeoutMs: number): Promise<void> {
+    await this.js.publish(this.logSubject, data, { msgID: id, timeout: timeoutMs });
+  }
+
+  /**
+   * Hands every message from `from()` on to `receive`, for ever: an ordered consumer, recreated
+   * (from `from()` again) after any failure or {@link LogStream.restartConsumer}, until `running()`
+   * is false. An error `receive` throws that `fatal` says is fatal ends it, rejected.
+   */
+  async consume(from: () => number, receive: LogReceiver, running: () => boolean, fatal: (error: unknown) => boolean, clock: Clock): Promise<void> {
+    while (running()) {
+      try {
+        const consumer = await this.js.consumers.get(this.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from() });
+        if (!running()) return;
+        // Short pull expiries: a consumer lost with a restarted server is noticed in seconds, not a minute.
+        const messages = (this.messages = await consumer.consume({ max_messages: 512, expires: 5000 }));
+        for await (const m of messages) {
+          receive(m.seq, m.data, m.info.pending);
+          if (!running()) return;
+        }
+      } catch (error) {
+        if (!running()) return;
+        if (fatal(error)) throw error;
+      }
+      if (running()) await new Promise<void>((resolve) => clock.setTimeout(() => resolve(), 250));
+    }
+  }
+
+  /** Drops the consumer (it may have died with the server): {@link LogStream.consume} makes a fresh one. */
+  restartConsumer(): void {
+    this.messages?.stop();
+  }
+
+  /** Calls `onChange` when the connection to NATS drops or comes back, until the connection closes. */
+  async watch(onChange: (change: LinkChange) => void, running: () => boolean): Promise<void> {
+    for await (const s of this.nc.status()) {
+      if (!running()) return;
+      if (s.type === 'disconnect' || s.type === 'reconnect') onChange(s.type);
+    }
+  }
+
+  /** Hears every heartbeat on the swarm's subject (any replica's). */
+  listen(onHeartbeat: (nodeId: string) => void): void {
+    this.heartbeats = this.nc.subscribe(this.hbSubject, { callback: (err, msg) => (err === null ? onHeartbeat(msg.string()) : undefined) });
+  }
+
+  /** Publishes a heartbeat on the swarm's core subject (not durable: news only now). */
+  heartbeat(nodeId: string): void {
+    this.nc.publish(this.hbSubject, nodeId);
+  }
+
+  /** Stops listening and consuming. */
+  async close(): Promise<void> {
+    this.heartbeats?.unsubscribe();
+    try {
+      await this.messages?.close();
+    } catch {
+      // already gone with the connection
+    }
+  }
+}

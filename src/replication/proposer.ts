@@ -1,0 +1,113 @@
+/**
+ * A replica's proposals (docs/replication.md): a lifecycle command put on the log under an id of
+ * its own, retried until the stream keeps it, and settled once it came back applied; and the own
+ * marks of its node actors, proposed once per view of the node.
+ */
+import type { OwnMark } from '../../machines/swarm-context.js';
+import type { LifecycleEvent } from '../persistence/persisted.js';
+import type { Clock } from '../runtime/types.js';
+import { encodeEntry, type LogEntry } from './log-entry.js';
+import type { LogStream } from './log-stream.js';
+import { ReplicationError } from './replication-error.js';
+
+interface Waiter {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+}
+
+/** What proposing needs to know of the replica. */
+export interface ProposerHost {
+  /** The swarm's name and this replica's, for messages. */
+  readonly name: string;
+  readonly replicaId: string;
+  readonly io: Clock;
+  readonly log: LogStream;
+  /** How long a lifecycle call keeps trying to reach the log. */
+  readonly proposeTimeoutMs: number;
+  closed(): boolean;
+  /** Whether the replica is caught up and on NATS: only then are its own marks news. */
+  connected(): boolean;
+}
+
+/** Proposals of one replica connection. */
+export class Proposer {
+  /** Every id of this connection starts so: `<replica>.<connection>.`, unique across restarts (the stream dedupes by id). */
+  readonly prefix: string;
+  private counter = 0;
+  private readonly waiters = new Map<string, Waiter>();
+  /** Per node: the last own mark proposed, as `<type>@<basis>`, so one view of a node is proposed once. */
+  private readonly marked = new Map<string, string>();
+
+  constructor(
+    private readonly host: ProposerHost,
+    connection: string,
+  ) {
+    this.prefix = `${host.replicaId}.${connection}.`;
+  }
+
+  /** Whether this replica proposed the entry. */
+  own(entryId: string): boolean {
+    return entryId.startsWith(this.prefix);
+  }
+
+  /** Proposes a lifecycle event; resolves with what applying it here returned, once it came back from the log. */
+  propose<T>(event: LifecycleEvent): Promise<T> {
+    if (this.host.closed()) return Promise.reject(new ReplicationError('Closed', `replica "${this.host.replicaId}" of swarm "${this.host.name}" is closed`));
+    const entry: LogEntry = { v: 1, type: 'swarm.event', id: `${this.prefix}${++this.counter}`, event };
+    const applied = new Promise<T>((resolve, reject) => this.waiters.set(entry.id, { resolve: resolve as (v: unknown) => void, reject }));
+    this.publish(entry, this.host.proposeTimeoutMs).catch((error: Error) => this.settle(entry.id, undefined, error));
+    return applied;
+  }
+
+  /**
+   * A mark the local node actors made: proposed once on `basis` (the node's last entry applied
+   * here), and only while connected (a cut-off replica's detector sees no heartbeats: its downs
+   * are not news).
+   */
+  proposeMark(mark: OwnMark, basis: number): void {
+    if (!this.host.connected() || this.host.closed()) return;
+    const key = `${mark.type}@${basis}`;
+    if (this.marked.get(mark.nodeId) === key) return; // proposed already on this view of the node
+    this.marked.set(mark.nodeId, key);
+    const event: LifecycleEvent = mark.type === 'node.eject' ? { type: 'node.down', nodeId: mark.nodeId, cause: 'ejected' } : mark;
+    const entry: LogEntry = { v: 1, type: 'swarm.event', id: `${this.prefix}${++this.counter}`, event, basis };
+    this.publish(entry, 2000).catch(() => {
+      // Lost with the connection: reconciled after the reconnect.
+      if (this.marked.get(mark.nodeId) === key) this.marked.delete(mark.nodeId);
+    });
+  }
+
+  /** Settles the call that proposed `entryId`, if it is pending here. */
+  settle(entryId: string, result: unknown, error: Error | undefined): void {
+    const waiter = this.waiters.get(entryId);
+    if (waiter === undefined) return;
+    this.waiters.delete(entryId);
+    if (error !== undefined) waiter.reject(error);
+    else waiter.resolve(result);
+  }
+
+  /** Rejects every pending call (the replica closed). */
+  rejectAll(error: () => Error): void {
+    for (const w of this.waiters.values()) w.reject(error());
+    this.waiters.clear();
+  }
+
+  /** Puts a proposal on the log, retrying (same `Nats-Msg-Id`: the stream keeps one) until the deadline. */
+  private async publish(entry: LogEntry, timeoutMs: number): Promise<void> {
+    const { io, log } = this.host;
+    const deadline = io.now() + timeoutMs;
+    const data = encodeEntry(entry);
+    for (;;) {
+      if (this.host.closed()) throw new ReplicationError('Closed', `replica "${this.host.replicaId}" of swarm "${this.host.name}" is closed`);
+      try {
+        await log.publish(entry.id, data, Math.max(Math.min(1000, deadline - io.now()), 100));
+        return;
+      } catch (cause) {
+        if (io.now() >= deadline) {
+          throw new ReplicationError('Disconnected', `proposal ${entry.id} (${entry.type}) did not reach the log of swarm "${this.host.name}" within ${timeoutMs} ms`, { cause });
+        }
+        await new Promise<void>((resolve) => io.setTimeout(() => resolve(), 200));
+      }
+    }
+  }
+}
