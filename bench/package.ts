@@ -1,6 +1,6 @@
 /**
  * What the root entry costs a user: the minified size of a browser bundle of a file that imports
- * only `createSwarm` (esbuild, tree-shaken; target <= 100 KB), and the time to import the root
+ * only `createSwarm` (esbuild, tree-shaken; target <= 150 KB, docs/performance.md), and the time to import the root
  * in a fresh Node process against importing `xstate` alone (median of fresh processes, taking
  * turns, so a burst of load hits both alike). Run alone: `node dist-bench/bench/package.js`.
  */
@@ -53,7 +53,7 @@ export async function packageBench(log: (line: string) => void = () => {}): Prom
   const r = median(rootMs);
   const x = median(xstateMs);
   return [
-    { name: 'bundle importing only createSwarm', size: 'esbuild, minified, browser', median: round(kb), unit: 'KB', baselineName: 'xstate setup + createActor alone', baseline: round(xstateOnly / 1024), ratio: round(createSwarmOnly / xstateOnly), target: '<= 100 KB', pass: kb <= 100 },
+    { name: 'bundle importing only createSwarm', size: 'esbuild, minified, browser', median: round(kb), unit: 'KB', baselineName: 'xstate setup + createActor alone', baseline: round(xstateOnly / 1024), ratio: round(createSwarmOnly / xstateOnly), target: '<= 150 KB', pass: kb <= 150 },
     { name: 'import the root entry', size: `fresh process, median of ${runs}`, median: round(r), unit: 'ms', baselineName: 'import xstate alone', baseline: round(x), ratio: round(r / x), target: '(reference)', pass: true },
   ];
 }
