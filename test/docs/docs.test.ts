@@ -9,6 +9,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { fencedBlocks } from '../markdown-blocks.js';
 import { describe, expect, it } from 'vitest';
 import * as root from '../../src/index.js';
 import { loadScenario, runScenario, topologyFromValue } from '../../src/sim/index.js';
@@ -27,17 +28,7 @@ interface Block {
 
 /** Every fenced block of a Markdown file, with its language and first line. */
 function blocks(file: string): Block[] {
-  const out: Block[] = [];
-  const lines = read(file).split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\S*)\s*$/.exec(lines[i] ?? '');
-    if (open === null) continue;
-    const start = i;
-    const body: string[] = [];
-    for (i++; i < lines.length && !/^```\s*$/.test(lines[i] ?? ''); i++) body.push(lines[i] ?? '');
-    out.push({ file, line: start + 1, lang: (open[1] ?? '').toLowerCase(), code: `${body.join('\n')}\n` });
-  }
-  return out;
+  return fencedBlocks(read(file)).map((b) => ({ file, line: b.line, lang: b.lang, code: `${b.lines.join('\n')}\n` }));
 }
 
 const all = DOCS.flatMap(blocks);

@@ -16,32 +16,17 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../replication/nats-server.js';
+import { fencedBlocks, type FencedBlock } from '../markdown-blocks.js';
 
 const repo = resolve(import.meta.dirname, '../..');
 const README = readFileSync(join(repo, 'README.md'), 'utf8').replace(/\r\n/g, '\n');
 /** This Node first on the PATH, so npm, npx and the snippets run on the Node the tests run on. */
 const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env['PATH'] ?? ''}`, npm_config_update_notifier: 'false' };
 
-interface Block {
-  readonly line: number;
-  readonly lang: string;
-  readonly lines: readonly string[];
-}
+type Block = FencedBlock;
 
 /** Every fenced block of the README, with its language and the line it opens on. */
-function blocks(): Block[] {
-  const out: Block[] = [];
-  const lines = README.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\S*)\s*$/.exec(lines[i] ?? '');
-    if (open === null) continue;
-    const start = i;
-    const body: string[] = [];
-    for (i++; i < lines.length && !/^```\s*$/.test(lines[i] ?? ''); i++) body.push(lines[i] ?? '');
-    out.push({ line: start + 1, lang: (open[1] ?? '').toLowerCase(), lines: body });
-  }
-  return out;
-}
+const blocks = (): Block[] => fencedBlocks(README);
 
 const ALL = blocks();
 const SNIPPETS = ALL.filter((b) => b.lang === 'js');
