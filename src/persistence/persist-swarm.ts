@@ -7,7 +7,9 @@
  * carry it. It reaches the Swarm through its internals' module symbol, nothing else.
  */
 import type { NodeRecord } from '../../machines/node.machine.js';
-import { nodeKey, type LiveStatus, type NodeActorRef, type SwarmContext } from '../../machines/swarm.machine.js';
+import { isAliveIn, liveStatus, nodeKey, type LiveStatus, type NodeActorRef, type SwarmContext } from '../../machines/swarm.machine.js';
+import { resolveEjectionOptions } from '../core/ejection.js';
+import { planNodeIds } from '../core/state.js';
 import { describeValue, isRecordLike } from '../core/describe.js';
 import { canonicalJson, hashText } from '../core/digest.js';
 import { SwarmError } from '../core/errors.js';
@@ -115,7 +117,7 @@ export function restoreSwarm(profiles: readonly NodeProfile[], config: SwarmConf
   const saved = r as Record<string, unknown>;
   const known = (saved['format'] === FORMAT || saved['format'] === LEGACY) && saved['version'] === 1;
   need(known, 'version', `1 of format "${FORMAT}" (or "${LEGACY}", the format before it), got version ${describeValue(saved['version'])} of format ${describeValue(saved['format'])}: saved by another version of hecate-swarm`);
-  const origin: SwarmOrigin = { ...(saved['format'] === LEGACY ? { restored: readLegacy(saved, ...digests) } : { snapshot: readSnapshot(saved, ...digests) }), ...policy };
+  const origin: SwarmOrigin = { ...(saved['format'] === LEGACY ? { restored: readLegacy(saved, ...digests) } : { snapshot: readSnapshot(saved, ...digests, config) }), ...policy };
   const seeded = origin.restored !== undefined ? origin.restored.ids !== null : origin.snapshot?.seeded === true;
   if (seeded && (options.seed ?? options.idSource) !== undefined) throw new SwarmError('InvalidInput', 'options "seed" and "idSource" cannot go with a persisted swarm: it has its id counter');
   let swarm: Swarm;
@@ -133,7 +135,7 @@ export function restoreSwarm(profiles: readonly NodeProfile[], config: SwarmConf
 }
 
 /** Checks a save of the snapshot format and decodes it. */
-function readSnapshot(r: Record<string, unknown>, profilesDigest: string, configDigest: string): NonNullable<SwarmOrigin['snapshot']> {
+function readSnapshot(r: Record<string, unknown>, profilesDigest: string, configDigest: string, config: SwarmConfig): NonNullable<SwarmOrigin['snapshot']> {
   checkDigests(r, profilesDigest, configDigest);
   need(typeof r['seeded'] === 'boolean', 'seeded', 'true or false');
   need(typeof r['digest'] === 'string', 'digest', 'a string');
@@ -154,6 +156,7 @@ function readSnapshot(r: Record<string, unknown>, profilesDigest: string, config
   }
   const planIssue = validatePlan(c.plan, profiles)[0];
   need(planIssue === undefined, 'snapshot.context.plan', `valid over the members: ${planIssue?.message}`);
+  checkDerived(c, config);
   need(Array.isArray(r['records']), 'records', 'an array of [nodeId, record] pairs');
   const count = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
   const records = new Map<string, NodeRecord>();
@@ -162,7 +165,45 @@ function readSnapshot(r: Record<string, unknown>, profilesDigest: string, config
     need(typeof id === 'string' && c.members.has(id) && isRecordLike(rec) && count(rec.failures) && count(rec.ejections) && typeof rec.probation === 'boolean', `records[${i}]`, '[memberId, { failures, ejections, probation }]');
     records.set(id as string, rec as NodeRecord);
   });
+  need((value as { value?: unknown }).value === liveStatus(c), 'snapshot.value', `"${liveStatus(c)}", as the members' liveness gives`);
   return { value: value as NonNullable<SwarmOrigin['snapshot']>['value'], records, seeded: r['seeded'] as boolean };
+}
+
+/**
+ * The context's fields that follow from its data (counters, sets, free slots) or from the config
+ * (whose digest was checked) must be what they follow from: a save altered there would restore a
+ * swarm whose counters or settings lie about its members.
+ */
+function checkDerived(c: SwarmContext, config: SwarmConfig): void {
+  const at = (field: string) => `snapshot.context.${field}`;
+  const slots = new Set<number>();
+  for (const m of c.members.values()) slots.add(m.slot);
+  need(slots.size === c.members.size, at('members'), 'members on distinct slots');
+  const free = c.freeSlots;
+  need(Array.isArray(free) && free.every((s) => Number.isInteger(s) && s >= 0 && s < c.alive.length && !slots.has(s)) && new Set(free).size === free.length, at('freeSlots'), 'distinct slots no member holds');
+  need(slots.size + free.length === c.alive.length, at('alive'), `one byte per slot (${slots.size + free.length}), got ${c.alive.length}`);
+  for (const s of free) need(c.alive[s] === 0, at('alive'), 'zero on every free slot');
+  let alive = 0;
+  for (const m of c.members.values()) if (c.alive[m.slot] === 1) alive++;
+  for (const b of c.alive) need(b === 0 || b === 1, at('alive'), 'bytes of 0 or 1');
+  need(c.aliveCount === alive, at('aliveCount'), `${alive}, as alive gives`);
+  const inPlan = new Set(planNodeIds(c.plan));
+  need(c.inPlan instanceof Set && c.inPlan.size === inPlan.size && [...inPlan].every((id) => c.inPlan.has(id)), at('inPlan'), 'the nodes the plan uses');
+  let planDown = 0;
+  for (const id of inPlan) if (!isAliveIn(c, id)) planDown++;
+  need(c.planDownCount === planDown, at('planDownCount'), `${planDown}, as the plan and alive give`);
+  const wanted = c.wanted;
+  need(wanted instanceof Map && wanted.size === c.plan.models.length && c.plan.models.every((m) => wanted.get(m.id) === (m.pipelines ?? 1)), at('wanted'), "each model's pipelines, as the plan gives");
+  const downSet = (set: unknown) => set instanceof Set && [...set].every((id) => typeof id === 'string' && c.members.has(id) && !isAliveIn(c, id));
+  need(downSet(c.detected), at('detected'), 'a Set of members that are down');
+  need(downSet(c.ejected) && [...c.ejected].every((id) => !c.detected.has(id)), at('ejected'), 'a Set of members that are down, none also detected');
+  need(Number.isInteger(c.idState) && c.idState >= 0 && c.idState < 2 ** 32, at('idState'), 'a 32-bit counter');
+  need(c.alpha === (config.alpha ?? 0.3), at('alpha'), `${config.alpha ?? 0.3}, from the config`);
+  need(c.allowDegraded === (config.allowDegraded ?? true), at('allowDegraded'), `${config.allowDegraded ?? true}, from the config`);
+  need(canonicalJson(c.ejection) === canonicalJson(resolveEjectionOptions(config.ejection)), at('ejection'), 'the ejection settings the config gives');
+  need(canonicalJson(c.failureDetector ?? null) === canonicalJson(config.failureDetector ?? null), at('failureDetector'), 'the failure detector settings the config gives');
+  const o = c.outcome as unknown;
+  need(o === undefined || (isRecordLike(o) && ['rescue', 'revival', 'growth', 'retirement', 'refused'].includes((o as { kind?: string }).kind as string)), at('outcome'), 'absent or a decision');
 }
 
 /**

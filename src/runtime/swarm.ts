@@ -21,6 +21,7 @@ import { isTimerClock } from './clock.js';
 import { lifecycleOf } from './node-lifecycle.js';
 import { plainProfile, plainSample } from './plain.js';
 import type { NodeLifecycle, SwarmContract } from './swarm-contract.js';
+import { inspectionHandle, type SwarmActor } from './inspection-handle.js';
 import { SwarmView } from './swarm-view.js';
 import { TelemetryIntake } from './telemetry-intake.js';
 import type {
@@ -43,11 +44,7 @@ import type {
 type RunningActor = Actor<ReturnType<typeof provideSwarm>>;
 type SwarmSnapshot = SnapshotFrom<RunningActor>;
 
-/**
- * The Swarm actor as the public sees it: a read-only handle for inspection (its snapshot, its
- * persisted snapshot, subscriptions, its actor system). Commands go through the Swarm's methods.
- */
-export type SwarmActor = Pick<RunningActor, 'id' | 'sessionId' | 'system' | 'getSnapshot' | 'getPersistedSnapshot' | 'subscribe' | 'on'>;
+export type { SwarmActor } from './inspection-handle.js';
 
 /**
  * A swarm at run time: a thin façade over the Swarm statechart, which decides every lifecycle
@@ -71,6 +68,8 @@ export class Swarm implements SwarmContract<'now'> {
   private readonly clock: TimeSource;
   /** Whether the clock keeps timers (it is the actors' clock); heartbeats need it. */
   private readonly timers: boolean;
+  /** How many `swarm.on` handlers are running now (a command from one is refused). */
+  private handling = 0;
 
   /**
    * @internal use {@link createSwarm}; `origin` is a persisted swarm checked against these
@@ -125,10 +124,13 @@ export class Swarm implements SwarmContract<'now'> {
     this.intake = new TelemetryIntake(this.view, this.clock, config.failurePenaltyMs ?? 1000);
     // Registered first, so the orchestrator's handlers see the view done.
     this.view.follow(this.actorRef);
+    // An action that throws stops the statechart with an error (every later call says so, `Stopped`),
+    // instead of surfacing as an unhandled error from inside XState.
+    this.actorRef.subscribe({ error: () => undefined });
     this.actorRef.start();
     // A snapshot carries the Swarm's data, not its node actors: each starts again with its record.
     if (snapshot !== undefined) for (const id of context.members.keys()) nodeActorOf(this.actorRef, context, id, snapshot.records.get(id));
-    this.actor = this.actorRef;
+    this.actor = inspectionHandle(this.actorRef);
     this[kInternals] = {
       running: () => void this.running(),
       genesis: [given, config],
@@ -138,7 +140,10 @@ export class Swarm implements SwarmContract<'now'> {
       reserved: (route) => this.reserved(route),
       watchDown: (nodeId, onDown) => this.view.downWatchers.watch(nodeId, onDown),
       reads: () => ({ telemetry: this.view.table.nodes, inflight: this.view.table.extra, index }),
-      apply: (command) => applyCommand(this.actorRef, command),
+      apply: (command) => {
+        this.notInHandler('a lifecycle command');
+        return applyCommand(this.actorRef, command);
+      },
     };
   }
 
@@ -158,7 +163,7 @@ export class Swarm implements SwarmContract<'now'> {
    * @example swarm.node('gpu')?.state // 'alive'
    */
   node(nodeId: string): NodeLifecycle | undefined {
-    return lifecycleOf(this.actorRef.getSnapshot().context, nodeId, this.view.ref(nodeId));
+    return lifecycleOf(this.running().context, nodeId, this.view.ref(nodeId));
   }
 
   /**
@@ -263,7 +268,7 @@ export class Swarm implements SwarmContract<'now'> {
   heartbeat(nodeId: string): void {
     const snapshot = this.running();
     const ref = this.view.ref(nodeId);
-    if (ref === undefined) throw this.unknownNode(snapshot, nodeId);
+    if (ref === undefined) throw unknownNode(snapshot, nodeId);
     if (!this.timers) {
       throw new SwarmError('InvalidInput', `heartbeat of node "${nodeId}": the swarm's clock has only now(); create the swarm with a clock that also has setTimeout and clearTimeout (systemClock, ManualClock) to detect failures`);
     }
@@ -281,7 +286,17 @@ export class Swarm implements SwarmContract<'now'> {
    * @example const off = swarm.on('node.down', (e) => console.log(e.nodeId, e.cause, e.rescue.recoveries)); off();
    */
   on<T extends SwarmEmitted['type'] | '*'>(type: T, handler: (event: T extends '*' ? SwarmEmitted : Extract<SwarmEmitted, { type: T }>) => void): () => void {
-    const subscription = this.actorRef.on(type as never, handler as never);
+    // A handler runs while the statechart finishes its step: a command from it would only be
+    // queued, and could not return what it decided. It is refused (see `notInHandler`).
+    const guarded = (event: never) => {
+      this.handling++;
+      try {
+        (handler as (event: never) => void)(event);
+      } finally {
+        this.handling--;
+      }
+    };
+    const subscription = this.actorRef.on(type as never, guarded);
     return () => subscription.unsubscribe();
   }
 
@@ -303,6 +318,7 @@ export class Swarm implements SwarmContract<'now'> {
    * @example const rescue = swarm.markDown('gpu'); rescue.recoveries[0]?.route;
    */
   markDown(nodeId: string): Rescue {
+    this.notInHandler('markDown');
     return takeDown(this.actorRef, nodeId, { type: 'node.down', nodeId });
   }
 
@@ -311,6 +327,7 @@ export class Swarm implements SwarmContract<'now'> {
    * @throws {SwarmError} `UnknownNode`, `Stopped`
    */
   markAlive(nodeId: string): Revival {
+    this.notInHandler('markAlive');
     return revive(this.actorRef, nodeId, 'manual', false);
   }
 
@@ -320,6 +337,7 @@ export class Swarm implements SwarmContract<'now'> {
    * @throws {SwarmError} `InvalidInput` for a bad profile, `DuplicateNode`, `Stopped`
    */
   addNode(profile: NodeProfile): Growth {
+    this.notInHandler('addNode');
     return join(this.actorRef, plainProfile(profile));
   }
 
@@ -329,6 +347,7 @@ export class Swarm implements SwarmContract<'now'> {
    * @throws {SwarmError} `UnknownNode`, `Stopped`
    */
   removeNode(nodeId: string): Retirement {
+    this.notInHandler('removeNode');
     return retire(this.actorRef, nodeId);
   }
 
@@ -343,7 +362,7 @@ export class Swarm implements SwarmContract<'now'> {
   report(nodeId: string, sample: TelemetrySample): NodeTelemetry {
     const snapshot = this.running();
     const ref = this.view.ref(nodeId);
-    if (ref === undefined) throw this.unknownNode(snapshot, nodeId);
+    if (ref === undefined) throw unknownNode(snapshot, nodeId);
     const plain = plainSample(sample);
     const view = this.view;
     // First: a report from a node the detector took down brings it back (a bad sample is no sign of life).
@@ -364,12 +383,15 @@ export class Swarm implements SwarmContract<'now'> {
     if (this.actorRef.getSnapshot().status === 'active') this.actorRef.send({ type: 'swarm.stop' });
   }
 
+  /** `InvalidInput` for a lifecycle command called from inside a `swarm.on` handler. */
+  private notInHandler(call: string): void {
+    if (this.handling > 0) {
+      throw new SwarmError('InvalidInput', `${call} called from inside a swarm.on handler: the statechart is still taking the event that handler was told of; call it after the handler returns (e.g. from queueMicrotask)`);
+    }
+  }
+
   /** The snapshot, if the statechart is running; else `Stopped`. */
   private running(): SwarmSnapshot {
     return runningSnapshot(this.actorRef);
-  }
-
-  private unknownNode(snapshot: SwarmSnapshot, nodeId: unknown): SwarmError {
-    return unknownNode(snapshot, nodeId);
   }
 }
