@@ -5,6 +5,7 @@
  * 500 is only for the two codes that can only mean a bug of the orchestrator itself.
  */
 import { PlanError, RoutingError, SessionError, SwarmError, type PlanErrorCode, type RoutingErrorCode, type SessionErrorCode, type SwarmErrorCode } from '../core/errors.js';
+import { ReplicationError, type ReplicationErrorCode } from '../replication/replication-error.js';
 import { ServeError, type ServeErrorCode } from './serve-error.js';
 
 /** How one library error code is answered: the status, the response's `code`, the request field at fault. */
@@ -57,6 +58,15 @@ export const LIBRARY_ERROR_ANSWERS = Object.freeze({
     // Too few agents to hold every copy.
     InsufficientCapacity: answer(503, 'NoSwarm'),
   } satisfies Record<PlanErrorCode, HttpAnswer>),
+  ReplicationError: Object.freeze({
+    // The orchestrator's own replication settings were refused, or its log holds what no writer wrote: its bug.
+    InvalidInput: answer(500, 'Internal'),
+    BadLog: answer(500, 'Internal'),
+    // A lifecycle command that could not reach the log (`--nats`): the orchestrator is cut off.
+    Disconnected: answer(503, 'Disconnected'),
+    Closed: answer(503, 'Disconnected'),
+    NoGenesis: answer(503, 'NoSwarm'),
+  } satisfies Record<ReplicationErrorCode, HttpAnswer>),
 });
 
 /** The answer to a library error, from {@link LIBRARY_ERROR_ANSWERS}; undefined for any other error. */
@@ -70,7 +80,9 @@ export function libraryErrorAnswer(error: unknown): HttpAnswer | undefined {
           ? LIBRARY_ERROR_ANSWERS.SwarmError
           : error instanceof PlanError
             ? LIBRARY_ERROR_ANSWERS.PlanError
-            : undefined;
+            : error instanceof ReplicationError
+              ? LIBRARY_ERROR_ANSWERS.ReplicationError
+              : undefined;
   if (table === undefined) return undefined;
   const code = (error as { code: string }).code;
   return Object.hasOwn(table, code) ? table[code] : undefined;

@@ -11,7 +11,6 @@ import type { ReplicatedSwarm, ReplicationStatus } from '../replication/index.js
 import type { Swarm } from '../runtime/swarm.js';
 import type { SwarmContract } from '../runtime/swarm-contract.js';
 import type { Clock, SwarmConfig } from '../runtime/types.js';
-import { replicaContract } from './replica-contract.js';
 
 /** Options of {@link startReplica}. */
 export interface ReplicaOptions {
@@ -57,7 +56,7 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     throw error;
   }
   return {
-    swarm: replicaContract(rs),
+    swarm: rs,
     local: () => rs.swarmReplica,
     directory,
     onReplication(listener) {

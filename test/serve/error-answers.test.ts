@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createSwarm, PlanError, RoutingError, SessionError, SwarmError, type NodeProfile, type PlanErrorCode, type RoutingErrorCode, type SessionErrorCode, type SwarmErrorCode } from '../../src/index.js';
+import { ReplicationError, type ReplicationErrorCode } from '../../src/replication/replication-error.js';
 import { asServeError, libraryErrorAnswer, LIBRARY_ERROR_ANSWERS } from '../../src/serve/error-answers.js';
 import { generate } from '../../src/serve/generate.js';
 import { createHttpApp } from '../../src/serve/http-app.js';
@@ -18,6 +19,7 @@ const ROUTING: Record<RoutingErrorCode, true> = { UnknownModel: true, NoHealthyP
 const SESSION: Record<SessionErrorCode, true> = { InvalidInput: true, Closed: true, StepInProgress: true, RetryBudgetExhausted: true, DeadlineExceeded: true, Aborted: true, Unrecoverable: true, HistoryTruncated: true, ReplayOutputsMissing: true };
 const SWARM: Record<SwarmErrorCode, true> = { UnknownNode: true, DuplicateNode: true, Stopped: true, BadTelemetry: true, InvalidInput: true, UnknownLease: true };
 const PLAN: Record<PlanErrorCode, true> = { InvalidInput: true, InsufficientCapacity: true, InvalidPlan: true };
+const REPLICATION: Record<ReplicationErrorCode, true> = { InvalidInput: true, Disconnected: true, Closed: true, NoGenesis: true, BadLog: true };
 
 type ErrorClass = new (code: never, message: string) => Error & { code: string };
 const CLASSES: readonly [string, ErrorClass, readonly string[]][] = [
@@ -25,11 +27,12 @@ const CLASSES: readonly [string, ErrorClass, readonly string[]][] = [
   ['SessionError', SessionError as ErrorClass, Object.keys(SESSION)],
   ['SwarmError', SwarmError as ErrorClass, Object.keys(SWARM)],
   ['PlanError', PlanError as ErrorClass, Object.keys(PLAN)],
+  ['ReplicationError', ReplicationError as ErrorClass, Object.keys(REPLICATION)],
 ];
 const every = CLASSES.flatMap(([name, cls, codes]) => codes.map((code) => [name, cls, code] as const));
 
 /** The codes a 500 is deliberate for: they can only mean a bug of the orchestrator. */
-const ORCHESTRATOR_BUGS = new Set(['SessionError InvalidInput', 'SessionError StepInProgress']);
+const ORCHESTRATOR_BUGS = new Set(['SessionError InvalidInput', 'SessionError StepInProgress', 'ReplicationError InvalidInput', 'ReplicationError BadLog']);
 
 describe('the library error table', () => {
   it('has exactly the codes of each union, no more', () => {
