@@ -26,7 +26,7 @@ let decoyUrl = '';
 let decoyHits = 0;
 
 beforeAll(async () => {
-  decoy = createServer((request, response) => {
+  decoy = createServer((_request, response) => {
     decoyHits++;
     response.writeHead(200, { 'content-type': 'application/json' }).end('{"output":1}');
   });
