@@ -86,7 +86,7 @@ export const command: Command = {
     if (trust.created) log(`created the swarm secret ${trust.tokenFile} (mode 0600): agents read it with --token-file`);
     return withPidFile(args, async () => {
       const orchestrator = await listening(() => reachingNats(replication?.servers, () => startOrchestrator({
-        auth: { secret: trust.secret, ...(trust.clientToken !== undefined ? { clientToken: trust.clientToken } : {}) },
+        auth: { secret: trust.secret, bindingsFile: trust.bindingsFile, ...(trust.clientToken !== undefined ? { clientToken: trust.clientToken } : {}) },
         ...(trust.tls !== undefined ? { tls: trust.tls } : {}),
         host,
         port,

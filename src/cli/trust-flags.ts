@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AuthError } from '../serve/auth/auth-error.js';
 import { loadAgentKey, type AgentKey } from '../serve/auth/agent-key.js';
+import { KeyBindings } from '../serve/auth/key-bindings.js';
 import { ensureSecretFile, readSecretFile } from '../serve/auth/secret-file.js';
 import { readTlsFiles, type TlsOptions } from '../serve/tls-options.js';
 import { stringFlag, UsageError, type FlagSpec, type ParsedArgs } from './args.js';
@@ -24,6 +25,7 @@ const TLS_FLAGS: Record<string, FlagSpec> = {
 /** The credential flags of `serve`. */
 export const SERVE_TRUST_FLAGS: Record<string, FlagSpec> = {
   'token-file': { type: 'string', value: 'file', description: `The swarm secret agents sign with; created (mode 0600) when absent (default ${DEFAULT_TOKEN_FILE}).` },
+  'bindings-file': { type: 'string', value: 'file', description: 'Where each agent id\'s key binding is kept across restarts (default key-bindings.json beside the token file).' },
   'client-token-file': { type: 'string', value: 'file', description: 'POST /v1/generate then needs "authorization: Bearer <its text>"; created (mode 0600) when absent.' },
   ...TLS_FLAGS,
   insecure: { type: 'boolean', description: 'Allow --host other than loopback without TLS.' },
@@ -61,6 +63,7 @@ export interface ServeTrust {
   readonly tokenFile: string;
   readonly created: boolean;
   readonly secret: Buffer;
+  readonly bindingsFile: string;
   readonly clientToken?: Buffer;
   readonly tls?: TlsOptions;
 }
@@ -77,9 +80,11 @@ export function serveTrust(args: ParsedArgs, host: string): ServeTrust {
   }
   const tokenFile = stringFlag(args, 'token-file') ?? DEFAULT_TOKEN_FILE;
   const { secret, created } = asFlag('token-file', () => ensureSecretFile(tokenFile));
+  const bindingsFile = stringFlag(args, 'bindings-file') ?? join(dirname(tokenFile), 'key-bindings.json');
+  asFlag('bindings-file', () => new KeyBindings(bindingsFile)); // refused here, before anything starts
   const clientFile = stringFlag(args, 'client-token-file');
   const clientToken = clientFile === undefined ? undefined : asFlag('client-token-file', () => ensureSecretFile(clientFile).secret);
-  return { tokenFile, created, secret, ...(clientToken !== undefined ? { clientToken } : {}), ...(tls !== undefined ? { tls } : {}) };
+  return { tokenFile, created, secret, bindingsFile, ...(clientToken !== undefined ? { clientToken } : {}), ...(tls !== undefined ? { tls } : {}) };
 }
 
 /** What `agent` runs with: the swarm secret, its key pair, TLS. */

@@ -12,7 +12,6 @@ import { systemClock } from '../runtime/clock.js';
 import type { CommitMode, SwarmContract } from '../runtime/swarm-contract.js';
 import type { Clock, SwarmConfig } from '../runtime/types.js';
 import { registerAgentRoutes } from './agent-routes.js';
-import { KeyBindings } from './auth/key-bindings.js';
 import { guardOrchestrator, type OrchestratorAuth } from './auth/orchestrator-guard.js';
 import { registerGenerateRoute } from './generate-route.js';
 import { createHttpApp, listen } from './http-app.js';
@@ -99,7 +98,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes } : {}), ...(options.replication !== undefined ? { replication: options.replication } : {}) });
 
   const app = createHttpApp(serverTls(options.tls));
-  if (options.auth !== undefined) guardOrchestrator(app, options.auth, new KeyBindings(), log);
+  if (options.auth !== undefined) guardOrchestrator(app, options.auth, log);
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   registerAgentRoutes(app, parts);
   registerGenerateRoute(app, parts, sessionOptions, poster.post);

@@ -15,7 +15,9 @@ import { startCli, stopAll, waitFor, type Child } from './processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hecate-trust-'));
 const tokenFile = join(dir, 'swarm-token');
+const serveArgs = ['serve', '--port', '0', '--layers', '4', '--pipelines', '1', '--token-file', tokenFile];
 let serveUrl = '';
+let serve: Child;
 let a1: Child;
 let a1Url = '';
 let secret: Buffer;
@@ -32,7 +34,9 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => decoy.listen(0, '127.0.0.1', resolve));
   decoyUrl = `http://127.0.0.1:${(decoy.address() as { port: number }).port}`;
-  serveUrl = (await startCli('serve', ['serve', '--port', '0', '--layers', '4', '--pipelines', '1', '--token-file', tokenFile], /listening on (http:\/\/127\.0\.0\.1:\d+)/)).match;
+  const started = await startCli('serve', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+  serve = started.child;
+  serveUrl = started.match;
   const agent = await startCli('a1', ['agent', '--id', 'a1', '--memory', '8', '--score', '2', '--per-layer-ms', '0.5', '--join', serveUrl, '--token-file', tokenFile, '--state-file', join(dir, 'a1.json')], /listening on (http:\/\/\S+),/);
   a1 = agent.child;
   a1Url = agent.match;
@@ -132,6 +136,18 @@ describe('the swarm secret and agent keys (real processes)', () => {
     // Freed: the next signed join binds the id to its key.
     expect((await send(`${serveUrl}/v1/nodes`, { ...hijack, url: decoyUrl }, impostor)).status).toBe(200);
     expect((await send(`${serveUrl}/v1/nodes/a1/heartbeat`, {}, impostor)).status).toBe(200);
+  });
+
+  it('keeps the bindings across a restart of the orchestrator (key-bindings.json beside the token file)', async () => {
+    serve.process.kill('SIGTERM');
+    await serve.exited;
+    expect(JSON.parse(readFileSync(join(dir, 'key-bindings.json'), 'utf8'))).toEqual({ bindings: { a1: impostorKey.publicKey } });
+    serveUrl = (await startCli('serve again', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/)).match;
+    // a1 is now the key the admin let bind it: the original agent's key is refused after the restart.
+    const original = loadAgentKey(join(dir, 'a1.json'), 'a1').key;
+    const refused = await send(`${serveUrl}/v1/nodes`, { ...hijack, url: decoyUrl }, { secret, key: original });
+    expect(refused.status).toBe(409);
+    expect((await send(`${serveUrl}/v1/nodes`, { ...hijack, url: decoyUrl }, { secret, key: impostorKey })).status).toBe(200);
   });
 });
 

@@ -10,7 +10,7 @@ import { systemClock } from '../../runtime/clock.js';
 import type { TimeSource } from '../../runtime/types.js';
 import { ServeError } from '../serve-error.js';
 import { AGENT_KEY_HEADERS, verifyAgentSignature } from './agent-key.js';
-import type { KeyBindings } from './key-bindings.js';
+import { KeyBindings } from './key-bindings.js';
 import { NonceCache } from './nonce-cache.js';
 import { rawBody, keepRawBody } from './raw-body.js';
 import { DEFAULT_MAX_SKEW_MS, sameSecret, verifySignature, type SignedParts } from './request-signing.js';
@@ -28,6 +28,11 @@ export interface OrchestratorAuth {
   readonly clock?: TimeSource;
   /** @defaultValue 30000 */
   readonly maxSkewMs?: number;
+  /**
+   * Keeps the id → key bindings in this file, so they outlive a restart. @defaultValue none:
+   * in memory, for as long as the orchestrator runs
+   */
+  readonly bindingsFile?: string;
 }
 
 const MEMBER_ROUTES = new Map([
@@ -41,8 +46,12 @@ const verified = new WeakMap<object, SignedParts>();
 
 const bearer = (request: FastifyRequest): string | undefined => /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
 
-/** Registers the checks and the admin route on the orchestrator's app (before its routes are added). */
-export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, bindings: KeyBindings, log: (line: string) => void): void {
+/**
+ * Registers the checks and the admin route on the orchestrator's app (before its routes are added).
+ * @throws {AuthError} `StateFile` when `auth.bindingsFile` exists but cannot be read
+ */
+export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, log: (line: string) => void): void {
+  const bindings = new KeyBindings(auth.bindingsFile);
   const clock = auth.clock ?? systemClock;
   const maxSkewMs = auth.maxSkewMs ?? DEFAULT_MAX_SKEW_MS;
   const nonces = new NonceCache(2 * maxSkewMs);
