@@ -9,7 +9,7 @@ import { AuthError } from '../serve/auth/auth-error.js';
 import { loadAgentKey, type AgentKey } from '../serve/auth/agent-key.js';
 import { KeyBindings } from '../serve/auth/key-bindings.js';
 import { ensureSecretFile, readSecretFile } from '../serve/auth/secret-file.js';
-import { readTlsFiles, type TlsOptions } from '../serve/tls-options.js';
+import { readPemFile, type TlsOptions } from '../serve/tls-options.js';
 import { stringFlag, UsageError, type FlagSpec, type ParsedArgs } from './args.js';
 import { isLoopbackHost } from './loopback.js';
 
@@ -19,7 +19,7 @@ export const DEFAULT_TOKEN_FILE = join('.hecate', 'swarm-token');
 const TLS_FLAGS: Record<string, FlagSpec> = {
   'tls-cert': { type: 'string', value: 'file', description: 'PEM certificate to serve https with (needs --tls-key).' },
   'tls-key': { type: 'string', value: 'file', description: 'PEM private key of --tls-cert.' },
-  ca: { type: 'string', value: 'file', description: 'PEM CA certificate(s) to trust when calling the other processes of the swarm over https.' },
+  ca: { type: 'string', value: 'file', description: 'PEM CA certificate(s) to trust, instead of the system\'s, when calling the other processes of the swarm over https.' },
 };
 
 /** The credential flags of `serve`. */
@@ -54,8 +54,11 @@ function tlsFlags(args: ParsedArgs): TlsOptions | undefined {
   const ca = stringFlag(args, 'ca');
   if ((cert === undefined) !== (key === undefined)) throw new UsageError(cert === undefined ? 'flag --tls-key needs --tls-cert FILE' : 'flag --tls-cert needs --tls-key FILE');
   if (cert === undefined && ca === undefined) return undefined;
-  const flag = cert !== undefined && !existsSync(cert) ? 'tls-cert' : key !== undefined && !existsSync(key) ? 'tls-key' : cert !== undefined ? 'tls-cert' : 'ca';
-  return asFlag(flag, () => readTlsFiles({ ...(cert !== undefined ? { cert } : {}), ...(key !== undefined ? { key } : {}), ...(ca !== undefined ? { ca } : {}) }));
+  const pem = (flag: string, path: string | undefined, what: string): string | undefined => (path === undefined ? undefined : asFlag(flag, () => readPemFile(path, what)));
+  const certText = pem('tls-cert', cert, 'TLS certificate');
+  const keyText = pem('tls-key', key, 'TLS private key');
+  const caText = pem('ca', ca, 'CA certificate');
+  return { ...(certText !== undefined ? { cert: certText } : {}), ...(keyText !== undefined ? { key: keyText } : {}), ...(caText !== undefined ? { ca: caText } : {}) };
 }
 
 /** What `serve` runs with: the swarm secret (made if absent), the client token, TLS. */

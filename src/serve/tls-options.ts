@@ -10,7 +10,7 @@ import { AuthError } from './auth/auth-error.js';
 export interface TlsOptions {
   readonly cert?: string;
   readonly key?: string;
-  /** Certificates trusted when calling other processes of the swarm (besides the system's). */
+  /** Certificates trusted when calling other processes of the swarm over https (instead of the system's). */
   readonly ca?: string;
 }
 
@@ -20,23 +20,16 @@ export function serverTls(tls: TlsOptions | undefined): { readonly cert: string;
 }
 
 /**
- * Reads the PEM files of `--tls-cert`, `--tls-key` and `--ca`.
- * @throws {AuthError} `SecretFile` naming the file that cannot be read or holds no PEM block
+ * Reads one PEM file (`what` names it in the message: "TLS certificate", "CA certificate").
+ * @throws {AuthError} `TlsFile` naming the file when it cannot be read or holds no PEM block
  */
-export function readTlsFiles(files: { readonly cert?: string; readonly key?: string; readonly ca?: string }): TlsOptions {
-  const read = (path: string | undefined, what: string): string | undefined => {
-    if (path === undefined) return undefined;
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (error) {
-      throw new AuthError('SecretFile', `${path}: cannot read the ${what} (${String((error as { code?: unknown }).code ?? error)})`, { cause: error });
-    }
-    if (!/-----BEGIN [A-Z ]+-----/.test(text)) throw new AuthError('SecretFile', `${path}: the ${what} is not PEM (no -----BEGIN ...----- line)`);
-    return text;
-  };
-  const cert = read(files.cert, 'TLS certificate');
-  const key = read(files.key, 'TLS private key');
-  const ca = read(files.ca, 'CA certificate');
-  return { ...(cert !== undefined ? { cert } : {}), ...(key !== undefined ? { key } : {}), ...(ca !== undefined ? { ca } : {}) };
+export function readPemFile(path: string, what: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new AuthError('TlsFile', `${path}: cannot read the ${what} (${String((error as { code?: unknown }).code ?? error)})`, { cause: error });
+  }
+  if (!/-----BEGIN [A-Z ]+-----/.test(text)) throw new AuthError('TlsFile', `${path}: the ${what} is not PEM (no -----BEGIN ...----- line)`);
+  return text;
 }

@@ -35,11 +35,12 @@ export interface OrchestratorAuth {
   readonly bindingsFile?: string;
 }
 
-const MEMBER_ROUTES = new Map([
+/** The agents' routes, by fastify route pattern: what each is called in messages. */
+const MEMBER_ROUTES: ReadonlyMap<string, 'join' | 'heartbeat' | 'leave'> = new Map([
   ['/v1/nodes', 'join'],
   ['/v1/nodes/:id/heartbeat', 'heartbeat'],
   ['/v1/nodes/:id/leave', 'leave'],
-] as const);
+]);
 const ADMIN_ROUTE = '/v1/nodes/:id/key';
 
 const verified = new WeakMap<object, SignedParts>();
@@ -72,7 +73,7 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
   app.addHook('preValidation', async (request) => {
     const route = request.routeOptions.url;
     if (route === undefined) return;
-    if (MEMBER_ROUTES.has(route as never)) checkSecret(request, false);
+    if (MEMBER_ROUTES.has(route)) checkSecret(request, false);
     else if (route === ADMIN_ROUTE) checkSecret(request, true);
     else if (route === '/v1/generate' && auth.clientToken !== undefined) {
       const token = bearer(request);
@@ -82,7 +83,7 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
 
   // After validation: the id is well formed, and the join's body is the one the agent signed.
   app.addHook('preHandler', async (request) => {
-    const what = MEMBER_ROUTES.get(request.routeOptions.url as never);
+    const what = MEMBER_ROUTES.get(request.routeOptions.url ?? '');
     if (what === undefined) return;
     const id = what === 'join' ? (request.body as { id: string }).id : (request.params as { id: string }).id;
     const key = request.headers[AGENT_KEY_HEADERS.key];
