@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAgentKey, type AgentKey } from '../../src/serve/auth/agent-key.js';
 import { signedHeaders, type RequestSigner } from '../../src/serve/auth/client-headers.js';
+import { ensureSecretFile } from '../../src/serve/auth/secret-file.js';
 import { expectedDigest } from '../../src/serve/stage-work.js';
 import { startCli, stopAll, waitFor, type Child } from './processes.js';
 
@@ -107,6 +108,15 @@ describe('the swarm secret and agent keys (real processes)', () => {
     expect(((await replay.json()) as any).error.message).toContain('already used');
     expect((await status()).nodes.map((n: { id: string }) => n.id)).toEqual(['a1']);
     expect(decoyHits).toBe(0);
+  });
+
+  it('an agent with another swarm secret is refused (401) and exits 2 saying so', async () => {
+    const otherToken = join(dir, 'other-swarm-token');
+    ensureSecretFile(otherToken);
+    const { child } = await startCli('a9', ['agent', '--id', 'a9', '--memory', '8', '--score', '1', '--join', serveUrl, '--token-file', otherToken, '--state-file', join(dir, 'a9.json')], /listening on (http:\/\/\S+),/);
+    expect(await child.exited).toBe('exit 2');
+    expect(child.stderr()).toMatch(/the orchestrator refused the join: 401 .*"code":"Unauthenticated".*the signature does not match/);
+    expect((await status()).nodes.map((n: { id: string }) => n.id)).toEqual(['a1']);
   });
 
   it('an agent refuses stage calls not signed with the swarm secret (401) and serves signed ones', async () => {
