@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { systemClock } from '../runtime/clock.js';
-import type { Clock } from '../runtime/types.js';
+import type { Clock, TimeSource } from '../runtime/types.js';
 import { runLayers, type LayerCaches } from '../core/digest-model.js';
 import type { AgentKey } from './auth/agent-key.js';
 import { guardStageCalls } from './auth/stage-guard.js';
@@ -16,7 +16,6 @@ import { ServeError } from './serve-error.js';
 import { hashText, stageDelayMs } from './stage-work.js';
 import { stageBodySchema, type StageReply, type StageRequest } from './stage-protocol.js';
 import { serverTls, type TlsOptions } from './tls-options.js';
-import type { TimeSource } from '../runtime/types.js';
 
 /** Options of {@link startAgent}. */
 export interface AgentOptions {
