@@ -15,7 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createRng, deriveSeed } from '../src/sim/load/rng.js';
 
 const BIN = 'dist/src/cli/main.js';
@@ -78,8 +78,10 @@ function quantile(sorted: readonly number[], p: number): number {
 /** One run: `replicas` orchestrators on a fresh swarm, the agents, the arrivals; the figures. */
 async function run(nats: string, topology: string, replicas: number): Promise<string> {
   const swarm = `w5r${replicas}p${process.pid}`;
-  const urls = await Promise.all(Array.from({ length: replicas }, () => start(process.execPath, [BIN, 'serve', '--port', '0', '--topology', topology, '--nats', nats, '--swarm', swarm], /listening on (http:\/\/\S+)/).then((s) => s.match)));
-  await Promise.all(AGENTS.map((a, i) => start(process.execPath, [BIN, 'agent', '--id', a.id, '--memory', String(a.memoryGb), '--score', String(a.score), '--per-layer-ms', String(PER_LAYER_MS), '--slots', '1', '--port', '0', '--join', urls.slice(i % replicas).concat(urls.slice(0, i % replicas)).join(',')], /listening on (http:\/\/\S+)/)));
+  // The swarm secret beside the topology (the first serve creates it), not in the working directory.
+  const token = ['--token-file', join(dirname(topology), `swarm-token-${replicas}`)];
+  const urls = await Promise.all(Array.from({ length: replicas }, () => start(process.execPath, [BIN, 'serve', '--port', '0', '--topology', topology, '--nats', nats, '--swarm', swarm, ...token], /listening on (http:\/\/\S+)/).then((s) => s.match)));
+  await Promise.all(AGENTS.map((a, i) => start(process.execPath, [BIN, 'agent', '--id', a.id, '--memory', String(a.memoryGb), '--score', String(a.score), '--per-layer-ms', String(PER_LAYER_MS), '--slots', '1', '--port', '0', '--join', urls.slice(i % replicas).concat(urls.slice(0, i % replicas)).join(','), ...token], /listening on (http:\/\/\S+)/)));
   let status: Status | undefined;
   for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(200)) {
     const all = await Promise.all(urls.map(async (u) => (await fetch(`${u}/v1/status`)).json() as Promise<Status>));

@@ -3,6 +3,7 @@ import { startAgent } from '../serve/agent.js';
 import { helpText, integerFlag, parseCommandArgs, requiredFlag, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
 import { listening, numberFlag, PID_FILE_FLAG, untilSignal, withPidFile } from './process-flags.js';
+import { AGENT_TRUST_FLAGS, agentTrust } from './trust-flags.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -16,13 +17,16 @@ const spec: ArgsSpec = {
     jitter: { type: 'string', value: 'r', description: 'Relative jitter of a stage\'s time, 0-0.9 (default 0.2).' },
     seed: { type: 'string', value: 'n', description: 'Seed of the jitter (default: a hash of the id).' },
     slots: { type: 'string', value: 'n', description: 'Stage calls it runs at once; later ones wait in arrival order (default: no limit).' },
+    ...AGENT_TRUST_FLAGS,
     'pid-file': PID_FILE_FLAG,
   },
 };
 
 const SUMMARY = 'Run a stand-in stage server (no model: real time and a checked digest) that joins an orchestrator.';
 const DETAILS = `It heartbeats every second, serves POST /v1/stage, keeps each session's caches for the
-next steps, and leaves the orchestrator cleanly on SIGTERM or SIGINT.
+next steps, and leaves the orchestrator cleanly on SIGTERM or SIGINT. It signs its joins,
+heartbeats and leaves with the swarm secret (--token-file, as serve wrote it) and its own key
+(--state-file), and refuses stage calls not signed with the secret (docs/security.md).
 
 Example:
   hecate-node agent --id a1 --memory 12 --score 2 --join http://127.0.0.1:8080`;
@@ -52,8 +56,13 @@ export const command: Command = {
     const seed = integerFlag(args, 'seed', 0, 2 ** 32 - 1);
     const slots = integerFlag(args, 'slots', 1, 1_000_000);
     const host = stringFlag(args, 'host');
+    const log = (line: string) => io.stderr(`hecate-node agent ${id}: ${line}\n`);
+    const trust = await agentTrust(args, id, log);
+    if (trust.createdKey) log(`created its key pair in ${trust.stateFile} (mode 0600)`);
     return withPidFile(args, async () => {
       const agent = await listening(() => startAgent({
+        auth: { secret: trust.secret, key: trust.key },
+        ...(trust.tls !== undefined ? { tls: trust.tls } : {}),
         id,
         memoryGb,
         score,
@@ -64,7 +73,7 @@ export const command: Command = {
         ...(jitter !== undefined ? { jitter } : {}),
         ...(seed !== undefined ? { seed } : {}),
         ...(slots !== undefined ? { slots } : {}),
-        log: (line) => io.stderr(`hecate-node agent ${id}: ${line}\n`),
+        log,
       }), port ?? 0, host ?? '127.0.0.1');
       io.stdout(`hecate-node agent ${id}: listening on ${agent.url}, joining ${join}\n`);
       // A join the orchestrator refuses (4xx) ends the agent: retrying would be refused again.

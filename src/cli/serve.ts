@@ -7,6 +7,7 @@ import type { Command } from './command.js';
 import { readInput } from './io.js';
 import { listening, numberFlag, PID_FILE_FLAG, untilSignal, withPidFile } from './process-flags.js';
 import { replicationFlags } from './replication-flags.js';
+import { SERVE_TRUST_FLAGS, serveTrust } from './trust-flags.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -23,6 +24,7 @@ const spec: ArgsSpec = {
     'eject-after': { type: 'string', value: 'n', description: 'Eject an agent after this many consecutive failed stage calls (default 5).' },
     nats: { type: 'string', value: 'url', description: 'Replicate the swarm through this NATS server (JetStream), e.g. nats://127.0.0.1:4222; several orchestrators given the same --nats and --swarm serve one swarm. Needs --swarm and --topology.' },
     swarm: { type: 'string', value: 'name', description: 'The replicated swarm\'s name (letters, digits, "_", "-"). Needs --nats.' },
+    ...SERVE_TRUST_FLAGS,
     'pid-file': PID_FILE_FLAG,
   },
 };
@@ -30,7 +32,12 @@ const spec: ArgsSpec = {
 const SUMMARY = 'Run the HTTP orchestrator: agents join it, POST /v1/generate runs sessions over them.';
 const DETAILS = `Endpoints: POST /v1/nodes (join), POST /v1/nodes/:id/heartbeat, POST /v1/nodes/:id/leave,
 POST /v1/generate { model, prompt, steps }, GET /v1/status, GET /v1/events (server-sent
-events), GET /metrics (Prometheus). Stops on SIGTERM or SIGINT.
+events), GET /metrics (Prometheus), DELETE /v1/nodes/:id/key (admin: frees an id bound to an
+agent's key). Stops on SIGTERM or SIGINT.
+
+Agents sign their joins, heartbeats and leaves with the swarm secret of --token-file (serve
+creates it; agents started in the same directory read it) and with their own key; an id stays
+bound to the key it first joined with (docs/security.md).
 
 Example:
   hecate-node serve --port 8080
@@ -74,8 +81,13 @@ export const command: Command = {
       models = topology.value.models;
       nodes = topology.value.nodes;
     }
+    const trust = serveTrust(args, host);
+    const log = (line: string) => io.stderr(`hecate-node serve: ${line}\n`);
+    if (trust.created) log(`created the swarm secret ${trust.tokenFile} (mode 0600): agents read it with --token-file`);
     return withPidFile(args, async () => {
       const orchestrator = await listening(() => reachingNats(replication?.servers, () => startOrchestrator({
+        auth: { secret: trust.secret, bindingsFile: trust.bindingsFile, ...(trust.clientToken !== undefined ? { clientToken: trust.clientToken } : {}) },
+        ...(trust.tls !== undefined ? { tls: trust.tls } : {}),
         host,
         port,
         models,
@@ -90,7 +102,7 @@ export const command: Command = {
         ...(ejectAfter !== undefined ? { ejection: { consecutiveFailures: ejectAfter } } : {}),
         ...(stageTimeoutMs !== undefined ? { stageTimeoutMs } : {}),
         ...(replication !== undefined ? { replication } : {}),
-        log: (line) => io.stderr(`hecate-node serve: ${line}\n`),
+        log,
       })), port, host);
       io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);
       const signal = await untilSignal();

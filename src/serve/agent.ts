@@ -6,12 +6,16 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { systemClock } from '../runtime/clock.js';
-import type { Clock } from '../runtime/types.js';
+import type { Clock, TimeSource } from '../runtime/types.js';
 import { runLayers, type LayerCaches } from '../core/digest-model.js';
+import type { AgentKey } from './auth/agent-key.js';
+import { guardStageCalls } from './auth/stage-guard.js';
 import { createHttpApp, listen } from './http-app.js';
+import { createPeerPoster } from './peer-post.js';
 import { ServeError } from './serve-error.js';
 import { hashText, stageDelayMs } from './stage-work.js';
 import { stageBodySchema, type StageReply, type StageRequest } from './stage-protocol.js';
+import { serverTls, type TlsOptions } from './tls-options.js';
 
 /** Options of {@link startAgent}. */
 export interface AgentOptions {
@@ -49,6 +53,14 @@ export interface AgentOptions {
    * the host's timers. @defaultValue systemClock
    */
   readonly clock?: Clock;
+  /**
+   * The swarm secret and the agent's own key pair (docs/security.md): its joins, heartbeats and
+   * leaves are signed with both, and stage calls not signed with the secret are refused (401).
+   * `clock` stamps and checks the signatures: wall time. Without it nothing is signed or checked.
+   */
+  readonly auth?: { readonly secret: Uint8Array; readonly key: AgentKey; readonly clock?: TimeSource };
+  /** Serve stage calls over https with `cert` and `key`; trust `ca` when calling the orchestrator. */
+  readonly tls?: TlsOptions;
   /** Told about joins and failures to reach the orchestrator. */
   readonly log?: (line: string) => void;
 }
@@ -106,7 +118,9 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   };
   const sessions = new Map<string, LayerCaches>();
 
-  const app: FastifyInstance = createHttpApp();
+  if (options.auth !== undefined && options.auth.key.id !== options.id) throw new ServeError('InvalidRequest', 400, `agent "${options.id}" was given the key of agent "${options.auth.key.id}"`, { field: 'auth' });
+  const app: FastifyInstance = createHttpApp(serverTls(options.tls));
+  if (options.auth !== undefined) guardStageCalls(app, options.auth.secret, options.auth.clock);
   app.get('/v1/health', async () => ({ id: options.id, sessions: sessions.size, running: busy, queued: queue.length }));
   app.post<{ Body: StageRequest }>('/v1/stage', { schema: { body: stageBodySchema } }, async (request): Promise<StageReply> => {
     const body = request.body;
@@ -143,8 +157,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   let rejoining = false;
   const profile = { id: options.id, memoryGb: options.memoryGb, score: options.score, url };
 
-  const post = (to: number, path: string, body: unknown, timeoutMs: number) =>
-    fetch(`${bases[to]}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+  const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret, key: options.auth.key } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
+  const post = (to: number, path: string, body: unknown, timeoutMs: number) => poster.post(`${bases[to]}${path}`, JSON.stringify(body), AbortSignal.timeout(timeoutMs));
 
   const join = async (): Promise<void> => {
     for (let attempt = 0; !stopped; attempt++) {
@@ -177,12 +191,14 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     const to = current;
     try {
       const response = await post(to, `/v1/nodes/${encodeURIComponent(options.id)}/heartbeat`, {}, heartbeatMs * 2);
-      await response.arrayBuffer();
+      const replied = await response.text();
       // 503: it cannot serve (a replica cut off from its swarm's log): the next one, at once.
       if (response.status === 503 && failOver(to, 'heartbeat')) {
         if (!retry) void beat(true);
         return;
       }
+      // 401, 409: not trusted (another swarm secret; the id bound to another key): say so, keep beating.
+      if (response.status === 401 || response.status === 409) log(`heartbeat refused: ${response.status} ${replied.slice(0, 300)}`);
       // 404: the orchestrator does not know us (it restarted, or we left): join again.
       if (response.status === 404) {
         rejoining = true;
@@ -227,6 +243,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
         log(`leave: ${describe(error)}`);
       }
       await app.close();
+      poster.close();
     },
   };
 }

@@ -8,6 +8,7 @@ import type { SessionOptions, StageRunner } from '../sessions/session-types.js';
 import { openSession } from '../sessions/session-swarm.js';
 import type { TimeSource } from '../runtime/types.js';
 import type { NodeRegistry } from './node-registry.js';
+import type { PeerPost } from './peer-post.js';
 import { asServeError } from './error-answers.js';
 import { ServeError } from './serve-error.js';
 import type { ServeMetrics } from './serve-metrics.js';
@@ -47,12 +48,16 @@ export const generateBodySchema = {
   },
 } as const;
 
+/** An unsigned POST over fetch (no swarm secret configured). */
+const plainPost: PeerPost = (url, body, signal) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal });
+
 /**
  * A stage runner that calls the agents over HTTP, counting calls in flight per agent. The agents
  * see session `id` as `sessionPrefix + id`: orchestrators of one replicated swarm draw the same
- * ids (their Swarms run on one seed), and an agent keeps caches per session id.
+ * ids (their Swarms run on one seed), and an agent keeps caches per session id. `post` sends the
+ * call (signed with the swarm secret, over the configured TLS: peer-post.ts); plain fetch without.
  */
-export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, promptTokenCount: number, path: Map<number, StageReply>, sessionPrefix = ''): StageRunner<number> {
+export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, promptTokenCount: number, path: Map<number, StageReply>, sessionPrefix = '', post: PeerPost = plainPost): StageRunner<number> {
   return async (stage, input, context) => {
     const record = registry.get(stage.nodeId);
     if (record?.url === undefined) throw new ServeError('StageFailed', 502, `agent "${stage.nodeId}" has no address (it never joined)`);
@@ -70,7 +75,7 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
     record.inflight++;
     let outcome = 'error';
     try {
-      const response = await fetch(`${record.url}/v1/stage`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: context.signal });
+      const response = await post(`${record.url}/v1/stage`, JSON.stringify(body), context.signal);
       if (!response.ok) throw new ServeError('StageFailed', 502, `agent "${stage.nodeId}" answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
       const reply = (await response.json()) as StageReply;
       if (context.replay.length > 0) context.replayed(reply.replayOutputs);
@@ -93,15 +98,16 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
  * the one table of `error-answers.ts`: an unknown model 400 (field `model`), nothing to serve with
  * 503, a failed session 502, 503 or 504.
  * `clock` times the reply's `ms` (the orchestrator's clock, the one its Swarm runs on);
- * `sessionPrefix` goes before the session's id wherever it leaves the orchestrator.
+ * `sessionPrefix` goes before the session's id wherever it leaves the orchestrator; `post` sends
+ * the stage calls.
  */
-export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: TimeSource, sessionPrefix = ''): Promise<GenerateReply> {
+export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: TimeSource, sessionPrefix = '', post: PeerPost = plainPost): Promise<GenerateReply> {
   const started = clock.now();
   const tokens = promptTokens(request.prompt);
   const path = new Map<number, StageReply>();
   let session;
   try {
-    session = openSession<number>(swarm, { model: request.model, tokens: tokens + request.steps }, httpStageRunner(registry, metrics, tokens, path, sessionPrefix), options);
+    session = openSession<number>(swarm, { model: request.model, tokens: tokens + request.steps }, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, post), options);
   } catch (error) {
     throw asServeError(error); // e.g. no route 503, a model only a degraded route serves 503
   }

@@ -7,16 +7,20 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { asServeError } from './error-answers.js';
 import { errorBody, ServeError, validationField } from './serve-error.js';
 
-/** A fastify app with the house's error shape: `{ error: { code, message, field? } }`. */
-export function createHttpApp(): FastifyInstance {
+/**
+ * A fastify app with the house's error shape: `{ error: { code, message, field? } }`; over https
+ * when `tls` (a PEM certificate and key) is given.
+ */
+export function createHttpApp(tls?: { readonly cert: string; readonly key: string }): FastifyInstance {
   // Keep-alive sockets of a dead peer must not hold close() open.
   const app = Fastify({
+    ...(tls !== undefined ? { https: { cert: tls.cert, key: tls.key } } : {}),
     logger: false,
     forceCloseConnections: true,
     bodyLimit: 4 * 1024 * 1024,
     // Refuse what the schema does not allow instead of quietly fixing it: no coercion, no stripping.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
-  });
+  }) as unknown as FastifyInstance;
   app.setErrorHandler((error: FastifyError | ServeError | Error, _request, reply) => {
     if (error instanceof ServeError) {
       void reply.status(error.status).send(errorBody(error.code, error.message, error.field));
@@ -46,11 +50,12 @@ export function createHttpApp(): FastifyInstance {
   return app;
 }
 
-/** Starts listening; resolves with the base URL (`http://127.0.0.1:PORT`). */
+/** Starts listening; resolves with the base URL (`http://127.0.0.1:PORT`, `https://` when the app serves TLS). */
 export async function listen(app: FastifyInstance, host: string, port: number): Promise<string> {
+  const scheme = app.initialConfig.https !== undefined && app.initialConfig.https !== null ? 'https' : 'http';
   await app.listen({ host, port });
   const address = app.server.address();
   const actual = typeof address === 'object' && address !== null ? address.port : port;
   const shown = host.includes(':') ? `[${host}]` : host;
-  return `http://${shown}:${actual}`;
+  return `${scheme}://${shown}:${actual}`;
 }

@@ -12,12 +12,15 @@ import { systemClock } from '../runtime/clock.js';
 import type { CommitMode, SwarmContract } from '../runtime/swarm-contract.js';
 import type { Clock, SwarmConfig } from '../runtime/types.js';
 import { registerAgentRoutes } from './agent-routes.js';
+import { guardOrchestrator, type OrchestratorAuth } from './auth/orchestrator-guard.js';
 import { registerGenerateRoute } from './generate-route.js';
 import { createHttpApp, listen } from './http-app.js';
 import { openSwarm } from './open-swarm.js';
 import { createParts } from './orchestrator-parts.js';
 import { detectorBounds, SERVE_DETECTOR } from './serve-detector.js';
+import { createPeerPoster } from './peer-post.js';
 import { registerStatusRoutes } from './status-routes.js';
+import { serverTls, type TlsOptions } from './tls-options.js';
 
 /** Options of {@link startOrchestrator}. */
 export interface OrchestratorOptions {
@@ -60,9 +63,19 @@ export interface OrchestratorOptions {
    * orchestrator plans over the same declared nodes) and the optional NATS packages.
    */
   readonly replication?: { readonly servers: readonly string[]; readonly swarm: string };
+  /**
+   * The swarm secret and the client token (docs/security.md): joins, heartbeats and leaves must be
+   * signed with the secret and by the agent's key, an id stays bound to the key it first joined
+   * with, stage calls are signed. Without it nothing is checked (an embedding that guards the
+   * network itself); `hecate-node serve` always sets it.
+   */
+  readonly auth?: OrchestratorAuth;
+  /** Serve over https with `cert` and `key`; trust `ca` when calling agents over https. */
+  readonly tls?: TlsOptions;
   readonly log?: (line: string) => void;
 }
 
+export type { OrchestratorAuth } from './auth/orchestrator-guard.js';
 export { detectorBounds, SERVE_DETECTOR } from './serve-detector.js';
 
 /** A running orchestrator. */
@@ -84,12 +97,15 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const parts = createParts(clock, models, config, log);
   await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes } : {}), ...(options.replication !== undefined ? { replication: options.replication } : {}) });
 
-  const app = createHttpApp();
+  const app = createHttpApp(serverTls(options.tls));
+  if (options.auth !== undefined) guardOrchestrator(app, options.auth, log);
+  const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   registerAgentRoutes(app, parts);
-  registerGenerateRoute(app, parts, sessionOptions);
+  registerGenerateRoute(app, parts, sessionOptions, poster.post);
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
     parts.events.close();
+    poster.close();
     const replica = parts.seat.replica;
     if (replica !== undefined) await replica.close();
     else parts.seat.local()?.stop();

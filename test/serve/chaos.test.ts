@@ -26,6 +26,8 @@ const HEARTBEAT_MS = 1000;
 const nodes = [1, 1.5, 2, 2.5, 3, 2, 1.5, 1].map((score, i) => ({ id: `n${i + 1}`, memoryGb: 6, score }));
 const dir = mkdtempSync(join(tmpdir(), 'hecate-chaos-'));
 const topologyFile = join(dir, 'topology.json');
+/** The swarm secret: the first serve creates it, every serve and agent of a test reads it. */
+const tokenFile = join(dir, 'swarm-token');
 writeFileSync(topologyFile, JSON.stringify({ models: [{ id: 'base', kind: 'base', layers: LAYERS, pipelines: 3 }], nodes }));
 
 const sse = new AbortController();
@@ -46,7 +48,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('hecate-node serve with 8 agents under chaos', () => {
   it('completes every session with the right digest through a SIGKILL, a SIGSTOP and a restart, and /metrics agrees', async () => {
-    const { child: orchestratorChild, match: url } = await startCli('serve', ['serve', '--port', '0', '--topology', topologyFile], /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    const { child: orchestratorChild, match: url } = await startCli('serve', ['serve', '--port', '0', '--topology', topologyFile, '--token-file', tokenFile], /listening on (http:\/\/127\.0\.0\.1:\d+)/);
     const status = async (): Promise<Status> => (await fetch(`${url}/v1/status`)).json() as Promise<Status>;
     const events: ReceivedEvent[] = [];
     await collectEvents(`${url}/v1/events`, events, sse.signal);
@@ -54,7 +56,7 @@ describe('hecate-node serve with 8 agents under chaos', () => {
     const agents = new Map<string, Child>();
     const startAgent = async (id: string): Promise<Child> => {
       const profile = nodes.find((n) => n.id === id);
-      const { child } = await startCli(id, ['agent', '--id', id, '--memory', String(profile?.memoryGb), '--score', String(profile?.score), '--join', url, '--port', '0'], /listening on (http:\/\/\S+)/);
+      const { child } = await startCli(id, ['agent', '--id', id, '--memory', String(profile?.memoryGb), '--score', String(profile?.score), '--join', url, '--port', '0', '--token-file', tokenFile], /listening on (http:\/\/\S+)/);
       agents.set(id, child);
       return child;
     };
@@ -231,7 +233,7 @@ afterAll(async () => {
 describe('two hecate-node serve on one swarm (NATS), one of them killed', () => {
   it('loses exactly the sessions in flight on the killed orchestrator; clients retry on the other and every session completes', async () => {
     nats = await NatsServer.start();
-    const serveArgs = ['serve', '--port', '0', '--topology', replicatedTopology, '--nats', nats.url, '--swarm', 'chaos'];
+    const serveArgs = ['serve', '--port', '0', '--topology', replicatedTopology, '--nats', nats.url, '--swarm', 'chaos', '--token-file', tokenFile];
     const [a, b] = await Promise.all([
       startCli('serve A', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/),
       startCli('serve B', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/),
@@ -247,7 +249,7 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
     // machine, so A reliably has several sessions open when it is killed.
     await Promise.all(replicatedNodes.map(async (n, i) => {
       const order = i % 2 === 0 ? `${urls[0]},${urls[1]}` : `${urls[1]},${urls[0]}`;
-      const { child } = await startCli(n.id, ['agent', '--id', n.id, '--memory', String(n.memoryGb), '--score', String(n.score), '--join', order, '--port', '0', '--per-layer-ms', '4'], /listening on (http:\/\/\S+)/);
+      const { child } = await startCli(n.id, ['agent', '--id', n.id, '--memory', String(n.memoryGb), '--score', String(n.score), '--join', order, '--port', '0', '--per-layer-ms', '4', '--token-file', tokenFile], /listening on (http:\/\/\S+)/);
       agents.set(n.id, child);
     }));
     const planOf = (s: Status) => JSON.stringify(s.plan);

@@ -1,7 +1,13 @@
+import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../cli/run-cli.js';
 import { freePort } from '../replication/nats-server.js';
+
+/** The swarm secret serve creates: in a temp dir, not the repo. */
+const token = join(mkdtempSync(join(tmpdir(), 'hecate-serve-cli-')), 'swarm-token');
 
 describe('hecate-node serve / agent flags', () => {
   it.each([
@@ -33,7 +39,7 @@ describe('hecate-node serve / agent flags', () => {
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const port = (taken.address() as { port: number }).port;
     try {
-      const run = await cli('serve', '--port', String(port));
+      const run = await cli('serve', '--port', String(port), '--token-file', token);
       expect(run.code).toBe(2);
       expect(run.stderr).toContain(`flag --port: 127.0.0.1:${port} is already in use`);
     } finally {
@@ -43,7 +49,7 @@ describe('hecate-node serve / agent flags', () => {
 
   it('exits 2 naming --nats when no NATS server answers there', async () => {
     const port = await freePort();
-    const run = await cli('serve', '--port', '0', '--topology', 'examples/swarm.json', '--nats', `nats://127.0.0.1:${port}`, '--swarm', 'lab');
+    const run = await cli('serve', '--port', '0', '--topology', 'examples/swarm.json', '--nats', `nats://127.0.0.1:${port}`, '--swarm', 'lab', '--token-file', token);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(`flag --nats: cannot use nats://127.0.0.1:${port} (connection refused)`);
