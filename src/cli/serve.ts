@@ -7,6 +7,7 @@ import type { Command } from './command.js';
 import { readInput } from './io.js';
 import { listening, numberFlag, PID_FILE_FLAG, untilSignal, withPidFile } from './process-flags.js';
 import { replicationFlags } from './replication-flags.js';
+import { EDGE_FLAGS, edgeFlags } from './edge-flags.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -23,6 +24,7 @@ const spec: ArgsSpec = {
     'eject-after': { type: 'string', value: 'n', description: 'Eject an agent after this many consecutive failed stage calls (default 5).' },
     nats: { type: 'string', value: 'url', description: 'Replicate the swarm through this NATS server (JetStream), e.g. nats://127.0.0.1:4222; several orchestrators given the same --nats and --swarm serve one swarm. Needs --swarm and --topology.' },
     swarm: { type: 'string', value: 'name', description: 'The replicated swarm\'s name (letters, digits, "_", "-"). Needs --nats.' },
+    ...EDGE_FLAGS,
     'pid-file': PID_FILE_FLAG,
   },
 };
@@ -63,6 +65,7 @@ export const command: Command = {
     const minStd = numberFlag(args, 'min-std-ms', 0, 600_000);
     const file = stringFlag(args, 'topology');
     const replication = replicationFlags(args);
+    const edge = edgeFlags(args);
     if (replication !== undefined && file === undefined) throw new UsageError('flag --nats needs --topology FILE: every orchestrator of a replicated swarm plans over the same declared nodes');
     let models: readonly ModelSpec[] = [{ id: 'base', kind: 'base', layers, pipelines: pipelines ?? 2 }];
     let nodes: readonly NodeProfile[] | undefined;
@@ -90,6 +93,7 @@ export const command: Command = {
         ...(ejectAfter !== undefined ? { ejection: { consecutiveFailures: ejectAfter } } : {}),
         ...(stageTimeoutMs !== undefined ? { stageTimeoutMs } : {}),
         ...(replication !== undefined ? { replication } : {}),
+        ...edge,
         log: (line) => io.stderr(`hecate-node serve: ${line}\n`),
       })), port, host);
       io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);

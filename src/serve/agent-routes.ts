@@ -12,10 +12,19 @@ import { joinBodySchema, nodeParamsSchema, type JoinBody } from './node-protocol
 import { planWhenReady } from './open-swarm.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import { ServeError } from './serve-error.js';
+import type { SilentJoins } from './forget-silent.js';
+import { checkJoinUrl, type JoinGuard } from './join-guard.js';
+
+/** The checks of a join at the edge (join-guard.ts, forget-silent.ts); without them a join is believed as sent. */
+export interface JoinEdge {
+  readonly guard: JoinGuard;
+  readonly silent: SilentJoins;
+  readonly agentHosts: readonly string[];
+}
 
 /** Registers the join, heartbeat and leave routes. */
-export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorParts): void {
-  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema } }, (request) => join(parts, request.body));
+export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorParts, edge?: JoinEdge): void {
+  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema } }, async (request) => join(parts, edge === undefined ? request.body : admitted(parts, edge, request.body, request.socket.remoteAddress ?? request.ip), edge));
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema } }, (request) => heartbeat(parts, request.params.id));
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema } }, (request) => leave(parts, request.params.id));
 }
@@ -25,8 +34,41 @@ function stateOf(parts: OrchestratorParts, id: string): AgentState {
   return record === undefined ? 'absent' : agentState(record, parts.seat.lifecycle(id));
 }
 
+/**
+ * A join as the edge admits it: its URL reduced to scheme, host and port on the joiner's own
+ * address (400 `url`), and a new id within its source's rate and the membership's maximum.
+ */
+function admitted(parts: OrchestratorParts, edge: JoinEdge, body: JoinBody, source: string): JoinBody {
+  let url: string;
+  try {
+    url = checkJoinUrl(body.url, source, edge.agentHosts);
+  } catch (error) {
+    parts.metrics.joinsRefused.inc({ reason: 'url' });
+    throw error;
+  }
+  const known = parts.registry.get(body.id);
+  if (known === undefined || known.presence === 'left') {
+    try {
+      edge.guard.admitNew(body.id, source, parts.registry.members());
+    } catch (error) {
+      parts.metrics.joinsRefused.inc({ reason: error instanceof ServeError && error.code === 'Full' ? 'full' : 'rate' });
+      throw error;
+    }
+  }
+  return { ...body, url };
+}
+
+/** The models an agent serves layers of, in a join's answer: it refuses stage calls outside them. */
+type JoinAnswer = { id: string; rejoin: boolean; state: AgentState; models: { id: string; layers: number }[] };
+
 /** An agent joins (or joins again, restarted): into the swarm, or waiting for one. */
-export async function join(parts: OrchestratorParts, body: JoinBody): Promise<{ id: string; rejoin: boolean; state: AgentState }> {
+export async function join(parts: OrchestratorParts, body: JoinBody, edge?: JoinEdge): Promise<JoinAnswer> {
+  const answered = await joined(parts, body);
+  edge?.silent.joined(body.id);
+  return { ...answered, models: parts.models.map((m) => ({ id: m.id, layers: m.layers })) };
+}
+
+async function joined(parts: OrchestratorParts, body: JoinBody): Promise<{ id: string; rejoin: boolean; state: AgentState }> {
   const { registry, seat, clock, events, metrics, log } = parts;
   const profile: NodeProfile = { id: body.id, memoryGb: body.memoryGb, ...(body.score !== undefined ? { score: body.score } : {}), ...(body.latencyMs !== undefined ? { latencyMs: body.latencyMs } : {}) };
   const record = registry.ensure(profile);

@@ -7,9 +7,10 @@ import type { SessionOptions } from '../sessions/session-types.js';
 import { generate, generateBodySchema, type GenerateRequest } from './generate.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import { ServeError } from './serve-error.js';
+import { DEFAULT_WORK, type WorkModel } from './work-bounds.js';
 
 /** Registers `POST /v1/generate`. */
-export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorParts, sessionOptions: SessionOptions): void {
+export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorParts, sessionOptions: SessionOptions, work: WorkModel = DEFAULT_WORK): void {
   const { clock, registry, seat, metrics, models } = parts;
   app.post<{ Body: GenerateRequest }>('/v1/generate', { schema: { body: generateBodySchema } }, async (request) => {
     const started = clock.now();
@@ -17,7 +18,7 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
       const swarm = seat.local();
       if (swarm === undefined) throw new ServeError('NoSwarm', 503, `no swarm yet: the agents that joined (${[...registry.all()].map((r) => r.id).join(', ') || 'none'}) cannot hold every copy of ${models.map((m) => `"${m.id}"`).join(', ')}`);
       const replica = seat.replica;
-      const reply = await generate(swarm, registry, metrics, request.body, sessionOptions, clock, replica === undefined ? '' : `${replica.view().replica}/`);
+      const reply = await generate(swarm, registry, metrics, request.body, sessionOptions, clock, replica === undefined ? '' : `${replica.view().replica}/`, work);
       metrics.requests.inc({ outcome: 'ok' });
       metrics.requestSeconds.observe((clock.now() - started) / 1000);
       return reply;

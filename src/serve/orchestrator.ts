@@ -18,9 +18,10 @@ import { openSwarm } from './open-swarm.js';
 import { createParts } from './orchestrator-parts.js';
 import { detectorBounds, SERVE_DETECTOR } from './serve-detector.js';
 import { registerStatusRoutes } from './status-routes.js';
+import { createJoinEdge, workModel, type EdgeOptions } from './join-edge.js';
 
 /** Options of {@link startOrchestrator}. */
-export interface OrchestratorOptions {
+export interface OrchestratorOptions extends EdgeOptions {
   /** @defaultValue '127.0.0.1' */
   readonly host?: string;
   /** @defaultValue 0 (any free port) */
@@ -85,10 +86,12 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes } : {}), ...(options.replication !== undefined ? { replication: options.replication } : {}) });
 
   const app = createHttpApp();
-  registerAgentRoutes(app, parts);
-  registerGenerateRoute(app, parts, sessionOptions);
+  const edge = createJoinEdge(parts, options);
+  registerAgentRoutes(app, parts, edge);
+  registerGenerateRoute(app, parts, sessionOptions, workModel(options));
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
+    edge.silent.close();
     parts.events.close();
     const replica = parts.seat.replica;
     if (replica !== undefined) await replica.close();

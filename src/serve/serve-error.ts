@@ -12,6 +12,8 @@ export type ServeErrorCode =
   | 'StageFailed'
   | 'NotFound'
   | 'Conflict'
+  | 'RateLimited'
+  | 'Full'
   | 'Internal';
 
 /** An HTTP-facing failure: `status` is the response's status, `field` the request field at fault. */

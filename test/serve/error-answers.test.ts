@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createSwarm, PlanError, RoutingError, SessionError, SwarmError, type NodeProfile, type PlanErrorCode, type RoutingErrorCode, type SessionErrorCode, type SwarmErrorCode } from '../../src/index.js';
 import { asServeError, libraryErrorAnswer, LIBRARY_ERROR_ANSWERS } from '../../src/serve/error-answers.js';
 import { generate } from '../../src/serve/generate.js';
+import { ManualClock } from '../../src/runtime/clock.js';
 import { createHttpApp } from '../../src/serve/http-app.js';
 import { NodeRegistry } from '../../src/serve/node-registry.js';
 import { ServeError } from '../../src/serve/serve-error.js';
@@ -98,7 +99,7 @@ describe('generate', () => {
     const metrics = new ServeMetrics({ nodesByState: () => new Map(), inflightByNode: () => new Map(), routeCostByModel: () => new Map(), leases: () => 0 });
     let error: unknown;
     try {
-      await generate(swarm, registry, metrics, { model: 'base', prompt: 'hello', steps: 1 }, {}, { now: () => 0 });
+      await generate(swarm, registry, metrics, { model: 'base', prompt: 'hello', steps: 1 }, {}, new ManualClock(0));
     } catch (e) {
       error = e;
     }
@@ -116,7 +117,7 @@ describe('generate', () => {
     const metrics = new ServeMetrics({ nodesByState: () => new Map(), inflightByNode: () => new Map(), routeCostByModel: () => new Map(), leases: () => 0 });
     const run = async (model: string) => {
       try {
-        await generate(swarm, registry, metrics, { model, prompt: 'hello', steps: 1 }, {}, { now: () => 0 });
+        await generate(swarm, registry, metrics, { model, prompt: 'hello', steps: 1 }, {}, new ManualClock(0));
       } catch (e) {
         return e as ServeError;
       }
