@@ -43,7 +43,7 @@ export async function startServe(name: string, args: readonly string[]): Promise
 
 /** Starts an honest `hecate-node agent`. */
 export async function startAgentCli(id: string, join: string, memoryGb: number, score: number, extra: readonly string[] = []): Promise<{ child: Child; url: string }> {
-  const { child, match } = await startCli(id, ['agent', '--id', id, '--memory', String(memoryGb), '--score', String(score), '--join', join, '--port', '0', ...extra], /listening on (http:\/\/\S+)/);
+  const { child, match } = await startCli(id, ['agent', '--id', id, '--memory', String(memoryGb), '--score', String(score), '--join', join, '--port', '0', ...extra], /listening on (http:\/\/[0-9.]+:\d+)/);
   return { child, url: match };
 }
 
