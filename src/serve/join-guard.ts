@@ -50,8 +50,10 @@ export function checkJoinUrl(raw: string, remote: string, agentHosts: readonly s
   // The parser drops an empty query or fragment ("…/?", "…#"): the text is checked too.
   if (url.search !== '' || url.hash !== '' || /[?#]/.test(raw)) throw refuse('no query or fragment may be given');
   if (url.pathname !== '/' || /^[a-z]+:\/\/[^/]+\/./i.test(raw)) throw refuse('no path may be given: scheme, host and port only');
-  const host = normalHost(url.hostname);
   const from = normalHost(remote);
+  // An agent bound to every interface (0.0.0.0, ::) names no address: it is called at the one its join came from.
+  const named = normalHost(url.hostname);
+  const host = named === '0.0.0.0' || named === '::' ? from : named;
   const allowed = host === from || agentHosts.some((h) => normalHost(h) === host);
   if (!allowed) throw refuse(`the host must be the address the join came from (${from})${agentHosts.length > 0 ? ` or one of --agent-hosts (${agentHosts.join(', ')})` : ' (or be listed in --agent-hosts)'}`);
   const shown = isIP(host) === 6 ? `[${host}]` : host;

@@ -64,6 +64,8 @@ describe('checkJoinUrl', () => {
     expect(checkJoinUrl('http://127.0.0.1:8080/', '::ffff:127.0.0.1')).toBe('http://127.0.0.1:8080');
     expect(checkJoinUrl('https://[::1]:8443', '::1')).toBe('https://[::1]:8443');
     expect(() => checkJoinUrl('http://127.0.0.1:8080/.', '127.0.0.1')).toThrow(/no path/);
+    expect(checkJoinUrl('http://0.0.0.0:8080', '10.0.0.7')).toBe('http://10.0.0.7:8080'); // bound to every interface: its own address
+    expect(checkJoinUrl('http://[::]:8080', '::ffff:10.0.0.7')).toBe('http://10.0.0.7:8080');
   });
 });
 
