@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedDigest } from '../../src/serve/stage-work.js';
 import { checkStageRequest, MAX_TIMER_MS, STAGE_LIMITS, timerDelay } from '../../src/serve/stage-bounds.js';
 import { ServeError } from '../../src/serve/serve-error.js';
+import { checkFitsDeadline, DEFAULT_WORK } from '../../src/serve/work-bounds.js';
+import type { SwarmStateLike } from '../../src/core/types.js';
 import { parseMetrics, stopAll, waitFor } from './processes.js';
 import { postJson, rssMb, startAgentCli, startServe, statusNodes, topologyFile } from './edge-helpers.js';
 
@@ -55,8 +57,11 @@ describe('a generation that cannot meet its deadline', () => {
     expect(r.body.error.message).toMatch(/^prompt: 16384 tokens need at least \d+ ms .* at most 3749 tokens/);
   });
 
-  it('that fits is run: 3,333 steps are not refused by the bound (it is a lower bound)', async () => {
-    // Only the check: not run to the end (it would take a minute); a 1-step request with the same prompt runs.
+  it('that fits is sent: the bound is the least time, so 3,333 steps pass the check and 3,334 do not; a short one runs', async () => {
+    const state = (await (await fetch(`${serveUrl}/v1/status`)).json()) as { plan: SwarmStateLike['plan'] };
+    const swarm: SwarmStateLike = { plan: state.plan, nodes: { h0: { alive: true, score: 3, samples: 0 }, h1: { alive: true, score: 1, samples: 0 } } };
+    expect(() => checkFitsDeadline(swarm, DEFAULT_WORK, 'base', 1, 3333, 60_000)).not.toThrow();
+    expect(() => checkFitsDeadline(swarm, DEFAULT_WORK, 'base', 1, 3334, 60_000)).toThrow(/at most 3333 fit/);
     const r = await generate({ prompt: 'hi', steps: 1 });
     expect(r.status).toBe(200);
     expect(r.body.digest).toBe(expectedDigest(12, 'hi', 1));
