@@ -3,7 +3,6 @@
  * join checks they make: which hosts an agent's URL may name, the membership's maximum, the rate
  * of new ids per source, the grace of a join that never heartbeats, and the agents' work model.
  */
-import { TOPOLOGY_LIMITS } from '../sim/topology.js';
 import type { JoinEdge } from './agent-routes.js';
 import { DEFAULT_FORGET_AFTER_MS, SilentJoins } from './forget-silent.js';
 import { JOIN_RATE, JoinGuard } from './join-guard.js';
@@ -24,8 +23,8 @@ export interface EdgeOptions {
   readonly perLayerMs?: number;
 }
 
-/** The default membership maximum: a topology file's. */
-export const DEFAULT_MAX_NODES = TOPOLOGY_LIMITS.nodes;
+/** The default membership maximum: a topology file's nodes (docs/inputs.md, "Limits"; a test holds them equal). */
+export const DEFAULT_MAX_NODES = 1000;
 
 /** The join checks of an orchestrator with these options. */
 export function createJoinEdge(parts: OrchestratorParts, options: EdgeOptions): JoinEdge {

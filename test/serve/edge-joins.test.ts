@@ -9,6 +9,8 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkJoinUrl } from '../../src/serve/join-guard.js';
+import { DEFAULT_MAX_NODES } from '../../src/serve/join-edge.js';
+import { TOPOLOGY_LIMITS } from '../../src/sim/topology.js';
 import { parseMetrics, stopAll, waitFor } from './processes.js';
 import { postJson, rssMb, startAgentCli, startServe, statusNodes } from './edge-helpers.js';
 
@@ -104,7 +106,8 @@ describe('a flood of joins', () => {
     expect(rssMb(pid) - rssBefore).toBeLessThan(50);
   }, 60_000);
 
-  it('past --max-nodes is refused (503 Full) until a member goes', async () => {
+  it('past --max-nodes is refused (503 Full) until a member goes; the default is a topology file\'s limit', async () => {
+    expect(DEFAULT_MAX_NODES).toBe(TOPOLOGY_LIMITS.nodes);
     const serve = await startServe('serve max', ['--max-nodes', '3']);
     const own = `http://127.0.0.1:${recorderPort}`;
     for (let i = 0; i < 3; i++) expect((await postJson(`${serve.url}/v1/nodes`, profile(`m${i}`, own))).status).toBe(200);
