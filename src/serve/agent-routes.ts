@@ -12,19 +12,11 @@ import { joinBodySchema, nodeParamsSchema, type JoinBody } from './node-protocol
 import { planWhenReady } from './open-swarm.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import { ServeError } from './serve-error.js';
-import type { SilentJoins } from './forget-silent.js';
-import { checkJoinUrl, type JoinGuard } from './join-guard.js';
-
-/** The checks of a join at the edge (join-guard.ts, forget-silent.ts); without them a join is believed as sent. */
-export interface JoinEdge {
-  readonly guard: JoinGuard;
-  readonly silent: SilentJoins;
-  readonly agentHosts: readonly string[];
-}
+import { admitJoin, type JoinEdge } from './join-edge.js';
 
 /** Registers the join, heartbeat and leave routes. */
 export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorParts, edge?: JoinEdge): void {
-  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema } }, async (request) => join(parts, edge === undefined ? request.body : admitted(parts, edge, request.body, request.socket.remoteAddress ?? request.ip), edge));
+  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema } }, async (request) => join(parts, edge === undefined ? request.body : admitJoin(parts, edge, request.body, request.socket.remoteAddress ?? request.ip), edge));
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema } }, (request) => heartbeat(parts, request.params.id));
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema } }, (request) => leave(parts, request.params.id));
 }
@@ -32,30 +24,6 @@ export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorPar
 function stateOf(parts: OrchestratorParts, id: string): AgentState {
   const record = parts.registry.get(id);
   return record === undefined ? 'absent' : agentState(record, parts.seat.lifecycle(id));
-}
-
-/**
- * A join as the edge admits it: its URL reduced to scheme, host and port on the joiner's own
- * address (400 `url`), and a new id within its source's rate and the membership's maximum.
- */
-function admitted(parts: OrchestratorParts, edge: JoinEdge, body: JoinBody, source: string): JoinBody {
-  let url: string;
-  try {
-    url = checkJoinUrl(body.url, source, edge.agentHosts);
-  } catch (error) {
-    parts.metrics.joinsRefused.inc({ reason: 'url' });
-    throw error;
-  }
-  const known = parts.registry.get(body.id);
-  if (known === undefined || known.presence === 'left') {
-    try {
-      edge.guard.admitNew(body.id, source, parts.registry.members());
-    } catch (error) {
-      parts.metrics.joinsRefused.inc({ reason: error instanceof ServeError && error.code === 'Full' ? 'full' : 'rate' });
-      throw error;
-    }
-  }
-  return { ...body, url };
 }
 
 /** The models an agent serves layers of, in a join's answer: it refuses stage calls outside them. */
