@@ -101,6 +101,8 @@ describe('a flood of joins', () => {
     const metrics = parseMetrics(await (await fetch(`${serve.url}/metrics`)).text());
     expect(metrics.get('hecate_nodes_forgotten_total')).toBeGreaterThanOrEqual(29);
     expect(metrics.get('hecate_nodes{state="down"}')).toBe(0);
+    expect(metrics.get('hecate_node_joins_refused_total{reason="rate"}')).toBe(codes.get(429));
+    expect(metrics.get('hecate_sse_clients_dropped_total')).toBe(0); // counted there when a reader is dropped (event-stream-bounds.test.ts)
     const swarm = (await (await fetch(`${serve.url}/v1/status`)).json()) as { status: string };
     expect(swarm.status).not.toBe('degraded');
     expect(rssMb(pid) - rssBefore).toBeLessThan(50);
