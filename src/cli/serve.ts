@@ -8,6 +8,7 @@ import { readInput } from './io.js';
 import { listening, numberFlag, PID_FILE_FLAG, untilSignal, withPidFile } from './process-flags.js';
 import { replicationFlags } from './replication-flags.js';
 import { SERVE_TRUST_FLAGS, serveTrust } from './trust-flags.js';
+import { EDGE_FLAGS, edgeFlags } from './edge-flags.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -25,6 +26,7 @@ const spec: ArgsSpec = {
     nats: { type: 'string', value: 'url', description: 'Replicate the swarm through this NATS server (JetStream), e.g. nats://127.0.0.1:4222; several orchestrators given the same --nats and --swarm serve one swarm. Needs --swarm and --topology.' },
     swarm: { type: 'string', value: 'name', description: 'The replicated swarm\'s name (letters, digits, "_", "-"). Needs --nats.' },
     ...SERVE_TRUST_FLAGS,
+    ...EDGE_FLAGS,
     'pid-file': PID_FILE_FLAG,
   },
 };
@@ -70,6 +72,7 @@ export const command: Command = {
     const minStd = numberFlag(args, 'min-std-ms', 0, 600_000);
     const file = stringFlag(args, 'topology');
     const replication = replicationFlags(args);
+    const edge = edgeFlags(args);
     if (replication !== undefined && file === undefined) throw new UsageError('flag --nats needs --topology FILE: every orchestrator of a replicated swarm plans over the same declared nodes');
     let models: readonly ModelSpec[] = [{ id: 'base', kind: 'base', layers, pipelines: pipelines ?? 2 }];
     let nodes: readonly NodeProfile[] | undefined;
@@ -102,6 +105,7 @@ export const command: Command = {
         ...(ejectAfter !== undefined ? { ejection: { consecutiveFailures: ejectAfter } } : {}),
         ...(stageTimeoutMs !== undefined ? { stageTimeoutMs } : {}),
         ...(replication !== undefined ? { replication } : {}),
+        ...edge,
         log,
       })), port, host);
       io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);

@@ -4,7 +4,7 @@ import { mergeAdjacent } from './failover.js';
 import { byCapability, splitLayers } from './plan.js';
 import { assertPlanShapeOnce, isIntact, planIndex } from './plan-index.js';
 import { ownValue } from './records.js';
-import { profileIssues } from './validate.js';
+import { PLAN_LIMITS, profileIssues } from './validate.js';
 import { HOP_SHARE, memoryStagesOf, shortCopies } from './plan-short.js';
 import { layerFootprint } from './plan-disjoint.js';
 import { busyNodes, layerRate, leastLoss } from './growth-choice.js';
@@ -170,6 +170,8 @@ export function planGrowth(
   const before = layerRate(plan, all);
   let best: { model: ModelSpec; copies: Stage[][]; gain: number } | undefined;
   for (const model of base === undefined ? byFewestCopies : [base, ...byFewestCopies]) {
+    // The plan's limit on copies of one model holds as it grows (docs/inputs.md, "Limits"): past it, a spare.
+    if ((index.pipelinesByModel.get(model.id)?.length ?? 0) >= PLAN_LIMITS.pipelines) continue;
     const copies = buildCopies(plan, profiles, nodes, model, newcomer.id);
     if (copies === undefined) continue;
     const gain = layerRate(added(plan, model.id, copies, (id) => `${id}/?`, 'copy').plan, all) - before;

@@ -12,10 +12,11 @@ import { joinBodySchema, nodeParamsSchema, type JoinBody } from './node-protocol
 import { planWhenReady } from './open-swarm.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import { ServeError } from './serve-error.js';
+import { admitJoin, type JoinEdge } from './join-edge.js';
 
 /** Registers the join, heartbeat and leave routes. */
-export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorParts): void {
-  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema } }, (request) => join(parts, request.body));
+export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorParts, edge?: JoinEdge): void {
+  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema } }, async (request) => join(parts, edge === undefined ? request.body : admitJoin(parts, edge, request.body, request.socket.remoteAddress ?? request.ip), edge));
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema } }, (request) => heartbeat(parts, request.params.id));
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema } }, (request) => leave(parts, request.params.id));
 }
@@ -25,8 +26,17 @@ function stateOf(parts: OrchestratorParts, id: string): AgentState {
   return record === undefined ? 'absent' : agentState(record, parts.seat.lifecycle(id));
 }
 
+/** The models an agent serves layers of, in a join's answer: it refuses stage calls outside them. */
+type JoinAnswer = { id: string; rejoin: boolean; state: AgentState; models: { id: string; layers: number }[] };
+
 /** An agent joins (or joins again, restarted): into the swarm, or waiting for one. */
-export async function join(parts: OrchestratorParts, body: JoinBody): Promise<{ id: string; rejoin: boolean; state: AgentState }> {
+export async function join(parts: OrchestratorParts, body: JoinBody, edge?: JoinEdge): Promise<JoinAnswer> {
+  const answered = await joined(parts, body);
+  edge?.silent.joined(body.id);
+  return { ...answered, models: parts.models.map((m) => ({ id: m.id, layers: m.layers })) };
+}
+
+async function joined(parts: OrchestratorParts, body: JoinBody): Promise<{ id: string; rejoin: boolean; state: AgentState }> {
   const { registry, seat, clock, events, metrics, log } = parts;
   const profile: NodeProfile = { id: body.id, memoryGb: body.memoryGb, ...(body.score !== undefined ? { score: body.score } : {}), ...(body.latencyMs !== undefined ? { latencyMs: body.latencyMs } : {}) };
   const record = registry.ensure(profile);

@@ -13,6 +13,7 @@ import { guardStageCalls } from './auth/stage-guard.js';
 import { createHttpApp, listen } from './http-app.js';
 import { createPeerPoster } from './peer-post.js';
 import { ServeError } from './serve-error.js';
+import { checkStageRequest, DEFAULT_MAX_STAGE_MS, STAGE_LIMITS, timerDelay } from './stage-bounds.js';
 import { hashText, stageDelayMs } from './stage-work.js';
 import { stageBodySchema, type StageReply, type StageRequest } from './stage-protocol.js';
 import { serverTls, type TlsOptions } from './tls-options.js';
@@ -42,6 +43,11 @@ export interface AgentOptions {
   readonly heartbeatMs?: number;
   /** Sessions whose caches are kept; the least recently used is dropped past it. @defaultValue 4096 */
   readonly maxSessions?: number;
+  /**
+   * The longest a stage call may be computed to take; a longer one is refused (422, field
+   * `tokens`) before it runs (docs/serve.md, "Limits"). @defaultValue 60000 (the orchestrator's deadline)
+   */
+  readonly maxStageMs?: number;
   /**
    * Stage calls it runs at once; later ones wait in arrival order (a GPU serving one batch at a
    * time). The reply's `ms` includes the wait. @defaultValue unlimited: every call runs at once
@@ -85,6 +91,11 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const seed = options.seed ?? hashText(options.id);
   const heartbeatMs = options.heartbeatMs ?? 1000;
   const maxSessions = options.maxSessions ?? 4096;
+  const maxStageMs = options.maxStageMs ?? DEFAULT_MAX_STAGE_MS;
+  /** The swarm's models (layers by id), as the orchestrator's answer to the join gave them. */
+  let models: Map<string, number> | undefined;
+  /** Layer caches held over every session: bounded by {@link STAGE_LIMITS}.cachedLayers. */
+  let cachedLayers = 0;
   const slots = options.slots ?? Number.POSITIVE_INFINITY;
   let busy = 0;
   const queue: (() => void)[] = [];
@@ -104,7 +115,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   };
   const log = options.log ?? (() => {});
   const clock = options.clock ?? systemClock;
-  const sleep = (ms: number) => new Promise<void>((resolve) => clock.setTimeout(() => resolve(), ms));
+  const sleep = (ms: number) => new Promise<void>((resolve) => clock.setTimeout(() => resolve(), timerDelay(ms)));
   const bases = (typeof options.join === 'string' ? [options.join] : [...options.join]).map((u) => u.replace(/\/+$/, ''));
   if (bases.length === 0) throw new ServeError('InvalidRequest', 400, 'startAgent needs at least one orchestrator URL in join', { field: 'join' });
   let current = 0;
@@ -124,13 +135,13 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   app.get('/v1/health', async () => ({ id: options.id, sessions: sessions.size, running: busy, queued: queue.length }));
   app.post<{ Body: StageRequest }>('/v1/stage', { schema: { body: stageBodySchema } }, async (request): Promise<StageReply> => {
     const body = request.body;
-    if (body.layerEnd <= body.layerStart) throw new ServeError('InvalidRequest', 400, `layerEnd (${body.layerEnd}) must be greater than layerStart (${body.layerStart})`, { field: 'layerEnd' });
+    const layers = body.layerEnd - body.layerStart;
+    const ms = stageDelayMs({ layers, tokens: body.tokens + body.replay.length, perLayerMs, score: options.score }, jitter, seed, `${body.sessionId}/${body.step}/${body.layerStart}`);
+    checkStageRequest(body, models, ms, maxStageMs); // before any time or memory is spent on it
     let caches = sessions.get(body.sessionId);
     // A node asked to continue a session it holds nothing of (it restarted) refuses, as a server would.
     if (caches === undefined && !body.fresh) throw new ServeError('UnknownSession', 409, `agent "${options.id}" holds no state of session "${body.sessionId}" (restarted?); send fresh with the replay`, { field: 'sessionId' });
     const started = clock.now();
-    const layers = body.layerEnd - body.layerStart;
-    const ms = stageDelayMs({ layers, tokens: body.tokens + body.replay.length, perLayerMs, score: options.score }, jitter, seed, `${body.sessionId}/${body.step}/${body.layerStart}`);
     await acquire();
     try {
       await sleep(ms);
@@ -141,13 +152,18 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     if (caches === undefined) caches = new Map();
     sessions.delete(body.sessionId); // re-inserted last: the Map's order is the LRU order
     sessions.set(body.sessionId, caches);
-    if (sessions.size > maxSessions) {
-      const oldest = sessions.keys().next().value;
-      if (oldest !== undefined) sessions.delete(oldest);
-    }
+    cachedLayers -= caches.size;
     if (body.fresh) for (let layer = body.layerStart; layer < body.layerEnd; layer++) caches.delete(layer);
     const replayOutputs = body.replay.map((x) => runLayers(x, body.layerStart, body.layerEnd, caches));
     const output = runLayers(body.input, body.layerStart, body.layerEnd, caches);
+    cachedLayers += caches.size;
+    // The least recently used sessions go past either bound (sessions kept, layer caches held).
+    for (const [oldest, held] of sessions) {
+      if (sessions.size <= maxSessions && cachedLayers <= STAGE_LIMITS.cachedLayers) break;
+      if (oldest === body.sessionId) break;
+      sessions.delete(oldest);
+      cachedLayers -= held.size;
+    }
     return { nodeId: options.id, layerStart: body.layerStart, layerEnd: body.layerEnd, output, replayOutputs, ms: clock.now() - started };
   });
   const url = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0);
@@ -166,6 +182,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       try {
         const response = await post(to, '/v1/nodes', profile, 5000);
         if (response.ok) {
+          models = joinedModels(await response.json().catch(() => undefined));
           log(`joined ${bases[to]} as "${options.id}" (${url})`);
           return;
         }
@@ -246,6 +263,15 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       poster.close();
     },
   };
+}
+
+/** The models of a join's answer (`{ models: [{ id, layers }] }`), or undefined if it has none (an older orchestrator). */
+function joinedModels(answer: unknown): Map<string, number> | undefined {
+  const list = (answer as { models?: unknown } | null | undefined)?.models;
+  if (!Array.isArray(list)) return undefined;
+  const models = new Map<string, number>();
+  for (const m of list as { id?: unknown; layers?: unknown }[]) if (typeof m?.id === 'string' && Number.isInteger(m.layers)) models.set(m.id, m.layers as number);
+  return models.size > 0 ? models : undefined;
 }
 
 function describe(error: unknown): string {

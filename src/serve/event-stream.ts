@@ -1,11 +1,16 @@
 /**
  * `GET /v1/events`: a server-sent-events hub. Every event the Swarm emits (and the orchestrator's
  * own: joins, leaves, a suspect heard from again) goes to every connected client as
- * `event: <type>` / `data: <json>`, numbered with `id:`.
+ * `event: <type>` / `data: <json>`, numbered with `id:`. A client that does not read is dropped
+ * once its unsent events pass {@link SSE_CLIENT_BUFFER_BYTES} (docs/security.md): one slow reader
+ * costs the orchestrator that much memory at most, and is counted.
  */
 import type { ServerResponse } from 'node:http';
 import { systemClock } from '../runtime/clock.js';
 import type { Clock } from '../runtime/types.js';
+
+/** The most bytes of events waiting to be sent to one client before it is dropped. */
+export const SSE_CLIENT_BUFFER_BYTES = 256 * 1024;
 
 /** The clients of one event stream. */
 export class EventStream {
@@ -18,6 +23,9 @@ export class EventStream {
   constructor(
     private readonly clock: Clock = systemClock,
     private readonly keepAliveMs = 15_000,
+    /** Told of each client dropped for not reading. */
+    private readonly onDrop: () => void = () => {},
+    private readonly maxBufferedBytes = SSE_CLIENT_BUFFER_BYTES,
   ) {
     this.keepAlive = this.scheduleKeepAlive();
   }
@@ -66,7 +74,15 @@ export class EventStream {
   }
 
   private write(text: string): void {
-    for (const client of this.clients) client.write(text);
+    for (const client of this.clients) {
+      client.write(text);
+      // What the socket has not taken yet: past the cap, the client is not reading. Dropped.
+      if (client.writableLength > this.maxBufferedBytes) {
+        this.clients.delete(client);
+        client.destroy();
+        this.onDrop();
+      }
+    }
   }
 }
 

@@ -6,7 +6,7 @@
 import type { Swarm } from '../runtime/swarm.js';
 import type { SessionOptions, StageRunner } from '../sessions/session-types.js';
 import { openSession } from '../sessions/session-swarm.js';
-import type { TimeSource } from '../runtime/types.js';
+import type { Clock } from '../runtime/types.js';
 import type { NodeRegistry } from './node-registry.js';
 import type { PeerPost } from './peer-post.js';
 import { asServeError } from './error-answers.js';
@@ -14,6 +14,8 @@ import { ServeError } from './serve-error.js';
 import type { ServeMetrics } from './serve-metrics.js';
 import { digestHex, promptDigest, promptTokens } from './stage-work.js';
 import type { StageReply, StageRequest } from './stage-protocol.js';
+import { checkStageReply, readCapped } from './stage-reply.js';
+import { checkFitsDeadline, DEFAULT_WORK, nodeScore, stageBudgetMs, type WorkModel } from './work-bounds.js';
 
 /** `POST /v1/generate`'s body. */
 export interface GenerateRequest {
@@ -49,15 +51,28 @@ export const generateBodySchema = {
 } as const;
 
 /** An unsigned POST over fetch (no swarm secret configured). */
-const plainPost: PeerPost = (url, body, signal) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal });
+const plainPost: PeerPost = (url, body, signal) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal, redirect: 'error' });
+/** How a generation's stage calls are timed: the base timeout of a call, the work model, the clock. */
+export interface StageTiming {
+  /** A call's budget before its work is added (the `stageTimeoutMs` option). */
+  readonly baseMs: number;
+  readonly work: WorkModel;
+  /** The orchestrator's clock: it times each call's budget. */
+  readonly clock: Clock;
+  /** A node's score now. */
+  readonly score: (nodeId: string) => number;
+}
 
 /**
  * A stage runner that calls the agents over HTTP, counting calls in flight per agent. The agents
  * see session `id` as `sessionPrefix + id`: orchestrators of one replicated swarm draw the same
- * ids (their Swarms run on one seed), and an agent keeps caches per session id. `post` sends the
- * call (signed with the swarm secret, over the configured TLS: peer-post.ts); plain fetch without.
+ * ids (their Swarms run on one seed), and an agent keeps caches per session id. Each call has a
+ * budget that grows with its work (work-bounds.ts), follows no redirect, and its reply is read
+ * capped and checked before its output goes on (stage-reply.ts): a call that fails any of them is
+ * its own agent's failure. `post` sends the call (signed with the swarm secret, over the
+ * configured TLS: peer-post.ts); plain fetch without.
  */
-export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, promptTokenCount: number, path: Map<number, StageReply>, sessionPrefix = '', post: PeerPost = plainPost): StageRunner<number> {
+export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, promptTokenCount: number, path: Map<number, StageReply>, sessionPrefix = '', timing?: StageTiming, post: PeerPost = plainPost): StageRunner<number> {
   return async (stage, input, context) => {
     const record = registry.get(stage.nodeId);
     if (record?.url === undefined) throw new ServeError('StageFailed', 502, `agent "${stage.nodeId}" has no address (it never joined)`);
@@ -74,10 +89,18 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
     };
     record.inflight++;
     let outcome = 'error';
+    const budget = new AbortController();
+    let timer: unknown;
+    let budgetMs = 0;
+    if (timing !== undefined) {
+      budgetMs = stageBudgetMs(timing.baseMs, timing.work, stage.layerEnd - stage.layerStart, body.tokens + body.replay.length, timing.score(stage.nodeId));
+      timer = timing.clock.setTimeout(() => budget.abort(), budgetMs);
+    }
     try {
-      const response = await post(`${record.url}/v1/stage`, JSON.stringify(body), context.signal);
-      if (!response.ok) throw new ServeError('StageFailed', 502, `agent "${stage.nodeId}" answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
-      const reply = (await response.json()) as StageReply;
+      const signal = AbortSignal.any([context.signal, budget.signal]);
+      const response = await post(`${record.url}/v1/stage`, JSON.stringify(body), signal);
+      if (!response.ok) throw new ServeError('StageFailed', 502, `agent "${stage.nodeId}" answered ${response.status}: ${(await readCapped(response, stage.nodeId)).slice(0, 300)}`);
+      const reply = checkStageReply(await readCapped(response, stage.nodeId), stage.nodeId, body);
       if (context.replay.length > 0) context.replayed(reply.replayOutputs);
       if (stage.stageIndex === 0) path.clear();
       path.set(stage.layerStart, reply);
@@ -85,8 +108,13 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
       return reply.output;
     } catch (error) {
       if (context.signal.aborted) outcome = 'aborted';
+      else if (budget.signal.aborted) {
+        outcome = 'timeout';
+        throw new ServeError('StageFailed', 504, `agent "${stage.nodeId}" did not answer layers [${stage.layerStart}, ${stage.layerEnd}) × ${body.tokens + body.replay.length} tokens within their budget of ${Math.round(budgetMs)} ms`, { cause: error });
+      }
       throw error;
     } finally {
+      if (timer !== undefined) timing?.clock.clearTimeout(timer);
       record.inflight--;
       metrics.stageCalls.inc({ node: stage.nodeId, outcome });
     }
@@ -101,13 +129,20 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
  * `sessionPrefix` goes before the session's id wherever it leaves the orchestrator; `post` sends
  * the stage calls.
  */
-export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: TimeSource, sessionPrefix = '', post: PeerPost = plainPost): Promise<GenerateReply> {
+export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: Clock, sessionPrefix = '', work: WorkModel = DEFAULT_WORK, post: PeerPost = plainPost): Promise<GenerateReply> {
   const started = clock.now();
   const tokens = promptTokens(request.prompt);
   const path = new Map<number, StageReply>();
+  const deadlineMs = options.deadlineMs ?? Number.POSITIVE_INFINITY;
+  // Refused up front what cannot finish in time: never sent to be timed out (docs/serve.md, "Limits").
+  checkFitsDeadline(swarm.state(), work, request.model, tokens, request.steps, deadlineMs);
+  const timing: StageTiming = { baseMs: options.stageTimeoutMs ?? 30_000, work, clock, score: (nodeId) => nodeScore(swarm.state(), nodeId) };
+  // Each call's budget is the runner's (it grows with the call's work); the session's own fixed
+  // timeout is only the deadline's backstop.
+  const sessionOptions: SessionOptions = { ...options, stageTimeoutMs: Number.isFinite(deadlineMs) ? deadlineMs : 600_000, replayTimeoutMsPerInput: 0 };
   let session;
   try {
-    session = openSession<number>(swarm, { model: request.model, tokens: tokens + request.steps }, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, post), options);
+    session = openSession<number>(swarm, { model: request.model, tokens: tokens + request.steps }, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post), sessionOptions);
   } catch (error) {
     throw asServeError(error); // e.g. no route 503, a model only a degraded route serves 503
   }

@@ -80,6 +80,18 @@ export class NodeRegistry {
     return record;
   }
 
+  /** Forgets `id` entirely (an agent that joined and never heartbeated: forget-silent.ts). */
+  forget(id: string): void {
+    this.records.delete(id);
+  }
+
+  /** Records that count as members: declared, waiting or joined (not left). */
+  members(): number {
+    let n = 0;
+    for (const r of this.records.values()) if (r.presence !== 'left') n++;
+    return n;
+  }
+
   /** A heartbeat of `record` at `at`: its time, and the silence it ended. */
   beat(record: AgentRecord, at: number): void {
     record.lastGapMs = record.lastHeartbeatAt === undefined ? undefined : at - record.lastHeartbeatAt;

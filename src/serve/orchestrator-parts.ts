@@ -45,5 +45,5 @@ export function createParts(clock: Clock, models: readonly ModelSpec[], config: 
     },
     leases: () => seat.swarm?.inFlight() ?? 0,
   });
-  return { clock, models, config, registry, seat, events: new EventStream(clock), metrics, log };
+  return { clock, models, config, registry, seat, events: new EventStream(clock, 15_000, () => metrics.sseDropped.inc()), metrics, log };
 }

@@ -21,9 +21,10 @@ import { detectorBounds, SERVE_DETECTOR } from './serve-detector.js';
 import { createPeerPoster } from './peer-post.js';
 import { registerStatusRoutes } from './status-routes.js';
 import { serverTls, type TlsOptions } from './tls-options.js';
+import { createJoinEdge, workModel, type EdgeOptions } from './join-edge.js';
 
 /** Options of {@link startOrchestrator}. */
-export interface OrchestratorOptions {
+export interface OrchestratorOptions extends EdgeOptions {
   /** @defaultValue '127.0.0.1' */
   readonly host?: string;
   /** @defaultValue 0 (any free port) */
@@ -100,10 +101,12 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const app = createHttpApp(serverTls(options.tls));
   if (options.auth !== undefined) guardOrchestrator(app, options.auth, log);
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
-  registerAgentRoutes(app, parts);
-  registerGenerateRoute(app, parts, sessionOptions, poster.post);
+  const edge = createJoinEdge(parts, options);
+  registerAgentRoutes(app, parts, edge);
+  registerGenerateRoute(app, parts, sessionOptions, workModel(options), poster.post);
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
+    edge.silent.close();
     parts.events.close();
     poster.close();
     const replica = parts.seat.replica;

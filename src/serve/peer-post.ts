@@ -15,7 +15,12 @@ export interface PeerReply {
   text(): Promise<string>;
   json(): Promise<unknown>;
   arrayBuffer(): Promise<ArrayBuffer>;
+  /** The body as a stream, when it has not been read yet (fetch); absent when read whole, capped (node:https). */
+  readonly body?: ReadableStream<Uint8Array> | null;
 }
+
+/** The most a reply read over node:https may hold; a larger one is cut off and refused. */
+const HTTPS_REPLY_LIMIT_BYTES = 4 * 1024 * 1024;
 
 /** POSTs `body` (JSON text) to `url`; `method` defaults to POST. */
 export type PeerPost = (url: string, body: string, signal: AbortSignal, method?: string) => Promise<PeerReply>;
@@ -54,7 +59,16 @@ function httpsPost(pool: HttpsAgent, url: string, method: string, headers: Recor
     }
     const req = httpsRequest(url, { method, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: pool, signal }, (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.byteLength;
+        if (size > HTTPS_REPLY_LIMIT_BYTES) {
+          res.destroy();
+          reject(new Error(`${url} replied more than ${HTTPS_REPLY_LIMIT_BYTES} bytes; not read further`));
+          return;
+        }
+        chunks.push(chunk);
+      });
       res.on('error', reject);
       res.on('end', () => {
         const bytes = Buffer.concat(chunks);

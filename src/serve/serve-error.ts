@@ -14,6 +14,8 @@ export type ServeErrorCode =
   | 'Conflict'
   | 'Unauthenticated'
   | 'KeyMismatch'
+  | 'RateLimited'
+  | 'Full'
   | 'Internal';
 
 /** An HTTP-facing failure: `status` is the response's status, `field` the request field at fault. */

@@ -1,4 +1,5 @@
 /** The wire format between the orchestrator and an agent: one stage call, its reply, its schema. */
+import { STAGE_LIMITS } from './stage-bounds.js';
 
 /** `POST /v1/stage`: run layers `[layerStart, layerEnd)` of one step of one session. */
 export interface StageRequest {
@@ -39,12 +40,12 @@ export const stageBodySchema = {
   properties: {
     sessionId: { type: 'string', minLength: 1, maxLength: 200 },
     modelId: { type: 'string', minLength: 1, maxLength: 200 },
-    layerStart: { type: 'integer', minimum: 0, maximum: 1_000_000 },
-    layerEnd: { type: 'integer', minimum: 1, maximum: 1_000_000 },
-    step: { type: 'integer', minimum: 0 },
+    layerStart: { type: 'integer', minimum: 0, maximum: STAGE_LIMITS.layers },
+    layerEnd: { type: 'integer', minimum: 1, maximum: STAGE_LIMITS.layers },
+    step: { type: 'integer', minimum: 0, maximum: 1_000_000 },
     fresh: { type: 'boolean' },
-    tokens: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+    tokens: { type: 'integer', minimum: 1, maximum: STAGE_LIMITS.tokens },
     input: uint32,
-    replay: { type: 'array', items: uint32, maxItems: 100_000 },
+    replay: { type: 'array', items: uint32, maxItems: STAGE_LIMITS.replay },
   },
 } as const;

@@ -137,7 +137,8 @@ export class Session<T> {
           const closed = this.interrupted !== undefined;
           throw this.fail(closed ? 'Closed' : 'Aborted', `session "${this.id}" step ${stepIndex} was ${closed ? 'closed' : 'aborted'} at stage ${s} (node "${stage.nodeId}")`, attempts, result.error, true);
         }
-        if (result.outcome === 'deadline') throw this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline at step ${stepIndex}, stage ${s} (node "${stage.nodeId}")`, attempts);
+        // The deadline is the request's budget, not a node's failure: charged to none (docs/sessions.md).
+        if (result.outcome === 'deadline') throw this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline at step ${stepIndex}, stage ${s} (node "${stage.nodeId}")`, attempts, undefined, true);
         this.failed.add(stage.nodeId);
         for (const key of [...this.warm]) if (key.startsWith(`${stage.nodeId}\u0000`)) this.warm.delete(key);
         this.host.stageFailed?.(stage.nodeId, result.outcome);
@@ -153,7 +154,7 @@ export class Session<T> {
           const closed = this.interrupted !== undefined;
           throw waited === 'aborted'
             ? this.fail(closed ? 'Closed' : 'Aborted', `session "${this.id}" step ${stepIndex} was ${closed ? 'closed' : 'aborted'} while waiting to resume`, attempts, undefined, true)
-            : this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline while waiting to resume step ${stepIndex}`, attempts);
+            : this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline while waiting to resume step ${stepIndex}`, attempts, undefined, true);
         }
         s = this.reroute(s, stepIndex, attempts);
         if (s === 0) {

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { planSwarm, SwarmState } from '../../src/index.js';
+import { PLAN_LIMITS } from '../../src/core/validate.js';
 import { planGrowth, planRetirement } from '../../src/core/telomerase.js';
 import { layersMoved } from '../../src/core/growth-choice.js';
 import type { ModelSpec, NodeProfile, SwarmPlan } from '../../src/index.js';
@@ -89,5 +90,22 @@ describe('retirement, counted once', () => {
   it('counts moved layers by node: a stage kept on its node moves nothing', () => {
     expect(layersMoved([st('a', 0, 4), st('b', 4, 8)], [st('a', 0, 5), st('c', 5, 8)])).toBe(4);
     expect(layersMoved([st('a', 0, 8)], [st('a', 0, 8)])).toBe(0);
+  });
+});
+
+describe('growth within the plan limits', () => {
+  it('makes a newcomer a spare once its model has PLAN_LIMITS.pipelines copies (1,000): a flood of joins never passes the limit', () => {
+    const models: ModelSpec[] = [{ id: 'base', layers: 1 }];
+    const profiles: NodeProfile[] = Array.from({ length: PLAN_LIMITS.pipelines }, (_, i) => ({ id: `n${i}`, memoryGb: 4, score: 1 }));
+    const plan: SwarmPlan = { models, pipelines: profiles.map((p, i) => pipe(`base/${i}`, 'base', st(p.id, 0, 1))) };
+    const newcomer: NodeProfile = { id: 'one-more', memoryGb: 4, score: 1 };
+    const all = [...profiles, newcomer];
+    const grown = planGrowth(plan, all, SwarmState.fromProfiles(plan, all).nodes, newcomer, new Map([['base', 2]]), ids());
+    expect(grown.role).toBe('spare');
+    expect(grown.plan.pipelines).toHaveLength(PLAN_LIMITS.pipelines);
+    // One copy fewer: it builds one.
+    const fewer = { models, pipelines: plan.pipelines.slice(1) };
+    const regrown = planGrowth(fewer, all, SwarmState.fromProfiles(fewer, all).nodes, newcomer, new Map([['base', 2]]), ids());
+    expect(regrown.role).toBe('copy');
   });
 });

@@ -9,6 +9,7 @@ import { createSwarm, PlanError, RoutingError, SessionError, SwarmError, type No
 import { ReplicationError, type ReplicationErrorCode } from '../../src/replication/replication-error.js';
 import { asServeError, libraryErrorAnswer, LIBRARY_ERROR_ANSWERS } from '../../src/serve/error-answers.js';
 import { generate } from '../../src/serve/generate.js';
+import { ManualClock } from '../../src/runtime/clock.js';
 import { createHttpApp } from '../../src/serve/http-app.js';
 import { NodeRegistry } from '../../src/serve/node-registry.js';
 import { ServeError } from '../../src/serve/serve-error.js';
@@ -101,7 +102,7 @@ describe('generate', () => {
     const metrics = new ServeMetrics({ nodesByState: () => new Map(), inflightByNode: () => new Map(), routeCostByModel: () => new Map(), leases: () => 0 });
     let error: unknown;
     try {
-      await generate(swarm, registry, metrics, { model: 'base', prompt: 'hello', steps: 1 }, {}, { now: () => 0 });
+      await generate(swarm, registry, metrics, { model: 'base', prompt: 'hello', steps: 1 }, {}, new ManualClock(0));
     } catch (e) {
       error = e;
     }
@@ -119,7 +120,7 @@ describe('generate', () => {
     const metrics = new ServeMetrics({ nodesByState: () => new Map(), inflightByNode: () => new Map(), routeCostByModel: () => new Map(), leases: () => 0 });
     const run = async (model: string) => {
       try {
-        await generate(swarm, registry, metrics, { model, prompt: 'hello', steps: 1 }, {}, { now: () => 0 });
+        await generate(swarm, registry, metrics, { model, prompt: 'hello', steps: 1 }, {}, new ManualClock(0));
       } catch (e) {
         return e as ServeError;
       }

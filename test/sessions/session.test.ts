@@ -243,10 +243,14 @@ describe('swarm.session', () => {
     p.catch(() => {
       at = h.timers.now();
     });
+    const latency = () => new Map(Object.entries(h.swarm.state().nodes).map(([id, t]) => [id, t.latencyMs]));
+    const before = latency();
     const error = await rejection(h.drive(p));
     expect(error.code).toBe('DeadlineExceeded');
     expect(at).toBe(50);
     expect(h.swarm.inFlight()).toBe(0);
+    // A request larger than its deadline is no node's failure: no failure penalty lands anywhere.
+    expect(latency()).toEqual(before);
   });
 
   it('close() during a step rejects it with Closed and releases the lease once', async () => {
