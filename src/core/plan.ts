@@ -2,9 +2,11 @@ import { describeValue } from './describe.js';
 import { PlanError } from './errors.js';
 import { partitionCopies } from './plan-balanced.js';
 import { disjointCopies, layerFootprint } from './plan-disjoint.js';
+import { packedCopies, type PackedCopy } from './plan-packed.js';
 import { byCapability, WaterFill, type Candidate } from './plan-search.js';
 import { HOP_SHARE, memoryStagesOf, shortCopies, withinFactor } from './plan-short.js';
 import { worthSharing } from './plan-sharing.js';
+import { splitLayers } from './split-layers.js';
 import type { ModelSpec, NodeProfile, Pipeline, Stage, SwarmPlan } from './types.js';
 import { modelIssues, profileIssues, validatePlan } from './validate.js';
 
@@ -20,6 +22,7 @@ export interface PlanConfig {
 }
 
 export { byCapability, type Candidate } from './plan-search.js';
+export { splitLayers } from './split-layers.js';
 
 const EPS = 1e-9;
 
@@ -59,6 +62,9 @@ export function planSwarm(profiles: readonly NodeProfile[], config: PlanConfig):
       for (const { model, group } of copies) place(planned, model, group);
       return finish(models, planned.pipelines, profiles);
     }
+    // More wanted copies than disjoint nodes hold: whole copies packed by free memory (plan-packed.ts).
+    const packed = packedCopies(profiles, models, order, furtherCopies !== false);
+    if (packed !== undefined) return finish(models, numbered(packed), profiles);
   }
   return finish(models, planShared(profiles, models, furtherCopies !== false, true).pipelines, profiles);
 }
@@ -89,6 +95,16 @@ function planShared(profiles: readonly NodeProfile[], models: readonly ModelSpec
 export function planSharedNodes(profiles: readonly NodeProfile[], config: PlanConfig): SwarmPlan {
   const models = config.models.map(copyModel);
   return finish(models, planShared(profiles, models, config.furtherCopies !== false, false).pipelines, profiles);
+}
+
+/** Packed copies as pipelines, each model's numbered in order. */
+function numbered(copies: readonly PackedCopy[]): Pipeline[] {
+  const count = new Map<string, number>();
+  return copies.map(({ model, stages }) => {
+    const k = count.get(model.id) ?? 0;
+    count.set(model.id, k + 1);
+    return { id: `${model.id}/${k}`, modelId: model.id, stages };
+  });
 }
 
 function emptyPlanned(profiles: readonly NodeProfile[]): Planned {
@@ -305,39 +321,4 @@ function copyModel(m: ModelSpec): ModelSpec {
     ...(stageFactor === undefined ? {} : { stageFactor }),
     ...(kvReserveGb === undefined ? {} : { kvReserveGb }),
   };
-}
-
-
-/**
- * Splits `layers` over the nodes of one copy so that the slowest stage (layers / score) is as
- * fast as possible within each node's capacity: water-filling, one layer at a time to the node
- * whose stage stays fastest. Nodes that receive no layer are not stages.
- */
-export function splitLayers(group: readonly Candidate[], layers: number): Stage[] {
-  const counts = new Array<number>(group.length).fill(0);
-  for (let l = 0; l < layers; l++) {
-    let best = -1;
-    let bestTime = Infinity;
-    for (let i = 0; i < group.length; i++) {
-      const c = group[i] as Candidate;
-      const n = counts[i] ?? 0;
-      if (n >= c.cap) continue;
-      const time = (n + 1) / c.score;
-      if (time < bestTime - EPS) {
-        best = i;
-        bestTime = time;
-      }
-    }
-    if (best === -1) throw new PlanError('InsufficientCapacity', `a copy ran out of memory at layer ${l} of ${layers}`);
-    counts[best] = (counts[best] ?? 0) + 1;
-  }
-  const stages: Stage[] = [];
-  let next = 0;
-  group.forEach((c, i) => {
-    const n = counts[i] ?? 0;
-    if (n === 0) return;
-    stages.push({ nodeId: c.id, layerStart: next, layerEnd: next + n });
-    next += n;
-  });
-  return stages;
 }
