@@ -1,13 +1,13 @@
 import { describeValue } from './describe.js';
 import { PlanError } from './errors.js';
 import { partitionCopies } from './plan-balanced.js';
-import { disjointCopies, layerFootprint } from './plan-disjoint.js';
+import { disjointCopies, fullCapacity, layerFootprint } from './plan-disjoint.js';
 import { packedCopies, type PackedCopy } from './plan-packed.js';
 import { byCapability, WaterFill, type Candidate } from './plan-search.js';
 import { HOP_SHARE, memoryStagesOf, shortCopies, withinFactor } from './plan-short.js';
 import { worthSharing } from './plan-sharing.js';
 import { splitLayers } from './split-layers.js';
-import type { ModelSpec, NodeProfile, Pipeline, Stage, SwarmPlan } from './types.js';
+import type { ModelSpec, NodeProfile, Pipeline, SwarmPlan } from './types.js';
 import { modelIssues, profileIssues, validatePlan } from './validate.js';
 
 /** What to plan: the models, each with its number of copies. */
@@ -141,11 +141,15 @@ interface Planned {
   readonly count: Map<string, number>;
 }
 
-function candidatesFor(profiles: readonly NodeProfile[], freeGb: ReadonlyMap<string, number>, model: ModelSpec, exclude?: ReadonlySet<string>): Candidate[] {
+/**
+ * The nodes with room for a layer of `model`, each with what it can still hold; on several models
+ * also what its full memory holds, which a stage bound reads (docs/cost.md "A stage bound").
+ */
+function candidatesFor(profiles: readonly NodeProfile[], freeGb: ReadonlyMap<string, number>, model: ModelSpec, several: boolean, exclude?: ReadonlySet<string>): Candidate[] {
   const layerGb = layerFootprint(model);
   return profiles
     .filter((p) => exclude === undefined || !exclude.has(p.id))
-    .map((p): Candidate => ({ id: p.id, score: p.score ?? 1, cap: Math.floor((freeGb.get(p.id) ?? 0) / layerGb + EPS) }))
+    .map((p): Candidate => ({ id: p.id, score: p.score ?? 1, cap: Math.floor((freeGb.get(p.id) ?? 0) / layerGb + EPS), ...(several ? { full: fullCapacity(p.memoryGb, model) } : {}) }))
     .filter((c) => c.cap > 0);
 }
 
@@ -182,17 +186,18 @@ function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned:
     for (const s of p.stages) used.add(s.nodeId);
   });
   if (copies.length === 0) return;
+  const memory = new Map(models.length > 1 ? profiles.map((p) => [p.id, fullCapacity(p.memoryGb, model)] as const) : []);
   /** The copy's nodes with what each could hold: its layers in the copy plus its free memory. */
   const groupOf = (i: number): Candidate[] =>
     (planned.pipelines[i] as Pipeline).stages.map((st, k) => ({
       id: st.nodeId,
       score: (planned.members[i] as Candidate[])[k]?.score ?? 1,
       cap: st.layerEnd - st.layerStart + Math.floor((planned.freeGb.get(st.nodeId) ?? 0) / layerGb + EPS),
+      ...(memory.size > 0 ? { full: memory.get(st.nodeId) ?? 0 } : {}),
     }));
   const times = new Map(copies.map((i) => [i, copyTime(groupOf(i), model.layers)]));
-  const bounded = models.filter((m) => m.id !== model.id && m.stageFactor !== undefined);
   let misses = 0;
-  for (const x of candidatesFor(profiles, planned.freeGb, model, used).sort(byCapability)) {
+  for (const x of candidatesFor(profiles, planned.freeGb, model, models.length > 1, used).sort(byCapability)) {
     if (misses >= MAX_SPARE_MISSES) break;
     let best: { i: number; gain: number; group: Candidate[] } | undefined;
     // The slowest copies only: a bounded search that keeps 1,000-node swarms in milliseconds.
@@ -211,10 +216,8 @@ function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned:
     }
     const old = planned.pipelines[best.i] as Pipeline;
     const stages = splitLayers([...best.group].sort(byCapability), model.layers);
-    // A re-split frees memory where a node now holds fewer layers: a stage-bounded copy of another
-    // model on that node would need fewer of its nodes, and could end over its bound.
     const resplit = { id: old.id, modelId: old.modelId, stages };
-    if ((bounded.length > 0 && breaksBound(planned, old, stages, layerGb, bounded)) || (sharingRule && !worthSharing(models, profiles, planned.pipelines, planned.pipelines.map((q, k) => (k === best.i ? resplit : q)), best.i))) {
+    if (sharingRule && !worthSharing(models, profiles, planned.pipelines, planned.pipelines.map((q, k) => (k === best.i ? resplit : q)), best.i)) {
       misses++;
       continue;
     }
@@ -225,26 +228,6 @@ function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned:
     planned.members[best.i] = stages.map((st) => best.group.find((c) => c.id === st.nodeId) as Candidate);
     times.set(best.i, copyTime(groupOf(best.i), model.layers));
   }
-}
-
-/**
- * Whether re-splitting `old` into `stages` would put a copy of another model of `bounded` over its
- * stage bound: each node's memory freed by the re-split counts as that copy's room, as the bound
- * measures it (the layers a node holds in the copy plus its free memory).
- */
-function breaksBound(planned: Planned, old: Pipeline, stages: readonly Stage[], layerGb: number, bounded: readonly ModelSpec[]): boolean {
-  const freed = new Map<string, number>();
-  for (const s of old.stages) freed.set(s.nodeId, (s.layerEnd - s.layerStart) * layerGb);
-  for (const s of stages) freed.set(s.nodeId, (freed.get(s.nodeId) ?? 0) - (s.layerEnd - s.layerStart) * layerGb);
-  for (const [id, gb] of freed) if (gb <= EPS) freed.delete(id);
-  if (freed.size === 0) return false;
-  return planned.pipelines.some((p) => {
-    const m = bounded.find((b) => b.id === p.modelId);
-    if (m === undefined || !p.stages.some((s) => freed.has(s.nodeId))) return false;
-    const gb = layerFootprint(m);
-    const group = p.stages.map((s) => ({ id: s.nodeId, score: 1, cap: s.layerEnd - s.layerStart + Math.floor(((planned.freeGb.get(s.nodeId) ?? 0) + (freed.get(s.nodeId) ?? 0)) / gb + EPS) }));
-    return group.length > (m.stageFactor as number) * memoryStagesOf(group, m.layers);
-  });
 }
 
 /** Copies a spare is priced against (the slowest ones). */
@@ -264,7 +247,7 @@ function copyTime(group: readonly Candidate[], layers: number): number {
 function planWanted(profiles: readonly NodeProfile[], models: readonly ModelSpec[], how: 'short' | 'balanced'): Planned {
   const planned = emptyPlanned(profiles);
   for (const model of models) {
-    const candidates = candidatesFor(profiles, planned.freeGb, model);
+    const candidates = candidatesFor(profiles, planned.freeGb, model, models.length > 1);
     const wanted = model.pipelines ?? 1;
     const factor = model.stageFactor;
     let groups = how === 'short' ? shortCopies(candidates, model.layers, wanted, factor) : [];
@@ -289,7 +272,7 @@ function addFurtherCopies(profiles: readonly NodeProfile[], models: readonly Mod
   for (const model of order) {
     const used = new Set<string>();
     for (const p of planned.pipelines) if (p.modelId === model.id) for (const s of p.stages) used.add(s.nodeId);
-    for (const group of shortCopies(candidatesFor(profiles, planned.freeGb, model, used), model.layers, Number.POSITIVE_INFINITY, model.stageFactor)) {
+    for (const group of shortCopies(candidatesFor(profiles, planned.freeGb, model, models.length > 1, used), model.layers, Number.POSITIVE_INFINITY, model.stageFactor)) {
       const before = [...planned.pipelines];
       place(planned, model, group);
       // Several models: a copy on nodes that serve another model must pay for its hops (plan-sharing.ts).
