@@ -35,10 +35,12 @@ const EPS = 1e-9;
  * a copy whose slowest stage they cut by more than a hop's worth, unless `furtherCopies` is false.
  * Several models: every node in at most one copy (docs/cost.md "Several models: disjoint
  * copies"), each copy exactly as long as its own memory needs, further copies by demand share;
- * only when disjoint nodes cannot hold the wanted copies do models share nodes, memory counted
- * across them, under the rule of plan-sharing.ts. A layer takes `layerGb + kvReserveGb`. A
- * model's `stageFactor` bounds its copies' stages by its own memory's (docs/cost.md "A stage
- * bound"). Deterministic; never returns a partial plan.
+ * when disjoint nodes cannot hold the wanted copies, whole copies packed by free memory
+ * (plan-packed.ts); only when packing cannot place them either do models share nodes under the
+ * planner of one model's copies, memory counted across them, with the rule of plan-sharing.ts. A
+ * layer takes `layerGb + kvReserveGb`. A model's `stageFactor` bounds its copies' stages by its
+ * own nodes' memory, full memory on several models (docs/cost.md "A stage bound").
+ * Deterministic; never returns a partial plan.
  *
  * @throws {PlanError} `InvalidInput` for bad profiles or models, `InsufficientCapacity`
  * naming the model and the shortfall when the swarm cannot hold every copy.
@@ -71,7 +73,7 @@ export function planSwarm(profiles: readonly NodeProfile[], config: PlanConfig):
 
 /**
  * The planner where copies may share nodes: one model's copies (which never share), or the wanted
- * copies of several models when disjoint nodes cannot hold them all (memory-tight swarms).
+ * copies of several models when neither disjoint nor packed copies hold them (memory-tight swarms).
  */
 function planShared(profiles: readonly NodeProfile[], models: readonly ModelSpec[], further: boolean, sharingRule: boolean): Planned {
   let planned: Planned;
