@@ -40,9 +40,24 @@ export const BASE_AND_EXPERTS: readonly ModelSpec[] = [
 ];
 
 /**
+ * Four small models whose wanted copies (520) outnumber what disjoint nodes hold on 585 nodes of
+ * 4–24 GB, while needing less than half their memory: whole copies are packed (docs/cost.md).
+ */
+export const SMALL_COPIES: readonly ModelSpec[] = [
+  { id: 'base', layers: 89, layerGb: 0.25, pipelines: 26 },
+  { id: 'code', layers: 27, layerGb: 0.25, pipelines: 182 },
+  { id: 'vision', layers: 20, layerGb: 0.5, pipelines: 104 },
+  { id: 'small', layers: 33, layerGb: 0.125, pipelines: 208 },
+];
+
+/** Four models of 24 layers × 0.125 GB, 400 copies each: 1,600 wanted copies on 1,000 nodes (the packed path's timing). */
+export const MANY_SMALL_COPIES: readonly ModelSpec[] = ['base', 'code', 'vision', 'small'].map((id) => ({ id, layers: 24, layerGb: 0.125, pipelines: 400 }));
+
+/**
  * The multi-model swarms of the bench: 1,000 nodes of 6–16 GB and speed 1–9 with four models;
- * 300 nodes of 4–24 GB with a base model and two experts; and the same 300 nodes with as many
- * wanted copies as half their memory holds (memory exactly twice what the wanted copies need).
+ * 300 nodes of 4–24 GB with a base model and two experts; the same 300 nodes with as many
+ * wanted copies as half their memory holds (memory exactly twice what the wanted copies need);
+ * and 585 nodes of 4–24 GB with more small wanted copies than disjoint nodes hold.
  */
 export function multiModelSwarms(): MultiModelSwarm[] {
   const tight = heterogeneousNodes(300, 7, [4, 24], [1, 9]);
@@ -58,5 +73,6 @@ export function multiModelSwarms(): MultiModelSwarm[] {
       nodes: tight,
       models: BASE_AND_EXPERTS.map((m) => ({ ...m, pipelines: m.id === 'base' ? 2 * k : k })),
     },
+    { name: '585 nodes 4-24 GB, 520 small wanted copies (packed)', nodes: heterogeneousNodes(585, 25, [4, 24], [1, 9]), models: SMALL_COPIES.map((m) => ({ ...m })) },
   ];
 }

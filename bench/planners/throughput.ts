@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ModelSpec, NodeProfile, Pipeline } from '../../src/index.js';
+import { layerFootprint } from '../../src/core/plan-disjoint.js';
 import { sharedThroughput } from '../../src/core/shared-throughput.js';
 
 /** A committed topology: the `{ models, nodes }` file of swarm-sim, plus its file name. */
@@ -20,9 +21,9 @@ export interface Topology {
 
 const EPS = 1e-9;
 
-/** Layers of `model` a node can hold: floor(memoryGb / layerGb). */
+/** Layers of `model` a node can hold: floor(memoryGb / (layerGb + kvReserveGb)), a layer with its KV reserve. */
 export function capacityOf(node: NodeProfile, model: ModelSpec): number {
-  return Math.floor(node.memoryGb / (model.layerGb ?? 1) + EPS);
+  return Math.floor(node.memoryGb / layerFootprint(model) + EPS);
 }
 
 /** Time of a copy's slowest stage (layers / score); Infinity for an empty copy. */

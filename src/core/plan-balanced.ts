@@ -9,6 +9,12 @@ import type { ModelSpec } from './types.js';
 
 const EPS = 1e-9;
 
+/** What one layer takes, as a message says it: `1 GB`, or `0.5 GB + 0.25 GB KV reserve`. */
+function footprint(model: ModelSpec): string {
+  const kv = model.kvReserveGb ?? 0;
+  return kv > 0 ? `${model.layerGb ?? 1} GB + ${kv} GB KV reserve` : `${model.layerGb ?? 1} GB`;
+}
+
 /**
  * Deals candidates to `copies` disjoint groups: fastest first, each to the group with the least
  * capability so far, then moves or swaps memory-rich nodes until every group can hold the model,
@@ -22,14 +28,14 @@ export function partitionCopies(candidates: readonly Candidate[], model: ModelSp
     new PlanError(
       'InsufficientCapacity',
       `model "${model.id}" needs ${copies} disjoint ${copies === 1 ? 'copy' : 'copies'} of ${layers} layers ` +
-        `(${copies * layers} layers of ${model.layerGb ?? 1} GB) but the free memory holds ${have}: short by ${copies * layers - have} layers`,
+        `(${copies * layers} layers of ${footprint(model)}) but the free memory holds ${have}: short by ${copies * layers - have} layers`,
     );
   if (candidates.length < copies) {
     // Disjoint copies need at least one node each: memory is not the missing thing, nodes are.
     throw new PlanError(
       'InsufficientCapacity',
       `model "${model.id}" needs ${copies} disjoint copies but only ${candidates.length} ${candidates.length === 1 ? 'node has' : 'nodes have'} ` +
-        `free memory for a layer of ${model.layerGb ?? 1} GB: short by ${copies - candidates.length} ${copies - candidates.length === 1 ? 'node' : 'nodes'}`,
+        `free memory for a layer of ${footprint(model)}: short by ${copies - candidates.length} ${copies - candidates.length === 1 ? 'node' : 'nodes'}`,
     );
   }
   if (totalCap < copies * layers) throw shortfall(totalCap);

@@ -43,7 +43,15 @@ export function disjointCopies(profiles: readonly NodeProfile[], models: readonl
   return cutCopies(profiles, models, order, further) ?? cutCopies(profiles, largestFirst, order, further);
 }
 
-function cutCopies(profiles: readonly NodeProfile[], models: readonly ModelSpec[], order: readonly ModelSpec[], further: boolean): DisjointCopy[] | undefined {
+/**
+ * Further copies only, on `profiles` (nodes no copy uses), by demand share from `rate`: each
+ * model's throughput so far (its wanted copies' elsewhere), until no model fits. Deterministic.
+ */
+export function furtherDisjointCopies(profiles: readonly NodeProfile[], order: readonly ModelSpec[], rate: ReadonlyMap<string, number>): DisjointCopy[] {
+  return cutCopies(profiles, [], order, true, rate) ?? [];
+}
+
+function cutCopies(profiles: readonly NodeProfile[], models: readonly ModelSpec[], order: readonly ModelSpec[], further: boolean, start?: ReadonlyMap<string, number>): DisjointCopy[] | undefined {
   const nodes = profiles
     .map((p) => ({ id: p.id, score: p.score ?? 1, memoryGb: p.memoryGb }))
     .filter((p) => p.memoryGb > 0)
@@ -89,19 +97,22 @@ function cutCopies(profiles: readonly NodeProfile[], models: readonly ModelSpec[
     return group;
   };
 
-  const rate = new Map<string, number>(models.map((m) => [m.id, 0] as const));
+  const rate = new Map<string, number>(order.map((m) => [m.id, start?.get(m.id) ?? 0] as const));
   const add = (model: ModelSpec, group: Candidate[]) => {
     copies.push({ model, group });
     rate.set(model.id, (rate.get(model.id) ?? 0) + copyRate(group, model.layers));
   };
+  // Each copy takes a node of its own: more wanted copies than nodes never fit.
+  if (models.reduce((s, m) => s + (m.pipelines ?? 1), 0) > nodes.length) return undefined;
   for (const model of models) {
     for (let k = 0; k < (model.pipelines ?? 1); k++) {
       const group = cut(model);
       if (group === undefined) return undefined;
-      add(model, group);
+      copies.push({ model, group });
     }
   }
   if (!further) return copies;
+  for (const { model, group } of copies) rate.set(model.id, (rate.get(model.id) ?? 0) + copyRate(group, model.layers));
   // Further copies by demand share: the next goes to the model with the least throughput per
   // wanted copy (ties: `order`, the base model first), until no model fits in the nodes left.
   const active = [...order];

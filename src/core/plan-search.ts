@@ -10,6 +10,11 @@ export interface Candidate {
   readonly score: number;
   /** Layers of the current model it can still hold. */
   readonly cap: number;
+  /**
+   * Layers of the model its full memory holds, where a stage bound reads full memory (a plan of
+   * several models, docs/cost.md "A stage bound"); absent, the bound reads `cap`.
+   */
+  readonly full?: number;
 }
 
 /** Orders candidates fastest first; more memory, then id, break ties. */

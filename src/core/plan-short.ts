@@ -28,20 +28,26 @@ export function memoryStages(members: readonly number[], cap: Int32Array, layers
 
 /** {@link memoryStages} of candidates: the fewest of `group`, largest capacity first, that hold `layers`. */
 export function memoryStagesOf(group: readonly Candidate[], layers: number): number {
-  return memoryStages(group.map((_, i) => i), Int32Array.from(group, (c) => Math.min(c.cap, layers)), layers);
+  return memoryStages(group.map((_, i) => i), boundCaps(group, layers), layers);
+}
+
+/** What a stage bound reads of each candidate: its full memory's layers where known, else its capacity. */
+function boundCaps(group: readonly Candidate[], layers: number): Int32Array {
+  return Int32Array.from(group, (c) => Math.min(c.full ?? c.cap, layers));
 }
 
 /**
- * Drops members, the slowest first, until the copy has at most `factor` times its memory stages;
+ * Drops members, the slowest first, until the copy has at most `factor` times its memory stages
+ * (read in `bound`: each member's full memory on several models, else `cap`);
  * a member stays when the rest would not hold the model. One pass, slowest to fastest (`members`
  * are indices into a list sorted fastest first): a member that cannot leave never can later, since
  * each removal only lowers what the rest hold. The slowest members take the fewest layers in a
  * water-filled copy, so they cost it least; a large slow node that alone sets the bound leaves
  * first when the fast ones hold the model without it.
  */
-function trimToFactor(members: number[], cap: Int32Array, layers: number, factor: number): void {
+function trimToFactor(members: number[], cap: Int32Array, layers: number, factor: number, bound: Int32Array = cap): void {
   let held = members.reduce((s, m) => s + (cap[m] as number), 0);
-  for (let k = members.length - 1; k >= 0 && members.length > factor * memoryStages(members, cap, layers); k--) {
+  for (let k = members.length - 1; k >= 0 && members.length > factor * memoryStages(members, bound, layers); k--) {
     const c = cap[members[k] as number] as number;
     if (held - c < layers) continue;
     held -= c;
@@ -56,7 +62,7 @@ function trimToFactor(members: number[], cap: Int32Array, layers: number, factor
 export function withinFactor(group: readonly Candidate[], layers: number, factor: number): Candidate[] {
   const sorted = [...group].sort(byCapability);
   const members = sorted.map((_, i) => i);
-  trimToFactor(members, Int32Array.from(sorted, (c) => Math.min(c.cap, layers)), layers, factor);
+  trimToFactor(members, Int32Array.from(sorted, (c) => Math.min(c.cap, layers)), layers, factor, boundCaps(sorted, layers));
   return members.length === group.length ? [...group] : members.map((m) => sorted[m] as Candidate);
 }
 
@@ -76,6 +82,7 @@ export function shortCopies(candidates: readonly Candidate[], layers: number, li
   const nodes = [...candidates].sort(byCapability);
   const n = nodes.length;
   const cap = Int32Array.from(nodes, (c) => Math.min(c.cap, layers));
+  const bound = boundCaps(nodes, layers);
   const score = Float64Array.from(nodes, (c) => c.score);
   const fill = new WaterFill(score, cap, layers);
   const used = new Uint8Array(n);
@@ -98,7 +105,7 @@ export function shortCopies(candidates: readonly Candidate[], layers: number, li
     // A stage bound: the fastest nodes can be many small ones, so the slowest members leave
     // while the rest hold the model.
     if (stageFactor !== undefined) {
-      trimToFactor(members, cap, layers, stageFactor);
+      trimToFactor(members, cap, layers, stageFactor, bound);
       speed = members.reduce((s, m) => s + (score[m] as number), 0);
     }
     let time = fill.time([...members].sort((a, b) => a - b), -1, -1, false);
@@ -108,7 +115,7 @@ export function shortCopies(candidates: readonly Candidate[], layers: number, li
       if (used[i] === 1) continue;
       // Its first layer alone would not cut the slowest stage: neither would any slower node's.
       if (1 / (score[i] as number) >= time) break;
-      if (stageFactor !== undefined && members.length + 1 > stageFactor * memoryStages([...members, i], cap, layers)) {
+      if (stageFactor !== undefined && members.length + 1 > stageFactor * memoryStages([...members, i], bound, layers)) {
         misses++;
         continue;
       }

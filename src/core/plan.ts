@@ -1,11 +1,13 @@
 import { describeValue } from './describe.js';
 import { PlanError } from './errors.js';
 import { partitionCopies } from './plan-balanced.js';
-import { disjointCopies, layerFootprint } from './plan-disjoint.js';
+import { disjointCopies, fullCapacity, layerFootprint } from './plan-disjoint.js';
+import { packedCopies, type PackedCopy } from './plan-packed.js';
 import { byCapability, WaterFill, type Candidate } from './plan-search.js';
 import { HOP_SHARE, memoryStagesOf, shortCopies, withinFactor } from './plan-short.js';
 import { worthSharing } from './plan-sharing.js';
-import type { ModelSpec, NodeProfile, Pipeline, Stage, SwarmPlan } from './types.js';
+import { splitLayers } from './split-layers.js';
+import type { ModelSpec, NodeProfile, Pipeline, SwarmPlan } from './types.js';
 import { modelIssues, profileIssues, validatePlan } from './validate.js';
 
 /** What to plan: the models, each with its number of copies. */
@@ -20,6 +22,7 @@ export interface PlanConfig {
 }
 
 export { byCapability, type Candidate } from './plan-search.js';
+export { splitLayers } from './split-layers.js';
 
 const EPS = 1e-9;
 
@@ -32,10 +35,12 @@ const EPS = 1e-9;
  * a copy whose slowest stage they cut by more than a hop's worth, unless `furtherCopies` is false.
  * Several models: every node in at most one copy (docs/cost.md "Several models: disjoint
  * copies"), each copy exactly as long as its own memory needs, further copies by demand share;
- * only when disjoint nodes cannot hold the wanted copies do models share nodes, memory counted
- * across them, under the rule of plan-sharing.ts. A layer takes `layerGb + kvReserveGb`. A
- * model's `stageFactor` bounds its copies' stages by its own memory's (docs/cost.md "A stage
- * bound"). Deterministic; never returns a partial plan.
+ * when disjoint nodes cannot hold the wanted copies, whole copies packed by free memory
+ * (plan-packed.ts); only when packing cannot place them either do models share nodes under the
+ * planner of one model's copies, memory counted across them, with the rule of plan-sharing.ts. A
+ * layer takes `layerGb + kvReserveGb`. A model's `stageFactor` bounds its copies' stages by its
+ * own nodes' memory, full memory on several models (docs/cost.md "A stage bound").
+ * Deterministic; never returns a partial plan.
  *
  * @throws {PlanError} `InvalidInput` for bad profiles or models, `InsufficientCapacity`
  * naming the model and the shortfall when the swarm cannot hold every copy.
@@ -59,13 +64,16 @@ export function planSwarm(profiles: readonly NodeProfile[], config: PlanConfig):
       for (const { model, group } of copies) place(planned, model, group);
       return finish(models, planned.pipelines, profiles);
     }
+    // More wanted copies than disjoint nodes hold: whole copies packed by free memory (plan-packed.ts).
+    const packed = packedCopies(profiles, models, order, furtherCopies !== false);
+    if (packed !== undefined) return finish(models, numbered(packed), profiles);
   }
   return finish(models, planShared(profiles, models, furtherCopies !== false, true).pipelines, profiles);
 }
 
 /**
  * The planner where copies may share nodes: one model's copies (which never share), or the wanted
- * copies of several models when disjoint nodes cannot hold them all (memory-tight swarms).
+ * copies of several models when neither disjoint nor packed copies hold them (memory-tight swarms).
  */
 function planShared(profiles: readonly NodeProfile[], models: readonly ModelSpec[], further: boolean, sharingRule: boolean): Planned {
   let planned: Planned;
@@ -89,6 +97,16 @@ function planShared(profiles: readonly NodeProfile[], models: readonly ModelSpec
 export function planSharedNodes(profiles: readonly NodeProfile[], config: PlanConfig): SwarmPlan {
   const models = config.models.map(copyModel);
   return finish(models, planShared(profiles, models, config.furtherCopies !== false, false).pipelines, profiles);
+}
+
+/** Packed copies as pipelines, each model's numbered in order. */
+function numbered(copies: readonly PackedCopy[]): Pipeline[] {
+  const count = new Map<string, number>();
+  return copies.map(({ model, stages }) => {
+    const k = count.get(model.id) ?? 0;
+    count.set(model.id, k + 1);
+    return { id: `${model.id}/${k}`, modelId: model.id, stages };
+  });
 }
 
 function emptyPlanned(profiles: readonly NodeProfile[]): Planned {
@@ -125,11 +143,15 @@ interface Planned {
   readonly count: Map<string, number>;
 }
 
-function candidatesFor(profiles: readonly NodeProfile[], freeGb: ReadonlyMap<string, number>, model: ModelSpec, exclude?: ReadonlySet<string>): Candidate[] {
+/**
+ * The nodes with room for a layer of `model`, each with what it can still hold; on several models
+ * also what its full memory holds, which a stage bound reads (docs/cost.md "A stage bound").
+ */
+function candidatesFor(profiles: readonly NodeProfile[], freeGb: ReadonlyMap<string, number>, model: ModelSpec, several: boolean, exclude?: ReadonlySet<string>): Candidate[] {
   const layerGb = layerFootprint(model);
   return profiles
     .filter((p) => exclude === undefined || !exclude.has(p.id))
-    .map((p): Candidate => ({ id: p.id, score: p.score ?? 1, cap: Math.floor((freeGb.get(p.id) ?? 0) / layerGb + EPS) }))
+    .map((p): Candidate => ({ id: p.id, score: p.score ?? 1, cap: Math.floor((freeGb.get(p.id) ?? 0) / layerGb + EPS), ...(several ? { full: fullCapacity(p.memoryGb, model) } : {}) }))
     .filter((c) => c.cap > 0);
 }
 
@@ -166,17 +188,18 @@ function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned:
     for (const s of p.stages) used.add(s.nodeId);
   });
   if (copies.length === 0) return;
+  const memory = new Map(models.length > 1 ? profiles.map((p) => [p.id, fullCapacity(p.memoryGb, model)] as const) : []);
   /** The copy's nodes with what each could hold: its layers in the copy plus its free memory. */
   const groupOf = (i: number): Candidate[] =>
     (planned.pipelines[i] as Pipeline).stages.map((st, k) => ({
       id: st.nodeId,
       score: (planned.members[i] as Candidate[])[k]?.score ?? 1,
       cap: st.layerEnd - st.layerStart + Math.floor((planned.freeGb.get(st.nodeId) ?? 0) / layerGb + EPS),
+      ...(memory.size > 0 ? { full: memory.get(st.nodeId) ?? 0 } : {}),
     }));
   const times = new Map(copies.map((i) => [i, copyTime(groupOf(i), model.layers)]));
-  const bounded = models.filter((m) => m.id !== model.id && m.stageFactor !== undefined);
   let misses = 0;
-  for (const x of candidatesFor(profiles, planned.freeGb, model, used).sort(byCapability)) {
+  for (const x of candidatesFor(profiles, planned.freeGb, model, models.length > 1, used).sort(byCapability)) {
     if (misses >= MAX_SPARE_MISSES) break;
     let best: { i: number; gain: number; group: Candidate[] } | undefined;
     // The slowest copies only: a bounded search that keeps 1,000-node swarms in milliseconds.
@@ -195,10 +218,8 @@ function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned:
     }
     const old = planned.pipelines[best.i] as Pipeline;
     const stages = splitLayers([...best.group].sort(byCapability), model.layers);
-    // A re-split frees memory where a node now holds fewer layers: a stage-bounded copy of another
-    // model on that node would need fewer of its nodes, and could end over its bound.
     const resplit = { id: old.id, modelId: old.modelId, stages };
-    if ((bounded.length > 0 && breaksBound(planned, old, stages, layerGb, bounded)) || (sharingRule && !worthSharing(models, profiles, planned.pipelines, planned.pipelines.map((q, k) => (k === best.i ? resplit : q)), best.i))) {
+    if (sharingRule && !worthSharing(models, profiles, planned.pipelines, planned.pipelines.map((q, k) => (k === best.i ? resplit : q)), best.i)) {
       misses++;
       continue;
     }
@@ -209,26 +230,6 @@ function joinSpares(profiles: readonly NodeProfile[], model: ModelSpec, planned:
     planned.members[best.i] = stages.map((st) => best.group.find((c) => c.id === st.nodeId) as Candidate);
     times.set(best.i, copyTime(groupOf(best.i), model.layers));
   }
-}
-
-/**
- * Whether re-splitting `old` into `stages` would put a copy of another model of `bounded` over its
- * stage bound: each node's memory freed by the re-split counts as that copy's room, as the bound
- * measures it (the layers a node holds in the copy plus its free memory).
- */
-function breaksBound(planned: Planned, old: Pipeline, stages: readonly Stage[], layerGb: number, bounded: readonly ModelSpec[]): boolean {
-  const freed = new Map<string, number>();
-  for (const s of old.stages) freed.set(s.nodeId, (s.layerEnd - s.layerStart) * layerGb);
-  for (const s of stages) freed.set(s.nodeId, (freed.get(s.nodeId) ?? 0) - (s.layerEnd - s.layerStart) * layerGb);
-  for (const [id, gb] of freed) if (gb <= EPS) freed.delete(id);
-  if (freed.size === 0) return false;
-  return planned.pipelines.some((p) => {
-    const m = bounded.find((b) => b.id === p.modelId);
-    if (m === undefined || !p.stages.some((s) => freed.has(s.nodeId))) return false;
-    const gb = layerFootprint(m);
-    const group = p.stages.map((s) => ({ id: s.nodeId, score: 1, cap: s.layerEnd - s.layerStart + Math.floor(((planned.freeGb.get(s.nodeId) ?? 0) + (freed.get(s.nodeId) ?? 0)) / gb + EPS) }));
-    return group.length > (m.stageFactor as number) * memoryStagesOf(group, m.layers);
-  });
 }
 
 /** Copies a spare is priced against (the slowest ones). */
@@ -248,7 +249,7 @@ function copyTime(group: readonly Candidate[], layers: number): number {
 function planWanted(profiles: readonly NodeProfile[], models: readonly ModelSpec[], how: 'short' | 'balanced'): Planned {
   const planned = emptyPlanned(profiles);
   for (const model of models) {
-    const candidates = candidatesFor(profiles, planned.freeGb, model);
+    const candidates = candidatesFor(profiles, planned.freeGb, model, models.length > 1);
     const wanted = model.pipelines ?? 1;
     const factor = model.stageFactor;
     let groups = how === 'short' ? shortCopies(candidates, model.layers, wanted, factor) : [];
@@ -273,7 +274,7 @@ function addFurtherCopies(profiles: readonly NodeProfile[], models: readonly Mod
   for (const model of order) {
     const used = new Set<string>();
     for (const p of planned.pipelines) if (p.modelId === model.id) for (const s of p.stages) used.add(s.nodeId);
-    for (const group of shortCopies(candidatesFor(profiles, planned.freeGb, model, used), model.layers, Number.POSITIVE_INFINITY, model.stageFactor)) {
+    for (const group of shortCopies(candidatesFor(profiles, planned.freeGb, model, models.length > 1, used), model.layers, Number.POSITIVE_INFINITY, model.stageFactor)) {
       const before = [...planned.pipelines];
       place(planned, model, group);
       // Several models: a copy on nodes that serve another model must pay for its hops (plan-sharing.ts).
@@ -305,39 +306,4 @@ function copyModel(m: ModelSpec): ModelSpec {
     ...(stageFactor === undefined ? {} : { stageFactor }),
     ...(kvReserveGb === undefined ? {} : { kvReserveGb }),
   };
-}
-
-
-/**
- * Splits `layers` over the nodes of one copy so that the slowest stage (layers / score) is as
- * fast as possible within each node's capacity: water-filling, one layer at a time to the node
- * whose stage stays fastest. Nodes that receive no layer are not stages.
- */
-export function splitLayers(group: readonly Candidate[], layers: number): Stage[] {
-  const counts = new Array<number>(group.length).fill(0);
-  for (let l = 0; l < layers; l++) {
-    let best = -1;
-    let bestTime = Infinity;
-    for (let i = 0; i < group.length; i++) {
-      const c = group[i] as Candidate;
-      const n = counts[i] ?? 0;
-      if (n >= c.cap) continue;
-      const time = (n + 1) / c.score;
-      if (time < bestTime - EPS) {
-        best = i;
-        bestTime = time;
-      }
-    }
-    if (best === -1) throw new PlanError('InsufficientCapacity', `a copy ran out of memory at layer ${l} of ${layers}`);
-    counts[best] = (counts[best] ?? 0) + 1;
-  }
-  const stages: Stage[] = [];
-  let next = 0;
-  group.forEach((c, i) => {
-    const n = counts[i] ?? 0;
-    if (n === 0) return;
-    stages.push({ nodeId: c.id, layerStart: next, layerEnd: next + n });
-    next += n;
-  });
-  return stages;
 }

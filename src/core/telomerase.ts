@@ -6,7 +6,7 @@ import { assertPlanShapeOnce, isIntact, planIndex } from './plan-index.js';
 import { ownValue } from './records.js';
 import { PLAN_LIMITS, profileIssues } from './validate.js';
 import { HOP_SHARE, memoryStagesOf, shortCopies } from './plan-short.js';
-import { layerFootprint } from './plan-disjoint.js';
+import { fullCapacity, layerFootprint } from './plan-disjoint.js';
 import { busyNodes, layerRate, leastLoss } from './growth-choice.js';
 import type { GrowthRole, IdSource, ModelSpec, NodeProfile, NodeStates, Pipeline, Relocation, Stage, SwarmPlan } from './types.js';
 
@@ -95,10 +95,11 @@ function buildCopies(plan: SwarmPlan, profiles: readonly NodeProfile[], nodes: N
 
 /**
  * Whether a copy of `stages` has more than `factor` times the stages its own memory forces, each
- * node's room being the layers it holds there plus its free memory (the newcomer's: all of it).
+ * node's room being the layers it holds there plus its free memory (the newcomer's: all of it);
+ * on several models each node's full memory (docs/cost.md "A stage bound").
  */
-function overBound(stages: readonly Stage[], free: Map<string, number>, newcomer: string, model: ModelSpec, factor: number): boolean {
-  const room = stages.map((s) => ({ id: s.nodeId, score: 1, cap: (s.nodeId === newcomer ? 0 : s.layerEnd - s.layerStart) + capOf(free, s.nodeId, model) }));
+function overBound(stages: readonly Stage[], free: Map<string, number>, newcomer: string, model: ModelSpec, factor: number, full?: ReadonlyMap<string, number>): boolean {
+  const room = stages.map((s) => ({ id: s.nodeId, score: 1, cap: full !== undefined ? fullCapacity(full.get(s.nodeId) ?? 0, model) : (s.nodeId === newcomer ? 0 : s.layerEnd - s.layerStart) + capOf(free, s.nodeId, model) }));
   return stages.length > factor * memoryStagesOf(room, model.layers);
 }
 
@@ -144,7 +145,7 @@ export function planGrowth(
       if (capOf(free, newcomer.id, model) < lostLayers) continue;
       const stages = mergeAdjacent(p.stages.map((s) => (ownValue(nodes, s.nodeId)?.alive === true ? s : { ...s, nodeId: newcomer.id })));
       // A stage bound holds for a restored copy too: when the newcomer alone could take more of it, a copy of its own does better.
-      if (model.stageFactor !== undefined && overBound(stages, free, newcomer.id, model, model.stageFactor)) continue;
+      if (model.stageFactor !== undefined && overBound(stages, free, newcomer.id, model, model.stageFactor, plan.models.length > 1 ? new Map(profiles.map((q) => [q.id, q.memoryGb] as const)) : undefined)) continue;
       const rebuilt: Pipeline = { id: newId(model.id), modelId: model.id, stages };
       return {
         plan: { models: plan.models, pipelines: plan.pipelines.map((q) => (q === p ? rebuilt : q)) },

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PlanError, planSwarm, validatePlan } from '../../src/index.js';
-import { fullCapacity } from '../../src/core/plan-disjoint.js';
+import { disjointCopies, fullCapacity } from '../../src/core/plan-disjoint.js';
 import { sharedThroughput } from '../../src/core/shared-throughput.js';
 import type { ModelSpec, NodeProfile, SwarmPlan } from '../../src/index.js';
 import { SEEDED, thrown } from './fixtures.js';
@@ -57,15 +57,17 @@ describe('planSwarm on several models', () => {
         const once = sharedThroughput(plan, nodes);
         expect(once.layerRate).toBeGreaterThanOrEqual(0.9 * once.bound);
         expect(Math.max(...fullMemoryRatios(plan, nodes))).toBeLessThanOrEqual(2);
-        // Every model has its wanted copies, and no node serves two copies.
+        // Every model has its wanted copies, and no node serves two copies unless the wanted copies
+        // do not fit on disjoint nodes (then whole copies are packed, plan-packed.ts).
         for (const m of models) expect(plan.pipelines.filter((p) => p.modelId === m.id).length).toBeGreaterThanOrEqual(m.pipelines ?? 1);
+        if (disjointCopies(nodes, models, models, false) === undefined) return;
         const seen = new Set<string>();
         for (const p of plan.pipelines) for (const s of p.stages) {
           expect(seen.has(s.nodeId), s.nodeId).toBe(false);
           seen.add(s.nodeId);
         }
       }),
-      { ...SEEDED, numRuns: 12 },
+      { ...SEEDED, numRuns: 100 },
     );
   });
 

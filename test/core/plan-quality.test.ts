@@ -4,7 +4,7 @@ import type { ModelSpec, NodeProfile } from '../../src/index.js';
 import { BOUND_SHARE, EXO_GEOMEAN, measureTopology } from '../../bench/plan-quality.js';
 import { planExo } from '../../bench/planners/exo.js';
 import { planPetals } from '../../bench/planners/petals.js';
-import { capacityOf, loadTopologies, memoryAllowsBound } from '../../bench/planners/throughput.js';
+import { capacityOf, computeBound, loadTopologies, memoryAllowsBound } from '../../bench/planners/throughput.js';
 
 const topologies = loadTopologies();
 const measured = topologies.map(measureTopology);
@@ -67,6 +67,14 @@ describe('planSwarm plan quality (bench/topologies)', () => {
 
   it.each(measured.filter((q) => q.memoryAllows).map((q) => [q.topology, q] as const))(`reaches ${BOUND_SHARE * 100}% of the compute bound on %s`, (_, q) => {
     expect(q.ours).toBeGreaterThanOrEqual(BOUND_SHARE * q.bound);
+  });
+
+  it('counts a layer with its KV reserve in the yardsticks (capacity, compute bound)', () => {
+    const node: NodeProfile = { id: 'a', memoryGb: 10, score: 3 };
+    expect(capacityOf(node, { id: 'm', layers: 32, layerGb: 1 })).toBe(10);
+    expect(capacityOf(node, { id: 'm', layers: 32, layerGb: 1, kvReserveGb: 0.25 })).toBe(8);
+    // A node without room for one layer and its reserve adds nothing to the bound.
+    expect(computeBound([node, { id: 'b', memoryGb: 1, score: 5 }], { id: 'm', layers: 4, kvReserveGb: 0.5 })).toBe(3 / 4);
   });
 
   it(`is at least ${EXO_GEOMEAN}x the exo-style planner in geometric mean`, () => {

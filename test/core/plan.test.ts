@@ -113,6 +113,16 @@ describe('planSwarm', () => {
     expect(error.message).toMatch(/short by 1 layer/);
   });
 
+  it('names the KV reserve in the shortfall: a layer takes layerGb + kvReserveGb', () => {
+    // 10 GB holds 8 layers of 1 GB + 0.25 GB: short by 2 of 10.
+    const error = planError(() => planSwarm([{ id: 'a', memoryGb: 10 }], { models: [{ id: 'm', layers: 10, kvReserveGb: 0.25 }] }));
+    expect(error.code).toBe('InsufficientCapacity');
+    expect(error.message).toContain('layers of 1 GB + 0.25 GB KV reserve');
+    expect(error.message).toMatch(/short by 2 layers/);
+    const nodes = planError(() => planSwarm([{ id: 'a', memoryGb: 100 }], { models: [{ id: 'm', layers: 10, pipelines: 2, kvReserveGb: 0.5 }] }));
+    expect(nodes.message).toContain('a layer of 1 GB + 0.5 GB KV reserve');
+  });
+
   it('fails with InsufficientCapacity when copies outnumber the nodes', () => {
     const error = planError(() => planSwarm([{ id: 'big', memoryGb: 100 }], { models: [{ id: 'm', layers: 10, pipelines: 2 }] }));
     expect(error.code).toBe('InsufficientCapacity');
