@@ -65,13 +65,13 @@ export async function startServe(name: string, args: readonly string[]): Promise
   const dir = mkdtempSync(join(tmpdir(), 'hecate-edge-'));
   dirs.push(dir);
   const tokenFile = join(dir, 'swarm-token');
-  const { child, match } = await startCli(name, ['serve', '--port', '0', '--token-file', tokenFile, ...args], /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+  const { child, match } = await startCli(name, ['serve', '--port', '0', '--token-file', tokenFile, ...args], /listening on (https?:\/\/127\.0\.0\.1:\d+)/);
   return { child, url: match, dir, tokenFile, secret: Buffer.from(readFileSync(tokenFile, 'utf8').trim()) };
 }
 
 /** Starts an honest `hecate-node agent` of `serve` (its secret; its key in agent-ID.json beside it). */
 export async function startAgentCli(id: string, serve: StartedServe, memoryGb: number, score: number, extra: readonly string[] = []): Promise<{ child: Child; url: string }> {
-  const { child, match } = await startCli(id, ['agent', '--id', id, '--memory', String(memoryGb), '--score', String(score), '--join', serve.url, '--port', '0', '--token-file', serve.tokenFile, ...extra], /listening on (http:\/\/[0-9.]+:\d+)/);
+  const { child, match } = await startCli(id, ['agent', '--id', id, '--memory', String(memoryGb), '--score', String(score), '--join', serve.url, '--port', '0', '--token-file', serve.tokenFile, ...extra], /listening on (https?:\/\/[0-9.]+:\d+)/);
   return { child, url: match };
 }
 
@@ -99,10 +99,12 @@ const ROGUE = join(import.meta.dirname, 'fixtures', 'rogue-agent.mjs');
 /**
  * A rogue agent process: a member of `serve`'s swarm (its secret, its own key kept in
  * rogue-ID.json there, the same on every start) that joins as `id` and answers stage calls as
- * `mode` says (fixtures/rogue-agent.mjs).
+ * `mode` says (fixtures/rogue-agent.mjs); `tls` serves its stage calls over https and trusts
+ * that certificate.
  */
-export async function startRogue(serve: StartedServe, id: string, memoryGb: number, score: number, mode: string, extra = ''): Promise<{ kill: () => Promise<void>; pid: number }> {
-  const env = { ...process.env, HECATE_TOKEN_FILE: serve.tokenFile, HECATE_STATE_FILE: join(serve.dir, `rogue-${id}.json`) };
+export async function startRogue(serve: StartedServe, id: string, memoryGb: number, score: number, mode: string, extra = '', tls?: { cert: string; key: string }): Promise<{ kill: () => Promise<void>; pid: number }> {
+  const tlsEnv = tls === undefined ? {} : { HECATE_TLS_CERT: tls.cert, HECATE_TLS_KEY: tls.key, NODE_EXTRA_CA_CERTS: tls.cert };
+  const env = { ...process.env, HECATE_TOKEN_FILE: serve.tokenFile, HECATE_STATE_FILE: join(serve.dir, `rogue-${id}.json`), ...tlsEnv };
   const proc = spawn(process.execPath, [ROGUE, serve.url, id, String(memoryGb), String(score), mode, extra], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let err = '';
   proc.stderr?.setEncoding('utf8').on('data', (c: string) => (err += c));
