@@ -96,6 +96,8 @@ describe('a flood of joins', () => {
     const pid = serve.child.process.pid as number;
     // A real agent first: it heartbeats, so it is never forgotten.
     const real = await startAgentCli('real', serve, 6, 1);
+    // It prints its address before its join lands (after reading its key): joined before the flood, not rate-limited in it.
+    await waitFor('the real agent joined', async () => ((await statusNodes(serve.url)).has('real') ? true : undefined), 10_000, 20);
     const rssBefore = rssMb(pid);
     const own = `http://127.0.0.1:${recorderPort}`;
     const codes = new Map<number, number>();
