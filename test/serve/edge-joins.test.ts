@@ -80,6 +80,18 @@ describe('a join URL', () => {
   });
 });
 
+describe('the first joins of a new id', () => {
+  it('sent at once by two keys: one binds the id (200), the other is refused (409), the node at the winner\'s URL', async () => {
+    const serve = await startServe('serve twins', []);
+    const own = `http://127.0.0.1:${recorderPort}`;
+    const answers = await Promise.all([member(serve, 'twin'), member(serve, 'twin')].map((signer) => postJson(`${serve.url}/v1/nodes`, profile('twin', own), signer)));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    expect(answers.find((a) => a.status === 409)?.body.error).toMatchObject({ code: 'KeyMismatch', field: 'id' });
+    expect(boundIds(serve)).toEqual(['twin']);
+    expect((await statusNodes(serve.url)).get('twin')?.url).toBe(own);
+  });
+});
+
 describe('checkJoinUrl', () => {
   it('reduces a URL to scheme://host:port and compares IPv4-mapped addresses as IPv4', () => {
     expect(checkJoinUrl('http://127.0.0.1:8080/', '::ffff:127.0.0.1')).toBe('http://127.0.0.1:8080');
