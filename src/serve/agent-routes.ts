@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { PlanError } from '../core/errors.js';
 import type { NodeProfile } from '../core/types.js';
+import { bindJoinKey } from './auth/orchestrator-guard.js';
 import { agentState, type AgentState } from './node-registry.js';
 import { joinBodySchema, nodeParamsSchema, type JoinBody } from './node-protocol.js';
 import { planWhenReady } from './open-swarm.js';
@@ -16,7 +17,11 @@ import { admitJoin, type JoinEdge } from './join-edge.js';
 
 /** Registers the join, heartbeat and leave routes. */
 export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorParts, edge?: JoinEdge): void {
-  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema } }, async (request) => join(parts, edge === undefined ? request.body : admitJoin(parts, edge, request.body, request.socket.remoteAddress ?? request.ip), edge));
+  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema } }, async (request) => {
+    const body = edge === undefined ? request.body : admitJoin(parts, edge, request.body, request.socket.remoteAddress ?? request.ip);
+    bindJoinKey(request); // an id is bound to its key only by a join the edge admitted
+    return join(parts, body, edge);
+  });
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema } }, (request) => heartbeat(parts, request.params.id));
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema } }, (request) => leave(parts, request.params.id));
 }

@@ -15,8 +15,14 @@ export const STAGE_REPLY_LIMIT_BYTES = 1024 * 1024;
  * @throws {ServeError} `StageFailed` 502 past the limit
  */
 export async function readCapped(response: { readonly body?: ReadableStream<Uint8Array> | null; text(): Promise<string> }, nodeId: string, limit = STAGE_REPLY_LIMIT_BYTES): Promise<string> {
-  // A reply read whole already (node:https, capped as it came in: peer-post.ts) has no stream left to cap.
-  if (response.body === undefined) return response.text();
+  const tooLarge = () => new ServeError('StageFailed', 502, `agent "${nodeId}" replied more than ${limit} bytes; not read further`);
+  // A reply read whole already (node:https, under its own larger cap: peer-post.ts) has no stream
+  // left to cap: this cap is checked on what was read.
+  if (response.body === undefined) {
+    const text = await response.text();
+    if (Buffer.byteLength(text, 'utf8') > limit) throw tooLarge();
+    return text;
+  }
   const body = response.body;
   if (body === null) return '';
   const reader = body.getReader();
@@ -28,7 +34,7 @@ export async function readCapped(response: { readonly body?: ReadableStream<Uint
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => {});
-      throw new ServeError('StageFailed', 502, `agent "${nodeId}" replied more than ${limit} bytes; not read further`);
+      throw tooLarge();
     }
     chunks.push(value);
   }

@@ -1,6 +1,7 @@
 /**
  * Blame the right node, and read no reply unchecked (docs/security.md): a rogue agent process
- * (fixtures/rogue-agent.mjs) holds the first stage of the one copy, an honest agent the second.
+ * (fixtures/rogue-agent.mjs), a member holding the swarm secret and its own key, holds the first
+ * stage of the one copy, an honest agent the second.
  * Whatever the rogue answers — a non-number output, a reply of the wrong shape, a reply far past
  * the size cap, a redirect — the orchestrator refuses it before the honest agent sees it, and
  * charges the rogue: it is ejected, the honest agent is never called and stays alive. The
@@ -10,7 +11,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMetrics, stopAll, waitFor } from './processes.js';
-import { postJson, rssMb, startAgentCli, startRogue, startServe, statusNodes, topologyFile } from './edge-helpers.js';
+import { postJson, removeServeDirs, rssMb, startAgentCli, startRogue, startServe, statusNodes, topologyFile, type StartedServe } from './edge-helpers.js';
 
 const topology = topologyFile('blame', {
   models: [{ id: 'base', kind: 'base', layers: 12, pipelines: 1 }],
@@ -21,14 +22,14 @@ const topology = topologyFile('blame', {
   ],
 });
 
-let serve: { child: { process: { pid?: number } }; url: string };
+let serve: StartedServe;
 let recorder: Server;
 let recorded = 0;
 let recorderUrl = '';
 
 beforeAll(async () => {
   serve = await startServe('serve', ['--topology', topology, '--eject-after', '2']);
-  await startAgentCli('h1', serve.url, 6, 1);
+  await startAgentCli('h1', serve, 6, 1);
   recorder = createServer((request, response) => {
     recorded++;
     request.resume();
@@ -41,6 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopAll();
   await new Promise((resolve) => recorder.close(resolve));
+  removeServeDirs();
 });
 
 async function stageCalls(node: string, outcome: string): Promise<number> {
@@ -62,7 +64,7 @@ describe('a rogue first stage', () => {
 
   for (const [what, mode, extra] of modes) {
     it(`answering ${what} is charged and ejected; the honest agent after it is never called and stays alive`, async () => {
-      const rogue = await startRogue(serve.url, 'imp', 6, 3, mode, extra === 'RECORDER' ? recorderUrl : extra);
+      const rogue = await startRogue(serve, 'imp', 6, 3, mode, extra === 'RECORDER' ? recorderUrl : extra);
       try {
         await waitFor('imp alive', async () => ((await statusNodes(serve.url)).get('imp')?.state === 'alive' ? true : undefined), 10_000, 50);
         const h1Errors = await stageCalls('h1', 'error');

@@ -14,7 +14,7 @@ import { ServeError } from '../../src/serve/serve-error.js';
 import { checkFitsDeadline, DEFAULT_WORK } from '../../src/serve/work-bounds.js';
 import type { SwarmStateLike } from '../../src/core/types.js';
 import { parseMetrics, stopAll, waitFor } from './processes.js';
-import { postJson, rssMb, startAgentCli, startServe, statusNodes, topologyFile } from './edge-helpers.js';
+import { postJson, removeServeDirs, rssMb, startAgentCli, startServe, statusNodes, topologyFile } from './edge-helpers.js';
 
 const topology = topologyFile('limits', {
   models: [{ id: 'base', kind: 'base', layers: 12, pipelines: 1 }],
@@ -25,17 +25,22 @@ const topology = topologyFile('limits', {
 });
 
 let serveUrl = '';
+let secret: Buffer;
 let agent: { child: { process: { pid?: number } }; url: string };
 
 beforeAll(async () => {
   const serve = await startServe('serve', ['--topology', topology, '--stage-timeout-ms', '500', '--eject-after', '2']);
   serveUrl = serve.url;
-  await startAgentCli('h0', serveUrl, 6, 3, ['--jitter', '0']);
-  agent = await startAgentCli('h1', serveUrl, 6, 1, ['--jitter', '0']);
+  secret = serve.secret;
+  await startAgentCli('h0', serve, 6, 3, ['--jitter', '0']);
+  agent = await startAgentCli('h1', serve, 6, 1, ['--jitter', '0']);
   await waitFor('both agents alive', async () => ([...(await statusNodes(serveUrl)).values()].every((n) => n.state === 'alive') ? true : undefined), 10_000, 50);
 }, 60_000);
 
-afterAll(stopAll);
+afterAll(async () => {
+  await stopAll();
+  removeServeDirs();
+});
 
 const generate = (body: object) => postJson(`${serveUrl}/v1/generate`, { model: 'base', ...body });
 
@@ -84,11 +89,19 @@ describe('a large honest prompt', () => {
   }, 30_000);
 });
 
-const stage = (body: object) => postJson(`${agent.url}/v1/stage`, { sessionId: 's', modelId: 'base', layerStart: 0, layerEnd: 6, step: 0, fresh: true, tokens: 1, input: 5, replay: [], ...body });
+const stageCall = (body: object) => ({ sessionId: 's', modelId: 'base', layerStart: 0, layerEnd: 6, step: 0, fresh: true, tokens: 1, input: 5, replay: [], ...body });
+/** A stage call signed with the swarm secret, as the orchestrator's are (or a hostile process holding the secret). */
+const stage = (body: object) => postJson(`${agent.url}/v1/stage`, stageCall(body), { secret });
 
 describe('an agent under stage calls it must not run', () => {
   it('refuses the freezing call of the issue (layerEnd 1,000,000, tokens 1,000,000, 300 replayed) at once, naming the field', async () => {
-    const r = await stage({ layerEnd: 1_000_000, tokens: 1_000_000, replay: Array.from({ length: 300 }, (_, i) => i) });
+    const freezing = { layerEnd: 1_000_000, tokens: 1_000_000, replay: Array.from({ length: 300 }, (_, i) => i) };
+    // Unsigned, it is refused for that before its body is looked at.
+    const unsigned = await postJson(`${agent.url}/v1/stage`, stageCall(freezing));
+    expect(unsigned.status).toBe(401);
+    expect(unsigned.body.error.code).toBe('Unauthenticated');
+    // Signed with the swarm secret, its body is checked.
+    const r = await stage(freezing);
     expect(r.status).toBe(400);
     expect(['layerEnd', 'tokens']).toContain(r.body.error.field);
   });

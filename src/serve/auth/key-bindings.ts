@@ -1,6 +1,6 @@
 /**
  * Which public key each agent id belongs to (docs/security.md, "Agent keys"): bound on the id's
- * first signed join, kept when the node leaves or is forgotten, removed only by the admin call.
+ * first signed join the edge admits, kept when the node leaves or is forgotten, removed only by the admin call.
  * Given a file, the bindings are read from it at start and written to it on every change, so they
  * outlive the orchestrator too.
  */

@@ -1,9 +1,9 @@
 /**
  * The orchestrator's checks (docs/security.md): joins, heartbeats and leaves must be signed with
  * the swarm secret (401 otherwise) and by the agent's own key, and an id belongs to the key of its
- * first join (409 for any other, whatever the URL); `DELETE /v1/nodes/:id/key` (the swarm secret,
- * signed or as a bearer token) is the only way to free an id; `POST /v1/generate` needs the
- * client token when one is configured.
+ * first admitted join (409 for any other, whatever the URL); `DELETE /v1/nodes/:id/key` (the
+ * swarm secret, signed or as a bearer token) is the only way to free an id; `POST /v1/generate`
+ * needs the client token when one is configured.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { systemClock } from '../../runtime/clock.js';
@@ -44,6 +44,24 @@ const MEMBER_ROUTES: ReadonlyMap<string, 'join' | 'heartbeat' | 'leave'> = new M
 const ADMIN_ROUTE = '/v1/nodes/:id/key';
 
 const verified = new WeakMap<object, SignedParts>();
+/** A verified join of an id bound to no key yet, by request: binds it once the join is admitted. */
+const pendingClaims = new WeakMap<object, () => void>();
+
+const mismatch = (id: string, what: string): ServeError =>
+  new ServeError('KeyMismatch', 409, `agent "${id}" is bound to another key: its ${what} is refused (an admin frees the id with DELETE /v1/nodes/${id}/key)`, { field: 'id' });
+
+/**
+ * Binds the id of `request`, a verified join of an id bound to no key, to the key that signed it;
+ * the join route calls it once the edge admitted the join (join-edge.ts), in the same tick as the
+ * join starts, so a join refused there (400 `url`, 429, 503 `Full`) leaves no binding behind, and
+ * of two first joins of one id the second is refused. A no-op for any other request.
+ * @throws {ServeError} 409 `KeyMismatch` when another key bound the id since the request was verified
+ */
+export function bindJoinKey(request: FastifyRequest): void {
+  const claim = pendingClaims.get(request.raw);
+  pendingClaims.delete(request.raw);
+  claim?.();
+}
 
 const bearer = (request: FastifyRequest): string | undefined => /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
 
@@ -94,9 +112,15 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
     const bound = bindings.keyOf(id);
     if (bound !== undefined && bound !== key) {
       log(`refused a ${what} for "${id}" signed by another key than the one it joined with`);
-      throw new ServeError('KeyMismatch', 409, `agent "${id}" is bound to another key: its ${what} is refused (an admin frees the id with DELETE /v1/nodes/${id}/key)`, { field: 'id' });
+      throw mismatch(id, what);
     }
-    if (what === 'join' && bound === undefined) bindings.claim(id, key);
+    if (what === 'join' && bound === undefined) {
+      pendingClaims.set(request.raw, () => {
+        if (bindings.claim(id, key)) return;
+        log(`refused a join for "${id}": another key bound the id first`);
+        throw mismatch(id, what);
+      });
+    }
   });
 
   app.delete<{ Params: { id: string } }>(ADMIN_ROUTE, { schema: { params: { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } } } }, async (request) => {
