@@ -1,0 +1,119 @@
+/**
+ * Compaction of a replicated swarm's log (docs/replication.md, "Compaction"): every replica
+ * announces the sequence it applied; after a replica stored a snapshot, it trims the stream below
+ * the least sequence any live replica applied (and the snapshot's), minus a margin, and drops from
+ * the agent directory the agents that are no longer members.
+ */
+import { Bucket, Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Clock } from '../runtime/types.js';
+import { directoryBucket, keyToId } from './agent-directory.js';
+import { READS_FORMATS, WRITES_FORMATS, writeFormat } from './log-entry.js';
+import type { LogStream } from './log-stream.js';
+import { ProgressBoard } from './replica-progress.js';
+
+/** What compaction needs of the replica. */
+export interface CompactorHost {
+  readonly swarm: string;
+  readonly replicaId: string;
+  readonly io: Clock;
+  readonly log: LogStream;
+  readonly nc: NatsConnection;
+  /** Entries kept below the trim point. */
+  readonly marginEntries: number;
+  /** A replica unheard this long no longer holds the trim back. */
+  readonly graceMs: number;
+  /** The last sequence this replica applied. */
+  applied(): number;
+  /** Whether `id` is a member of the swarm now (its directory entry stays). */
+  member(id: string): boolean;
+}
+
+/** One replica's part in keeping the log short. */
+export class LogCompactor {
+  /** The format version this replica writes: the newest every live replica reads. */
+  format = writeFormat(WRITES_FORMATS, []);
+  /** Entries removed by this replica's trims so far. */
+  trimmed = 0;
+  private readonly board: ProgressBoard;
+  private directory: KV | undefined | null;
+  private trimming = false;
+
+  constructor(
+    private readonly host: CompactorHost,
+    kv: KV,
+  ) {
+    this.board = new ProgressBoard(kv);
+  }
+
+  /** Announces this replica's applied sequence and the formats it reads, and learns the others' (the write format follows). */
+  async announce(): Promise<void> {
+    const { io, replicaId, graceMs } = this.host;
+    await this.board.announce({ replica: replicaId, seq: this.host.applied(), at: io.now(), reads: READS_FORMATS });
+    const { live } = await this.board.read(io.now(), graceMs);
+    this.format = writeFormat(WRITES_FORMATS, live.map((p) => p.reads));
+  }
+
+  /** Withdraws this replica's announcement (it closes). */
+  async withdraw(): Promise<void> {
+    await this.board.withdraw(this.host.replicaId);
+  }
+
+  /**
+   * After this replica stored the snapshot at `seq`: trims the stream below
+   * `min(seq, every live replica's applied) - margin`, forgets silent replicas' announcements,
+   * and prunes the agent directory. Resolves with the trim point (0: nothing trimmed).
+   */
+  async afterSnapshot(seq: number): Promise<number> {
+    if (this.trimming) return 0;
+    this.trimming = true;
+    try {
+      await this.announce();
+      const { io, graceMs, marginEntries, log } = this.host;
+      const { live, silent } = await this.board.read(io.now(), graceMs);
+      for (const p of silent) await this.board.withdraw(p.replica);
+      if (silent.length > 0) await this.board.purgeMarkers(graceMs);
+      const floor = Math.min(seq, this.host.applied(), ...live.map((p) => p.seq));
+      const below = floor - marginEntries + 1;
+      const { first } = await log.bounds();
+      let cut = 0;
+      if (below > first) {
+        this.trimmed += await log.trim(below);
+        cut = below;
+      }
+      await this.prune();
+      return cut;
+    } catch {
+      return 0; // cut off meanwhile: the next snapshot trims
+    } finally {
+      this.trimming = false;
+    }
+  }
+
+  /** Removes directory entries of agents that are not members and were written more than the grace ago (a join in progress puts its entry first). */
+  private async prune(): Promise<void> {
+    if (this.directory === null) return;
+    try {
+      this.directory ??= await new Kvm(this.host.nc).open(directoryBucket(this.host.swarm));
+      await this.directory.status();
+    } catch {
+      this.directory = null; // no directory (a library swarm without serve): nothing to prune
+      return;
+    }
+    try {
+      const keys: string[] = [];
+      for await (const k of await this.directory.keys()) keys.push(k);
+      const old = this.host.io.now() - this.host.graceMs;
+      for (const k of keys) {
+        const id = keyToId(k);
+        if (this.host.member(id)) continue;
+        const e = await this.directory.get(k);
+        if (e !== null && e.operation === 'PUT' && e.created.getTime() < old) await this.directory.delete(k);
+      }
+      // The markers of deleted keys, once every watcher had time to see them.
+      if (this.directory instanceof Bucket) await this.directory.purgeDeletes(this.host.graceMs);
+    } catch {
+      // cut off meanwhile: the next snapshot prunes
+    }
+  }
+}
