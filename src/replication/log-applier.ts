@@ -31,8 +31,8 @@ export interface ApplierHost {
   stale(nodeId: string): void;
   /** An entry was applied, up to `seq`, with `pending` messages still behind it on the stream. */
   advanced(seq: number, pending: number): void;
-  /** The snapshot at `seq` was stored (by this replica). */
-  saved(seq: number): void;
+  /** A snapshot boundary was applied (`stored`: this replica's save of it went in). */
+  boundary(seq: number, stored: boolean): void;
   /** The format version new snapshots are written in. */
   format(): number;
   emit(event: ReplicationEmitted): void;
@@ -109,7 +109,7 @@ export class LogApplier {
     if (this.snapshots !== undefined && seq % this.snapshots.every === 0) {
       const genesis = this.genesis;
       const snapshot: StoredSnapshot = { v: this.host.format(), seq, swarm: persistSwarm(this.swarm as Swarm), touched: [...this.touched], ...(genesis !== undefined ? { genesis } : {}) };
-      void this.snapshots.store.save(snapshot).then((stored) => (stored ? this.host.saved(seq) : undefined));
+      void this.snapshots.store.save(snapshot).then((stored) => this.host.boundary(seq, stored));
     }
     this.host.advanced(seq, pending);
   }

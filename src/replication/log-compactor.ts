@@ -1,8 +1,8 @@
 /**
  * Compaction of a replicated swarm's log (docs/replication.md, "Compaction"): every replica
- * announces the sequence it applied; after a replica stored a snapshot, it trims the stream below
- * the least sequence any live replica applied (and the snapshot's), minus a margin, and drops from
- * the agent directory the agents that are no longer members.
+ * announces the sequence it applied (and the last snapshot it stored); at each snapshot boundary
+ * the stream is trimmed below the least sequence any live replica applied (and the latest stored
+ * snapshot's), minus a margin, and the agent directory drops the agents that are no longer members.
  */
 import { Bucket, Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -38,6 +38,8 @@ export class LogCompactor {
   private readonly board: ProgressBoard;
   private directory: KV | undefined | null;
   private trimming = false;
+  /** The last snapshot this replica stored. */
+  private storedSeq = 0;
 
   constructor(
     private readonly host: CompactorHost,
@@ -49,7 +51,7 @@ export class LogCompactor {
   /** Announces this replica's applied sequence and the formats it reads, and learns the others' (the write format follows). */
   async announce(): Promise<void> {
     const { io, replicaId, graceMs } = this.host;
-    await this.board.announce({ replica: replicaId, seq: this.host.applied(), at: io.now(), reads: READS_FORMATS });
+    await this.board.announce({ replica: replicaId, seq: this.host.applied(), at: io.now(), reads: READS_FORMATS, ...(this.storedSeq > 0 ? { snapshot: this.storedSeq } : {}) });
     const { live } = await this.board.read(io.now(), graceMs);
     this.format = writeFormat(WRITES_FORMATS, live.map((p) => p.reads));
   }
@@ -59,12 +61,20 @@ export class LogCompactor {
     await this.board.withdraw(this.host.replicaId);
   }
 
+  /** This replica stored the snapshot at `seq`: announces it, then trims. */
+  async stored(seq: number): Promise<number> {
+    this.storedSeq = Math.max(this.storedSeq, seq);
+    return this.boundary();
+  }
+
   /**
-   * After this replica stored the snapshot at `seq`: trims the stream below
-   * `min(seq, every live replica's applied) - margin`, forgets silent replicas' announcements,
-   * and prunes the agent directory. Resolves with the trim point (0: nothing trimmed).
+   * At a snapshot boundary (every replica with snapshots, whoever stores it) and after a store:
+   * announces, then trims the stream below `min(latest stored snapshot, every live replica's
+   * applied) - margin`, forgets silent replicas' announcements, and prunes the agent directory.
+   * Whichever replica announces last at a boundary sees every other there, so the stream is cut
+   * to about `trimMargin` entries behind the snapshot. Resolves with the trim point (0: none).
    */
-  async afterSnapshot(seq: number): Promise<number> {
+  async boundary(): Promise<number> {
     if (this.trimming) return 0;
     this.trimming = true;
     try {
@@ -73,18 +83,19 @@ export class LogCompactor {
       const { live, silent } = await this.board.read(io.now(), graceMs);
       for (const p of silent) await this.board.withdraw(p.replica);
       if (silent.length > 0) await this.board.purgeMarkers(graceMs);
-      const floor = Math.min(seq, this.host.applied(), ...live.map((p) => p.seq));
+      const snapshot = Math.max(this.storedSeq, ...live.map((p) => p.snapshot ?? 0));
+      const floor = Math.min(snapshot, this.host.applied(), ...live.map((p) => p.seq));
       const below = floor - marginEntries + 1;
       const { first } = await log.bounds();
       let cut = 0;
-      if (below > first) {
+      if (snapshot > 0 && below > first) {
         this.trimmed += await log.trim(below);
         cut = below;
       }
       await this.prune();
       return cut;
     } catch {
-      return 0; // cut off meanwhile: the next snapshot trims
+      return 0; // cut off meanwhile: the next boundary trims
     } finally {
       this.trimming = false;
     }

@@ -17,6 +17,8 @@ export interface ReplicaProgress {
   readonly at: number;
   /** The format versions of entries and snapshots it reads. */
   readonly reads: readonly number[];
+  /** The log sequence of the last snapshot it stored in the bucket, if any. */
+  readonly snapshot?: number;
 }
 
 const PREFIX = 'applied.';

@@ -101,7 +101,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
       own: (id) => this.proposer.own(id),
       stale: (nodeId) => this.reconcile(nodeId),
       advanced: (seq, pending) => this.link.advanced(seq, pending),
-      saved: (seq) => void this.compactor?.afterSnapshot(seq),
+      boundary: (seq, stored) => void (stored ? this.compactor?.stored(seq) : this.compactor?.boundary()),
       format,
       emit,
     });
