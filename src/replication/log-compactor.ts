@@ -38,6 +38,7 @@ export class LogCompactor {
   private readonly board: ProgressBoard;
   private directory: KV | undefined | null;
   private trimming = false;
+  private again = false;
   /** The last snapshot this replica stored. */
   private storedSeq = 0;
 
@@ -75,7 +76,10 @@ export class LogCompactor {
    * to about `trimMargin` entries behind the snapshot. Resolves with the trim point (0: none).
    */
   async boundary(): Promise<number> {
-    if (this.trimming) return 0;
+    if (this.trimming) {
+      this.again = true; // once the one under way ends: it may have read the board before this
+      return 0;
+    }
     this.trimming = true;
     try {
       await this.announce();
@@ -98,6 +102,10 @@ export class LogCompactor {
       return 0; // cut off meanwhile: the next boundary trims
     } finally {
       this.trimming = false;
+      if (this.again) {
+        this.again = false;
+        void this.boundary();
+      }
     }
   }
 

@@ -12,7 +12,7 @@ import { openAgentDirectory } from '../../src/replication/agent-directory.js';
 import { kReplica } from '../../src/replication/replicated-swarm.js';
 import { SnapshotStore } from '../../src/replication/snapshot-store.js';
 import { proposeRandom } from './random-events.js';
-import { CONFIG, converged, natsFixture, PROFILES, swarmName, until } from './replicas.js';
+import { converged, natsFixture, PROFILES, swarmName, until } from './replicas.js';
 
 const nats = natsFixture();
 const replica = nats.replica.bind(nats);
@@ -113,9 +113,9 @@ describe('a compacting log', () => {
         expect(JSON.stringify(snapshot?.swarm)).not.toMatch(/"phone"/);
         const kv = await new Kvm(nc).open(`hecate-${name}-agents`);
         const keys = async () => {
-          const out: string[] = [];
-          for await (const k of await kv.keys()) out.push(Buffer.from(k, 'base64url').toString());
-          return out;
+          const out = new Set<string>();
+          for await (const k of await kv.keys()) out.add(Buffer.from(k, 'base64url').toString());
+          return [...out];
         };
         let left = await keys();
         for (let i = 0; i < 100 && left.includes('phone'); i++) {
@@ -129,31 +129,6 @@ describe('a compacting log', () => {
       }
     } finally {
       await directory.close();
-    }
-  });
-});
-
-describe('format versions', () => {
-  it('refuses, naming the version, a log entry or a snapshot in a format this release does not read', async () => {
-    const name = swarmName('version');
-    const a = await replica(name);
-    const halted: Error[] = [];
-    a.on('replication.changed', (e) => (e.error !== undefined ? halted.push(e.error) : undefined));
-    const nc = await connect({ servers: nats.server.url });
-    try {
-      const { jetstream } = await import('@nats-io/jetstream');
-      await jetstream(nc).publish(`hecate.${name}.log`, JSON.stringify({ v: 2, type: 'swarm.event', id: 'future.1', event: { type: 'node.down', nodeId: 'gpu' } }));
-      await until(() => halted.length > 0, 'the replica to halt');
-      expect(halted[0]).toMatchObject({ name: 'ReplicationError', code: 'UnknownVersion', message: expect.stringMatching(/log entry 2 is format version 2; this replica reads version 1/) });
-      expect(a.replication()).toBe('disconnected');
-      expect(a.node('gpu')?.state).toBe('alive'); // not applied: it serves its last view
-      await expect(connectSwarm({ servers: nats.server.url, swarm: name, snapshotEvery: 0, connectTimeoutMs: 3000 })).rejects.toMatchObject({ code: 'UnknownVersion' });
-      const other = swarmName('version-snap');
-      const store = await SnapshotStore.open(nc, other);
-      await store.kv.put('snapshot', JSON.stringify({ v: 3, seq: 1, swarm: {}, touched: [] }));
-      await expect(connectSwarm({ servers: nats.server.url, swarm: other, profiles: PROFILES, config: CONFIG })).rejects.toMatchObject({ code: 'UnknownVersion', message: expect.stringMatching(/snapshot at log sequence 1 is format version 3/) });
-    } finally {
-      await nc.close();
     }
   });
 });
