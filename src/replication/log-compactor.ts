@@ -4,8 +4,8 @@
  * the stream is trimmed below the least sequence any live replica applied (and the latest stored
  * snapshot's), minus a margin, and the agent directory drops the agents that are no longer members.
  */
-import { Bucket, Kvm, type KV } from '@nats-io/kv';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { Bucket, Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
+import type { NatsConnection, QueuedIterator } from '@nats-io/transport-node';
 import type { Clock } from '../runtime/types.js';
 import { directoryBucket, keyToId } from './agent-directory.js';
 import { READS_FORMATS, WRITES_FORMATS, writeFormat } from './log-entry.js';
@@ -23,6 +23,8 @@ export interface CompactorHost {
   readonly marginEntries: number;
   /** A replica unheard this long no longer holds the trim back. */
   readonly graceMs: number;
+  /** A directory entry of a non-member is dropped once written this long ago (a join puts it before its entry is applied). */
+  readonly directoryGraceMs: number;
   /** The last sequence this replica applied. */
   applied(): number;
   /** Whether `id` is a member of the swarm now (its directory entry stays). */
@@ -37,8 +39,16 @@ export class LogCompactor {
   trimmed = 0;
   private readonly board: ProgressBoard;
   private directory: KV | undefined | null;
+  private directoryWatch: QueuedIterator<KvWatchEntry> | undefined;
+  /** Directory keys and when each was written, as the watch delivered them. */
+  private readonly written = new Map<string, number>();
   private trimming = false;
   private again = false;
+  private recheckedFor = 0;
+  private pruning = false;
+  private rechecks = 0;
+  private markersPurged = 0;
+  private closed = false;
   /** The last snapshot this replica stored. */
   private storedSeq = 0;
 
@@ -51,14 +61,23 @@ export class LogCompactor {
 
   /** Announces this replica's applied sequence and the formats it reads, and learns the others' (the write format follows). */
   async announce(): Promise<void> {
+    if (this.closed) return;
     const { io, replicaId, graceMs } = this.host;
     await this.board.announce({ replica: replicaId, seq: this.host.applied(), at: io.now(), reads: READS_FORMATS, ...(this.storedSeq > 0 ? { snapshot: this.storedSeq } : {}) });
-    const { live } = await this.board.read(io.now(), graceMs);
+    const { live } = this.board.read(io.now(), graceMs);
     this.format = writeFormat(WRITES_FORMATS, live.map((p) => p.reads));
   }
 
-  /** Withdraws this replica's announcement (it closes). */
+  /** Starts watching the other replicas' announcements. */
+  async open(): Promise<void> {
+    await this.board.open();
+  }
+
+  /** Withdraws this replica's announcement and stops watching (it closes). */
   async withdraw(): Promise<void> {
+    this.closed = true;
+    this.board.close();
+    this.directoryWatch?.stop();
     await this.board.withdraw(this.host.replicaId);
   }
 
@@ -76,6 +95,7 @@ export class LogCompactor {
    * to about `trimMargin` entries behind the snapshot. Resolves with the trim point (0: none).
    */
   async boundary(): Promise<number> {
+    if (this.closed) return 0;
     if (this.trimming) {
       this.again = true; // once the one under way ends: it may have read the board before this
       return 0;
@@ -84,9 +104,9 @@ export class LogCompactor {
     try {
       await this.announce();
       const { io, graceMs, marginEntries, log } = this.host;
-      const { live, silent } = await this.board.read(io.now(), graceMs);
+      const { live, silent } = this.board.read(io.now(), graceMs);
       for (const p of silent) await this.board.withdraw(p.replica);
-      if (silent.length > 0) await this.board.purgeMarkers(graceMs);
+      if (silent.length > 0) void this.board.purgeMarkers(graceMs).catch(() => undefined);
       const snapshot = Math.max(this.storedSeq, ...live.map((p) => p.snapshot ?? 0));
       const floor = Math.min(snapshot, this.host.applied(), ...live.map((p) => p.seq));
       const below = floor - marginEntries + 1;
@@ -96,7 +116,19 @@ export class LogCompactor {
         this.trimmed += await log.trim(below);
         cut = below;
       }
-      await this.prune();
+      // Someone not at the snapshot yet (or its announcement not seen yet): look again every
+      // 250 ms, up to 20 times per snapshot (then the next boundary or announcement will).
+      if (floor < snapshot) {
+        if (this.recheckedFor !== snapshot) {
+          this.recheckedFor = snapshot;
+          this.rechecks = 0;
+        }
+        if (this.rechecks++ < 20) io.setTimeout(() => void this.boundary(), 250);
+      }
+      if (!this.pruning) {
+        this.pruning = true;
+        void this.prune().finally(() => (this.pruning = false)); // beside the trim: a directory's markers can take many requests
+      }
       return cut;
     } catch {
       return 0; // cut off meanwhile: the next boundary trims
@@ -112,27 +144,40 @@ export class LogCompactor {
   /** Removes directory entries of agents that are not members and were written more than the grace ago (a join in progress puts its entry first). */
   private async prune(): Promise<void> {
     if (this.directory === null) return;
-    try {
-      this.directory ??= await new Kvm(this.host.nc).open(directoryBucket(this.host.swarm));
-      await this.directory.status();
-    } catch {
-      this.directory = null; // no directory (a library swarm without serve): nothing to prune
-      return;
+    if (this.directory === undefined) {
+      try {
+        const kv = await new Kvm(this.host.nc).open(directoryBucket(this.host.swarm));
+        await kv.status();
+        const watch = (this.directoryWatch = await kv.watch());
+        void (async () => {
+          for await (const e of watch) {
+            if (e.operation === 'PUT') this.written.set(e.key, e.created.getTime());
+            else this.written.delete(e.key);
+          }
+        })().catch(() => undefined);
+        this.directory = kv;
+      } catch {
+        this.directory = null; // no directory (a library swarm without serve): nothing to prune
+        return;
+      }
     }
     try {
-      const keys: string[] = [];
-      for await (const k of await this.directory.keys()) keys.push(k);
-      const old = this.host.io.now() - this.host.graceMs;
-      for (const k of keys) {
-        const id = keyToId(k);
-        if (this.host.member(id)) continue;
-        const e = await this.directory.get(k);
-        if (e !== null && e.operation === 'PUT' && e.created.getTime() < old) await this.directory.delete(k);
+      const old = this.host.io.now() - this.host.directoryGraceMs;
+      for (const [k, created] of [...this.written]) {
+        if (created < old && !this.host.member(keyToId(k))) {
+          this.written.delete(k);
+          await this.directory.delete(k);
+        }
       }
-      // The markers of deleted keys, once every watcher had time to see them.
-      if (this.directory instanceof Bucket) await this.directory.purgeDeletes(this.host.graceMs);
+      // The markers of deleted keys, once every watcher had time to see them: one request per
+      // marker, so at most once per replica grace.
+      const now = this.host.io.now();
+      if (this.directory instanceof Bucket && now - this.markersPurged >= this.host.graceMs) {
+        this.markersPurged = now;
+        await this.directory.purgeDeletes(this.host.graceMs);
+      }
     } catch {
-      // cut off meanwhile: the next snapshot prunes
+      // cut off meanwhile: the next boundary prunes
     }
   }
 }

@@ -140,11 +140,13 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
         nc: this.nc,
         marginEntries: this.options.trimMargin ?? 500,
         graceMs: this.options.replicaGraceMs ?? 60_000,
+        directoryGraceMs: 2 * (this.options.proposeTimeoutMs ?? 10_000),
         applied: () => this.applier.applied,
         member: (id) => this.applier.swarm?.node(id) !== undefined,
       },
       store.kv,
     );
+    await this.compactor.open();
     await this.compactor.announce().catch(() => undefined); // learns the write format; holds the trim back from here
     const trimmed = first > 1;
     if (every > 0) this.applier.saveTo(store, every);

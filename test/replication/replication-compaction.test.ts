@@ -80,10 +80,10 @@ describe('a compacting log', () => {
     }
   });
 
-  it('forgets a member down and unheard past forgetAfterMs: removed through the log once, out of the snapshot and the agent directory', async () => {
+  it('forgets a member down and unheard past forgetAfterMs: removed through the log once, out of the snapshot, and out of the agent directory once written 2 x proposeTimeoutMs ago', async () => {
     const name = swarmName('forget');
-    const a = await replica(name, { snapshotEvery: 5, trimMargin: 2, forgetAfterMs: 300, replicaGraceMs: 400 });
-    const b = await replica(name, { snapshotEvery: 5, trimMargin: 2, forgetAfterMs: 300, replicaGraceMs: 400 });
+    const a = await replica(name, { snapshotEvery: 5, trimMargin: 2, forgetAfterMs: 300, proposeTimeoutMs: 1000 });
+    const b = await replica(name, { snapshotEvery: 5, trimMargin: 2, forgetAfterMs: 300, proposeTimeoutMs: 1000 });
     const directory = await openAgentDirectory({ servers: [nats.server.url], swarm: name, onChange: () => undefined });
     const removed: string[] = [];
     b.on('node.left', (e) => removed.push(e.nodeId));
