@@ -12,7 +12,7 @@ import { openAgentDirectory } from '../../src/replication/agent-directory.js';
 import { kReplica } from '../../src/replication/replicated-swarm.js';
 import { SnapshotStore } from '../../src/replication/snapshot-store.js';
 import { proposeRandom } from './random-events.js';
-import { converged, natsFixture, PROFILES, swarmName, until } from './replicas.js';
+import { CONFIG, converged, natsFixture, PROFILES, swarmName, until } from './replicas.js';
 
 const nats = natsFixture();
 const replica = nats.replica.bind(nats);
@@ -130,5 +130,15 @@ describe('a compacting log', () => {
     } finally {
       await directory.close();
     }
+  });
+});
+
+describe('the stream on a NATS cluster', () => {
+  it('is created with streamReplicas copies: a single server refuses 3, the option checked first', async () => {
+    await expect(connectSwarm({ servers: nats.server.url, swarm: swarmName('r6'), streamReplicas: 6 })).rejects.toMatchObject({ code: 'InvalidInput', message: expect.stringMatching(/"streamReplicas" must be an integer from 1 to 5, got 6/) });
+    await expect(connectSwarm({ servers: nats.server.url, swarm: swarmName('r3'), profiles: PROFILES, config: CONFIG, streamReplicas: 3 })).rejects.toThrow(/replica/i);
+    const name = swarmName('r1');
+    const a = await replica(name, { streamReplicas: 1 });
+    expect((await a[kReplica].log.jsm.streams.info(`HECATE_${name}`)).config.num_replicas).toBe(1);
   });
 });
