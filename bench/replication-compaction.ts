@@ -24,6 +24,7 @@ const EVENTS = Number(process.argv[2] ?? 100_000);
 const EVERY = 500;
 const MARGIN = 500;
 const FORGET_MS = 3000;
+const GRACE_MS = 10_000; // replicaGraceMs: directory markers are purged once this old
 const SERVE_MS = 2000;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -55,7 +56,7 @@ async function main(): Promise<void> {
   try {
     const url = server.url;
     const t = pipelines8(6, 2); // 200 nodes
-    const opts = { servers: url, swarm: 'long', forgetAfterMs: FORGET_MS, proposeTimeoutMs: 2000 } as const; // directory entries of non-members go after 2 x 2 s
+    const opts = { servers: url, swarm: 'long', forgetAfterMs: FORGET_MS, proposeTimeoutMs: 2000, replicaGraceMs: GRACE_MS } as const; // directory entries of non-members go after 2 x 2 s
     replicas.push(await connectSwarm({ ...opts, profiles: t.profiles, config: t.config, seed: 18 }));
     replicas.push(await connectSwarm(opts));
     const [a, b] = replicas as [ReplicatedSwarm, ReplicatedSwarm];
@@ -99,8 +100,9 @@ async function main(): Promise<void> {
     const vanishedAtEnd = vanished();
     const deadline = Date.now() + FORGET_MS * 4;
     while (vanished() > 0 && Date.now() < deadline) await sleep(100);
-    // Two more snapshot boundaries (down/alive pairs of a member), past the directory grace (4 s).
-    await sleep(4500);
+    // Two more snapshot boundaries (down/alive pairs of a member), past the directory grace (4 s)
+    // and the markers' (GRACE_MS).
+    await sleep(GRACE_MS + 500);
     for (let i = 0; i < 2 * EVERY; i += 2) {
       const id = t.profiles[0]?.id as string;
       await a.markDown(id);

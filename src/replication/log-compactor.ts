@@ -12,6 +12,9 @@ import { READS_FORMATS, WRITES_FORMATS, writeFormat } from './log-entry.js';
 import type { LogStream } from './log-stream.js';
 import { ProgressBoard } from './replica-progress.js';
 
+/** Directory markers purged per boundary at most (each is one request). */
+const MARKERS_PER_PRUNE = 500;
+
 /** What compaction needs of the replica. */
 export interface CompactorHost {
   readonly swarm: string;
@@ -44,10 +47,12 @@ export class LogCompactor {
   private readonly written = new Map<string, number>();
   private trimming = false;
   private again = false;
+  /** Directory keys deleted, and when, as the watch delivered them: their markers are purged after the grace. */
+  private readonly markers = new Map<string, { readonly at: number; readonly revision: number }>();
   private recheckedFor = 0;
   private pruning = false;
+  private purgingMarkers = false;
   private rechecks = 0;
-  private markersPurged = 0;
   private closed = false;
   /** The last snapshot this replica stored. */
   private storedSeq = 0;
@@ -151,8 +156,13 @@ export class LogCompactor {
         const watch = (this.directoryWatch = await kv.watch());
         void (async () => {
           for await (const e of watch) {
-            if (e.operation === 'PUT') this.written.set(e.key, e.created.getTime());
-            else this.written.delete(e.key);
+            if (e.operation === 'PUT') {
+              this.written.set(e.key, e.created.getTime());
+              this.markers.delete(e.key);
+            } else {
+              this.written.delete(e.key);
+              this.markers.set(e.key, { at: e.created.getTime(), revision: e.revision });
+            }
           }
         })().catch(() => undefined);
         this.directory = kv;
@@ -169,12 +179,34 @@ export class LogCompactor {
           await this.directory.delete(k);
         }
       }
-      // The markers of deleted keys, once every watcher had time to see them: one request per
-      // marker, so at most once per replica grace.
-      const now = this.host.io.now();
-      if (this.directory instanceof Bucket && now - this.markersPurged >= this.host.graceMs) {
-        this.markersPurged = now;
-        await this.directory.purgeDeletes(this.host.graceMs);
+    } catch {
+      // cut off meanwhile: the next boundary prunes
+    }
+    if (!this.purgingMarkers) {
+      this.purgingMarkers = true;
+      void this.purgeMarkers().finally(() => (this.purgingMarkers = false));
+    }
+  }
+
+  /**
+   * Purges the markers deleted directory keys leave, once every watcher had time to see them
+   * (older than the replica grace): one request each, so at most MARKERS_PER_PRUNE per boundary,
+   * one at a time, beside the deletions.
+   */
+  private async purgeMarkers(): Promise<void> {
+    try {
+      const dir = this.directory;
+      if (dir instanceof Bucket) {
+        const seen = this.host.io.now() - this.host.graceMs;
+        let n = 0;
+        for (const [k, { at, revision }] of [...this.markers]) {
+          if (n >= MARKERS_PER_PRUNE) break;
+          if (at >= seen) continue;
+          this.markers.delete(k);
+          // Up to the marker only: an entry put again since (a higher revision) stays.
+          await this.host.log.jsm.streams.purge(dir.stream, { filter: dir.subjectForKey(k), seq: revision + 1 });
+          n++;
+        }
       }
     } catch {
       // cut off meanwhile: the next boundary prunes
