@@ -175,8 +175,8 @@ export class LogCompactor {
       const old = this.host.io.now() - this.host.directoryGraceMs;
       for (const [k, created] of [...this.written]) {
         if (created < old && !this.host.member(keyToId(k))) {
-          this.written.delete(k);
           await this.directory.delete(k);
+          if (this.written.get(k) === created) this.written.delete(k); // (the watch may have said so first)
         }
       }
     } catch {
@@ -202,9 +202,9 @@ export class LogCompactor {
         for (const [k, { at, revision }] of [...this.markers]) {
           if (n >= MARKERS_PER_PRUNE) break;
           if (at >= seen) continue;
-          this.markers.delete(k);
           // Up to the marker only: an entry put again since (a higher revision) stays.
           await this.host.log.jsm.streams.purge(dir.stream, { filter: dir.subjectForKey(k), seq: revision + 1 });
+          if (this.markers.get(k)?.revision === revision) this.markers.delete(k);
           n++;
         }
       }
