@@ -7,7 +7,7 @@
 import { Bucket, Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
 import type { NatsConnection, QueuedIterator } from '@nats-io/transport-node';
 import type { Clock } from '../runtime/types.js';
-import { directoryBucket, keyToId } from './agent-directory.js';
+import { directoryBucket, idToKey, keyToId } from './agent-directory.js';
 import { READS_FORMATS, WRITES_FORMATS, writeFormat } from './log-entry.js';
 import type { LogStream } from './log-stream.js';
 import { ProgressBoard } from './replica-progress.js';
@@ -47,6 +47,8 @@ export class LogCompactor {
   private readonly written = new Map<string, number>();
   private trimming = false;
   private again = false;
+  /** Nodes the log removed, and when: their directory entries are looked up and deleted after the grace (the watch may miss one under load). */
+  private readonly removedIds = new Map<string, number>();
   /** Directory keys deleted, and when, as the watch delivered them: their markers are purged after the grace. */
   private readonly markers = new Map<string, { readonly at: number; readonly revision: number }>();
   private recheckedFor = 0;
@@ -71,6 +73,11 @@ export class LogCompactor {
     await this.board.announce({ replica: replicaId, seq: this.host.applied(), at: io.now(), reads: READS_FORMATS, ...(this.storedSeq > 0 ? { snapshot: this.storedSeq } : {}) });
     const { live } = this.board.read(io.now(), graceMs);
     this.format = writeFormat(WRITES_FORMATS, live.map((p) => p.reads));
+  }
+
+  /** A `node.removed` entry on `nodeId` was applied: its directory entry goes at a later boundary. */
+  removed(nodeId: string): void {
+    this.removedIds.set(nodeId, this.host.io.now());
   }
 
   /** Starts watching the other replicas' announcements. */
@@ -173,6 +180,16 @@ export class LogCompactor {
     }
     try {
       const old = this.host.io.now() - this.host.directoryGraceMs;
+      for (const [id, at] of [...this.removedIds]) {
+        if (at >= old) continue;
+        const k = idToKey(id);
+        // The watch showed it (deleted already, or in the table the next loop goes through): no lookup.
+        if (!this.host.member(id) && !this.markers.has(k) && !this.written.has(k)) {
+          const e = await this.directory.get(idToKey(id));
+          if (e !== null && e.operation === 'PUT' && e.created.getTime() < old) await this.directory.delete(idToKey(id));
+        }
+        this.removedIds.delete(id);
+      }
       for (const [k, created] of [...this.written]) {
         if (created < old && !this.host.member(keyToId(k))) {
           await this.directory.delete(k);

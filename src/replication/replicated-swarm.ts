@@ -72,6 +72,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
       if (event.type === 'replication.applied' && event.entry.type === 'swarm.event') {
         const nodeId = eventNode(event.entry.event);
         if (nodeId !== undefined) this.forgetting?.heard(nodeId);
+        if (nodeId !== undefined && event.entry.event.type === 'node.removed' && event.error === undefined) this.compactor?.removed(nodeId);
       }
       listeners.emit(event);
     };
