@@ -13,7 +13,9 @@ import type { LogStream } from './log-stream.js';
 import { ProgressBoard } from './replica-progress.js';
 
 /** Directory markers purged per boundary at most (each is one request). */
-const MARKERS_PER_PRUNE = 500;
+const MARKERS_PER_PRUNE = 2000;
+/** Marker purge requests in flight at once. */
+const MARKERS_AT_ONCE = 25;
 
 /** What compaction needs of the replica. */
 export interface CompactorHost {
@@ -208,21 +210,23 @@ export class LogCompactor {
   /**
    * Purges the markers deleted directory keys leave, once every watcher had time to see them
    * (older than the replica grace): one request each, so at most MARKERS_PER_PRUNE per boundary,
-   * one at a time, beside the deletions.
+   * MARKERS_AT_ONCE at a time, beside the deletions.
    */
   private async purgeMarkers(): Promise<void> {
     try {
       const dir = this.directory;
       if (dir instanceof Bucket) {
         const seen = this.host.io.now() - this.host.graceMs;
-        let n = 0;
-        for (const [k, { at, revision }] of [...this.markers]) {
-          if (n >= MARKERS_PER_PRUNE) break;
-          if (at >= seen) continue;
-          // Up to the marker only: an entry put again since (a higher revision) stays.
-          await this.host.log.jsm.streams.purge(dir.stream, { filter: dir.subjectForKey(k), seq: revision + 1 });
-          if (this.markers.get(k)?.revision === revision) this.markers.delete(k);
-          n++;
+        const due = [...this.markers].filter(([, m]) => m.at < seen).slice(0, MARKERS_PER_PRUNE);
+        // MARKERS_AT_ONCE requests in flight: one at a time could not keep up with a busy directory.
+        for (let i = 0; i < due.length; i += MARKERS_AT_ONCE) {
+          await Promise.all(
+            due.slice(i, i + MARKERS_AT_ONCE).map(async ([k, { revision }]) => {
+              // Up to the marker only: an entry put again since (a higher revision) stays.
+              await this.host.log.jsm.streams.purge(dir.stream, { filter: dir.subjectForKey(k), seq: revision + 1 });
+              if (this.markers.get(k)?.revision === revision) this.markers.delete(k);
+            }),
+          );
         }
       }
     } catch {
