@@ -40,6 +40,19 @@ export interface ConnectSwarmOptions {
    * a replica always replays the whole log. @defaultValue 500
    */
   readonly snapshotEvery?: number;
+  /**
+   * Compaction: after storing a snapshot, a replica trims the stream below the least sequence any
+   * live replica applied (and the snapshot's), keeping this many entries below it; so the stream
+   * holds about `snapshotEvery + trimMargin` entries. Needs snapshots (`snapshotEvery > 0`).
+   * @defaultValue 500
+   */
+  readonly trimMargin?: number;
+  /** A replica whose applied sequence was not announced for this long stops holding the trim back (its announcement is dropped). Replicas announce every `min(5000, replicaGraceMs / 4)` ms. @defaultValue 60000 */
+  readonly replicaGraceMs?: number;
+  /** A member down and unheard (no heartbeat, no entry on it) for this long is removed through the log (`node.removed`); 0: never. @defaultValue 0 */
+  readonly forgetAfterMs?: number;
+  /** Copies of the stream and of the snapshot bucket on a NATS cluster (1-5), when this replica creates them. @defaultValue 1 */
+  readonly streamReplicas?: number;
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -54,7 +67,10 @@ export function connectOptionsIssue(o: ConnectSwarmOptions): string | undefined 
   if (o.seed !== undefined && !Number.isInteger(o.seed)) return `option "seed" must be an integer, got ${String(o.seed)}`;
   if (o.replicaId !== undefined && (typeof o.replicaId !== 'string' || !NAME.test(o.replicaId))) return `option "replicaId" must be 1-64 letters, digits, "-" or "_", got ${String(o.replicaId)}`;
   if (o.snapshotEvery !== undefined && !(Number.isInteger(o.snapshotEvery) && o.snapshotEvery >= 0)) return `option "snapshotEvery" must be an integer >= 0 (0: no snapshots), got ${String(o.snapshotEvery)}`;
-  for (const key of ['proposeTimeoutMs', 'connectTimeoutMs', 'reconcileAfterMs'] as const) {
+  if (o.trimMargin !== undefined && !(Number.isInteger(o.trimMargin) && o.trimMargin >= 0)) return `option "trimMargin" must be an integer >= 0, got ${String(o.trimMargin)}`;
+  if (o.streamReplicas !== undefined && !(Number.isInteger(o.streamReplicas) && o.streamReplicas >= 1 && o.streamReplicas <= 5)) return `option "streamReplicas" must be an integer from 1 to 5, got ${String(o.streamReplicas)}`;
+  if (o.replicaGraceMs !== undefined && !(typeof o.replicaGraceMs === 'number' && Number.isFinite(o.replicaGraceMs) && o.replicaGraceMs > 0)) return `option "replicaGraceMs" must be a finite number of ms > 0, got ${String(o.replicaGraceMs)}`;
+  for (const key of ['proposeTimeoutMs', 'connectTimeoutMs', 'reconcileAfterMs', 'forgetAfterMs'] as const) {
     const v = o[key];
     if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) return `option "${key}" must be a finite number of ms >= 0, got ${String(v)}`;
   }

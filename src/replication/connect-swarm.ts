@@ -11,7 +11,7 @@ import { ReplicationError } from './replication-error.js';
  * Connects a replica of a replicated swarm (docs/replication.md): creates the swarm's JetStream
  * stream if missing, writes the genesis if the log is new, replays the log into a local Swarm and
  * resolves once caught up, ready to serve.
- * @throws {ReplicationError} `InvalidInput`, `NoGenesis` (no genesis within `connectTimeoutMs`), `BadLog`
+ * @throws {ReplicationError} `InvalidInput`, `NoGenesis` (no genesis within `connectTimeoutMs`), `BadLog`, `UnknownVersion`, `Trimmed` (the log trimmed and no snapshot to start from)
  * @example const rs = await connectSwarm({ servers: 'nats://127.0.0.1:4222', swarm: 'demo', profiles, config: swarmConfig(12, 2) });
  */
 export async function connectSwarm(options: ConnectSwarmOptions): Promise<ReplicatedSwarm> {
@@ -22,14 +22,14 @@ export async function connectSwarm(options: ConnectSwarmOptions): Promise<Replic
   const nc = await connect({ servers, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: options.connectTimeoutMs ?? 30_000 });
   let opened: Awaited<ReturnType<typeof LogStream.open>>;
   try {
-    opened = await LogStream.open(nc, options.swarm);
+    opened = await LogStream.open(nc, options.swarm, options.streamReplicas ?? 1);
   } catch (error) {
     await nc.close();
     throw error;
   }
   const rs = new ReplicatedSwarm(nc, opened.log, options);
   try {
-    await rs.start(opened.last);
+    await rs.start(opened.last, opened.first);
   } catch (error) {
     await rs.close();
     throw error;

@@ -31,6 +31,10 @@ export interface ApplierHost {
   stale(nodeId: string): void;
   /** An entry was applied, up to `seq`, with `pending` messages still behind it on the stream. */
   advanced(seq: number, pending: number): void;
+  /** A snapshot boundary was applied (`stored`: this replica's save of it went in). */
+  boundary(seq: number, stored: boolean): void;
+  /** The format version new snapshots are written in. */
+  format(): number;
   emit(event: ReplicationEmitted): void;
 }
 
@@ -42,6 +46,10 @@ export class LogApplier {
   applied = 0;
   /** Per node: the last sequence of an entry applied on it (the basis own marks are checked against). */
   readonly touched = new Map<string, number>();
+  /** The log's genesis, once built. */
+  genesis: GenesisEntry | undefined;
+  /** Messages still on the stream behind the last one delivered. */
+  private lag = 0;
   private snapshotSeq = 0;
   private entries = 0;
   private redelivered = 0;
@@ -59,7 +67,7 @@ export class LogApplier {
 
   /** The counters, as `ReplicatedSwarm.stats()` shows them. */
   stats(): ReplicationStats {
-    return { applied: this.applied, snapshot: this.snapshotSeq, entries: this.entries, redelivered: this.redelivered, staleMarks: this.staleMarks, refused: this.refused };
+    return { applied: this.applied, lag: this.lag, snapshot: this.snapshotSeq, entries: this.entries, redelivered: this.redelivered, staleMarks: this.staleMarks, refused: this.refused };
   }
 
   /**
@@ -71,11 +79,17 @@ export class LogApplier {
       this.redelivered++;
       return;
     }
+    this.lag = pending;
+    if (this.swarm !== undefined && seq > this.applied + 1) {
+      // Entries applied + 1 … seq - 1 were trimmed while this replica was silent: it cannot go on from here.
+      throw new ReplicationError('Trimmed', `replica of swarm "${this.host.name}" applied up to ${this.applied}, but the log now starts at ${seq} (trimmed while it was unheard): connect it again to start from the KV snapshot`);
+    }
     let entry: LogEntry;
     try {
       entry = decodeEntry(data, seq);
     } catch (error) {
-      if (this.swarm === undefined) throw error;
+      // A version this release does not read: skipping it would diverge from the replicas that do.
+      if (this.swarm === undefined || (error instanceof ReplicationError && error.code === 'UnknownVersion')) throw error;
       this.applied = seq;
       this.refused++;
       return;
@@ -93,7 +107,9 @@ export class LogApplier {
     this.applied = seq;
     this.entries++;
     if (this.snapshots !== undefined && seq % this.snapshots.every === 0) {
-      void this.snapshots.store.save({ v: 1, seq, swarm: persistSwarm(this.swarm as Swarm), touched: [...this.touched] });
+      const genesis = this.genesis;
+      const snapshot: StoredSnapshot = { v: this.host.format(), seq, swarm: persistSwarm(this.swarm as Swarm), touched: [...this.touched], ...(genesis !== undefined ? { genesis } : {}) };
+      void this.snapshots.store.save(snapshot).then((stored) => this.host.boundary(seq, stored));
     }
     this.host.advanced(seq, pending);
   }
@@ -103,8 +119,7 @@ export class LogApplier {
    * then only the entries after it. A snapshot that does not restore (another genesis) is ignored:
    * the replica replays the whole log.
    */
-  restore(first: Uint8Array, stored: StoredSnapshot): void {
-    const entry = decodeEntry(first, 1);
+  restore(entry: LogEntry, stored: StoredSnapshot): void {
     if (entry.type !== 'swarm.genesis') return;
     try {
       this.build(entry, stored.swarm);
@@ -123,6 +138,7 @@ export class LogApplier {
     // Its node actors' own marks are handed over (`node.mark`): the log decides when each applies.
     const policy = { defersOwnMarks: true };
     const options = this.host.swarmOptions;
+    this.genesis = entry;
     this.swarm = restore !== undefined ? restoreSwarm(entry.profiles, entry.config, restore, options, policy) : new Swarm(entry.profiles, entry.config, { ...options, seed: entry.seed }, policy);
     this.host.built(this.swarm);
   }
@@ -137,7 +153,8 @@ export class LogApplier {
       return;
     }
     const nodeId = eventNode(entry.event);
-    if (entry.basis !== undefined && nodeId !== undefined && (this.touched.get(nodeId) ?? 0) !== entry.basis) {
+    // (A node no longer a member is stale for any mark: its table entry went with it.)
+    if (entry.basis !== undefined && nodeId !== undefined && (swarm.node(nodeId) === undefined || (this.touched.get(nodeId) ?? 0) !== entry.basis)) {
       // A mark decided on an older view of the node: another entry on it came first. Dropped alike everywhere.
       if (this.host.own(entry.id)) {
         this.staleMarks++;
@@ -154,7 +171,11 @@ export class LogApplier {
       error = e instanceof Error ? e : new Error(String(e));
       this.refused++;
     }
-    if (nodeId !== undefined) this.touched.set(nodeId, seq);
+    // A removed node leaves the snapshot's table too (a node added again under its id starts afresh).
+    if (nodeId !== undefined) {
+      if (entry.event.type === 'node.removed' && error === undefined) this.touched.delete(nodeId);
+      else this.touched.set(nodeId, seq);
+    }
     this.host.settle(entry.id, result, error);
     this.host.emit(error !== undefined ? { type: 'replication.applied', seq, entry, error } : { type: 'replication.applied', seq, entry });
   }

@@ -35,26 +35,44 @@ export class LogStream {
     this.hbSubject = `hecate.${swarm}.hb`;
   }
 
-  /** The swarm's stream on `nc`, created if missing (file storage, no limits, a 2-minute dedupe window). */
-  static async open(nc: NatsConnection, swarm: string): Promise<{ log: LogStream; last: number }> {
+  /**
+   * The swarm's stream on `nc`, created if missing (file storage, no limits but the replicas'
+   * trimming, a 2-minute dedupe window, `replicas` copies on a NATS cluster).
+   */
+  static async open(nc: NatsConnection, swarm: string, replicas = 1): Promise<{ log: LogStream; last: number; first: number }> {
     const log = new LogStream(nc, jetstream(nc), await jetstreamManager(nc), swarm);
     try {
-      return { log, last: await log.lastSeq() };
+      return { log, ...(await log.bounds()) };
     } catch {
-      await log.jsm.streams.add({ name: log.stream, subjects: [log.logSubject], storage: StorageType.File, duplicate_window: 120_000_000_000 });
-      return { log, last: await log.lastSeq() };
+      await log.jsm.streams.add({ name: log.stream, subjects: [log.logSubject], storage: StorageType.File, duplicate_window: 120_000_000_000, num_replicas: replicas });
+      return { log, ...(await log.bounds()) };
     }
   }
 
   /** The stream's last sequence now (0 when empty). @throws while JetStream cannot answer */
   async lastSeq(): Promise<number> {
-    return (await this.jsm.streams.info(this.stream)).state.last_seq;
+    return (await this.bounds()).last;
   }
 
-  /** The stream's first message (the genesis), or undefined. */
+  /** The stream's first and last sequences and its message count now (`first` > 1 once trimmed). @throws while JetStream cannot answer */
+  async bounds(): Promise<{ first: number; last: number; messages: number; bytes: number }> {
+    const { state } = await this.jsm.streams.info(this.stream);
+    return { first: state.first_seq, last: state.last_seq, messages: state.messages, bytes: state.bytes };
+  }
+
+  /** The stream's first message (the genesis), or undefined (none, or trimmed away). */
   async first(): Promise<Uint8Array | undefined> {
-    const m = await this.jsm.streams.getMessage(this.stream, { seq: 1 });
-    return m === null ? undefined : m.data;
+    try {
+      const m = await this.jsm.streams.getMessage(this.stream, { seq: 1 });
+      return m === null ? undefined : m.data;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Removes every entry below sequence `below` (JetStream purge by sequence on the log subject); resolves with how many went. */
+  async trim(below: number): Promise<number> {
+    return (await this.jsm.streams.purge(this.stream, { filter: this.logSubject, seq: below })).purged;
   }
 
   /** Writes the genesis if the stream is still empty; another replica's genesis, written first, wins. */

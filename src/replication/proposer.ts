@@ -27,6 +27,8 @@ export interface ProposerHost {
   closed(): boolean;
   /** Whether the replica is caught up and on NATS: only then are its own marks news. */
   connected(): boolean;
+  /** The format version to write entries in (docs/replication.md, "Upgrades"). */
+  format(): number;
 }
 
 /** Proposals of one replica connection. */
@@ -53,7 +55,7 @@ export class Proposer {
   /** Proposes a lifecycle event; resolves with what applying it here returned, once it came back from the log. */
   propose<T>(event: LifecycleEvent): Promise<T> {
     if (this.host.closed()) return Promise.reject(new ReplicationError('Closed', `replica "${this.host.replicaId}" of swarm "${this.host.name}" is closed`));
-    const entry: LogEntry = { v: 1, type: 'swarm.event', id: `${this.prefix}${++this.counter}`, event };
+    const entry: LogEntry = { v: this.host.format(), type: 'swarm.event', id: `${this.prefix}${++this.counter}`, event };
     const applied = new Promise<T>((resolve, reject) => this.waiters.set(entry.id, { resolve: resolve as (v: unknown) => void, reject }));
     this.publish(entry, this.host.proposeTimeoutMs).catch((error: Error) => this.settle(entry.id, undefined, error));
     return applied;
@@ -65,15 +67,24 @@ export class Proposer {
    * are not news).
    */
   proposeMark(mark: OwnMark, basis: number): void {
-    if (!this.host.connected() || this.host.closed()) return;
-    const key = `${mark.type}@${basis}`;
-    if (this.marked.get(mark.nodeId) === key) return; // proposed already on this view of the node
-    this.marked.set(mark.nodeId, key);
     const event: LifecycleEvent = mark.type === 'node.eject' ? { type: 'node.down', nodeId: mark.nodeId, cause: 'ejected' } : mark;
-    const entry: LogEntry = { v: 1, type: 'swarm.event', id: `${this.prefix}${++this.counter}`, event, basis };
+    this.proposeOnView(mark.nodeId, mark.type, event, basis);
+  }
+
+  /** Proposes removing a member this replica forgot (down and unheard too long), once per view of the node. */
+  proposeForget(nodeId: string, basis: number): void {
+    this.proposeOnView(nodeId, 'node.removed', { type: 'node.removed', nodeId }, basis);
+  }
+
+  private proposeOnView(nodeId: string, kind: string, event: LifecycleEvent, basis: number): void {
+    if (!this.host.connected() || this.host.closed()) return;
+    const key = `${kind}@${basis}`;
+    if (this.marked.get(nodeId) === key) return; // proposed already on this view of the node
+    this.marked.set(nodeId, key);
+    const entry: LogEntry = { v: this.host.format(), type: 'swarm.event', id: `${this.prefix}${++this.counter}`, event, basis };
     this.publish(entry, 2000).catch(() => {
       // Lost with the connection: reconciled after the reconnect.
-      if (this.marked.get(mark.nodeId) === key) this.marked.delete(mark.nodeId);
+      if (this.marked.get(nodeId) === key) this.marked.delete(nodeId);
     });
   }
 

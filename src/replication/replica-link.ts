@@ -30,6 +30,7 @@ export class ReplicaLink {
   private rejoins = 0;
   private caughtUp: { resolve(): void; reject(error: Error): void } | undefined;
   private reconcileTimer: unknown;
+  private halted: Error | undefined;
 
   constructor(private readonly host: LinkHost) {}
 
@@ -58,8 +59,25 @@ export class ReplicaLink {
     if (this.link === 'catching-up' && (pending === 0 || seq >= this.target)) this.set('connected');
   }
 
+  /**
+   * Stops for good with `error` (a format version this release does not read, the log trimmed past
+   * this replica): `disconnected` from now on, serving its last view, the error in the event.
+   */
+  halt(error: Error): void {
+    if (this.halted !== undefined || this.link === 'closed') return;
+    this.halted = error;
+    this.link = 'disconnected';
+    this.host.emit({ type: 'replication.changed', status: 'disconnected', applied: this.host.applied(), error });
+  }
+
+  /** Why the replica stopped applying, if it did. */
+  haltedBy(): Error | undefined {
+    return this.halted;
+  }
+
   /** Follows the connection: `disconnected` when it drops, a rejoin when it comes back. */
   changed(change: LinkChange): void {
+    if (this.halted !== undefined) return;
     if (change === 'disconnect') this.set('disconnected');
     else void this.rejoin();
   }

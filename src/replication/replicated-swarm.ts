@@ -19,7 +19,9 @@ import { executeOnce, openSession } from '../sessions/session-swarm.js';
 import type { SessionOptions, StageRunner } from '../sessions/session-types.js';
 import { randomName, type ConnectSwarmOptions } from './connect-options.js';
 import { LogApplier, type GenesisEntry } from './log-applier.js';
-import { encodeEntry } from './log-entry.js';
+import { LogCompactor } from './log-compactor.js';
+import { decodeEntry, encodeEntry, eventNode, WRITES_FORMATS, writeFormat, type LogEntry } from './log-entry.js';
+import { MemberForgetting } from './member-forgetting.js';
 import type { LogStream } from './log-stream.js';
 import { Proposer } from './proposer.js';
 import { ReplicaLink } from './replica-link.js';
@@ -50,6 +52,9 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   private readonly applier: LogApplier;
   private readonly proposer: Proposer;
   private readonly link: ReplicaLink;
+  private compactor: LogCompactor | undefined;
+  private forgetting: MemberForgetting | undefined;
+  private announceTimer: unknown;
   private closed = false;
 
   /** @internal use `connectSwarm` */
@@ -63,10 +68,18 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     this.replicaId = options.replicaId ?? randomName();
     const io = (this.io = options.ioClock ?? systemClock);
     const listeners = (this.listeners = new ReplicationListeners(io));
-    const emit = (event: ReplicationEmitted) => listeners.emit(event);
+    const emit = (event: ReplicationEmitted) => {
+      if (event.type === 'replication.applied' && event.entry.type === 'swarm.event') {
+        const nodeId = eventNode(event.entry.event);
+        if (nodeId !== undefined) this.forgetting?.heard(nodeId);
+        if (nodeId !== undefined && event.entry.event.type === 'node.removed' && event.error === undefined) this.compactor?.removed(nodeId);
+      }
+      listeners.emit(event);
+    };
     const { name, replicaId } = this;
     const closed = () => this.closed;
-    this.proposer = new Proposer({ name, replicaId, io, log, proposeTimeoutMs: options.proposeTimeoutMs ?? 10_000, closed, connected: () => this.link.status() === 'connected' }, randomName());
+    const format = () => this.compactor?.format ?? writeFormat(WRITES_FORMATS, []);
+    this.proposer = new Proposer({ name, replicaId, io, log, proposeTimeoutMs: options.proposeTimeoutMs ?? 10_000, closed, connected: () => this.link.status() === 'connected', format }, randomName());
     this.link = new ReplicaLink({
       io,
       log,
@@ -89,13 +102,27 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
       own: (id) => this.proposer.own(id),
       stale: (nodeId) => this.reconcile(nodeId),
       advanced: (seq, pending) => this.link.advanced(seq, pending),
+      boundary: (seq, stored) => void (stored ? this.compactor?.stored(seq) : this.compactor?.boundary()),
+      format,
       emit,
     });
+    const forgetAfterMs = options.forgetAfterMs ?? 0;
+    if (forgetAfterMs > 0) {
+      this.forgetting = new MemberForgetting({
+        io,
+        forgetAfterMs,
+        swarm: () => (this.link.status() === 'connected' && !this.closed ? this.applier.swarm : undefined),
+        forget: (nodeId) => this.proposer.proposeForget(nodeId, this.applier.touched.get(nodeId) ?? 0),
+      });
+    }
     this[kReplica] = { log, link: this.link };
   }
 
-  /** @internal Writes the genesis if the log (ending at `last`) is new, starts from the stored snapshot, catches up. */
-  async start(last: number): Promise<void> {
+  /**
+   * @internal Writes the genesis if the log (from `first` to `last`) is new, starts from the stored
+   * snapshot (always when the log was trimmed), catches up, then announces its progress.
+   */
+  async start(last: number, first = 1): Promise<void> {
     const { profiles, config } = this.options;
     if (last === 0 && profiles !== undefined && config !== undefined) {
       const genesis: GenesisEntry = { v: 1, type: 'swarm.genesis', id: 'genesis', profiles: profiles.map(plainProfile), config, seed: this.options.seed ?? 1 };
@@ -104,19 +131,45 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
       await this.log.writeGenesis(encodeEntry(genesis));
     }
     const every = this.options.snapshotEvery ?? 500;
-    if (every > 0) {
-      const store = await SnapshotStore.open(this.nc, this.name);
-      this.applier.saveTo(store, every);
+    const store = await SnapshotStore.open(this.nc, this.name, this.options.streamReplicas ?? 1);
+    this.compactor = new LogCompactor(
+      {
+        swarm: this.name,
+        replicaId: this.replicaId,
+        io: this.io,
+        log: this.log,
+        nc: this.nc,
+        marginEntries: this.options.trimMargin ?? 500,
+        graceMs: this.options.replicaGraceMs ?? 60_000,
+        directoryGraceMs: 2 * (this.options.proposeTimeoutMs ?? 10_000),
+        applied: () => this.applier.applied,
+        member: (id) => this.applier.swarm?.node(id) !== undefined,
+      },
+      store.kv,
+    );
+    await this.compactor.open();
+    await this.compactor.announce().catch(() => undefined); // learns the write format; holds the trim back from here
+    const trimmed = first > 1;
+    if (every > 0) this.applier.saveTo(store, every);
+    if (every > 0 || trimmed) {
       const stored = await store.load();
-      const first = stored !== undefined && stored.seq <= last ? await this.log.first() : undefined;
-      if (stored !== undefined && first !== undefined) this.applier.restore(first, stored);
+      if (stored !== undefined && stored.seq <= last && stored.seq + 1 >= first) {
+        const genesis = stored.genesis ?? (await this.firstEntry());
+        if (genesis !== undefined) this.applier.restore(genesis, stored);
+      }
+      if (trimmed && this.applier.swarm === undefined) {
+        throw new ReplicationError('Trimmed', `the log of swarm "${this.name}" starts at entry ${first} (trimmed) and the KV snapshot ${stored === undefined ? 'is missing' : `at ${stored.seq}${stored.genesis === undefined ? ' has no genesis' : ' does not reach it'}`}: no replica can start from it`);
+      }
     }
     this.log.listen((nodeId) => this.onHeartbeat(nodeId));
     const running = () => !this.closed;
     void this.log.watch((change) => this.link.changed(change), running);
     const ready = this.link.caughtUpWith(last);
     const applier = this.applier;
-    void this.log.consume(() => applier.applied + 1, (seq, data, pending) => applier.receive(seq, data, pending), running, (e) => e instanceof ReplicationError, this.io).catch((error: Error) => this.link.fail(error));
+    void this.log.consume(() => applier.applied + 1, (seq, data, pending) => applier.receive(seq, data, pending), running, (e) => e instanceof ReplicationError, this.io).catch((error: Error) => {
+      this.link.fail(error);
+      this.link.halt(error);
+    });
     const timeoutMs = this.options.connectTimeoutMs ?? 30_000;
     let timer: unknown;
     const timeout = new Promise<never>((_, reject) => {
@@ -131,6 +184,24 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     } finally {
       this.io.clearTimeout(timer as never);
     }
+    this.announceEvery(Math.min(5000, (this.options.replicaGraceMs ?? 60_000) / 4));
+    this.forgetting?.start();
+  }
+
+  /** The log's first entry, if it is still on the stream. */
+  private async firstEntry(): Promise<LogEntry | undefined> {
+    const data = await this.log.first();
+    return data === undefined ? undefined : decodeEntry(data, 1);
+  }
+
+  /** Announces the applied sequence now and every `ms` (so the trim waits for this replica). */
+  private announceEvery(ms: number): void {
+    const tick = () => {
+      if (this.closed) return;
+      if (this.link.status() !== 'disconnected') void this.compactor?.announce().catch(() => undefined);
+      this.announceTimer = this.io.setTimeout(tick, ms);
+    };
+    tick();
   }
 
   // ── what a replica adds ──
@@ -204,6 +275,9 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     if (this.closed) return;
     this.link.close();
     this.closed = true;
+    this.io.clearTimeout(this.announceTimer as never);
+    this.forgetting?.stop();
+    await this.compactor?.withdraw().catch(() => undefined);
     this.proposer.rejectAll(() => new ReplicationError('Closed', `replica "${this.replicaId}" of swarm "${this.name}" closed before the entry came back`));
     this.link.fail(new ReplicationError('Closed', `replica "${this.replicaId}" closed while connecting`));
     await this.log.close();
@@ -249,6 +323,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   private onHeartbeat(nodeId: string): void {
     const swarm = this.applier.swarm;
     if (swarm === undefined || this.closed || swarm.node(nodeId) === undefined) return;
+    this.forgetting?.heard(nodeId);
     try {
       swarm.heartbeat(nodeId);
     } catch {

@@ -15,7 +15,8 @@ export type ReplicationStatus = 'catching-up' | 'connected' | 'disconnected' | '
 
 /** What a replicated swarm emits besides the Swarm's own events. */
 export type ReplicationEmitted =
-  | { readonly type: 'replication.changed'; readonly status: ReplicationStatus; readonly applied: number }
+  /** `error`: why the replica stopped applying for good (a format version it does not read, the log trimmed past it). */
+  | { readonly type: 'replication.changed'; readonly status: ReplicationStatus; readonly applied: number; readonly error?: Error }
   /** One log entry applied (or found a no-op, or refused: `error`), in stream order. */
   | { readonly type: 'replication.applied'; readonly seq: number; readonly entry: LogEntry; readonly error?: Error };
 
@@ -23,6 +24,11 @@ export type ReplicationEmitted =
 export interface ReplicationStats {
   /** The last stream sequence applied (0 before the genesis). */
   readonly applied: number;
+  /**
+   * Replica lag: log entries on the stream behind the last one this replica was handed (0 when
+   * caught up; as last known while cut off).
+   */
+  readonly lag: number;
   /** The log sequence of the KV snapshot this replica started from; 0 when it replayed the whole log. */
   readonly snapshot: number;
   /** Entries applied after the snapshot (each stream sequence once: `snapshot + entries === applied` when none was lost). */

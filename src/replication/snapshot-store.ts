@@ -1,20 +1,25 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { PersistedSwarm } from '../persistence/persisted.js';
+import { READS_FORMATS, unknownFormat, type LogEntry } from './log-entry.js';
 
 /**
  * A replicated swarm's snapshot in a JetStream KV bucket (`hecate_<name>`, key `snapshot`): the
  * local Swarm's `persist()` after applying the log up to `seq`, with what else the log decides
- * (each node's last entry, the basis own marks are checked against). A starting replica loads it
- * and replays only the entries after `seq` (docs/replication.md).
+ * (each node's last entry, the basis own marks are checked against) and the log's genesis (the
+ * stream's first entry, gone once the stream is trimmed). A starting replica loads it and replays
+ * only the entries after `seq` (docs/replication.md).
  */
 export interface StoredSnapshot {
-  readonly v: 1;
+  /** The snapshot's format version (as the log entries'). */
+  readonly v: number;
   /** The last log sequence the snapshot reflects. */
   readonly seq: number;
   readonly swarm: PersistedSwarm;
   /** Each node's last applied entry's sequence. */
   readonly touched: readonly (readonly [string, number])[];
+  /** The log's genesis; absent in snapshots stored before the log was trimmed (the stream's first entry is then the genesis). */
+  readonly genesis?: Extract<LogEntry, { type: 'swarm.genesis' }>;
 }
 
 const KEY = 'snapshot';
@@ -24,23 +29,32 @@ const encoder = new TextEncoder();
 export class SnapshotStore {
   private saving = false;
 
-  private constructor(private readonly kv: KV) {}
+  private constructor(
+    /** The bucket (the replicas' applied sequences live in it too). */
+    readonly kv: KV,
+  ) {}
 
-  /** Opens the swarm's bucket, creating it (one value of history, file storage) if missing. */
-  static async open(nc: NatsConnection, swarm: string): Promise<SnapshotStore> {
-    return new SnapshotStore(await new Kvm(nc).create(`hecate_${swarm}`, { history: 1 }));
+  /** Opens the swarm's bucket, creating it (one value of history, file storage, `replicas` copies) if missing. */
+  static async open(nc: NatsConnection, swarm: string, replicas = 1): Promise<SnapshotStore> {
+    return new SnapshotStore(await new Kvm(nc).create(`hecate_${swarm}`, { history: 1, ...(replicas !== 1 ? { replicas } : {}) }));
   }
 
-  /** The stored snapshot, or undefined when there is none or it is not one (a replica then replays the log). */
+  /**
+   * The stored snapshot, or undefined when there is none or it is not one (a replica then replays the log).
+   * @throws {ReplicationError} `UnknownVersion` for a snapshot in a format version this release does not read
+   */
   async load(): Promise<StoredSnapshot | undefined> {
     const entry = await this.kv.get(KEY);
     if (entry === null || entry.operation !== 'PUT' || entry.length === 0) return undefined;
+    let value: StoredSnapshot | undefined;
     try {
-      const value = entry.json<StoredSnapshot>();
-      return value?.v === 1 && Number.isInteger(value.seq) && Array.isArray(value.touched) ? value : undefined;
+      value = entry.json<StoredSnapshot>();
     } catch {
       return undefined;
     }
+    if (value === null || typeof value !== 'object') return undefined;
+    if (Number.isInteger(value.v) && !READS_FORMATS.includes(value.v)) throw unknownFormat(`the KV snapshot at log sequence ${String(value.seq)}`, value.v);
+    return READS_FORMATS.includes(value.v) && Number.isInteger(value.seq) && Array.isArray(value.touched) ? value : undefined;
   }
 
   /**

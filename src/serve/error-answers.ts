@@ -66,6 +66,10 @@ export const LIBRARY_ERROR_ANSWERS = Object.freeze({
     Disconnected: answer(503, 'Disconnected'),
     Closed: answer(503, 'Disconnected'),
     NoGenesis: answer(503, 'NoSwarm'),
+    // The replica stopped applying: the log holds a format it does not read (an upgrade under
+    // way), or it fell behind the log's trim. It serves its last view; commands cannot commit.
+    UnknownVersion: answer(503, 'Disconnected'),
+    Trimmed: answer(503, 'Disconnected'),
   } satisfies Record<ReplicationErrorCode, HttpAnswer>),
 });
 

@@ -44,6 +44,7 @@ export function createParts(clock: Clock, models: readonly ModelSpec[], config: 
       return costs;
     },
     leases: () => seat.swarm?.inFlight() ?? 0,
+    replicationLag: () => seat.replica?.lag(),
   });
   return { clock, models, config, registry, seat, events: new EventStream(clock, 15_000, () => metrics.sseDropped.inc()), metrics, log };
 }

@@ -37,6 +37,8 @@ export interface Replica {
   onReplication(listener: (status: ReplicationStatus, applied: number) => void): void;
   /** What `GET /v1/status` shows of the replication. */
   view(): { readonly swarm: string; readonly replica: string; readonly status: ReplicationStatus; readonly applied: number };
+  /** This replica's id and lag, for `/metrics`. */
+  lag(): { readonly replica: string; readonly lag: number };
   close(): Promise<void>;
 }
 
@@ -63,6 +65,7 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
       rs.on('replication.changed', (event) => listener(event.status, event.applied));
     },
     view: () => ({ swarm: rs.name, replica: rs.replicaId, status: rs.replication(), applied: rs.stats().applied }),
+    lag: () => ({ replica: rs.replicaId, lag: rs.stats().lag }),
     async close() {
       await directory.close();
       await rs.close();

@@ -15,6 +15,8 @@ export interface MetricsSource {
   routeCostByModel(): ReadonlyMap<string, number>;
   /** Reservations the Swarm holds. */
   leases(): number;
+  /** With `--nats`: this replica's id and its lag (log entries behind the stream's end, docs/replication.md). */
+  replicationLag?(): { readonly replica: string; readonly lag: number } | undefined;
 }
 
 /** The orchestrator's metrics. */
@@ -71,6 +73,17 @@ export class ServeMetrics {
       registers: [this.registry],
       collect() {
         this.set(source.leases());
+      },
+    });
+    new Gauge({
+      name: 'hecate_replication_lag',
+      help: 'With --nats: log entries on the stream behind the last one this replica was handed (docs/replication.md).',
+      labelNames: ['replica'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const r = source.replicationLag?.();
+        if (r !== undefined) this.set({ replica: r.replica }, r.lag);
       },
     });
   }

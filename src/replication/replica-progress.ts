@@ -1,0 +1,86 @@
+/**
+ * Where every replica stands, shared (docs/replication.md, "Compaction"): each replica puts
+ * `{ replica, seq, at, reads, snapshot? }` under the key `applied.<replicaId>` of its swarm's KV
+ * bucket (`hecate_<name>`, beside the snapshot): the last log sequence it applied, when it said so
+ * (its io clock, milliseconds since the epoch), the format versions it reads, and the last snapshot
+ * it stored. The log is trimmed only below what every live replica has applied; a replica unheard
+ * past the grace stops holding it back, and its key is dropped. Every replica watches the keys,
+ * so reading the board costs no round trip.
+ */
+import { Bucket, type KV, type KvWatchEntry } from '@nats-io/kv';
+import type { QueuedIterator } from '@nats-io/transport-node';
+
+/** One replica's announcement. */
+export interface ReplicaProgress {
+  readonly replica: string;
+  /** The last log sequence it applied. */
+  readonly seq: number;
+  /** When it announced it (ms since the epoch, its clock). */
+  readonly at: number;
+  /** The format versions of entries and snapshots it reads. */
+  readonly reads: readonly number[];
+  /** The log sequence of the last snapshot it stored in the bucket, if any. */
+  readonly snapshot?: number;
+}
+
+const PREFIX = 'applied.';
+
+/** The announcements in one swarm's bucket, as the watch last delivered them. */
+export class ProgressBoard {
+  private readonly board = new Map<string, ReplicaProgress>();
+  private watch: QueuedIterator<KvWatchEntry> | undefined;
+
+  constructor(private readonly kv: KV) {}
+
+  /** Starts watching the announcements (every one there now, then each change). */
+  async open(): Promise<void> {
+    const watch = (this.watch = await this.kv.watch({ key: `${PREFIX}>` }));
+    void (async () => {
+      for await (const e of watch) {
+        const replica = e.key.slice(PREFIX.length);
+        const p = e.operation === 'PUT' && e.length > 0 ? parse(e) : undefined;
+        if (p === undefined) this.board.delete(replica);
+        else this.board.set(replica, p);
+      }
+    })().catch(() => undefined);
+  }
+
+  /** Announces this replica's progress (replaces its previous one). */
+  async announce(progress: ReplicaProgress): Promise<void> {
+    this.board.set(progress.replica, progress);
+    await this.kv.put(`${PREFIX}${progress.replica}`, JSON.stringify(progress));
+  }
+
+  /** Withdraws a replica's announcement (it closed, or went silent past the grace). */
+  async withdraw(replica: string): Promise<void> {
+    this.board.delete(replica);
+    await this.kv.delete(`${PREFIX}${replica}`);
+  }
+
+  /** Drops the markers withdrawn announcements left, older than `olderMs`. */
+  async purgeMarkers(olderMs: number): Promise<void> {
+    if (this.kv instanceof Bucket) await this.kv.purgeDeletes(olderMs);
+  }
+
+  /** Every announcement, split at `now - graceMs`: `live` were heard since, `silent` not. */
+  read(now: number, graceMs: number): { live: ReplicaProgress[]; silent: ReplicaProgress[] } {
+    const live: ReplicaProgress[] = [];
+    const silent: ReplicaProgress[] = [];
+    for (const p of this.board.values()) (p.at >= now - graceMs ? live : silent).push(p);
+    return { live, silent };
+  }
+
+  /** Stops watching. */
+  close(): void {
+    this.watch?.stop();
+  }
+}
+
+function parse(e: KvWatchEntry): ReplicaProgress | undefined {
+  try {
+    const p = e.json<ReplicaProgress>();
+    return p !== null && typeof p === 'object' && Number.isInteger(p.seq) && typeof p.at === 'number' && Array.isArray(p.reads) ? p : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * A replica's side of the log without NATS (docs/replication.md): entries in stream order; a gap
+ * (the log trimmed past it) and an entry of an unknown format version stop it, a bad entry is
+ * skipped alike everywhere.
+ */
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/index.js';
+import { LogApplier, type ApplierHost } from '../../src/replication/log-applier.js';
+import { encodeEntry } from '../../src/replication/log-entry.js';
+import { CONFIG, PROFILES } from './replicas.js';
+
+function applier(): LogApplier {
+  const host: ApplierHost = {
+    name: 'unit',
+    swarmOptions: { clock: new ManualClock() },
+    built: () => undefined,
+    settle: () => undefined,
+    own: () => false,
+    stale: () => undefined,
+    advanced: () => undefined,
+    boundary: () => undefined,
+    format: () => 1,
+    emit: () => undefined,
+  };
+  const a = new LogApplier(host);
+  a.receive(1, encodeEntry({ v: 1, type: 'swarm.genesis', id: 'genesis', profiles: PROFILES, config: CONFIG, seed: 1 }), 0);
+  a.receive(2, encodeEntry({ v: 1, type: 'swarm.event', id: 'x.y.1', event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' } }), 3);
+  return a;
+}
+
+describe('LogApplier', () => {
+  it('stops at a gap: the entries it needs were trimmed while it was unheard', () => {
+    const a = applier();
+    expect(a.stats()).toMatchObject({ applied: 2, lag: 3 });
+    expect(() => a.receive(5, encodeEntry({ v: 1, type: 'swarm.event', id: 'x.y.2', event: { type: 'node.alive', nodeId: 'gpu' } }), 0)).toThrow(
+      expect.objectContaining({ name: 'ReplicationError', code: 'Trimmed', message: expect.stringMatching(/applied up to 2, but the log now starts at 5/) }),
+    );
+    expect(a.stats().applied).toBe(2);
+    a.swarm?.stop();
+  });
+
+  it('stops at an entry of a format version it does not read, and skips bytes no replica writes', () => {
+    const a = applier();
+    a.receive(3, new TextEncoder().encode('not json'), 0);
+    expect(a.stats()).toMatchObject({ applied: 3, refused: 1 });
+    expect(() => a.receive(4, new TextEncoder().encode(JSON.stringify({ v: 2, type: 'swarm.event', id: 'x.y.3', event: { type: 'node.alive', nodeId: 'gpu' } })), 0)).toThrow(
+      expect.objectContaining({ code: 'UnknownVersion', message: expect.stringMatching(/log entry 4 is format version 2; this replica reads version 1/) }),
+    );
+    expect(a.stats().applied).toBe(3);
+    expect(a.swarm?.node('gpu')?.state).toBe('down');
+    a.swarm?.stop();
+  });
+});
