@@ -6,6 +6,7 @@ import { nodeKey, provideSwarm, swarmMachine } from '../../machines/swarm.machin
 import { createSwarm, ManualClock, planSwarm, seededIds, SwarmError, type NodeProfile, type Swarm, type SwarmConfig } from '../../src/index.js';
 import { applyEvent, decodeSnapshot, persistSwarm, restoreSwarm, swarmDigest, type LifecycleEvent, type PersistedSwarm } from '../../src/persistence/index.js';
 import { caught } from '../runtime/fixtures.js';
+import { LEGACY_CONFIG, LEGACY_PROFILES } from './fixtures/legacy-swarm.js';
 
 /**
  * Warm start (docs/persistence.md): a swarm restored from `persist()` continues exactly where the
@@ -13,22 +14,8 @@ import { caught } from '../runtime/fixtures.js';
  * decisions for every further lifecycle event.
  */
 
-const profiles: NodeProfile[] = [
-  { id: 'gpu', memoryGb: 24, score: 10, latencyMs: 4 },
-  { id: 'desktop', memoryGb: 16, score: 5, latencyMs: 6 },
-  { id: '__proto__', memoryGb: 12, score: 3, latencyMs: 9 },
-  { id: 'constructor', memoryGb: 12, score: 2, latencyMs: 8 },
-  { id: 'phone', memoryGb: 4, score: 0.5, latencyMs: 30 },
-  { id: 'nœud-é 🚀', memoryGb: 8, score: 1, latencyMs: 12 },
-];
-const config: SwarmConfig = {
-  models: [
-    { id: 'base', layers: 12, pipelines: 2, fallback: 'tiny' },
-    { id: 'coder', layers: 6, kind: 'expert' },
-    { id: 'tiny', layers: 2, kind: 'expert' },
-  ],
-  ejection: { maxEjectedShare: 0.5 },
-};
+const profiles: NodeProfile[] = LEGACY_PROFILES;
+const config: SwarmConfig = LEGACY_CONFIG;
 const pool = [...profiles.map((p) => p.id), 'toString', 'hasOwnProperty', 'valueOf', 'new-a'];
 
 const nodeId = fc.constantFrom(...pool);

@@ -14,27 +14,14 @@ import { connectSwarm } from '../../src/replication/index.js';
 import { writeFormat } from '../../src/replication/log-entry.js';
 import { SnapshotStore } from '../../src/replication/snapshot-store.js';
 import { CONFIG, natsFixture, PROFILES, swarmName, until } from './replicas.js';
+import { LEGACY_CONFIG, LEGACY_PROFILES } from '../persistence/fixtures/legacy-swarm.js';
 
 const nats = natsFixture();
 const replica = nats.replica.bind(nats);
 
 // The swarm the persistence tests' legacy save (format hecate-swarm/swarm version 1) was made of.
-const profiles: NodeProfile[] = [
-  { id: 'gpu', memoryGb: 24, score: 10, latencyMs: 4 },
-  { id: 'desktop', memoryGb: 16, score: 5, latencyMs: 6 },
-  { id: '__proto__', memoryGb: 12, score: 3, latencyMs: 9 },
-  { id: 'constructor', memoryGb: 12, score: 2, latencyMs: 8 },
-  { id: 'phone', memoryGb: 4, score: 0.5, latencyMs: 30 },
-  { id: 'nœud-é 🚀', memoryGb: 8, score: 1, latencyMs: 12 },
-];
-const config: SwarmConfig = {
-  models: [
-    { id: 'base', layers: 12, pipelines: 2, fallback: 'tiny' },
-    { id: 'coder', layers: 6, kind: 'expert' },
-    { id: 'tiny', layers: 2, kind: 'expert' },
-  ],
-  ejection: { maxEjectedShare: 0.5 },
-};
+const profiles: NodeProfile[] = LEGACY_PROFILES;
+const config: SwarmConfig = LEGACY_CONFIG;
 
 describe('the format before', () => {
   it('a log and a KV snapshot as the previous release wrote them replay to the same state, from the snapshot or from the genesis', async () => {
