@@ -1,8 +1,8 @@
 /** The Swarm's node actors: created in its actor system under a key, started once, found by id. */
 import { createActor, type AnyActorRef } from 'xstate';
 import type { NodeProfile } from '../src/core/types.js';
-import { nodeMachine, type DownCause, type NodeRecord } from './node.machine.js';
-import { nodeKey, type NodeActorRef, type SwarmContext } from './swarm-context.js';
+import { nodeMachine, type NodeRecord } from './node.machine.js';
+import { downCauseOf, nodeKey, type NodeActorRef, type SwarmContext } from './swarm-context.js';
 
 /**
  * A node actor in the Swarm's system under {@link nodeKey}, not yet started. Node actors live in
@@ -30,7 +30,7 @@ export function nodeActorOf(swarm: AnyActorRef, context: SwarmContext, nodeId: s
   if (existing !== undefined && started.has(existing)) return existing;
   const m = context.members.get(nodeId);
   if (m === undefined) return undefined;
-  const cause: DownCause | undefined = context.alive[m.slot] === 1 ? undefined : context.detected.has(nodeId) ? 'detector' : context.ejected.has(nodeId) ? 'ejected' : 'manual';
+  const cause = downCauseOf(context, nodeId);
   // Its `node.down` at start re-enters the ban, which counts one more ejection.
   const held = cause === 'ejected' && record !== undefined ? { ...record, ejections: Math.max(record.ejections - 1, 0) } : record;
   const ref = existing ?? createNodeActor(swarm, m.profile, context.alpha, context, held);

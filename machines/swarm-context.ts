@@ -213,6 +213,13 @@ export function isAliveIn(context: Pick<SwarmContext, 'members' | 'alive'>, node
   return m !== undefined && context.alive[m.slot] === 1;
 }
 
+/** Why a member is down (`detector`, `ejected`, else `manual`), from the context; undefined while alive or for a stranger. */
+export function downCauseOf(context: Pick<SwarmContext, 'members' | 'alive' | 'detected' | 'ejected'>, nodeId: string): DownCause | undefined {
+  const m = context.members.get(nodeId);
+  if (m === undefined || context.alive[m.slot] === 1) return undefined;
+  return context.detected.has(nodeId) ? 'detector' : context.ejected.has(nodeId) ? 'ejected' : 'manual';
+}
+
 /** Every member's liveness, in join order. */
 export function aliveMembers(context: Pick<SwarmContext, 'members' | 'alive'>): Map<string, boolean> {
   const out = new Map<string, boolean>();

@@ -6,7 +6,7 @@ import type { SwarmPlan } from '../src/core/types.js';
 import type { DownCause } from './node.machine.js';
 import { createNodeActor, nodeActorOf } from './node-actors.js';
 import { DEFAULT_READERS, growthUpdate, rescueUpdate, retirementUpdate } from './swarm-decisions.js';
-import { isAliveIn, isMember, joinIssue, nodeKey, type LiveStatus, type Member, type OwnMark, type SwarmContext, type SwarmEmitted, type SwarmEvent, type SwarmInput, type SwarmReaders, type SwarmRestore } from './swarm-context.js';
+import { downCauseOf, isAliveIn, isMember, joinIssue, nodeKey, type LiveStatus, type Member, type OwnMark, type SwarmContext, type SwarmEmitted, type SwarmEvent, type SwarmInput, type SwarmReaders, type SwarmRestore } from './swarm-context.js';
 
 export * from './swarm-context.js';
 export { computeRescue } from './rescue.js';
@@ -142,9 +142,10 @@ export const swarmMachine = setup({
     /** A member down from the start (restored, or in `down`) tells its actor why. */
     tellDownAtStart: enqueueActions(({ context, enqueue, system }) => {
       if (context.aliveCount === context.members.size) return;
-      for (const [id, m] of context.members) {
+      for (const id of context.members.keys()) {
         const ref = system.get(nodeKey(id)) as AnyActorRef | undefined;
-        if (context.alive[m.slot] === 0 && ref !== undefined) enqueue.sendTo(ref, { type: 'node.down', cause: context.detected.has(id) ? 'detector' : context.ejected.has(id) ? 'ejected' : 'manual' });
+        const cause = downCauseOf(context, id);
+        if (cause !== undefined && ref !== undefined) enqueue.sendTo(ref, { type: 'node.down', cause });
       }
     }),
     // One pass, O(N); stopped rather than retired, for the reason given at `stopNode`.

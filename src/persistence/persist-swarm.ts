@@ -52,7 +52,7 @@ function recordOf(internals: SwarmInternals, id: string): NodeRecord | undefined
 /** The lifecycle digest of a Swarm's context: plan, status, members' liveness (and why down), seeded id counter. */
 function digestOf(context: SwarmContext, status: LiveStatus, seeded: boolean): string {
   const members: [NodeProfile, string][] = [];
-  for (const [id, m] of context.members) members.push([m.profile, memberState(context, id, m.slot)]);
+  for (const [id, m] of context.members) members.push([m.profile, memberState(context, id)]);
   return lifecycleDigest(context.plan, status, members, seeded ? context.idState : null);
 }
 

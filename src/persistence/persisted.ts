@@ -1,5 +1,5 @@
 import type { DownCause, NodeRecord } from '../../machines/node.machine.js';
-import type { LiveStatus, SwarmContext, SwarmOutcome } from '../../machines/swarm.machine.js';
+import { downCauseOf, type LiveStatus, type SwarmContext, type SwarmOutcome } from '../../machines/swarm.machine.js';
 import { isRecordLike } from '../core/describe.js';
 import { canonicalJson, hashText } from '../core/digest.js';
 import { SwarmError } from '../core/errors.js';
@@ -88,8 +88,8 @@ export function lifecycleDigest(plan: SwarmPlan, status: string, members: readon
 }
 
 /** A member's state in the Swarm's context: `up`, or why it is down. */
-export function memberState(context: Pick<SwarmContext, 'alive' | 'detected' | 'ejected'>, id: string, slot: number): PersistedMember['state'] {
-  return context.alive[slot] === 1 ? 'up' : context.detected.has(id) ? 'detector' : context.ejected.has(id) ? 'ejected' : 'manual';
+export function memberState(context: Pick<SwarmContext, 'members' | 'alive' | 'detected' | 'ejected'>, id: string): PersistedMember['state'] {
+  return downCauseOf(context, id) ?? 'up';
 }
 
 

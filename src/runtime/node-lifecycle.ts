@@ -1,20 +1,13 @@
 /** A member's lifecycle read from its two owners: the Swarm statechart's context and its node actor. */
 import { isNodeAlive, type DownCause } from '../../machines/node.machine.js';
-import type { NodeActorRef, OwnMark, SwarmContext } from '../../machines/swarm.machine.js';
+import { downCauseOf, type NodeActorRef, type OwnMark, type SwarmContext } from '../../machines/swarm.machine.js';
 import type { NodeLifecycle } from './swarm-contract.js';
-
-/** Why a member is down, from the statechart's context; undefined while it is alive. */
-export function downCauseIn(context: Pick<SwarmContext, 'members' | 'alive' | 'detected' | 'ejected'>, nodeId: string): DownCause | undefined {
-  const m = context.members.get(nodeId);
-  if (m === undefined || context.alive[m.slot] === 1) return undefined;
-  return context.detected.has(nodeId) ? 'detector' : context.ejected.has(nodeId) ? 'ejected' : 'manual';
-}
 
 /** A member's {@link NodeLifecycle}, or undefined for a stranger. */
 export function lifecycleOf(context: SwarmContext, nodeId: string, ref: NodeActorRef | undefined): NodeLifecycle | undefined {
   const m = context.members.get(nodeId);
   if (m === undefined) return undefined;
-  const cause = downCauseIn(context, nodeId);
+  const cause = downCauseOf(context, nodeId);
   const node = ref?.getSnapshot();
   const health = node?.context.health;
   const failures = health?.failures ?? 0;
