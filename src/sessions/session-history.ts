@@ -30,6 +30,18 @@ export class SessionHistory<T> {
   }
 
   /**
+   * Starts from steps run elsewhere (a generation resumed from a checkpoint): their inputs at
+   * `layer`, oldest first; past `maxHistory` the oldest count as dropped. Only while empty.
+   */
+  restore(layer: number, inputs: readonly T[]): void {
+    if (this.count > 0) throw new Error('a history is restored only before its first step');
+    const dropped = Math.max(0, inputs.length - this.maxHistory);
+    this.byLayer = new Map([[layer, inputs.slice(dropped)]]);
+    this.count = inputs.length;
+    this.droppedSteps = dropped;
+  }
+
+  /**
    * Commits one step: for every boundary of the route the step ended on, the inputs held before
    * (or, for a boundary that is new, `backfill` — the replay outputs that reached it) plus this
    * step's input there. Boundaries no longer in the route are forgotten: their history stops here.

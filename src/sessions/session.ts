@@ -184,6 +184,16 @@ export class Session<T> {
   }
 
   /**
+   * Continues a generation run elsewhere (docs/sessions.md, "Continuing elsewhere"): `inputs` are
+   * its step inputs at the route's first layer, oldest first. Before the first step only; the next
+   * step is step `inputs.length`, and every stage's first call replays them.
+   */
+  restore(inputs: readonly T[]): void {
+    if (this.status !== 'open' || this.running || this.history.steps > 0) throw new SessionError('InvalidInput', `session "${this.id}" can be restored only when open, before its first step`);
+    this.history.restore(this.current.stages[0]?.layerStart ?? 0, inputs);
+  }
+
+  /**
    * Ends the session: releases its lease with the mean latency of its clean steps (a step's pass
    * time, comparable to a one-shot request's; the time between steps is the caller's). A running
    * step is aborted. Closing twice, or after a failure, does nothing.
