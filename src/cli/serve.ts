@@ -9,6 +9,7 @@ import { listening, numberFlag, PID_FILE_FLAG, untilSignal, withPidFile } from '
 import { replicationFlags } from './replication-flags.js';
 import { SERVE_TRUST_FLAGS, serveTrust } from './trust-flags.js';
 import { EDGE_FLAGS, edgeFlags } from './edge-flags.js';
+import { IDEMPOTENCY_FLAGS, idempotencyFlags } from './idempotency-flags.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -27,6 +28,7 @@ const spec: ArgsSpec = {
     swarm: { type: 'string', value: 'name', description: 'The replicated swarm\'s name (letters, digits, "_", "-"). Needs --nats.' },
     ...SERVE_TRUST_FLAGS,
     ...EDGE_FLAGS,
+    ...IDEMPOTENCY_FLAGS,
     'pid-file': PID_FILE_FLAG,
   },
 };
@@ -73,6 +75,7 @@ export const command: Command = {
     const file = stringFlag(args, 'topology');
     const replication = replicationFlags(args);
     const edge = edgeFlags(args);
+    const idempotency = idempotencyFlags(args);
     if (replication !== undefined && file === undefined) throw new UsageError('flag --nats needs --topology FILE: every orchestrator of a replicated swarm plans over the same declared nodes');
     let models: readonly ModelSpec[] = [{ id: 'base', kind: 'base', layers, pipelines: pipelines ?? 2 }];
     let nodes: readonly NodeProfile[] | undefined;
@@ -106,6 +109,7 @@ export const command: Command = {
         ...(stageTimeoutMs !== undefined ? { stageTimeoutMs } : {}),
         ...(replication !== undefined ? { replication } : {}),
         ...edge,
+        ...idempotency,
         log,
       })), port, host);
       io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);

@@ -7,6 +7,7 @@
 import { PlanError, RoutingError, SessionError, SwarmError, type PlanErrorCode, type RoutingErrorCode, type SessionErrorCode, type SwarmErrorCode } from '../core/errors.js';
 import { ReplicationError, type ReplicationErrorCode } from '../replication/replication-error.js';
 import { ServeError, type ServeErrorCode } from './serve-error.js';
+import { IdempotencyError, type IdempotencyErrorCode } from './idempotency-error.js';
 
 /** How one library error code is answered: the status, the response's `code`, the request field at fault. */
 export interface HttpAnswer {
@@ -71,6 +72,15 @@ export const LIBRARY_ERROR_ANSWERS = Object.freeze({
     UnknownVersion: answer(503, 'Disconnected'),
     Trimmed: answer(503, 'Disconnected'),
   } satisfies Record<ReplicationErrorCode, HttpAnswer>),
+  IdempotencyError: Object.freeze({
+    InvalidKey: answer(400, 'InvalidRequest', 'idempotencyKey'),
+    // Another orchestrator (or request) holds the key: retry after the Retry-After header's seconds.
+    InProgress: answer(409, 'InProgress', 'idempotencyKey'),
+    KeyReused: answer(409, 'Conflict', 'idempotencyKey'),
+    // This orchestrator's claim ran out and another took the key over: that one answers the retry.
+    ClaimLost: answer(409, 'Conflict', 'idempotencyKey'),
+    Unavailable: answer(503, 'Disconnected'),
+  } satisfies Record<IdempotencyErrorCode, HttpAnswer>),
 });
 
 /** The answer to a library error, from {@link LIBRARY_ERROR_ANSWERS}; undefined for any other error. */
@@ -86,7 +96,9 @@ export function libraryErrorAnswer(error: unknown): HttpAnswer | undefined {
             ? LIBRARY_ERROR_ANSWERS.PlanError
             : error instanceof ReplicationError
               ? LIBRARY_ERROR_ANSWERS.ReplicationError
-              : undefined;
+              : error instanceof IdempotencyError
+                ? LIBRARY_ERROR_ANSWERS.IdempotencyError
+                : undefined;
   if (table === undefined) return undefined;
   const code = (error as { code: string }).code;
   return Object.hasOwn(table, code) ? table[code] : undefined;

@@ -12,6 +12,7 @@ import type { PeerPost } from './peer-post.js';
 import { asServeError } from './error-answers.js';
 import { ServeError } from './serve-error.js';
 import type { ServeMetrics } from './serve-metrics.js';
+import type { GenerateProgress } from './idempotent-generate.js';
 import { digestHex, promptDigest, promptTokens } from './stage-work.js';
 import type { StageReply, StageRequest } from './stage-protocol.js';
 import { checkStageReply, readCapped } from './stage-reply.js';
@@ -22,6 +23,8 @@ export interface GenerateRequest {
   readonly model: string;
   readonly prompt: string;
   readonly steps: number;
+  /** Makes the request idempotent (as the `Idempotency-Key` header): docs/serve.md, "Idempotent generation". */
+  readonly idempotencyKey?: string;
 }
 
 /** The answer: the output digest and how it was made. */
@@ -36,6 +39,8 @@ export interface GenerateReply {
   /** The last step's stages: which agent ran which layers, in order. */
   readonly path: readonly { readonly nodeId: string; readonly layers: readonly [number, number] }[];
   readonly ms: number;
+  /** Steps taken from an idempotency key's checkpoint (a resumed request), when any. */
+  readonly resumedFrom?: number;
 }
 
 /** JSON schema of {@link GenerateRequest}. */
@@ -47,6 +52,7 @@ export const generateBodySchema = {
     model: { type: 'string', minLength: 1, maxLength: 200 },
     prompt: { type: 'string', maxLength: 65_536 },
     steps: { type: 'integer', minimum: 1, maximum: 4096 },
+    idempotencyKey: { type: 'string' }, // checked by idempotency-key.ts, naming the field
   },
 } as const;
 
@@ -127,19 +133,21 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
  * 503, a failed session 502, 503 or 504.
  * `clock` times the reply's `ms` (the orchestrator's clock, the one its Swarm runs on);
  * `sessionPrefix` goes before the session's id wherever it leaves the orchestrator; `post` sends
- * the stage calls.
+ * the stage calls. With `progress` (an idempotency key: idempotent-generate.ts) it starts after the
+ * steps whose inputs it carries, reports each step, and stops when its signal aborts.
  */
-export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: Clock, sessionPrefix = '', work: WorkModel = DEFAULT_WORK, post: PeerPost = plainPost): Promise<GenerateReply> {
+export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: Clock, sessionPrefix = '', work: WorkModel = DEFAULT_WORK, post: PeerPost = plainPost, progress?: GenerateProgress): Promise<GenerateReply> {
   const started = clock.now();
   const tokens = promptTokens(request.prompt);
   const path = new Map<number, StageReply>();
   const deadlineMs = options.deadlineMs ?? Number.POSITIVE_INFINITY;
   // Refused up front what cannot finish in time: never sent to be timed out (docs/serve.md, "Limits").
-  checkFitsDeadline(swarm.state(), work, request.model, tokens, request.steps, deadlineMs);
+  const from = progress === undefined ? 0 : progress.inputs.length - 1;
+  checkFitsDeadline(swarm.state(), work, request.model, tokens, request.steps - from, deadlineMs);
   const timing: StageTiming = { baseMs: options.stageTimeoutMs ?? 30_000, work, clock, score: (nodeId) => nodeScore(swarm.state(), nodeId) };
   // Each call's budget is the runner's (it grows with the call's work); the session's own fixed
   // timeout is only the deadline's backstop.
-  const sessionOptions: SessionOptions = { ...options, stageTimeoutMs: Number.isFinite(deadlineMs) ? deadlineMs : 600_000, replayTimeoutMsPerInput: 0 };
+  const sessionOptions: SessionOptions = { ...options, stageTimeoutMs: Number.isFinite(deadlineMs) ? deadlineMs : 600_000, replayTimeoutMsPerInput: 0, ...(progress !== undefined ? { signal: progress.signal } : {}) };
   let session;
   try {
     session = openSession<number>(swarm, { model: request.model, tokens: tokens + request.steps }, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post), sessionOptions);
@@ -147,10 +155,12 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
     throw asServeError(error); // e.g. no route 503, a model only a degraded route serves 503
   }
   try {
-    let x = promptDigest(request.prompt);
-    for (let t = 0; t < request.steps; t++) {
+    if (from > 0) session.restore(progress?.inputs.slice(0, from) ?? []); // the new stages replay them
+    let x = progress?.inputs[from] ?? promptDigest(request.prompt);
+    for (let t = from; t < request.steps; t++) {
       x = await session.step(x);
       metrics.steps.inc();
+      await progress?.afterStep(t + 1, x);
     }
     const stats = session.stats();
     return {
@@ -161,6 +171,7 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
       resumes: stats.resumes,
       path: [...path.values()].sort((a, b) => a.layerStart - b.layerStart).map((r) => ({ nodeId: r.nodeId, layers: [r.layerStart, r.layerEnd] as const })),
       ms: clock.now() - started,
+      ...(from > 0 ? { resumedFrom: from } : {}),
     };
   } catch (error) {
     throw asServeError(error);

@@ -22,9 +22,10 @@ import { createPeerPoster } from './peer-post.js';
 import { registerStatusRoutes } from './status-routes.js';
 import { serverTls, type TlsOptions } from './tls-options.js';
 import { createJoinEdge, workModel, type EdgeOptions } from './join-edge.js';
+import { openIdempotency, type IdempotencyOptions } from './open-idempotency.js';
 
 /** Options of {@link startOrchestrator}. */
-export interface OrchestratorOptions extends EdgeOptions {
+export interface OrchestratorOptions extends EdgeOptions, IdempotencyOptions {
   /** @defaultValue '127.0.0.1' */
   readonly host?: string;
   /** @defaultValue 0 (any free port) */
@@ -98,17 +99,19 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const parts = createParts(clock, models, config, log);
   await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes } : {}), ...(options.replication !== undefined ? { replication: options.replication } : {}) });
 
+  const idempotency = await openIdempotency(parts, options, options.replication);
   const app = createHttpApp(serverTls(options.tls));
   if (options.auth !== undefined) guardOrchestrator(app, options.auth, log);
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   const edge = createJoinEdge(parts, options);
   registerAgentRoutes(app, parts, edge);
-  registerGenerateRoute(app, parts, sessionOptions, workModel(options), poster.post);
+  registerGenerateRoute(app, parts, sessionOptions, workModel(options), poster.post, idempotency);
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
     edge.silent.close();
     parts.events.close();
     poster.close();
+    await idempotency.store.close();
     const replica = parts.seat.replica;
     if (replica !== undefined) await replica.close();
     else parts.seat.local()?.stop();

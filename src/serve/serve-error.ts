@@ -12,6 +12,7 @@ export type ServeErrorCode =
   | 'StageFailed'
   | 'NotFound'
   | 'Conflict'
+  | 'InProgress'
   | 'Unauthenticated'
   | 'KeyMismatch'
   | 'RateLimited'

@@ -13,6 +13,7 @@ import { ManualClock } from '../../src/runtime/clock.js';
 import { createHttpApp } from '../../src/serve/http-app.js';
 import { NodeRegistry } from '../../src/serve/node-registry.js';
 import { ServeError } from '../../src/serve/serve-error.js';
+import { IdempotencyError, type IdempotencyErrorCode } from '../../src/serve/idempotency-error.js';
 import { ServeMetrics } from '../../src/serve/serve-metrics.js';
 
 // Every code of each union, written out: a code added to a union fails to compile here until listed.
@@ -21,6 +22,7 @@ const SESSION: Record<SessionErrorCode, true> = { InvalidInput: true, Closed: tr
 const SWARM: Record<SwarmErrorCode, true> = { UnknownNode: true, DuplicateNode: true, Stopped: true, BadTelemetry: true, InvalidInput: true, UnknownLease: true };
 const PLAN: Record<PlanErrorCode, true> = { InvalidInput: true, InsufficientCapacity: true, InvalidPlan: true };
 const REPLICATION: Record<ReplicationErrorCode, true> = { InvalidInput: true, Disconnected: true, Closed: true, NoGenesis: true, BadLog: true, UnknownVersion: true, Trimmed: true };
+const IDEMPOTENCY: Record<IdempotencyErrorCode, true> = { InvalidKey: true, InProgress: true, KeyReused: true, ClaimLost: true, Unavailable: true };
 
 type ErrorClass = new (code: never, message: string) => Error & { code: string };
 const CLASSES: readonly [string, ErrorClass, readonly string[]][] = [
@@ -29,6 +31,7 @@ const CLASSES: readonly [string, ErrorClass, readonly string[]][] = [
   ['SwarmError', SwarmError as ErrorClass, Object.keys(SWARM)],
   ['PlanError', PlanError as ErrorClass, Object.keys(PLAN)],
   ['ReplicationError', ReplicationError as ErrorClass, Object.keys(REPLICATION)],
+  ['IdempotencyError', IdempotencyError as ErrorClass, Object.keys(IDEMPOTENCY)],
 ];
 const every = CLASSES.flatMap(([name, cls, codes]) => codes.map((code) => [name, cls, code] as const));
 
