@@ -77,6 +77,8 @@ export class IdempotencyClaim {
   private chain: Promise<void> = Promise.resolve();
   private timer: unknown;
   private ended = false;
+  /** When the last write landed: a checkpoint renews the lease too. */
+  private wroteAt: number;
 
   /** @internal made by {@link claimGenerate} */
   constructor(
@@ -86,7 +88,8 @@ export class IdempotencyClaim {
     private revision: number,
     private readonly options: ClaimOptions,
   ) {
-    this.arm();
+    this.wroteAt = options.clock.now();
+    this.arm(options.leaseMs / 3);
   }
 
   /** Aborted when the key was taken over under this holder. */
@@ -127,15 +130,21 @@ export class IdempotencyClaim {
     this.timer = undefined;
   }
 
-  /** Renews every third of the lease, until the claim ends. */
-  private arm(): void {
+  /** Renews a third of the lease after the last write (a checkpoint is one), until the claim ends. */
+  private arm(ms: number): void {
     this.timer = this.options.clock.setTimeout(() => {
       this.timer = undefined;
       if (this.ended || this.lost.signal.aborted) return;
+      const every = this.options.leaseMs / 3;
+      const since = this.options.clock.now() - this.wroteAt;
+      if (since < every) {
+        this.arm(every - since);
+        return;
+      }
       void this.write((r) => ({ ...r, leaseUntil: this.options.clock.now() + this.options.leaseMs })).finally(() => {
-        if (!this.ended) this.arm();
+        if (!this.ended) this.arm(every);
       });
-    }, this.options.leaseMs / 3);
+    }, ms);
   }
 
   /**
@@ -155,6 +164,7 @@ export class IdempotencyClaim {
         }
         this.revision = revision;
         this.record = next;
+        this.wroteAt = this.options.clock.now();
       } catch (error) {
         this.options.onWriteError?.(error);
       }

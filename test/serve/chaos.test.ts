@@ -216,12 +216,14 @@ describe('hecate-node serve with 8 agents under chaos', () => {
  * 20 s sent alternately to A and B. An agent SIGKILLed at 2 s must get the same downs and revivals
  * on both orchestrators, in the same order (one log). From 8 s, once at least 3 sessions are open
  * on A, A is frozen (SIGSTOP: nothing more leaves it), its open requests are counted once no
- * answer has come from it for 300 ms, and it is SIGKILLed. The client retries a request whose
- * orchestrator cannot be reached on the other one (a new session). Sessions lost must be exactly
- * those in flight on A at the kill; every session completes with the faultless digest; the agents
- * that talked to A move to B, which hears them all; /metrics of B counts what B answered.
+ * answer has come from it for 300 ms, and it is SIGKILLed. Every request carries an idempotency
+ * key; the client retries a request whose orchestrator cannot be reached on the other one with the
+ * same key (waiting out `Retry-After` while the dead one's claim runs out), which resumes it from
+ * its last checkpoint. The attempts interrupted must be exactly those in flight on A at the kill,
+ * and none is lost: every session completes with the faultless digest; the agents that talked to
+ * A move to B, which hears them all; /metrics of B counts what B answered.
  */
-const REPLICATED = { layers: 12, sessions: 300, loadMs: 20_000, maxConcurrent: 32, agentKillAt: 2000, orchestratorKillAt: 8000, inflightAtKill: 3, quietMs: 300 };
+const REPLICATED = { layers: 12, sessions: 300, loadMs: 20_000, maxConcurrent: 32, agentKillAt: 2000, orchestratorKillAt: 8000, inflightAtKill: 3, quietMs: 300, checkpointEvery: 4 };
 const replicatedNodes = [1, 2, 1.5, 2.5, 1, 2].map((score, i) => ({ id: `r${i + 1}`, memoryGb: 6, score }));
 const replicatedTopology = join(dir, 'replicated-topology.json');
 writeFileSync(replicatedTopology, JSON.stringify({ models: [{ id: 'base', kind: 'base', layers: REPLICATED.layers, pipelines: 3 }], nodes: replicatedNodes }));
@@ -231,9 +233,9 @@ afterAll(async () => {
 });
 
 describe('two hecate-node serve on one swarm (NATS), one of them killed', () => {
-  it('loses exactly the sessions in flight on the killed orchestrator; clients retry on the other and every session completes', async () => {
+  it('interrupts exactly the sessions in flight on the killed orchestrator; clients retry them on the other with their keys, which resumes them, and none is lost', async () => {
     nats = await NatsServer.start();
-    const serveArgs = ['serve', '--port', '0', '--topology', replicatedTopology, '--nats', nats.url, '--swarm', 'chaos', '--token-file', tokenFile];
+    const serveArgs = ['serve', '--port', '0', '--topology', replicatedTopology, '--nats', nats.url, '--swarm', 'chaos', '--token-file', tokenFile, '--checkpoint-every', String(REPLICATED.checkpointEvery), '--claim-lease-ms', '1000'];
     const [a, b] = await Promise.all([
       startCli('serve A', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/),
       startCli('serve B', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/),
@@ -264,7 +266,7 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
     if (victim === undefined) throw new Error('plan without a copy');
 
     // The client: session i goes to orchestrator i % 2 first, and to the other when it cannot reach it.
-    interface Attempt { readonly session: number; readonly on: 0 | 1; readonly startedAt: number; endedAt?: number; ok?: boolean; right?: boolean; error?: string }
+    interface Attempt { readonly session: number; readonly on: 0 | 1; readonly startedAt: number; endedAt?: number; ok?: boolean; right?: boolean; error?: string; steps?: number; resumedFrom?: number; retryAfterS?: number }
     const attempts: Attempt[] = [];
     const inflight = [new Set<Attempt>(), new Set<Attempt>()] as const;
     const lastAnswer = [0, 0];
@@ -277,12 +279,15 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
       attempts.push(attempt);
       inflight[on].add(attempt);
       try {
-        const response = await fetch(`${urls[on]}/v1/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'base', prompt, steps }) });
-        const body = (await response.json()) as { digest?: string; error?: { code: string; message: string } };
+        const response = await fetch(`${urls[on]}/v1/generate`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': `chaos-${session}` }, body: JSON.stringify({ model: 'base', prompt, steps }) });
+        const body = (await response.json()) as { digest?: string; resumedFrom?: number; error?: { code: string; message: string } };
         lastAnswer[on] = Date.now();
         attempt.ok = response.ok;
         attempt.right = body.digest === expectedDigest(REPLICATED.layers, prompt, steps);
+        attempt.steps = steps;
+        if (body.resumedFrom !== undefined) attempt.resumedFrom = body.resumedFrom;
         if (!response.ok) attempt.error = `${response.status} ${body.error?.code}: ${body.error?.message}`;
+        if (response.status === 409 && body.error?.code === 'InProgress') attempt.retryAfterS = Number(response.headers.get('retry-after'));
       } catch (error) {
         attempt.ok = false;
         attempt.error = `unreachable: ${String((error as { cause?: unknown }).cause ?? error)}`;
@@ -298,6 +303,11 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
         const first = session % 2 === 0 ? 0 : 1;
         let attempt = await call(session, first);
         if (attempt.error?.startsWith('unreachable') === true) attempt = await call(session, first === 0 ? 1 : 0);
+        // The dead orchestrator's claim on the key has not run out yet: wait as told, then again.
+        while (attempt.retryAfterS !== undefined) {
+          await sleep(attempt.retryAfterS * 1000);
+          attempt = await call(session, attempt.on);
+        }
         done.set(session, attempt.ok === true && attempt.right === true);
       } finally {
         running--;
@@ -325,6 +335,8 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
     // 2. Orchestrator A frozen, its open requests counted once it has been quiet, then killed.
     await sleep(loadStart + REPLICATED.orchestratorKillAt - Date.now());
     await waitFor(`${REPLICATED.inflightAtKill} sessions in flight on A`, () => (inflight[0].size >= REPLICATED.inflightAtKill ? true : undefined), 10_000, 5);
+    // A's steps just before its freeze: what the interrupted requests had done, plus what it answered.
+    const stepsOnA = parseMetrics(await (await fetch(`${urls[0]}/metrics`)).text()).get('hecate_session_steps_total') ?? 0;
     const stoppedAt = Date.now();
     a.child.process.kill('SIGSTOP');
     await waitFor('A quiet', () => (Date.now() - Math.max(stoppedAt, lastAnswer[0] ?? 0) >= REPLICATED.quietMs ? true : undefined), 10_000, 20);
@@ -341,15 +353,24 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
     }, 10_000);
     const metrics = parseMetrics(await (await fetch(`${urls[1]}/metrics`)).text());
 
-    // Lost: attempts on A that were open at the kill. Each failed; no other attempt failed but
-    // those sent to A after it died (refused, and retried on B).
-    const lost = attempts.filter((x) => x.on === 0 && x.ok === false && x.startedAt <= killedAt);
+    // Interrupted: attempts on A that were open at the kill. Each failed; no other attempt failed
+    // but those sent to A after it died (refused, and retried on B) and those B answered
+    // InProgress while A's claim on their key ran out (retried after Retry-After).
+    const interrupted = attempts.filter((x) => x.on === 0 && x.ok === false && x.startedAt <= killedAt);
     const refused = attempts.filter((x) => x.on === 0 && x.startedAt > killedAt);
-    expect(new Set(lost), 'sessions lost = sessions in flight on A at its kill').toEqual(inflightAtKill);
-    expect(lost.length, 'the kill hit running sessions').toBeGreaterThan(0);
-    expect(lost.every((x) => x.error?.startsWith('unreachable') === true)).toBe(true);
+    expect(new Set(interrupted), 'sessions interrupted = sessions in flight on A at its kill').toEqual(inflightAtKill);
+    expect(interrupted.length, 'the kill hit running sessions').toBeGreaterThan(0);
+    expect(interrupted.every((x) => x.error?.startsWith('unreachable') === true)).toBe(true);
     expect(refused.every((x) => x.ok === false && x.error?.startsWith('unreachable') === true), 'A answers nothing after its death').toBe(true);
-    expect(attempts.filter((x) => x.on === 1 && x.ok !== true).map((x) => x.error), 'failed attempts on B').toEqual([]);
+    expect(attempts.filter((x) => x.on === 1 && x.ok !== true && x.retryAfterS === undefined).map((x) => x.error), 'failed attempts on B').toEqual([]);
+    // None lost: each interrupted session completed on B, resumed from its last checkpoint.
+    const finals = interrupted.map((x) => attempts.filter((y) => y.session === x.session && y.on === 1 && y.ok === true));
+    expect(finals.map((f) => f.length), 'interrupted sessions completed on B').toEqual(interrupted.map(() => 1));
+    const resumedFrom = finals.map((f) => f[0]?.resumedFrom ?? 0);
+    expect(resumedFrom.every((k) => k % REPLICATED.checkpointEvery === 0)).toBe(true);
+    expect(resumedFrom.some((k) => k > 0), 'some interrupted session resumed from a checkpoint').toBe(true);
+    const answeredByA = attempts.filter((x) => x.on === 0 && x.ok === true).reduce((sum, x) => sum + (x.steps ?? 0), 0);
+    const recomputed = stepsOnA - answeredByA - resumedFrom.reduce((a, b) => a + b, 0);
     expect(attempts.filter((x) => x.ok === true && x.right !== true).length, 'wrong digests').toBe(0);
     expect(done.size).toBe(REPLICATED.sessions);
     expect([...done].filter(([, ok]) => !ok).map(([s]) => s), 'sessions that never completed').toEqual([]);
@@ -394,7 +415,8 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
     const retried = attempts.filter((x) => x.on === 1 && attempts.some((y) => y.on === 0 && y.session === x.session));
     console.log(
       `chaos (2 orchestrators): ${REPLICATED.sessions} sessions in ${((Date.now() - loadStart) / 1000).toFixed(1)} s, all right; ` +
-        `A killed ${((killedAt - loadStart) / 1000).toFixed(1)} s in with ${inflightAtKill.size} sessions in flight on it: ${lost.length} lost, ` +
+        `A killed ${((killedAt - loadStart) / 1000).toFixed(1)} s in with ${inflightAtKill.size} sessions in flight on it: ${interrupted.length} interrupted, 0 lost ` +
+        `(${resumedFrom.filter((k) => k > 0).length} resumed on B from a checkpoint, at steps ${resumedFrom.join(' ')}; ${recomputed} steps recomputed in all, ${(recomputed / interrupted.length).toFixed(1)} per interrupted session, checkpoint every ${REPLICATED.checkpointEvery}), ` +
         `${refused.length} refused after its death, ${retried.length} retried on B, all completed; ` +
         `agent ${victim} down on A (${String(downA[0]?.data['cause'])}) and B (${String(downB[0]?.data['cause'])}) ${(downB[0]?.data['at'] as number) - agentKilledAt} ms after its kill; its lifecycle on A ${onA.join(' ')}, on B ${onB.join(' ')}; A restarted and serving ${caughtUpMs} ms after its start, same plan and agents as B`,
     );
