@@ -25,14 +25,22 @@ function checkInteger(value: number | undefined, field: string, min: number, max
 }
 
 /**
+ * Checks the options (before anything starts).
+ * @throws {ServeError} `InvalidRequest` naming the option out of range.
+ */
+export function checkIdempotencyOptions(options: IdempotencyOptions): void {
+  checkInteger(options.checkpointEvery, 'checkpointEvery', 1, 4096);
+  checkInteger(options.claimLeaseMs, 'claimLeaseMs', 30, 3_600_000);
+  checkInteger(options.checkpointTtlMs, 'checkpointTtlMs', 2 * (options.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS), 7 * 24 * 3_600_000);
+}
+
+/**
  * The settings of the orchestrator's idempotent generations, its store opened.
  * @throws {ServeError} `InvalidRequest` naming the option out of range; the NATS error when the bucket cannot be opened.
  */
 export async function openIdempotency(parts: OrchestratorParts, options: IdempotencyOptions, replication: { readonly servers: readonly string[]; readonly swarm: string } | undefined): Promise<IdempotencySettings> {
-  checkInteger(options.checkpointEvery, 'checkpointEvery', 1, 4096);
-  checkInteger(options.claimLeaseMs, 'claimLeaseMs', 30, 3_600_000);
+  checkIdempotencyOptions(options);
   const leaseMs = options.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS;
-  checkInteger(options.checkpointTtlMs, 'checkpointTtlMs', 2 * leaseMs, 7 * 24 * 3_600_000);
   const ttlMs = options.checkpointTtlMs ?? Math.max(DEFAULT_CHECKPOINT_TTL_MS, 2 * leaseMs);
   const replica = parts.seat.replica;
   let store;

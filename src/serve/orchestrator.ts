@@ -22,7 +22,7 @@ import { createPeerPoster } from './peer-post.js';
 import { registerStatusRoutes } from './status-routes.js';
 import { serverTls, type TlsOptions } from './tls-options.js';
 import { createJoinEdge, workModel, type EdgeOptions } from './join-edge.js';
-import { openIdempotency, type IdempotencyOptions } from './open-idempotency.js';
+import { checkIdempotencyOptions, openIdempotency, type IdempotencyOptions } from './open-idempotency.js';
 
 /** Options of {@link startOrchestrator}. */
 export interface OrchestratorOptions extends EdgeOptions, IdempotencyOptions {
@@ -96,6 +96,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const failureDetector = options.failureDetector ?? SERVE_DETECTOR;
   const config: SwarmConfig = { models, failureDetector, ...(options.ejection !== undefined ? { ejection: options.ejection } : {}) };
   const sessionOptions = { stageTimeoutMs: options.stageTimeoutMs ?? 5000, retries: options.retries ?? 3, deadlineMs: options.deadlineMs ?? 60_000 };
+  checkIdempotencyOptions(options);
   const parts = createParts(clock, models, config, log);
   await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes } : {}), ...(options.replication !== undefined ? { replication: options.replication } : {}) });
 

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from '../../src/serve/agent.js';
 import { startOrchestrator, type RunningOrchestrator } from '../../src/serve/orchestrator.js';
+import { ServeError } from '../../src/serve/serve-error.js';
 import { expectedDigest } from '../../src/serve/stage-work.js';
 import { parseMetrics, waitFor } from './processes.js';
 
@@ -82,5 +83,18 @@ describe('POST /v1/generate with an idempotency key', () => {
     expect(resumed?.body.resumedFrom).toBeGreaterThanOrEqual(9);
     // Every step the cancelled run completed was kept: the two runs together ran each step once.
     expect((await stepsDone()) - start).toBe(60);
+  });
+});
+
+describe('the idempotency options', () => {
+  it.each([
+    [{ checkpointEvery: 0 }, 'checkpointEvery'],
+    [{ checkpointEvery: 1.5 }, 'checkpointEvery'],
+    [{ claimLeaseMs: 10 }, 'claimLeaseMs'],
+    [{ claimLeaseMs: 1000, checkpointTtlMs: 1999 }, 'checkpointTtlMs'],
+  ])('refuses %j naming the option, before listening', async (options, field) => {
+    const error = await startOrchestrator(options).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(ServeError);
+    expect((error as ServeError).field).toBe(field);
   });
 });
