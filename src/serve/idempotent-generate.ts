@@ -72,7 +72,7 @@ export async function generateIdempotent(key: string, request: GenerateRequest, 
     return reply;
   } catch (error) {
     if (claim.signal.aborted) throw claim.signal.reason;
-    await claim.pause(held.length - 1, held);
+    await claim.pause(Math.min(held.length - 1, request.steps - 1), held); // a finished step count is an answer, not a checkpoint
     throw error;
   }
 }
