@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectSwarm, type ReplicatedSwarm } from '../../src/replication/index.js';
+import { startCli, stopAll } from '../serve/processes.js';
+import { cli } from '../cli/run-cli.js';
 import { NatsServer } from './nats-server.js';
 import { CONFIG, PROFILES, swarmName, until } from './replicas.js';
 
@@ -29,6 +31,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await stopAll();
   await server?.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -59,4 +62,19 @@ describe('a NATS server that requires credentials and TLS', () => {
       for (const r of opened) await r.close();
     }
   });
+});
+
+describe('hecate-node serve --nats with the NATS credential and TLS flags', () => {
+  it('exits 2 naming --nats when the server refuses it, and serves with the flags', async () => {
+    const token = join(dir, 'swarm-token');
+    const passFile = join(dir, 'nats-pass');
+    writeFileSync(passFile, 's3cret-pass\n', { mode: 0o600 });
+    const base = ['serve', '--port', '0', '--topology', 'examples/swarm.json', '--nats', server!.url, '--swarm', 'cli', '--token-file', token, '--nats-ca', cert, '--nats-cert', cert, '--nats-key', key];
+    const refused = await cli(...base);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/flag --nats: NATS server .* refused the connection: Authorization Violation/);
+    const started = await startCli('serve-nats', [...base, '--nats-user', 'hecate', '--nats-pass-file', passFile], /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    const status = (await (await fetch(`${started.match}/v1/status`)).json()) as { replication?: { status: string } };
+    expect(status.replication?.status).toBe('connected');
+  }, 30_000);
 });
