@@ -5,7 +5,7 @@
  * every forgery is counted, the replicas keep their digest and keep serving.
  */
 import { describe, expect, it } from 'vitest';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
 import { connectSwarm } from '../../src/replication/index.js';
@@ -112,6 +112,42 @@ describe('a signed log', () => {
     // Bindings need the secret (they are signed entries).
     const plain = await nats.replica(swarmName('plain'));
     await expect(plain.bindKey('gpu', k1)).rejects.toMatchObject({ code: 'InvalidInput' });
+  });
+});
+
+describe('a log written before the secret, and a writer whose clock is off', () => {
+  it('replays an unsigned log with the secret until its first signed entry seals it; then an unsigned entry is refused', async () => {
+    const name = swarmName('sealing');
+    const nc = await connect({ servers: nats.server.url });
+    try {
+      const js = jetstream(nc);
+      await (await jetstreamManager(nc)).streams.add({ name: `HECATE_${name}`, subjects: [`hecate.${name}.log`], storage: StorageType.File, duplicate_window: 120_000_000_000 });
+      const subject = `hecate.${name}.log`;
+      await js.publish(subject, JSON.stringify({ v: 1, type: 'swarm.genesis', id: 'genesis', profiles: PROFILES, config: CONFIG, seed: 1 }), { msgID: 'genesis' });
+      await js.publish(subject, JSON.stringify({ v: 1, type: 'swarm.event', id: 'old.c.1', event: { type: 'node.down', nodeId: 'phone', cause: 'manual' } }), { msgID: 'old.c.1' });
+      const a = await nats.replica(name, { secret: SECRET, snapshotEvery: 0 });
+      expect(a.node('phone')?.state).toBe('down');
+      expect(a.stats()).toMatchObject({ applied: 2, rejected: 0 });
+      await a.markAlive('phone'); // the first signed entry: sealed from here
+      await js.publish(subject, JSON.stringify({ v: 1, type: 'swarm.event', id: 'old.c.2', event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' } }), { msgID: 'old.c.2' });
+      await until(() => a.stats().rejected === 1, 'the unsigned entry after the seal to be rejected');
+      expect(a.node('gpu')?.state).toBe('alive');
+      const b = await nats.replica(name, { secret: SECRET, snapshotEvery: 0 });
+      expect(b.digest()).toBe(a.digest());
+      expect(b.stats().rejected).toBe(1);
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('refuses, on every replica alike, an entry its writer signed with a clock 40 s ahead; the call rejects with Rejected', async () => {
+    const name = swarmName('skew');
+    const a = await nats.replica(name, { secret: SECRET });
+    const ahead = await nats.replica(name, { secret: SECRET, wallClock: { now: () => Date.now() + 40_000 } });
+    await expect(ahead.markDown('gpu')).rejects.toMatchObject({ name: 'ReplicationError', code: 'Rejected', message: expect.stringMatching(/more than 30000 ms apart/) });
+    await until(() => a.stats().rejected === 1, 'a to reject it too');
+    expect(a.node('gpu')?.state).toBe('alive');
+    expect(ahead.digest()).toBe(a.digest());
   });
 });
 
