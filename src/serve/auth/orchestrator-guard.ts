@@ -64,10 +64,13 @@ const mismatch = (id: string, what: string): ServeError =>
 
 /**
  * Binds the id of `request`, a verified join of an id bound to no key, to the key that signed it;
- * the join route calls it once the edge admitted the join (join-edge.ts), in the same tick as the
- * join starts, so a join refused there (400 `url`, 429, 503 `Full`) leaves no binding behind, and
- * of two first joins of one id the second is refused. A no-op for any other request.
+ * the join route calls it once the edge admitted the join (join-edge.ts), before the join starts,
+ * so a join refused there (400 `url`, 429, 503 `Full`) leaves no binding behind, and of two first
+ * joins of one id the second is refused. Alone the binding is made at once; replicated (`--nats`)
+ * it resolves once the log applied it, and the first bind on the log wins on every orchestrator.
+ * A no-op for any other request.
  * @throws {ServeError} 409 `KeyMismatch` when another key bound the id since the request was verified
+ * @throws {ReplicationError} replicated, when the bind cannot reach the log (`Disconnected`, 503)
  */
 export async function bindJoinKey(request: FastifyRequest): Promise<void> {
   const claim = pendingClaims.get(request.raw);
