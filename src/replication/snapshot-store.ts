@@ -96,7 +96,9 @@ export class SnapshotStore {
       }
       let stored = 0;
       try {
-        stored = current.json<StoredSnapshot>().seq;
+        const held = current.json<StoredSnapshot>();
+        // One the secret did not sign (forged, say with a far sequence to stop every later save) is overwritten.
+        if (this.signer === undefined || this.signer.verify('snapshot', held)) stored = held.seq;
       } catch {
         // not a snapshot: overwrite it
       }

@@ -52,7 +52,7 @@ describe('a signed log', () => {
       nc.publish(`hecate.${name}.hb`, JSON.stringify(wrong.signed('heartbeat', { id: 'gpu', at: now })));
       // A snapshot and an announcement in the swarm's bucket, unsigned.
       const kv = await new Kvm(nc).open(`hecate_${name}`);
-      await kv.put('snapshot', JSON.stringify({ v: 2, seq: seq + 7, swarm: {}, touched: [] }));
+      await kv.put('snapshot', JSON.stringify({ v: 2, seq: 1_000_000_000, swarm: {}, touched: [] }));
       await kv.put('applied.evil', JSON.stringify({ replica: 'evil', seq: 0, at: now, reads: [1] }));
 
       const forgeries = forged.length + 2;
@@ -72,6 +72,17 @@ describe('a signed log', () => {
       const last = await jsm.streams.getMessage(`HECATE_${name}`, { last_by_subj: subject });
       expect(JSON.parse(new TextDecoder().decode(last!.data))).toMatchObject({ v: 2, sig: expect.stringMatching(/^[0-9a-f]{64}$/) });
 
+      // The forged snapshot's far sequence does not stop the replicas' own: the next boundary overwrites it.
+      for (let i = 0; i < 3; i++) await a.markAlive('laptop').then(() => a.markDown('laptop'));
+      await until(() => a.stats().applied === b.stats().applied, 'b to catch up');
+      const ours = new LogSigner(SECRET, name);
+      let held: { seq: number } | undefined;
+      for (let i = 0; i < 250 && !ours.verify('snapshot', held); i++) {
+        held = (await kv.get('snapshot'))?.json<{ seq: number }>();
+        if (!ours.verify('snapshot', held)) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(ours.verify('snapshot', held)).toBe(true);
+      expect(held!.seq).toBeLessThanOrEqual(a.stats().applied);
       // A replica starting now ignores the unsigned snapshot and replays the signed log to the same state.
       const c = await nats.replica(name, { secret: SECRET, snapshotEvery: 0 });
       expect(c.digest()).toBe(a.digest());
