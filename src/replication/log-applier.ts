@@ -103,8 +103,7 @@ export class LogApplier {
         // Before its version is read: a forged entry of an unknown version must not halt anyone.
         const verdict = admission.admit(value, seq, storedAt);
         if (!verdict.ok) {
-          this.reject(seq, verdict.why, verdict.verified ? (value as { id?: unknown }).id : undefined);
-          this.host.advanced(seq, pending);
+          this.reject(seq, verdict.why, verdict.verified ? (value as { id?: unknown }).id : undefined, pending);
           return;
         }
       }
@@ -112,8 +111,7 @@ export class LogApplier {
     } catch (error) {
       if (admission !== undefined && !(error instanceof ReplicationError && error.code === 'UnknownVersion')) {
         // Not JSON, or unsigned: no writer of a signed log wrote it.
-        this.reject(seq, error instanceof Error ? error.message : String(error), undefined);
-        this.host.advanced(seq, pending);
+        this.reject(seq, error instanceof Error ? error.message : String(error), undefined, pending);
         return;
       }
       // A version this release does not read: skipping it would diverge from the replicas that do.
@@ -166,12 +164,14 @@ export class LogApplier {
   }
 
   /** Skips the entry at `seq` as not signed as it must be; a verified one of this replica's settles its call. */
-  private reject(seq: number, why: string, verifiedId: unknown): void {
+  private reject(seq: number, why: string, verifiedId: unknown, pending: number): void {
     this.applied = seq;
     this.rejected++;
     const error = new ReplicationError('Rejected', why);
     if (typeof verifiedId === 'string') this.host.settle(verifiedId, undefined, error);
     this.host.emit({ type: 'replication.rejected', seq, error });
+    // Before the genesis nothing is caught up with: the link waits for a swarm to say so.
+    if (this.swarm !== undefined) this.host.advanced(seq, pending);
   }
 
   /** Builds the local Swarm from the genesis, or from a snapshot of it. */
