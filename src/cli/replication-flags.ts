@@ -3,7 +3,21 @@
  * (docs/serve.md, "Several orchestrators"). Checked here so a bad value is a one-line exit 2
  * before anything connects.
  */
-import { stringFlag, UsageError, type ParsedArgs } from './args.js';
+import { readFileSync, statSync } from 'node:fs';
+import type { NatsAccess } from '../replication/nats-access.js';
+import { stringFlag, UsageError, type FlagSpec, type ParsedArgs } from './args.js';
+
+/** The NATS credential and TLS flags of `serve` (docs/security.md, "NATS"). */
+export const NATS_ACCESS_FLAGS: Readonly<Record<string, FlagSpec>> = {
+  'nats-creds': { type: 'string', value: 'file', description: 'NATS creds file (a user JWT and its NKey seed) to connect with.' },
+  'nats-nkey': { type: 'string', value: 'file', description: 'File holding an NKey user seed (SU…) to connect to NATS with.' },
+  'nats-user': { type: 'string', value: 'name', description: 'NATS user name (needs --nats-pass-file).' },
+  'nats-pass-file': { type: 'string', value: 'file', description: 'File holding the NATS user\'s password (mode 0600).' },
+  'nats-token-file': { type: 'string', value: 'file', description: 'File holding a NATS authorization token (mode 0600).' },
+  'nats-ca': { type: 'string', value: 'file', description: 'PEM CA to trust for the NATS server\'s TLS certificate.' },
+  'nats-cert': { type: 'string', value: 'file', description: 'PEM client certificate for a NATS server that verifies clients (needs --nats-key).' },
+  'nats-key': { type: 'string', value: 'file', description: 'PEM private key of --nats-cert.' },
+};
 
 /** Where the orchestrator's swarm is replicated: NATS servers and the swarm's name. */
 export interface ReplicationFlags {
@@ -11,6 +25,54 @@ export interface ReplicationFlags {
   readonly servers: readonly string[];
   /** The swarm's name: every orchestrator given the same name serves the same swarm. */
   readonly swarm: string;
+  /** Credentials and TLS of the NATS connections, when flags give any. */
+  readonly nats?: NatsAccess;
+}
+
+/** A password or token file's text, trimmed; refused when others can read it or it is empty. */
+function readCredential(args: ParsedArgs, flag: string): string | undefined {
+  const path = stringFlag(args, flag);
+  if (path === undefined) return undefined;
+  let text: string;
+  let mode: number;
+  try {
+    mode = statSync(path).mode;
+    text = readFileSync(path, 'utf8').trim();
+  } catch (error) {
+    throw new UsageError(`flag --${flag}: cannot read ${path} (${String((error as { code?: unknown }).code ?? error)})`, { cause: error });
+  }
+  if (process.platform !== 'win32' && (mode & 0o077) !== 0) throw new UsageError(`flag --${flag}: ${path}: group or others can read it (mode ${(mode & 0o777).toString(8)}); chmod 600 ${path}`);
+  if (text === '') throw new UsageError(`flag --${flag}: ${path} is empty`);
+  return text;
+}
+
+/**
+ * The NATS credential and TLS flags: one way to authenticate at most (a user and password file, a
+ * token file, a creds file or an NKey seed file), and a CA, with a client certificate and key or neither.
+ * @throws {UsageError} naming the flag
+ */
+export function natsAccessFlags(args: ParsedArgs): NatsAccess | undefined {
+  const user = stringFlag(args, 'nats-user');
+  const passGiven = stringFlag(args, 'nats-pass-file') !== undefined;
+  if ((user === undefined) !== !passGiven) throw new UsageError(user === undefined ? 'flag --nats-pass-file needs --nats-user NAME' : 'flag --nats-user needs --nats-pass-file FILE (a password is not given on the command line, where ps shows it)');
+  const ways = ['nats-user', 'nats-token-file', 'nats-creds', 'nats-nkey'].filter((f) => stringFlag(args, f) !== undefined);
+  if (ways.length > 1) throw new UsageError(`flags ${ways.map((f) => `--${f}`).join(', ')}: give one way to authenticate to NATS`);
+  const cert = stringFlag(args, 'nats-cert');
+  const key = stringFlag(args, 'nats-key');
+  if ((cert === undefined) !== (key === undefined)) throw new UsageError(cert === undefined ? 'flag --nats-key needs --nats-cert FILE' : 'flag --nats-cert needs --nats-key FILE');
+  const ca = stringFlag(args, 'nats-ca');
+  const pass = readCredential(args, 'nats-pass-file');
+  const token = readCredential(args, 'nats-token-file');
+  const creds = stringFlag(args, 'nats-creds');
+  const nkey = stringFlag(args, 'nats-nkey');
+  const access: NatsAccess = {
+    ...(user !== undefined && pass !== undefined ? { user, pass } : {}),
+    ...(token !== undefined ? { token } : {}),
+    ...(creds !== undefined ? { credsFile: creds } : {}),
+    ...(nkey !== undefined ? { nkeyFile: nkey } : {}),
+    ...(ca !== undefined || cert !== undefined ? { tls: { ...(ca !== undefined ? { ca } : {}), ...(cert !== undefined && key !== undefined ? { cert, key } : {}) } } : {}),
+  };
+  return Object.keys(access).length > 0 ? access : undefined;
 }
 
 /** A NATS server: `nats://` or `tls://`, a host (name, IPv4 or [IPv6]) and an optional port. */
@@ -27,6 +89,8 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 export function replicationFlags(args: ParsedArgs): ReplicationFlags | undefined {
   const nats = stringFlag(args, 'nats');
   const swarm = stringFlag(args, 'swarm');
+  const given = Object.keys(NATS_ACCESS_FLAGS).find((f) => stringFlag(args, f) !== undefined);
+  if (nats === undefined && given !== undefined) throw new UsageError(`flag --${given} needs --nats URL`);
   if (nats === undefined && swarm === undefined) return undefined;
   if (nats === undefined) throw new UsageError('flag --swarm needs --nats URL: the swarm is replicated through a NATS server');
   if (swarm === undefined) throw new UsageError('flag --nats needs --swarm NAME: the name every orchestrator of the swarm shares');
@@ -38,5 +102,6 @@ export function replicationFlags(args: ParsedArgs): ReplicationFlags | undefined
     if (port < 1 || port > 65535) throw new UsageError(`flag --nats: port must be 1-65535, got ${port} in "${server}"`);
   }
   if (!NAME.test(swarm)) throw new UsageError(`flag --swarm: letters, digits, "_" and "-" only, 1-64 of them (it names NATS subjects and a stream), got "${swarm}"`);
-  return { servers, swarm };
+  const access = natsAccessFlags(args);
+  return { servers, swarm, ...(access !== undefined ? { nats: access } : {}) };
 }

@@ -6,7 +6,7 @@ import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type A
 import type { Command } from './command.js';
 import { readInput } from './io.js';
 import { listening, numberFlag, PID_FILE_FLAG, untilSignal, withPidFile } from './process-flags.js';
-import { replicationFlags } from './replication-flags.js';
+import { NATS_ACCESS_FLAGS, replicationFlags } from './replication-flags.js';
 import { SERVE_TRUST_FLAGS, serveTrust } from './trust-flags.js';
 import { EDGE_FLAGS, edgeFlags } from './edge-flags.js';
 import { IDEMPOTENCY_FLAGS, idempotencyFlags } from './idempotency-flags.js';
@@ -26,6 +26,7 @@ const spec: ArgsSpec = {
     'eject-after': { type: 'string', value: 'n', description: 'Eject an agent after this many consecutive failed stage calls (default 5).' },
     nats: { type: 'string', value: 'url', description: 'Replicate the swarm through this NATS server (JetStream), e.g. nats://127.0.0.1:4222; several orchestrators given the same --nats and --swarm serve one swarm. Needs --swarm and --topology.' },
     swarm: { type: 'string', value: 'name', description: 'The replicated swarm\'s name (letters, digits, "_", "-"). Needs --nats.' },
+    ...NATS_ACCESS_FLAGS,
     ...SERVE_TRUST_FLAGS,
     ...EDGE_FLAGS,
     ...IDEMPOTENCY_FLAGS,
@@ -127,7 +128,9 @@ async function reachingNats<T>(servers: readonly string[] | undefined, start: ()
     return await start();
   } catch (error) {
     const name = (error as { name?: unknown } | null)?.name;
-    const nats = name === 'ConnectionError' || name === 'JetStreamNotEnabled' || name === 'TimeoutError' || (name === 'ReplicationError' && (error as { code?: unknown }).code === 'Disconnected');
+    const code = (error as { code?: unknown }).code;
+    if (servers !== undefined && name === 'ReplicationError' && code === 'Refused') throw new UsageError(`flag --nats: ${(error as Error).message} (--nats-user/--nats-pass-file, --nats-token-file, --nats-creds, --nats-nkey, --nats-ca, --nats-cert/--nats-key)`, { cause: error });
+    const nats = name === 'ConnectionError' || name === 'JetStreamNotEnabled' || name === 'TimeoutError' || (name === 'ReplicationError' && code === 'Disconnected');
     if (servers === undefined || !nats) throw error;
     throw new UsageError(`flag --nats: cannot use ${servers.join(',')} (${(error as Error).message}); is nats-server running there with JetStream (-js)?`, { cause: error });
   }

@@ -10,6 +10,11 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { NodeProfile } from '../core/types.js';
+import { systemClock } from '../runtime/clock.js';
+import type { TimeSource } from '../runtime/types.js';
+import { HeartbeatCodec } from './heartbeat-codec.js';
+import { LogSigner } from './log-signer.js';
+import { connectNats, type NatsAccess } from './nats-access.js';
 
 /** One agent as the directory holds it. */
 export interface DirectoryEntry {
@@ -17,6 +22,9 @@ export interface DirectoryEntry {
   /** Its stage server's base URL. */
   readonly url: string;
 }
+
+/** An entry as the bucket holds it with the swarm secret: signed at `at` (the writer's wall clock). */
+type SignedDirectoryEntry = DirectoryEntry & { readonly at?: number; readonly sig?: string };
 
 /** Options of {@link openAgentDirectory}. */
 export interface AgentDirectoryOptions {
@@ -28,6 +36,15 @@ export interface AgentDirectoryOptions {
   onChange(id: string, entry: DirectoryEntry | undefined): void;
   /** A heartbeat of node `id` on the swarm's heartbeat subject (`hecate.<swarm>.hb`), from any replica. */
   onHeartbeat?(id: string): void;
+  /** Credentials and TLS of the NATS connection. */
+  readonly nats?: NatsAccess;
+  /**
+   * The swarm secret: entries are signed, and only entries and heartbeats signed with it are
+   * taken (docs/security.md, "NATS"); an entry older than the one held for its id is ignored.
+   */
+  readonly secret?: Uint8Array | string;
+  /** Signs and checks with this wall clock. @defaultValue systemClock */
+  readonly wallClock?: TimeSource;
 }
 
 /** The shared directory of one swarm's agents. */
@@ -38,6 +55,8 @@ export interface AgentDirectory {
   remove(id: string): Promise<void>;
   /** Stops watching and listening, and closes its connection. */
   close(): Promise<void>;
+  /** Entries and heartbeats dropped for their signature or age (with the swarm secret). */
+  rejected(): number;
 }
 
 /** The bucket of swarm `swarm`. */
@@ -50,8 +69,23 @@ export function directoryBucket(swarm: string): string {
  * entry the bucket held has gone to `onChange`; changes follow as they come.
  */
 export async function openAgentDirectory(options: AgentDirectoryOptions): Promise<AgentDirectory> {
-  const { connect } = await import('@nats-io/transport-node');
-  const nc: NatsConnection = await connect({ servers: [...options.servers], maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+  const nc: NatsConnection = await connectNats(options.servers, options.nats);
+  const signer = options.secret === undefined ? undefined : new LogSigner(options.secret, options.swarm);
+  const wall = options.wallClock ?? systemClock;
+  const codec = new HeartbeatCodec(signer, wall);
+  const signedAt = new Map<string, number>();
+  let rejected = 0;
+  /** The entry a put holds, or undefined when it is not signed with the secret or older than the one held. */
+  const take = (id: string, value: SignedDirectoryEntry): DirectoryEntry | undefined => {
+    if (signer === undefined) return value;
+    const at = value.at;
+    if (!signer.verify('directory', value) || typeof at !== 'number' || at < (signedAt.get(id) ?? -Infinity) || value.profile?.id !== id) {
+      rejected++;
+      return undefined;
+    }
+    signedAt.set(id, at);
+    return { profile: value.profile, url: value.url };
+  };
   let heartbeats: Subscription | undefined;
   try {
     const kv: KV = await new Kvm(nc).create(directoryBucket(options.swarm), { history: 1 });
@@ -65,18 +99,36 @@ export async function openAgentDirectory(options: AgentDirectoryOptions): Promis
     void (async () => {
       for await (const e of watch) {
         const id = keyToId(e.key);
-        if (e.operation === 'PUT') options.onChange(id, e.json<DirectoryEntry>());
-        else options.onChange(id, undefined);
+        if (e.operation === 'PUT') {
+          let value: SignedDirectoryEntry | undefined;
+          try {
+            value = e.json<SignedDirectoryEntry>();
+          } catch {
+            value = undefined;
+          }
+          const entry = value !== undefined && value !== null && typeof value === 'object' ? take(id, value) : undefined;
+          if (entry !== undefined) options.onChange(id, entry);
+          else if (value === undefined && signer !== undefined) rejected++;
+        } else options.onChange(id, undefined);
         if (e.delta === 0 || e.isUpdate) markReady();
       }
     })();
     await ready;
     const onHeartbeat = options.onHeartbeat;
-    if (onHeartbeat !== undefined) heartbeats = nc.subscribe(`hecate.${options.swarm}.hb`, { callback: (error, msg) => (error === null ? onHeartbeat(msg.string()) : undefined) });
+    if (onHeartbeat !== undefined) {
+      heartbeats = nc.subscribe(`hecate.${options.swarm}.hb`, {
+        callback: (error, msg) => {
+          const id = error === null ? codec.decode(msg.string()) : undefined;
+          if (id !== undefined) onHeartbeat(id);
+        },
+      });
+    }
     return {
       async put(entry) {
-        await kv.put(idToKey(entry.profile.id), JSON.stringify(entry));
+        const value = signer !== undefined ? signer.signed('directory', { ...entry, at: wall.now() }) : entry;
+        await kv.put(idToKey(entry.profile.id), JSON.stringify(value));
       },
+      rejected: () => rejected + codec.rejected,
       async remove(id) {
         await kv.delete(idToKey(id));
       },

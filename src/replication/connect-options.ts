@@ -3,7 +3,8 @@
  * names they derive: the swarm's stream and subjects, a replica's random name.
  */
 import type { NodeProfile } from '../core/types.js';
-import type { Clock, SwarmConfig, SwarmOptions } from '../runtime/types.js';
+import type { Clock, SwarmConfig, SwarmOptions, TimeSource } from '../runtime/types.js';
+import { natsAccessIssue, type NatsAccess } from './nats-access.js';
 
 /** Options of `connectSwarm`. */
 export interface ConnectSwarmOptions {
@@ -53,6 +54,18 @@ export interface ConnectSwarmOptions {
   readonly forgetAfterMs?: number;
   /** Copies of the stream and of the snapshot bucket on a NATS cluster (1-5), when this replica creates them. @defaultValue 1 */
   readonly streamReplicas?: number;
+  /** Credentials and TLS of the NATS connection (docs/security.md, "NATS"). @defaultValue none */
+  readonly nats?: NatsAccess;
+  /**
+   * The swarm secret (at least 32 characters; `serve`: the `--token-file`'s text). With it, every
+   * log entry, KV snapshot, heartbeat and progress announcement this replica writes is signed
+   * (format version 2), and it applies only what is signed with the same secret: a client of the
+   * NATS server without it cannot change the swarm. Every replica of a swarm gives the same
+   * secret, or none (docs/replication.md, "Signed entries"). @defaultValue none: nothing signed, nothing checked
+   */
+  readonly secret?: Uint8Array | string;
+  /** The wall clock entries and heartbeats are signed and checked with (not `clock`, which a test may hold still). @defaultValue systemClock */
+  readonly wallClock?: TimeSource;
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -70,6 +83,9 @@ export function connectOptionsIssue(o: ConnectSwarmOptions): string | undefined 
   if (o.trimMargin !== undefined && !(Number.isInteger(o.trimMargin) && o.trimMargin >= 0)) return `option "trimMargin" must be an integer >= 0, got ${String(o.trimMargin)}`;
   if (o.streamReplicas !== undefined && !(Number.isInteger(o.streamReplicas) && o.streamReplicas >= 1 && o.streamReplicas <= 5)) return `option "streamReplicas" must be an integer from 1 to 5, got ${String(o.streamReplicas)}`;
   if (o.replicaGraceMs !== undefined && !(typeof o.replicaGraceMs === 'number' && Number.isFinite(o.replicaGraceMs) && o.replicaGraceMs > 0)) return `option "replicaGraceMs" must be a finite number of ms > 0, got ${String(o.replicaGraceMs)}`;
+  if (o.secret !== undefined && !((typeof o.secret === 'string' || o.secret instanceof Uint8Array) && o.secret.length >= 32)) return 'option "secret" must be a string or bytes of at least 32 characters (the swarm secret)';
+  const access = natsAccessIssue(o.nats);
+  if (access !== undefined) return access;
   for (const key of ['proposeTimeoutMs', 'connectTimeoutMs', 'reconcileAfterMs', 'forgetAfterMs'] as const) {
     const v = o[key];
     if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) return `option "${key}" must be a finite number of ms >= 0, got ${String(v)}`;

@@ -10,6 +10,7 @@
 export { connectSwarm } from './connect-swarm.js';
 export { ReplicatedSwarm } from './replicated-swarm.js';
 export type { ConnectSwarmOptions } from './connect-options.js';
+export type { NatsAccess } from './nats-access.js';
 export type { ReplicationEmitted, ReplicationStats, ReplicationStatus } from './replication-events.js';
 export { ReplicationError } from './replication-error.js';
 export type { ReplicationErrorCode } from './replication-error.js';

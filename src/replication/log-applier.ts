@@ -7,7 +7,9 @@ import { applyEvent, persistSwarm, restoreSwarm } from '../persistence/persist-s
 import type { PersistedSwarm } from '../persistence/persisted.js';
 import { Swarm } from '../runtime/swarm.js';
 import type { SwarmOptions } from '../runtime/types.js';
-import { decodeEntry, eventNode, type LogEntry } from './log-entry.js';
+import { KeyBindingTable } from './key-binding-table.js';
+import type { LogAdmission } from './log-admission.js';
+import { checkEntry, eventNode, parseEntry, type LogEntry } from './log-entry.js';
 import type { ReplicationEmitted, ReplicationStats } from './replication-events.js';
 import { ReplicationError } from './replication-error.js';
 import type { SnapshotStore, StoredSnapshot } from './snapshot-store.js';
@@ -35,6 +37,10 @@ export interface ApplierHost {
   boundary(seq: number, stored: boolean): void;
   /** The format version new snapshots are written in. */
   format(): number;
+  /** The format versions this replica reads (docs/replication.md, "Upgrades"). @defaultValue [1] */
+  readonly reads?: readonly number[];
+  /** With the swarm secret: which entries are signed as they must be (log-admission.ts). */
+  readonly admission?: LogAdmission;
   emit(event: ReplicationEmitted): void;
 }
 
@@ -48,6 +54,8 @@ export class LogApplier {
   readonly touched = new Map<string, number>();
   /** The log's genesis, once built. */
   genesis: GenesisEntry | undefined;
+  /** The agent id → key bindings the log holds. */
+  readonly bindings = new KeyBindingTable();
   /** Messages still on the stream behind the last one delivered. */
   private lag = 0;
   private snapshotSeq = 0;
@@ -55,6 +63,7 @@ export class LogApplier {
   private redelivered = 0;
   private staleMarks = 0;
   private refused = 0;
+  private rejected = 0;
 
   private snapshots: { readonly store: SnapshotStore; readonly every: number } | undefined;
 
@@ -66,15 +75,17 @@ export class LogApplier {
   }
 
   /** The counters, as `ReplicatedSwarm.stats()` shows them. */
-  stats(): ReplicationStats {
-    return { applied: this.applied, lag: this.lag, snapshot: this.snapshotSeq, entries: this.entries, redelivered: this.redelivered, staleMarks: this.staleMarks, refused: this.refused };
+  stats(): Omit<ReplicationStats, 'rejectedMessages'> {
+    return { applied: this.applied, lag: this.lag, snapshot: this.snapshotSeq, entries: this.entries, redelivered: this.redelivered, staleMarks: this.staleMarks, refused: this.refused, rejected: this.rejected };
   }
 
   /**
-   * One stream message. Before the genesis, anything else is a `BadLog` thrown (the replica cannot
-   * start); after it, bytes no replica writes are skipped alike on every replica.
+   * One stream message, stored at `storedAt` (the stream's time, ms since the epoch). Before the
+   * genesis, anything else is a `BadLog` thrown (the replica cannot start); after it, bytes no
+   * replica writes are skipped alike on every replica. With the swarm secret, an entry not signed
+   * as it must be is skipped and counted (`rejected`), before or after the genesis.
    */
-  receive(seq: number, data: Uint8Array, pending: number): void {
+  receive(seq: number, data: Uint8Array, pending: number, storedAt = 0): void {
     if (seq <= this.applied) {
       this.redelivered++;
       return;
@@ -84,10 +95,25 @@ export class LogApplier {
       // Entries applied + 1 … seq - 1 were trimmed while this replica was silent: it cannot go on from here.
       throw new ReplicationError('Trimmed', `replica of swarm "${this.host.name}" applied up to ${this.applied}, but the log now starts at ${seq} (trimmed while it was unheard): connect it again to start from the KV snapshot`);
     }
+    const admission = this.host.admission;
     let entry: LogEntry;
     try {
-      entry = decodeEntry(data, seq);
+      const value = parseEntry(data, seq);
+      if (admission !== undefined) {
+        // Before its version is read: a forged entry of an unknown version must not halt anyone.
+        const verdict = admission.admit(value, seq, storedAt);
+        if (!verdict.ok) {
+          this.reject(seq, verdict.why, verdict.verified ? (value as { id?: unknown }).id : undefined, pending);
+          return;
+        }
+      }
+      entry = checkEntry(value, seq, this.host.reads);
     } catch (error) {
+      if (admission !== undefined && !(error instanceof ReplicationError && error.code === 'UnknownVersion')) {
+        // Not JSON, or unsigned: no writer of a signed log wrote it.
+        this.reject(seq, error instanceof Error ? error.message : String(error), undefined, pending);
+        return;
+      }
       // A version this release does not read: skipping it would diverge from the replicas that do.
       if (this.swarm === undefined || (error instanceof ReplicationError && error.code === 'UnknownVersion')) throw error;
       this.applied = seq;
@@ -108,7 +134,9 @@ export class LogApplier {
     this.entries++;
     if (this.snapshots !== undefined && seq % this.snapshots.every === 0) {
       const genesis = this.genesis;
-      const snapshot: StoredSnapshot = { v: this.host.format(), seq, swarm: persistSwarm(this.swarm as Swarm), touched: [...this.touched], ...(genesis !== undefined ? { genesis } : {}) };
+      const v = this.host.format();
+      const signed = v >= 2 && admission !== undefined ? { bindings: this.bindings.entries(), admission: admission.save() } : {};
+      const snapshot: StoredSnapshot = { v, seq, swarm: persistSwarm(this.swarm as Swarm), touched: [...this.touched], ...(genesis !== undefined ? { genesis } : {}), ...signed };
       void this.snapshots.store.save(snapshot).then((stored) => this.host.boundary(seq, stored));
     }
     this.host.advanced(seq, pending);
@@ -131,6 +159,19 @@ export class LogApplier {
     this.applied = stored.seq;
     this.snapshotSeq = stored.seq;
     for (const [id, seq] of stored.touched) this.touched.set(id, seq);
+    this.bindings.restore(stored.bindings);
+    this.host.admission?.restore(stored.admission);
+  }
+
+  /** Skips the entry at `seq` as not signed as it must be; a verified one of this replica's settles its call. */
+  private reject(seq: number, why: string, verifiedId: unknown, pending: number): void {
+    this.applied = seq;
+    this.rejected++;
+    const error = new ReplicationError('Rejected', why);
+    if (typeof verifiedId === 'string') this.host.settle(verifiedId, undefined, error);
+    this.host.emit({ type: 'replication.rejected', seq, error });
+    // Before the genesis nothing is caught up with: the link waits for a swarm to say so.
+    if (this.swarm !== undefined) this.host.advanced(seq, pending);
   }
 
   /** Builds the local Swarm from the genesis, or from a snapshot of it. */
@@ -150,6 +191,11 @@ export class LogApplier {
       const error = new ReplicationError('BadLog', `log entry ${seq}: a second genesis`);
       this.host.settle(entry.id, undefined, error);
       this.host.emit({ type: 'replication.applied', seq, entry, error });
+      return;
+    }
+    if (entry.type === 'swarm.binding') {
+      this.host.settle(entry.id, this.bindings.apply(entry.nodeId, entry.key), undefined);
+      this.host.emit({ type: 'replication.applied', seq, entry });
       return;
     }
     const nodeId = eventNode(entry.event);

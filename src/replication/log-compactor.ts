@@ -8,7 +8,8 @@ import { Bucket, Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
 import type { NatsConnection, QueuedIterator } from '@nats-io/transport-node';
 import type { Clock } from '../runtime/types.js';
 import { directoryBucket, idToKey, keyToId } from './agent-directory.js';
-import { READS_FORMATS, WRITES_FORMATS, writeFormat } from './log-entry.js';
+import { writeFormat } from './log-entry.js';
+import type { LogSigner } from './log-signer.js';
 import type { LogStream } from './log-stream.js';
 import { ProgressBoard } from './replica-progress.js';
 
@@ -34,12 +35,17 @@ export interface CompactorHost {
   applied(): number;
   /** Whether `id` is a member of the swarm now (its directory entry stays). */
   member(id: string): boolean;
+  /** The format versions this replica reads and writes (docs/replication.md, "Upgrades"). */
+  readonly reads: readonly number[];
+  readonly writes: readonly number[];
+  /** With the swarm secret: announcements are signed, and only signed ones count. */
+  readonly signer?: LogSigner;
 }
 
 /** One replica's part in keeping the log short. */
 export class LogCompactor {
   /** The format version this replica writes: the newest every live replica reads. */
-  format = writeFormat(WRITES_FORMATS, []);
+  format: number;
   /** Entries removed by this replica's trims so far. */
   trimmed = 0;
   private readonly board: ProgressBoard;
@@ -65,16 +71,22 @@ export class LogCompactor {
     private readonly host: CompactorHost,
     kv: KV,
   ) {
-    this.board = new ProgressBoard(kv);
+    this.board = new ProgressBoard(kv, host.signer);
+    this.format = writeFormat(host.writes, []);
+  }
+
+  /** Announcements dropped for their signature. */
+  get rejected(): number {
+    return this.board.rejected;
   }
 
   /** Announces this replica's applied sequence and the formats it reads, and learns the others' (the write format follows). */
   async announce(): Promise<void> {
     if (this.closed) return;
     const { io, replicaId, graceMs } = this.host;
-    await this.board.announce({ replica: replicaId, seq: this.host.applied(), at: io.now(), reads: READS_FORMATS, ...(this.storedSeq > 0 ? { snapshot: this.storedSeq } : {}) });
+    await this.board.announce({ replica: replicaId, seq: this.host.applied(), at: io.now(), reads: this.host.reads, ...(this.storedSeq > 0 ? { snapshot: this.storedSeq } : {}) });
     const { live } = this.board.read(io.now(), graceMs);
-    this.format = writeFormat(WRITES_FORMATS, live.map((p) => p.reads));
+    this.format = writeFormat(this.host.writes, live.map((p) => p.reads));
   }
 
   /** A `node.removed` entry on `nodeId` was applied: its directory entry goes at a later boundary. */

@@ -11,8 +11,8 @@ import type { Clock } from '../runtime/types.js';
 /** A change of the connection to NATS, as the replica needs it. */
 export type LinkChange = 'disconnect' | 'reconnect';
 
-/** The stream's messages as the consumer hands them over: sequence, bytes, and how many are still behind. */
-export type LogReceiver = (seq: number, data: Uint8Array, pending: number) => void;
+/** The stream's messages as the consumer hands them over: sequence, bytes, how many are still behind, and when the stream stored it (ms since the epoch). */
+export type LogReceiver = (seq: number, data: Uint8Array, pending: number, storedAt: number) => void;
 
 /** A swarm's stream and subjects on one NATS connection. */
 export class LogStream {
@@ -102,7 +102,7 @@ export class LogStream {
         // Short pull expiries: a consumer lost with a restarted server is noticed in seconds, not a minute.
         const messages = (this.messages = await consumer.consume({ max_messages: 512, expires: 5000 }));
         for await (const m of messages) {
-          receive(m.seq, m.data, m.info.pending);
+          receive(m.seq, m.data, m.info.pending, Math.floor(m.info.timestampNanos / 1e6));
           if (!running()) return;
         }
       } catch (error) {
@@ -126,14 +126,14 @@ export class LogStream {
     }
   }
 
-  /** Hears every heartbeat on the swarm's subject (any replica's). */
-  listen(onHeartbeat: (nodeId: string) => void): void {
+  /** Hears every heartbeat on the swarm's subject (any replica's), as its bytes' text (heartbeat-codec.ts). */
+  listen(onHeartbeat: (text: string) => void): void {
     this.heartbeats = this.nc.subscribe(this.hbSubject, { callback: (err, msg) => (err === null ? onHeartbeat(msg.string()) : undefined) });
   }
 
-  /** Publishes a heartbeat on the swarm's core subject (not durable: news only now). */
-  heartbeat(nodeId: string): void {
-    this.nc.publish(this.hbSubject, nodeId);
+  /** Publishes a heartbeat's bytes on the swarm's core subject (not durable: news only now). */
+  heartbeat(text: string): void {
+    this.nc.publish(this.hbSubject, text);
   }
 
   /** Stops listening and consuming. */

@@ -29,6 +29,8 @@ export interface ProposerHost {
   connected(): boolean;
   /** The format version to write entries in (docs/replication.md, "Upgrades"). */
   format(): number;
+  /** The entry as published now: version 2 signed at this moment (each attempt afresh), version 1 as it is. */
+  seal(entry: LogEntry): LogEntry;
 }
 
 /** Proposals of one replica connection. */
@@ -54,8 +56,13 @@ export class Proposer {
 
   /** Proposes a lifecycle event; resolves with what applying it here returned, once it came back from the log. */
   propose<T>(event: LifecycleEvent): Promise<T> {
+    return this.proposeEntry<T>((v, id) => ({ v, type: 'swarm.event', id, event }));
+  }
+
+  /** Proposes an entry made by `make` (given its version and id); resolves with what applying it here returned. */
+  proposeEntry<T>(make: (v: number, id: string) => LogEntry): Promise<T> {
     if (this.host.closed()) return Promise.reject(new ReplicationError('Closed', `replica "${this.host.replicaId}" of swarm "${this.host.name}" is closed`));
-    const entry: LogEntry = { v: this.host.format(), type: 'swarm.event', id: `${this.prefix}${++this.counter}`, event };
+    const entry = make(this.host.format(), `${this.prefix}${++this.counter}`);
     const applied = new Promise<T>((resolve, reject) => this.waiters.set(entry.id, { resolve: resolve as (v: unknown) => void, reject }));
     this.publish(entry, this.host.proposeTimeoutMs).catch((error: Error) => this.settle(entry.id, undefined, error));
     return applied;
@@ -107,11 +114,11 @@ export class Proposer {
   private async publish(entry: LogEntry, timeoutMs: number): Promise<void> {
     const { io, log } = this.host;
     const deadline = io.now() + timeoutMs;
-    const data = encodeEntry(entry);
     for (;;) {
       if (this.host.closed()) throw new ReplicationError('Closed', `replica "${this.host.replicaId}" of swarm "${this.host.name}" is closed`);
       try {
-        await log.publish(entry.id, data, Math.max(Math.min(1000, deadline - io.now()), 100));
+        // Signed afresh each attempt: a retry stored late is still within the skew of its signing (the stream keeps one copy per id).
+        await log.publish(entry.id, encodeEntry(this.host.seal(entry)), Math.max(Math.min(1000, deadline - io.now()), 100));
         return;
       } catch (cause) {
         if (io.now() >= deadline) {

@@ -9,6 +9,7 @@
  */
 import { Bucket, type KV, type KvWatchEntry } from '@nats-io/kv';
 import type { QueuedIterator } from '@nats-io/transport-node';
+import type { LogSigner } from './log-signer.js';
 
 /** One replica's announcement. */
 export interface ReplicaProgress {
@@ -29,8 +30,14 @@ const PREFIX = 'applied.';
 export class ProgressBoard {
   private readonly board = new Map<string, ReplicaProgress>();
   private watch: QueuedIterator<KvWatchEntry> | undefined;
+  /** Announcements dropped because the swarm secret's signature did not verify. */
+  rejected = 0;
 
-  constructor(private readonly kv: KV) {}
+  /** @param signer with the swarm secret: announcements are signed, and only signed ones are read */
+  constructor(
+    private readonly kv: KV,
+    private readonly signer?: LogSigner,
+  ) {}
 
   /** Starts watching the announcements (every one there now, then each change). */
   async open(): Promise<void> {
@@ -38,7 +45,7 @@ export class ProgressBoard {
     void (async () => {
       for await (const e of watch) {
         const replica = e.key.slice(PREFIX.length);
-        const p = e.operation === 'PUT' && e.length > 0 ? parse(e) : undefined;
+        const p = e.operation === 'PUT' && e.length > 0 ? this.parse(e) : undefined;
         if (p === undefined) this.board.delete(replica);
         else this.board.set(replica, p);
       }
@@ -48,7 +55,7 @@ export class ProgressBoard {
   /** Announces this replica's progress (replaces its previous one). */
   async announce(progress: ReplicaProgress): Promise<void> {
     this.board.set(progress.replica, progress);
-    await this.kv.put(`${PREFIX}${progress.replica}`, JSON.stringify(progress));
+    await this.kv.put(`${PREFIX}${progress.replica}`, JSON.stringify(this.signer !== undefined ? this.signer.signed('progress', progress) : progress));
   }
 
   /** Withdraws a replica's announcement (it closed, or went silent past the grace). */
@@ -74,13 +81,17 @@ export class ProgressBoard {
   close(): void {
     this.watch?.stop();
   }
-}
 
-function parse(e: KvWatchEntry): ReplicaProgress | undefined {
-  try {
-    const p = e.json<ReplicaProgress>();
-    return p !== null && typeof p === 'object' && Number.isInteger(p.seq) && typeof p.at === 'number' && Array.isArray(p.reads) ? p : undefined;
-  } catch {
-    return undefined;
+  private parse(e: KvWatchEntry): ReplicaProgress | undefined {
+    try {
+      const p = e.json<ReplicaProgress>();
+      if (this.signer !== undefined && !this.signer.verify('progress', p)) {
+        this.rejected++;
+        return undefined;
+      }
+      return p !== null && typeof p === 'object' && Number.isInteger(p.seq) && typeof p.at === 'number' && Array.isArray(p.reads) ? p : undefined;
+    } catch {
+      return undefined;
+    }
   }
 }

@@ -20,10 +20,12 @@ import type { SessionOptions, StageRunner } from '../sessions/session-types.js';
 import { randomName, type ConnectSwarmOptions } from './connect-options.js';
 import { LogApplier, type GenesisEntry } from './log-applier.js';
 import { LogCompactor } from './log-compactor.js';
-import { decodeEntry, encodeEntry, eventNode, WRITES_FORMATS, writeFormat, type LogEntry } from './log-entry.js';
+import type { BindingOutcome } from './key-binding-table.js';
+import { decodeEntry, encodeEntry, eventNode, writeFormat, type LogEntry } from './log-entry.js';
 import { MemberForgetting } from './member-forgetting.js';
 import type { LogStream } from './log-stream.js';
 import { Proposer } from './proposer.js';
+import { ReplicaTrust } from './replica-trust.js';
 import { ReplicaLink } from './replica-link.js';
 import { REPLICATION_EVENTS, ReplicationListeners, type ReplicationEmitted, type ReplicationStats, type ReplicationStatus } from './replication-events.js';
 import { ReplicationError } from './replication-error.js';
@@ -52,6 +54,8 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   private readonly applier: LogApplier;
   private readonly proposer: Proposer;
   private readonly link: ReplicaLink;
+  private readonly trust: ReplicaTrust;
+  private store: SnapshotStore | undefined;
   private compactor: LogCompactor | undefined;
   private forgetting: MemberForgetting | undefined;
   private announceTimer: unknown;
@@ -67,6 +71,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     this.name = options.swarm;
     this.replicaId = options.replicaId ?? randomName();
     const io = (this.io = options.ioClock ?? systemClock);
+    const trust = (this.trust = new ReplicaTrust(options.swarm, options.secret, options.wallClock));
     const listeners = (this.listeners = new ReplicationListeners(io));
     const emit = (event: ReplicationEmitted) => {
       if (event.type === 'replication.applied' && event.entry.type === 'swarm.event') {
@@ -78,8 +83,9 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     };
     const { name, replicaId } = this;
     const closed = () => this.closed;
-    const format = () => this.compactor?.format ?? writeFormat(WRITES_FORMATS, []);
-    this.proposer = new Proposer({ name, replicaId, io, log, proposeTimeoutMs: options.proposeTimeoutMs ?? 10_000, closed, connected: () => this.link.status() === 'connected', format }, randomName());
+    const format = () => this.compactor?.format ?? writeFormat(trust.formats, []);
+    const seal = (entry: LogEntry) => trust.seal(entry);
+    this.proposer = new Proposer({ name, replicaId, io, log, proposeTimeoutMs: options.proposeTimeoutMs ?? 10_000, closed, connected: () => this.link.status() === 'connected', format, seal }, randomName());
     this.link = new ReplicaLink({
       io,
       log,
@@ -104,6 +110,8 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
       advanced: (seq, pending) => this.link.advanced(seq, pending),
       boundary: (seq, stored) => void (stored ? this.compactor?.stored(seq) : this.compactor?.boundary()),
       format,
+      reads: trust.formats,
+      ...(trust.admission !== undefined ? { admission: trust.admission } : {}),
       emit,
     });
     const forgetAfterMs = options.forgetAfterMs ?? 0;
@@ -125,13 +133,14 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   async start(last: number, first = 1): Promise<void> {
     const { profiles, config } = this.options;
     if (last === 0 && profiles !== undefined && config !== undefined) {
-      const genesis: GenesisEntry = { v: 1, type: 'swarm.genesis', id: 'genesis', profiles: profiles.map(plainProfile), config, seed: this.options.seed ?? 1 };
+      // Signed with the secret (version 2, the log sealed from its first entry); version 1 without.
+      const genesis: GenesisEntry = { v: this.trust.signer !== undefined ? 2 : 1, type: 'swarm.genesis', id: 'genesis', profiles: profiles.map(plainProfile), config, seed: this.options.seed ?? 1 };
       // A genesis no replica could build from must not reach the log: plan it here first (throws PlanError, SwarmError).
       new Swarm(genesis.profiles, genesis.config, { seed: genesis.seed }).stop();
-      await this.log.writeGenesis(encodeEntry(genesis));
+      await this.log.writeGenesis(encodeEntry(this.trust.seal(genesis)));
     }
     const every = this.options.snapshotEvery ?? 500;
-    const store = await SnapshotStore.open(this.nc, this.name, this.options.streamReplicas ?? 1);
+    const store = (this.store = await SnapshotStore.open(this.nc, this.name, this.options.streamReplicas ?? 1, this.trust.formats, this.trust.signer));
     this.compactor = new LogCompactor(
       {
         swarm: this.name,
@@ -144,6 +153,9 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
         directoryGraceMs: 2 * (this.options.proposeTimeoutMs ?? 10_000),
         applied: () => this.applier.applied,
         member: (id) => this.applier.swarm?.node(id) !== undefined,
+        reads: this.trust.formats,
+        writes: this.trust.formats,
+        ...(this.trust.signer !== undefined ? { signer: this.trust.signer } : {}),
       },
       store.kv,
     );
@@ -161,12 +173,15 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
         throw new ReplicationError('Trimmed', `the log of swarm "${this.name}" starts at entry ${first} (trimmed) and the KV snapshot ${stored === undefined ? 'is missing' : `at ${stored.seq}${stored.genesis === undefined ? ' has no genesis' : ' does not reach it'}`}: no replica can start from it`);
       }
     }
-    this.log.listen((nodeId) => this.onHeartbeat(nodeId));
+    this.log.listen((text) => {
+      const nodeId = this.trust.heartbeats.decode(text);
+      if (nodeId !== undefined) this.onHeartbeat(nodeId);
+    });
     const running = () => !this.closed;
     void this.log.watch((change) => this.link.changed(change), running);
     const ready = this.link.caughtUpWith(last);
     const applier = this.applier;
-    void this.log.consume(() => applier.applied + 1, (seq, data, pending) => applier.receive(seq, data, pending), running, (e) => e instanceof ReplicationError, this.io).catch((error: Error) => {
+    void this.log.consume(() => applier.applied + 1, (seq, data, pending, storedAt) => applier.receive(seq, data, pending, storedAt), running, (e) => e instanceof ReplicationError, this.io).catch((error: Error) => {
       this.link.fail(error);
       this.link.halt(error);
     });
@@ -191,7 +206,9 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   /** The log's first entry, if it is still on the stream. */
   private async firstEntry(): Promise<LogEntry | undefined> {
     const data = await this.log.first();
-    return data === undefined ? undefined : decodeEntry(data, 1);
+    if (data === undefined) return undefined;
+    const entry = decodeEntry(data, 1, this.trust.formats);
+    return this.trust.signer === undefined || this.trust.signer.verify('entry', entry) || (entry.v === 1 && entry.sig === undefined) ? entry : undefined;
   }
 
   /** Announces the applied sequence now and every `ms` (so the trim waits for this replica). */
@@ -211,9 +228,39 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     return this.link.status();
   }
 
-  /** This replica's counters: the last applied sequence, entries applied, redeliveries skipped, stale marks, refusals. */
+  /** This replica's counters: the last applied sequence, entries applied, redeliveries skipped, stale marks, refusals, rejections. */
   stats(): ReplicationStats {
-    return this.applier.stats();
+    const rejectedMessages = this.trust.heartbeats.rejected + (this.compactor?.rejected ?? 0) + (this.store?.rejected ?? 0);
+    return { ...this.applier.stats(), rejectedMessages };
+  }
+
+  // ── key bindings (docs/replication.md, "Key bindings") ──
+
+  /** The public key agent id `nodeId` is bound to on the log, if any. */
+  keyOf(nodeId: string): string | undefined {
+    return this.applier.bindings.keyOf(nodeId);
+  }
+
+  /**
+   * Binds agent id `nodeId` to `key` through the log, unless the log bound it to a key first;
+   * resolves once applied here with whether it is `key`'s (false: another key's).
+   * @throws {ReplicationError} `InvalidInput` without the swarm secret (bindings are signed entries), `Disconnected`, `Closed`, `Rejected`
+   */
+  async bindKey(nodeId: string, key: string): Promise<boolean> {
+    const outcome = await this.proposeBinding(nodeId, key);
+    return 'bound' in outcome && outcome.bound;
+  }
+
+  /** Frees agent id `nodeId` through the log; resolves with whether it was bound. @throws as {@link ReplicatedSwarm.bindKey} */
+  async unbindKey(nodeId: string): Promise<boolean> {
+    const outcome = await this.proposeBinding(nodeId, null);
+    return 'removed' in outcome && outcome.removed;
+  }
+
+  private proposeBinding(nodeId: string, key: string | null): Promise<BindingOutcome> {
+    if (typeof nodeId !== 'string' || nodeId.length === 0 || (key !== null && (typeof key !== 'string' || key.length === 0))) return Promise.reject(new ReplicationError('InvalidInput', `a key binding needs an agent id and a key, got ${JSON.stringify(nodeId)} → ${JSON.stringify(key)}`));
+    if (this.trust.signer === undefined) return Promise.reject(new ReplicationError('InvalidInput', `replica "${this.replicaId}" of swarm "${this.name}" has no swarm secret: key bindings go on the log only signed (option "secret")`));
+    return this.proposer.proposeEntry<BindingOutcome>((v, id) => ({ v: Math.max(v, 2), type: 'swarm.binding', id, nodeId, key }));
   }
 
   /**
@@ -253,7 +300,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
       throw new SwarmError('UnknownNode', `heartbeat of unknown node "${String(nodeId)}" on replica "${this.replicaId}" of swarm "${this.name}"`);
     }
     // Cut off, the client would buffer it and deliver it late as if fresh: a heartbeat is news only now.
-    if (this.link.status() !== 'disconnected') this.log.heartbeat(nodeId);
+    if (this.link.status() !== 'disconnected') this.log.heartbeat(this.trust.heartbeats.encode(nodeId));
   }
 
   /**

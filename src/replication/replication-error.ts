@@ -1,5 +1,5 @@
 /** Why a replicated swarm refused or gave up. */
-export type ReplicationErrorCode = 'InvalidInput' | 'Disconnected' | 'Closed' | 'NoGenesis' | 'BadLog' | 'UnknownVersion' | 'Trimmed';
+export type ReplicationErrorCode = 'InvalidInput' | 'Disconnected' | 'Closed' | 'NoGenesis' | 'BadLog' | 'UnknownVersion' | 'Trimmed' | 'Refused' | 'Rejected';
 
 /**
  * A replicated swarm (docs/replication.md) could not do what was asked: a bad option, a proposal

@@ -18,7 +18,9 @@ export type ReplicationEmitted =
   /** `error`: why the replica stopped applying for good (a format version it does not read, the log trimmed past it). */
   | { readonly type: 'replication.changed'; readonly status: ReplicationStatus; readonly applied: number; readonly error?: Error }
   /** One log entry applied (or found a no-op, or refused: `error`), in stream order. */
-  | { readonly type: 'replication.applied'; readonly seq: number; readonly entry: LogEntry; readonly error?: Error };
+  | { readonly type: 'replication.applied'; readonly seq: number; readonly entry: LogEntry; readonly error?: Error }
+  /** A log entry skipped because it is not signed as it must be (a replica with the swarm secret): `error` (`Rejected`) says why. */
+  | { readonly type: 'replication.rejected'; readonly seq: number; readonly error: Error };
 
 /** Counters of a replica, for tests and dashboards. */
 export interface ReplicationStats {
@@ -39,10 +41,17 @@ export interface ReplicationStats {
   readonly staleMarks: number;
   /** Entries that were refused when applied (e.g. a duplicate node), on every replica alike. */
   readonly refused: number;
+  /**
+   * With the swarm secret: log entries skipped because they are not signed with it, were signed
+   * more than 30 s from when the stream stored them, or repeat an applied one (a replay).
+   */
+  readonly rejected: number;
+  /** With the swarm secret: heartbeats, progress announcements and directory entries dropped for their signature or age. */
+  readonly rejectedMessages: number;
 }
 
 /** The replication events' types, to tell them from the Swarm's own on `on`. */
-export const REPLICATION_EVENTS: ReadonlySet<string> = new Set<ReplicationEmitted['type']>(['replication.changed', 'replication.applied']);
+export const REPLICATION_EVENTS: ReadonlySet<string> = new Set<ReplicationEmitted['type']>(['replication.changed', 'replication.applied', 'replication.rejected']);
 
 /** The listeners of a replica's replication events. */
 export class ReplicationListeners {

@@ -1,7 +1,9 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { PersistedSwarm } from '../persistence/persisted.js';
-import { READS_FORMATS, unknownFormat, type LogEntry } from './log-entry.js';
+import type { AdmissionState } from './log-admission.js';
+import { UNSIGNED_FORMATS, unknownFormat, type LogEntry } from './log-entry.js';
+import type { LogSigner } from './log-signer.js';
 
 /**
  * A replicated swarm's snapshot in a JetStream KV bucket (`hecate_<name>`, key `snapshot`): the
@@ -20,6 +22,12 @@ export interface StoredSnapshot {
   readonly touched: readonly (readonly [string, number])[];
   /** The log's genesis; absent in snapshots stored before the log was trimmed (the stream's first entry is then the genesis). */
   readonly genesis?: Extract<LogEntry, { type: 'swarm.genesis' }>;
+  /** Version 2: the agent id → key bindings the log holds. */
+  readonly bindings?: readonly (readonly [string, string])[];
+  /** Version 2: the log's seal and the entry ids within the replay window (log-admission.ts). */
+  readonly admission?: AdmissionState;
+  /** Version 2: the swarm secret's HMAC of the rest (log-signer.ts). */
+  readonly sig?: string;
 }
 
 const KEY = 'snapshot';
@@ -29,14 +37,23 @@ const encoder = new TextEncoder();
 export class SnapshotStore {
   private saving = false;
 
+  /** Snapshots the secret's signature did not verify, skipped by {@link SnapshotStore.load}. */
+  rejected = 0;
+
   private constructor(
     /** The bucket (the replicas' applied sequences live in it too). */
     readonly kv: KV,
+    private readonly reads: readonly number[],
+    private readonly signer: LogSigner | undefined,
   ) {}
 
-  /** Opens the swarm's bucket, creating it (one value of history, file storage, `replicas` copies) if missing. */
-  static async open(nc: NatsConnection, swarm: string, replicas = 1): Promise<SnapshotStore> {
-    return new SnapshotStore(await new Kvm(nc).create(`hecate_${swarm}`, { history: 1, ...(replicas !== 1 ? { replicas } : {}) }));
+  /**
+   * Opens the swarm's bucket, creating it (one value of history, file storage, `replicas` copies)
+   * if missing. With `signer` (the swarm secret) it loads only snapshots signed with it and signs
+   * those of version 2 it saves.
+   */
+  static async open(nc: NatsConnection, swarm: string, replicas = 1, reads: readonly number[] = UNSIGNED_FORMATS, signer?: LogSigner): Promise<SnapshotStore> {
+    return new SnapshotStore(await new Kvm(nc).create(`hecate_${swarm}`, { history: 1, ...(replicas !== 1 ? { replicas } : {}) }), reads, signer);
   }
 
   /**
@@ -53,8 +70,13 @@ export class SnapshotStore {
       return undefined;
     }
     if (value === null || typeof value !== 'object') return undefined;
-    if (Number.isInteger(value.v) && !READS_FORMATS.includes(value.v)) throw unknownFormat(`the KV snapshot at log sequence ${String(value.seq)}`, value.v);
-    return READS_FORMATS.includes(value.v) && Number.isInteger(value.seq) && Array.isArray(value.touched) ? value : undefined;
+    if (this.signer !== undefined && !this.signer.verify('snapshot', value)) {
+      // Not the secret's (a forged one, or one from before the swarm had a secret): replay the log instead.
+      this.rejected++;
+      return undefined;
+    }
+    if (Number.isInteger(value.v) && !this.reads.includes(value.v)) throw unknownFormat(`the KV snapshot at log sequence ${String(value.seq)}`, value.v, this.reads);
+    return this.reads.includes(value.v) && Number.isInteger(value.seq) && Array.isArray(value.touched) ? value : undefined;
   }
 
   /**
@@ -67,14 +89,16 @@ export class SnapshotStore {
     this.saving = true;
     try {
       const current = await this.kv.get(KEY);
-      const data = encoder.encode(JSON.stringify(snapshot));
+      const data = encoder.encode(JSON.stringify(this.signer !== undefined && snapshot.v >= 2 ? this.signer.signed('snapshot', snapshot) : snapshot));
       if (current === null || current.operation !== 'PUT') {
         await this.kv.create(KEY, data);
         return true;
       }
       let stored = 0;
       try {
-        stored = current.json<StoredSnapshot>().seq;
+        const held = current.json<StoredSnapshot>();
+        // One the secret did not sign (forged, say with a far sequence to stop every later save) is overwritten.
+        if (this.signer === undefined || this.signer.verify('snapshot', held)) stored = held.seq;
       } catch {
         // not a snapshot: overwrite it
       }

@@ -19,7 +19,7 @@ import { admitJoin, type JoinEdge } from './join-edge.js';
 export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorParts, edge?: JoinEdge): void {
   app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema } }, async (request) => {
     const body = edge === undefined ? request.body : admitJoin(parts, edge, request.body, request.socket.remoteAddress ?? request.ip);
-    bindJoinKey(request); // an id is bound to its key only by a join the edge admitted
+    await bindJoinKey(request); // an id is bound to its key only by a join the edge admitted
     return join(parts, body, edge);
   });
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema } }, (request) => heartbeat(parts, request.params.id));

@@ -71,6 +71,10 @@ export const LIBRARY_ERROR_ANSWERS = Object.freeze({
     // way), or it fell behind the log's trim. It serves its last view; commands cannot commit.
     UnknownVersion: answer(503, 'Disconnected'),
     Trimmed: answer(503, 'Disconnected'),
+    // The NATS server refused this orchestrator's credentials or TLS; or its own entry was refused
+    // when applied (its clock 30 s off the server's): either way nothing it proposes commits.
+    Refused: answer(503, 'Disconnected'),
+    Rejected: answer(503, 'Disconnected'),
   } satisfies Record<ReplicationErrorCode, HttpAnswer>),
   IdempotencyError: Object.freeze({
     InvalidKey: answer(400, 'InvalidRequest', 'idempotencyKey'),

@@ -8,15 +8,18 @@ import type { NodeProfile } from '../core/types.js';
 import { createSwarm } from '../runtime/index.js';
 import type { Swarm } from '../runtime/swarm.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
-import type { Replica } from './replica.js';
+import type { Replica, ReplicaOptions } from './replica.js';
 import { ServeError } from './serve-error.js';
 import { relaySwarmEvents } from './swarm-events.js';
 
 /** Where the swarm comes from: declared nodes, and (with them) the replicated log to join. */
 export interface SwarmOrigin {
   readonly nodes?: readonly NodeProfile[];
-  readonly replication?: { readonly servers: readonly string[]; readonly swarm: string };
+  readonly replication?: ReplicationOrigin;
 }
+
+/** The replicated log to join: NATS servers, the swarm's name, NATS credentials and TLS, the swarm secret. */
+export type ReplicationOrigin = Pick<ReplicaOptions, 'servers' | 'swarm' | 'nats' | 'secret'>;
 
 /** Seats the swarm the origin gives now, if any; without declared nodes it waits for {@link planWhenReady}. */
 export async function openSwarm(parts: OrchestratorParts, origin: SwarmOrigin): Promise<void> {
@@ -61,7 +64,7 @@ function seatLocal(parts: OrchestratorParts, swarm: Swarm): void {
   relaySwarmEvents(parts, swarm);
 }
 
-async function joinReplicated(parts: OrchestratorParts, nodes: readonly NodeProfile[], replication: { readonly servers: readonly string[]; readonly swarm: string }): Promise<void> {
+async function joinReplicated(parts: OrchestratorParts, nodes: readonly NodeProfile[], replication: ReplicationOrigin): Promise<void> {
   const { registry, seat, clock, events, log } = parts;
   const { startReplica } = await import('./replica.js');
   const replica: Replica = await startReplica({
@@ -69,6 +72,7 @@ async function joinReplicated(parts: OrchestratorParts, nodes: readonly NodeProf
     nodes,
     config: parts.config,
     clock,
+    onRejected: rejectionLog(log),
     // The directory is the agents' connection facts, shared: an address written, or removed (it left).
     onAgent: (id, entry) => {
       if (entry === undefined) {
@@ -99,4 +103,13 @@ async function joinReplicated(parts: OrchestratorParts, nodes: readonly NodeProf
       await replica.swarm.markDown(profile.id).catch((error: unknown) => log(`declared node "${profile.id}" not marked down: ${String(error)}`));
     }
   }
+}
+
+/** Logs dropped forgeries: the first 10, then one in 100 (a flood of them must not flood the log). */
+function rejectionLog(log: (line: string) => void): (why: string) => void {
+  let count = 0;
+  return (why) => {
+    count++;
+    if (count <= 10 || count % 100 === 0) log(`replication: dropped a log entry not signed with the swarm secret (${count} so far): ${why}`);
+  };
 }

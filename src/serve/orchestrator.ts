@@ -11,6 +11,7 @@ import type { ModelSpec, NodeProfile } from '../core/types.js';
 import { systemClock } from '../runtime/clock.js';
 import type { CommitMode, SwarmContract } from '../runtime/swarm-contract.js';
 import type { Clock, SwarmConfig } from '../runtime/types.js';
+import type { NatsAccess } from '../replication/nats-access.js';
 import { registerAgentRoutes } from './agent-routes.js';
 import { guardOrchestrator, type OrchestratorAuth } from './auth/orchestrator-guard.js';
 import { registerGenerateRoute } from './generate-route.js';
@@ -64,7 +65,7 @@ export interface OrchestratorOptions extends EdgeOptions, IdempotencyOptions {
    * addresses through a KV bucket, heartbeats through a core NATS subject. Needs `nodes` (every
    * orchestrator plans over the same declared nodes) and the optional NATS packages.
    */
-  readonly replication?: { readonly servers: readonly string[]; readonly swarm: string };
+  readonly replication?: { readonly servers: readonly string[]; readonly swarm: string; readonly nats?: NatsAccess };
   /**
    * The swarm secret and the client token (docs/security.md): joins, heartbeats and leaves must be
    * signed with the secret and by the agent's key, an id stays bound to the key it first joined
@@ -98,11 +99,11 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const sessionOptions = { stageTimeoutMs: options.stageTimeoutMs ?? 5000, retries: options.retries ?? 3, deadlineMs: options.deadlineMs ?? 60_000 };
   checkIdempotencyOptions(options);
   const parts = createParts(clock, models, config, log);
-  await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes } : {}), ...(options.replication !== undefined ? { replication: options.replication } : {}) });
+  await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes } : {}), ...(options.replication !== undefined ? { replication: { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) } } : {}) });
 
   const idempotency = await openIdempotency(parts, options, options.replication);
   const app = createHttpApp(serverTls(options.tls));
-  if (options.auth !== undefined) guardOrchestrator(app, options.auth, log);
+  if (options.auth !== undefined) guardOrchestrator(app, options.auth, log, parts.seat.replica?.bindings);
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   const edge = createJoinEdge(parts, options);
   registerAgentRoutes(app, parts, edge);

@@ -7,6 +7,8 @@
  */
 import type { NodeProfile } from '../core/types.js';
 import type { AgentDirectory, DirectoryEntry } from '../replication/agent-directory.js';
+import type { NatsAccess } from '../replication/nats-access.js';
+import type { BindingStore } from './auth/orchestrator-guard.js';
 import type { ReplicatedSwarm, ReplicationStatus } from '../replication/index.js';
 import type { Swarm } from '../runtime/swarm.js';
 import type { SwarmContract } from '../runtime/swarm-contract.js';
@@ -16,6 +18,12 @@ import type { Clock, SwarmConfig } from '../runtime/types.js';
 export interface ReplicaOptions {
   readonly servers: readonly string[];
   readonly swarm: string;
+  /** Credentials and TLS of the NATS connections. */
+  readonly nats?: NatsAccess;
+  /** The swarm secret: the log, snapshots, heartbeats and the directory are signed with it, and only what is signed is taken (docs/security.md, "NATS"). */
+  readonly secret?: Uint8Array;
+  /** A log entry, heartbeat or directory entry was dropped for its signature (with `secret`). */
+  onRejected?(why: string): void;
   /** The declared nodes: the genesis, when this orchestrator is the first on a new log. */
   readonly nodes: readonly NodeProfile[];
   readonly config: SwarmConfig;
@@ -37,8 +45,10 @@ export interface Replica {
   onReplication(listener: (status: ReplicationStatus, applied: number) => void): void;
   /** What `GET /v1/status` shows of the replication. */
   view(): { readonly swarm: string; readonly replica: string; readonly status: ReplicationStatus; readonly applied: number };
-  /** This replica's id and lag, for `/metrics`. */
-  lag(): { readonly replica: string; readonly lag: number };
+  /** This replica's id and lag, and what it dropped for a bad signature (log entries, other messages), for `/metrics`. */
+  lag(): { readonly replica: string; readonly lag: number; readonly rejected: number; readonly rejectedMessages: number };
+  /** The agent id → key bindings, through the log (with `secret`): every orchestrator of the swarm holds the same. */
+  readonly bindings: BindingStore | undefined;
   close(): Promise<void>;
 }
 
@@ -49,10 +59,13 @@ export interface Replica {
 export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   const { connectSwarm } = await import('../replication/index.js');
   const { openAgentDirectory } = await import('../replication/agent-directory.js');
-  const rs: ReplicatedSwarm = await connectSwarm({ servers: options.servers, swarm: options.swarm, profiles: options.nodes, config: options.config, clock: options.clock });
+  const access = { ...(options.nats !== undefined ? { nats: options.nats } : {}), ...(options.secret !== undefined ? { secret: options.secret } : {}) };
+  const rs: ReplicatedSwarm = await connectSwarm({ servers: options.servers, swarm: options.swarm, profiles: options.nodes, config: options.config, clock: options.clock, ...access });
+  const onRejected = options.onRejected;
+  if (onRejected !== undefined) rs.on('replication.rejected', (e) => onRejected(e.error.message));
   let directory: AgentDirectory;
   try {
-    directory = await openAgentDirectory({ servers: options.servers, swarm: options.swarm, onChange: options.onAgent, onHeartbeat: options.onHeard });
+    directory = await openAgentDirectory({ servers: options.servers, swarm: options.swarm, onChange: options.onAgent, onHeartbeat: options.onHeard, ...access });
   } catch (error) {
     await rs.close();
     throw error;
@@ -65,7 +78,14 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
       rs.on('replication.changed', (event) => listener(event.status, event.applied));
     },
     view: () => ({ swarm: rs.name, replica: rs.replicaId, status: rs.replication(), applied: rs.stats().applied }),
-    lag: () => ({ replica: rs.replicaId, lag: rs.stats().lag }),
+    lag: () => {
+      const stats = rs.stats();
+      return { replica: rs.replicaId, lag: stats.lag, rejected: stats.rejected, rejectedMessages: stats.rejectedMessages + directory.rejected() };
+    },
+    bindings:
+      options.secret === undefined
+        ? undefined
+        : { keyOf: (id) => rs.keyOf(id), claim: (id, key) => rs.bindKey(id, key), release: (id) => rs.unbindKey(id) },
     async close() {
       await directory.close();
       await rs.close();

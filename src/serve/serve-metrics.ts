@@ -16,7 +16,7 @@ export interface MetricsSource {
   /** Reservations the Swarm holds. */
   leases(): number;
   /** With `--nats`: this replica's id and its lag (log entries behind the stream's end, docs/replication.md). */
-  replicationLag?(): { readonly replica: string; readonly lag: number } | undefined;
+  replicationLag?(): { readonly replica: string; readonly lag: number; readonly rejected?: number; readonly rejectedMessages?: number } | undefined;
 }
 
 /** The orchestrator's metrics. */
@@ -84,6 +84,19 @@ export class ServeMetrics {
         this.reset();
         const r = source.replicationLag?.();
         if (r !== undefined) this.set({ replica: r.replica }, r.lag);
+      },
+    });
+    new Gauge({
+      name: 'hecate_replication_rejected',
+      help: 'With --nats and the swarm secret: what this replica dropped, not signed with the secret, too old or a replay, by kind (entry: log entries; message: heartbeats, announcements, directory entries; docs/security.md).',
+      labelNames: ['replica', 'kind'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const r = source.replicationLag?.();
+        if (r === undefined) return;
+        this.set({ replica: r.replica, kind: 'entry' }, r.rejected ?? 0);
+        this.set({ replica: r.replica, kind: 'message' }, r.rejectedMessages ?? 0);
       },
     });
   }

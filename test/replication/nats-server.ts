@@ -5,7 +5,7 @@
  * server restart does. Provisioned by scripts/ensure-nats-server.sh (Debian's package).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,11 +56,13 @@ export class NatsServer {
   private constructor(
     readonly port: number,
     readonly storeDir: string,
+    /** Extra configuration (nats-server's config syntax: `tls { … }`, `authorization { … }`), given as a config file. */
+    private readonly config?: string,
   ) {}
 
-  /** Starts a server on a free port with a fresh temporary JetStream store. */
-  static async start(): Promise<NatsServer> {
-    const server = new NatsServer(await freePort(), mkdtempSync(join(tmpdir(), 'hecate-nats-')));
+  /** Starts a server on a free port with a fresh temporary JetStream store (and `config`, e.g. TLS and users, if given). */
+  static async start(config?: string): Promise<NatsServer> {
+    const server = new NatsServer(await freePort(), mkdtempSync(join(tmpdir(), 'hecate-nats-')), config);
     await server.launch();
     return server;
   }
@@ -71,7 +73,13 @@ export class NatsServer {
 
   private async launch(): Promise<void> {
     this.stderr = '';
-    const child = spawn(binary(), ['-js', '-a', '127.0.0.1', '-p', String(this.port), '-sd', this.storeDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const args = ['-js', '-a', '127.0.0.1', '-p', String(this.port), '-sd', this.storeDir];
+    if (this.config !== undefined) {
+      const file = join(this.storeDir, 'server.conf');
+      writeFileSync(file, this.config);
+      args.push('-c', file);
+    }
+    const child = spawn(binary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
     let exit: string | undefined;
     child.stderr?.on('data', (d: Buffer) => {

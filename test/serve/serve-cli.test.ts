@@ -26,6 +26,8 @@ describe('hecate-node serve / agent flags', () => {
     [['serve', '--nats', 'nats://127.0.0.1:4222', '--swarm', 'my.lab'], /flag --swarm: letters, digits, "_" and "-" only/],
     [['serve', '--nats', 'nats://127.0.0.1:4222', '--swarm', ''], /flag --swarm: letters, digits/],
     [['serve', '--nats', 'nats://127.0.0.1:4222', '--swarm', 'lab'], /flag --nats needs --topology FILE/],
+    [['serve', '--nats', 'nats://127.0.0.1:4222', '--swarm', 'lab', '--nats-user', 'u'], /flag --nats-user needs --nats-pass-file FILE/],
+    [['serve', '--nats', 'nats://127.0.0.1:4222', '--swarm', 'lab', '--nats-creds', 'a.creds', '--nats-nkey', 'u.nk'], /flags --nats-creds, --nats-nkey: give one way to authenticate to NATS/],
   ])('%j exits 2 with a one-line error naming the flag', async (args, message) => {
     const run = await cli(...args);
     expect(run.code).toBe(2);

@@ -35,6 +35,18 @@ export interface OrchestratorAuth {
   readonly bindingsFile?: string;
 }
 
+/**
+ * Where the id → key bindings live: the orchestrator's own ({@link KeyBindings}, its file), or,
+ * replicated (`--nats`), the swarm's log, so every orchestrator holds the same (docs/security.md).
+ */
+export interface BindingStore {
+  keyOf(id: string): string | undefined;
+  /** Binds `id` to `key` unless bound already; true when it is `key`'s now. */
+  claim(id: string, key: string): boolean | Promise<boolean>;
+  /** Frees `id`; true when it was bound. */
+  release(id: string): boolean | Promise<boolean>;
+}
+
 /** The agents' routes, by fastify route pattern: what each is called in messages. */
 const MEMBER_ROUTES: ReadonlyMap<string, 'join' | 'heartbeat' | 'leave'> = new Map([
   ['/v1/nodes', 'join'],
@@ -45,32 +57,36 @@ const ADMIN_ROUTE = '/v1/nodes/:id/key';
 
 const verified = new WeakMap<object, SignedParts>();
 /** A verified join of an id bound to no key yet, by request: binds it once the join is admitted. */
-const pendingClaims = new WeakMap<object, () => void>();
+const pendingClaims = new WeakMap<object, () => Promise<void>>();
 
 const mismatch = (id: string, what: string): ServeError =>
   new ServeError('KeyMismatch', 409, `agent "${id}" is bound to another key: its ${what} is refused (an admin frees the id with DELETE /v1/nodes/${id}/key)`, { field: 'id' });
 
 /**
  * Binds the id of `request`, a verified join of an id bound to no key, to the key that signed it;
- * the join route calls it once the edge admitted the join (join-edge.ts), in the same tick as the
- * join starts, so a join refused there (400 `url`, 429, 503 `Full`) leaves no binding behind, and
- * of two first joins of one id the second is refused. A no-op for any other request.
+ * the join route calls it once the edge admitted the join (join-edge.ts), before the join starts,
+ * so a join refused there (400 `url`, 429, 503 `Full`) leaves no binding behind, and of two first
+ * joins of one id the second is refused. Alone the binding is made at once; replicated (`--nats`)
+ * it resolves once the log applied it, and the first bind on the log wins on every orchestrator.
+ * A no-op for any other request.
  * @throws {ServeError} 409 `KeyMismatch` when another key bound the id since the request was verified
+ * @throws {ReplicationError} replicated, when the bind cannot reach the log (`Disconnected`, 503)
  */
-export function bindJoinKey(request: FastifyRequest): void {
+export async function bindJoinKey(request: FastifyRequest): Promise<void> {
   const claim = pendingClaims.get(request.raw);
   pendingClaims.delete(request.raw);
-  claim?.();
+  await claim?.();
 }
 
 const bearer = (request: FastifyRequest): string | undefined => /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
 
 /**
  * Registers the checks and the admin route on the orchestrator's app (before its routes are added).
+ * @param replicated the swarm's replicated bindings (`--nats`): then `auth.bindingsFile` is neither read nor written
  * @throws {AuthError} `StateFile` when `auth.bindingsFile` exists but cannot be read
  */
-export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, log: (line: string) => void): void {
-  const bindings = new KeyBindings(auth.bindingsFile);
+export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, log: (line: string) => void, replicated?: BindingStore): void {
+  const bindings: BindingStore = replicated ?? new KeyBindings(auth.bindingsFile);
   const clock = auth.clock ?? systemClock;
   const maxSkewMs = auth.maxSkewMs ?? DEFAULT_MAX_SKEW_MS;
   const nonces = new NonceCache(2 * maxSkewMs);
@@ -115,8 +131,8 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
       throw mismatch(id, what);
     }
     if (what === 'join' && bound === undefined) {
-      pendingClaims.set(request.raw, () => {
-        if (bindings.claim(id, key)) return;
+      pendingClaims.set(request.raw, async () => {
+        if (await bindings.claim(id, key)) return;
         log(`refused a join for "${id}": another key bound the id first`);
         throw mismatch(id, what);
       });
@@ -125,7 +141,7 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
 
   app.delete<{ Params: { id: string } }>(ADMIN_ROUTE, { schema: { params: { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } } } }, async (request) => {
     const { id } = request.params;
-    const removed = bindings.release(id);
+    const removed = await bindings.release(id);
     log(removed ? `the key binding of "${id}" was removed: its next join binds a key again` : `no key binding of "${id}" to remove`);
     return { id, removed };
   });

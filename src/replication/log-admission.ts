@@ -1,0 +1,81 @@
+/**
+ * Which log entries a replica with the swarm secret applies (docs/replication.md, "Signed
+ * entries"): from format version 2 on, only entries whose `sig` verifies, signed (`at`, the
+ * writer's wall clock) within {@link ENTRY_SKEW_MS} of the time the stream stored them, and whose id
+ * was not applied in the last {@link REPLAY_WINDOW_MS} of stream time. Unsigned entries (format 1)
+ * are a log written before the swarm had a secret: applied until the log's first signed entry
+ * (the seal), refused after it. Every check reads only the log (the stream's stored time, not this
+ * replica's clock), so every replica admits the same entries; the seal and the window are in the
+ * snapshot.
+ */
+import { isRecordLike } from '../core/describe.js';
+import type { LogSigner } from './log-signer.js';
+
+/** How far an entry's signing time may be from the time the stream stored it. */
+export const ENTRY_SKEW_MS = 30_000;
+/** How long (stream time) an applied entry's id is remembered: past it, its stored time is outside the skew of any copy. */
+export const REPLAY_WINDOW_MS = 2 * ENTRY_SKEW_MS;
+
+/** The admission's state, as a snapshot holds it. */
+export interface AdmissionState {
+  /** Whether a signed entry was applied (unsigned ones are refused from then on). */
+  readonly sealed: boolean;
+  /** Entry ids applied within the replay window, with the stream time each was stored at. */
+  readonly recent: readonly (readonly [string, number])[];
+}
+
+/** The verdict on one entry: admitted, or refused (`verified`: its signature was good, so it is its proposer's, refused for its time). */
+export type Admission = { readonly ok: true } | { readonly ok: false; readonly why: string; readonly verified: boolean };
+
+const OK: Admission = { ok: true };
+
+/** One replica's admission of log entries. */
+export class LogAdmission {
+  sealed = false;
+  private readonly recent = new Map<string, number>();
+  private latest = 0;
+
+  constructor(private readonly signer: LogSigner) {}
+
+  /**
+   * Whether to apply the entry `value` (parsed JSON, not yet checked further) at `seq`, stored at
+   * `storedAt` (ms since the epoch, the stream's time).
+   */
+  admit(value: unknown, seq: number, storedAt: number): Admission {
+    const v = isRecordLike(value) ? value['v'] : undefined;
+    if (v === 1 && (value as Record<string, unknown>)['sig'] === undefined) {
+      return this.sealed ? { ok: false, why: `log entry ${seq} is not signed (format version 1) and the log is signed since an earlier entry`, verified: false } : OK;
+    }
+    if (!this.signer.verify('entry', value)) return { ok: false, why: `log entry ${seq} is not signed with the swarm secret`, verified: false };
+    const { at, id } = value as { at?: unknown; id?: unknown };
+    if (typeof at !== 'number' || !Number.isFinite(at) || Math.abs(storedAt - at) > ENTRY_SKEW_MS) {
+      return { ok: false, why: `log entry ${seq} was signed at ${String(at)} and stored at ${storedAt}: more than ${ENTRY_SKEW_MS} ms apart (a replay, or a writer's clock off)`, verified: true };
+    }
+    if (typeof id === 'string' && this.recent.has(id)) return { ok: false, why: `log entry ${seq} repeats entry "${id}", applied already (a replay)`, verified: true };
+    if (typeof id === 'string') this.remember(id, storedAt);
+    this.sealed = true;
+    return OK;
+  }
+
+  /** The state to snapshot. */
+  save(): AdmissionState {
+    return { sealed: this.sealed, recent: [...this.recent] };
+  }
+
+  /** Takes a snapshot's state. */
+  restore(state: Partial<AdmissionState> | undefined): void {
+    this.sealed = state?.sealed === true;
+    this.recent.clear();
+    for (const [id, at] of Array.isArray(state?.recent) ? state.recent : []) this.remember(id, at);
+  }
+
+  private remember(id: string, storedAt: number): void {
+    this.recent.set(id, storedAt);
+    this.latest = Math.max(this.latest, storedAt);
+    // In stream order, so the oldest are first.
+    for (const [old, at] of this.recent) {
+      if (at >= this.latest - REPLAY_WINDOW_MS) break;
+      this.recent.delete(old);
+    }
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * What a replica trusts (docs/replication.md, "Signed entries"): with the swarm secret, it signs
+ * what it writes (format version 2) and takes only what is signed with it; without, it reads and
+ * writes version 1 and checks nothing. One place holds the signer, the log's admission and the
+ * heartbeat codec, so the replica's parts ask it rather than each deciding.
+ */
+import { systemClock } from '../runtime/clock.js';
+import type { TimeSource } from '../runtime/types.js';
+import { HeartbeatCodec } from './heartbeat-codec.js';
+import { LogAdmission } from './log-admission.js';
+import { formatsOf, type LogEntry } from './log-entry.js';
+import { LogSigner } from './log-signer.js';
+
+/** One replica's signer and checks. */
+export class ReplicaTrust {
+  /** With the secret: signs and verifies. */
+  readonly signer: LogSigner | undefined;
+  /** With the secret: which log entries are applied. */
+  readonly admission: LogAdmission | undefined;
+  readonly heartbeats: HeartbeatCodec;
+  /** The format versions this replica reads and writes. */
+  readonly formats: readonly number[];
+  private readonly wall: TimeSource;
+
+  constructor(swarm: string, secret: Uint8Array | string | undefined, wall: TimeSource = systemClock) {
+    this.wall = wall;
+    this.signer = secret === undefined ? undefined : new LogSigner(secret, swarm);
+    this.admission = this.signer === undefined ? undefined : new LogAdmission(this.signer);
+    this.heartbeats = new HeartbeatCodec(this.signer, wall);
+    this.formats = formatsOf(this.signer !== undefined);
+  }
+
+  /** The entry as it goes on the log now: from version 2, signed at this moment; version 1 as it is. */
+  seal(entry: LogEntry): LogEntry {
+    if (this.signer === undefined || entry.v < 2) return entry;
+    const { sig: _sig, at: _at, ...body } = entry;
+    return this.signer.signed('entry', { ...body, at: this.wall.now() } as LogEntry);
+  }
+}
