@@ -5,6 +5,7 @@
  * memory, so a retry on it does.
  */
 import { randomBytes } from 'node:crypto';
+import type { NatsAccess } from '../replication/nats-access.js';
 import { MemoryCheckpoints } from './memory-checkpoints.js';
 import { DEFAULT_CHECKPOINT_EVERY, DEFAULT_CHECKPOINT_TTL_MS, DEFAULT_CLAIM_LEASE_MS, type IdempotencySettings } from './idempotent-generate.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
@@ -38,7 +39,7 @@ export function checkIdempotencyOptions(options: IdempotencyOptions): void {
  * The settings of the orchestrator's idempotent generations, its store opened.
  * @throws {ServeError} `InvalidRequest` naming the option out of range; the NATS error when the bucket cannot be opened.
  */
-export async function openIdempotency(parts: OrchestratorParts, options: IdempotencyOptions, replication: { readonly servers: readonly string[]; readonly swarm: string } | undefined): Promise<IdempotencySettings> {
+export async function openIdempotency(parts: OrchestratorParts, options: IdempotencyOptions, replication: { readonly servers: readonly string[]; readonly swarm: string; readonly nats?: NatsAccess; readonly secret?: Uint8Array } | undefined): Promise<IdempotencySettings> {
   checkIdempotencyOptions(options);
   const leaseMs = options.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS;
   const ttlMs = options.checkpointTtlMs ?? Math.max(DEFAULT_CHECKPOINT_TTL_MS, 2 * leaseMs);
@@ -46,7 +47,7 @@ export async function openIdempotency(parts: OrchestratorParts, options: Idempot
   let store;
   if (replication !== undefined && replica !== undefined) {
     const { openCheckpointBucket } = await import('../replication/checkpoint-bucket.js');
-    store = await openCheckpointBucket({ servers: replication.servers, swarm: replication.swarm, ttlMs });
+    store = await openCheckpointBucket({ servers: replication.servers, swarm: replication.swarm, ttlMs, ...(replication.nats !== undefined ? { nats: replication.nats } : {}), ...(replication.secret !== undefined ? { secret: replication.secret } : {}) });
   } else {
     store = new MemoryCheckpoints(parts.clock, ttlMs);
   }

@@ -101,7 +101,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const parts = createParts(clock, models, config, log);
   await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes } : {}), ...(options.replication !== undefined ? { replication: { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) } } : {}) });
 
-  const idempotency = await openIdempotency(parts, options, options.replication);
+  const idempotency = await openIdempotency(parts, options, options.replication === undefined ? undefined : { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) });
   const app = createHttpApp(serverTls(options.tls));
   if (options.auth !== undefined) guardOrchestrator(app, options.auth, log, parts.seat.replica?.bindings);
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
