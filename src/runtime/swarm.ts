@@ -24,22 +24,7 @@ import type { NodeLifecycle, SwarmContract } from './swarm-contract.js';
 import { inspectionHandle, type SwarmActor } from './inspection-handle.js';
 import { SwarmView } from './swarm-view.js';
 import { TelemetryIntake } from './telemetry-intake.js';
-import type {
-  Growth,
-  Lease,
-  LeasedRoute,
-  ReleaseOutcome,
-  Rescue,
-  Retirement,
-  Revival,
-  RouteOptions,
-  SwarmConfig,
-  SwarmOptions,
-  SwarmRequest,
-  SwarmStatus,
-  TelemetrySample,
-  TimeSource,
-} from './types.js';
+import type { Growth, Lease, LeasedRoute, ReleaseOutcome, Rescue, Retirement, Revival, RouteOptions, SwarmConfig, SwarmOptions, SwarmRequest, SwarmStatus, TelemetrySample, TimeSource } from './types.js';
 
 type RunningActor = Actor<ReturnType<typeof provideSwarm>>;
 type SwarmSnapshot = SnapshotFrom<RunningActor>;
@@ -320,6 +305,18 @@ export class Swarm implements SwarmContract<'now'> {
   markDown(nodeId: string): Rescue {
     this.notInHandler('markDown');
     return takeDown(this.actorRef, nodeId, { type: 'node.down', nodeId });
+  }
+
+  /**
+   * Quarantines a node whose output disagreed with the majority of the copies that re-ran its span
+   * (docs/security.md, "Verification"): down with cause `integrity`, rescued like any down node;
+   * only `markAlive` brings it back. A node already down: no-op.
+   * @throws {SwarmError} `UnknownNode`, `Stopped`
+   * @example swarm.quarantine('gpu').recoveries;
+   */
+  quarantine(nodeId: string): Rescue {
+    this.notInHandler('quarantine');
+    return takeDown(this.actorRef, nodeId, { type: 'node.down', nodeId, cause: 'integrity' });
   }
 
   /**
