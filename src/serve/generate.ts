@@ -16,6 +16,7 @@ import { digestHex, promptDigest, promptTokens } from './stage-work.js';
 import type { StageReply, StageRequest } from './stage-protocol.js';
 import { checkStageReply, readCapped } from './stage-reply.js';
 import { checkFitsDeadline, DEFAULT_WORK, nodeScore, stageBudgetMs, type WorkModel } from './work-bounds.js';
+import { verifiedRunner, type SpanChecks } from './verify-span.js';
 
 /** `POST /v1/generate`'s body. */
 export interface GenerateRequest {
@@ -127,9 +128,9 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
  * 503, a failed session 502, 503 or 504.
  * `clock` times the reply's `ms` (the orchestrator's clock, the one its Swarm runs on);
  * `sessionPrefix` goes before the session's id wherever it leaves the orchestrator; `post` sends
- * the stage calls.
+ * the stage calls; `checks`, when given, verifies a share of them on other copies (verify-span.ts).
  */
-export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: Clock, sessionPrefix = '', work: WorkModel = DEFAULT_WORK, post: PeerPost = plainPost): Promise<GenerateReply> {
+export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: Clock, sessionPrefix = '', work: WorkModel = DEFAULT_WORK, post: PeerPost = plainPost, checks?: SpanChecks): Promise<GenerateReply> {
   const started = clock.now();
   const tokens = promptTokens(request.prompt);
   const path = new Map<number, StageReply>();
@@ -142,7 +143,8 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
   const sessionOptions: SessionOptions = { ...options, stageTimeoutMs: Number.isFinite(deadlineMs) ? deadlineMs : 600_000, replayTimeoutMsPerInput: 0 };
   let session;
   try {
-    session = openSession<number>(swarm, { model: request.model, tokens: tokens + request.steps }, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post), sessionOptions);
+    const runner = verifiedRunner(swarm, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post), () => httpStageRunner(registry, metrics, tokens, new Map(), sessionPrefix, timing, post), checks);
+    session = openSession<number>(swarm, { model: request.model, tokens: tokens + request.steps }, runner, sessionOptions);
   } catch (error) {
     throw asServeError(error); // e.g. no route 503, a model only a degraded route serves 503
   }

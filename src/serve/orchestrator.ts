@@ -22,9 +22,10 @@ import { createPeerPoster } from './peer-post.js';
 import { registerStatusRoutes } from './status-routes.js';
 import { serverTls, type TlsOptions } from './tls-options.js';
 import { createJoinEdge, workModel, type EdgeOptions } from './join-edge.js';
+import { spanChecks, type VerifyOptions } from './verify-span.js';
 
 /** Options of {@link startOrchestrator}. */
-export interface OrchestratorOptions extends EdgeOptions {
+export interface OrchestratorOptions extends EdgeOptions, VerifyOptions {
   /** @defaultValue '127.0.0.1' */
   readonly host?: string;
   /** @defaultValue 0 (any free port) */
@@ -103,7 +104,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   const edge = createJoinEdge(parts, options);
   registerAgentRoutes(app, parts, edge);
-  registerGenerateRoute(app, parts, sessionOptions, workModel(options), poster.post);
+  registerGenerateRoute(app, parts, sessionOptions, workModel(options), poster.post, spanChecks(parts, options));
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
     edge.silent.close();
