@@ -7,7 +7,9 @@
  * bench/verify-spans.ts.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { createSwarm } from '../../src/index.js';
 import { expectedDigest } from '../../src/serve/stage-work.js';
+import { planCopies } from '../../src/serve/verify-span.js';
 import { collectEvents, parseMetrics, stopAll, waitFor, type ReceivedEvent } from './processes.js';
 import { postJson, removeServeDirs, startAgentCli, startServe, statusNodes, topologyFile, type StartedServe } from './edge-helpers.js';
 
@@ -36,6 +38,24 @@ async function swarmOf(liar: string | undefined): Promise<StartedServe> {
 }
 
 const metric = async (serve: StartedServe, key: string): Promise<number> => parseMetrics(await (await fetch(`${serve.url}/metrics`)).text()).get(key) ?? 0;
+
+describe('planCopies', () => {
+  it('finds the other copies of a span on the chaos topology, hop by hop, fewest hops first, only alive and not excluded', () => {
+    const nodes = [1, 1.5, 2, 2.5, 3, 2, 1.5, 1].map((score, i) => ({ id: `n${i + 1}`, memoryGb: 6, score }));
+    const swarm = createSwarm(nodes, { models: [{ id: 'base', kind: 'base', layers: 12, pipelines: 3 }] }, { seed: 1 });
+    const spans = swarm.state().plan.pipelines.map((p) => p.stages.map((s) => `${s.nodeId}:${s.layerStart}-${s.layerEnd}`).join(' '));
+    expect(spans).toEqual(['n5:0-5 n4:5-9 n3:9-12', 'n6:0-6 n2:6-12', 'n7:0-6 n1:6-9 n8:9-12']);
+    expect(planCopies(swarm, 'base', 5, 9, new Set(['n4']))).toEqual([
+      [{ nodeId: 'n6', layerStart: 5, layerEnd: 6 }, { nodeId: 'n2', layerStart: 6, layerEnd: 9 }],
+      [{ nodeId: 'n7', layerStart: 5, layerEnd: 6 }, { nodeId: 'n1', layerStart: 6, layerEnd: 9 }],
+    ]);
+    expect(planCopies(swarm, 'base', 9, 12, new Set(['n3', 'n2']))).toEqual([[{ nodeId: 'n8', layerStart: 9, layerEnd: 12 }]]);
+    swarm.markDown('n8');
+    expect(planCopies(swarm, 'base', 9, 12, new Set(['n3', 'n2']))).toEqual([]);
+    expect(planCopies(swarm, 'other', 0, 12, new Set())).toEqual([]);
+    swarm.stop();
+  });
+});
 
 describe('verification by redundant execution (real processes)', () => {
   it('quarantines an agent that answers wrong: down with cause integrity, in status, metrics and events', async () => {
