@@ -19,7 +19,7 @@ export type SpanVerdict =
   | 'agreed'
   /** Two of three disagreed with one: that node is quarantined. */
   | 'quarantined'
-  /** No majority (three outputs, or the outvoted copy ran on several nodes), or no third copy: nobody is blamed. */
+  /** No majority (three outputs), no third copy, or an outvoted chain whose wrong hop no re-run shows: nobody is blamed. */
   | 'inconclusive'
   /** Sampled, but no other copy could run the span (none alive, no history, a check call failed). */
   | 'skipped';
@@ -31,8 +31,9 @@ export interface SpanVerifierOptions<T> {
   /** Uniform in [0, 1): draws which calls are verified (seed it for a reproducible run). */
   readonly random: () => number;
   /**
-   * The other copies of `[layerStart, layerEnd)` of `modelId`, cheapest first, each a chain of
-   * hops covering the span in order, none on a node of `exclude`.
+   * The other copies of `[layerStart, layerEnd)` of `modelId`, each a chain of hops covering the
+   * span in order, none on a node of `exclude`: the check runs on one drawn at random, a
+   * tie-break on the first of the rest (put the cheapest first).
    */
   copies(modelId: string, layerStart: number, layerEnd: number, exclude: ReadonlySet<string>): readonly (readonly SpanHop[])[];
   /** Quarantines a node the majority outvoted (`swarm.quarantine`). */
@@ -65,10 +66,12 @@ export interface SpanVerifier<T> {
 
 /**
  * Wraps `runner`: each call runs as before; a sampled one (share `options.sample`) also runs its
- * span on the cheapest other copy, fresh, with the inputs this runner saw at the span's first
+ * span on another copy drawn at random, fresh, with the inputs this runner saw at the span's first
  * layer on earlier steps as its replay, under its own session id (`<id>~v<n>`). Same output:
  * agreed. Different: a third copy decides; the node outvoted two to one is quarantined and the
- * call returns the majority's output. The runner remembers each session's inputs per first
+ * call returns the majority's output. An outvoted copy that ran on several nodes is narrowed
+ * down: each hop re-run on what it was given by a one-node copy outside it; the first that
+ * answers differently is quarantined. The runner remembers each session's inputs per first
  * layer and step: use one per session, or one for sessions that end.
  * @example const v = verifySpans(runner, { sample: 0.02, random, copies, quarantine: (id) => swarm.quarantine(id) });
  */
@@ -94,24 +97,53 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
     return out;
   };
 
-  /** Runs a chain of hops on `input` with `replay`, hop after hop; the chain's output. */
-  const runCopy = async (stage: SessionStage, chain: readonly SpanHop[], input: T, replay: readonly T[], context: StageContext<T>): Promise<T> => {
+  /** One hop as run in a copy: what it was given and what it answered. */
+  interface HopRun {
+    readonly hop: SpanHop;
+    readonly input: T;
+    readonly replay: readonly T[];
+    readonly output: T;
+  }
+
+  /** Runs a chain of hops on `input` with `replay`, hop after hop; each hop's run, the last one's output being the copy's. */
+  const runCopy = async (stage: SessionStage, chain: readonly SpanHop[], input: T, replay: readonly T[], context: StageContext<T>): Promise<HopRun[]> => {
     const sessionId = `${stage.sessionId}~v${++checks}`;
+    const runs: HopRun[] = [];
     let x = input;
     let r = replay;
     for (const hop of chain) {
       let outs: readonly T[] = [];
       extraCalls++;
-      x = await check({ nodeId: hop.nodeId, modelId: stage.modelId, layerStart: hop.layerStart, layerEnd: hop.layerEnd, stageIndex: -1, sessionId }, x, {
+      const y = await check({ nodeId: hop.nodeId, modelId: stage.modelId, layerStart: hop.layerStart, layerEnd: hop.layerEnd, stageIndex: -1, sessionId }, x, {
         signal: context.signal,
         replay: r,
         fresh: true,
         step: context.step,
         replayed: (o) => (outs = o),
       });
+      runs.push({ hop, input: x, replay: r, output: y });
+      x = y;
       r = outs;
     }
-    return x;
+    return runs;
+  };
+
+  const outputOf = (runs: readonly HopRun[]): T => (runs.at(-1) as HopRun).output;
+
+  /**
+   * Which hop of an outvoted chain answered wrong: each hop re-run, on what it was given, by a
+   * one-node copy outside the chain; the first whose answer differs is the one. Undefined when
+   * none differs or a hop has no such copy.
+   */
+  const culprit = async (stage: SessionStage, runs: readonly HopRun[], context: StageContext<T>): Promise<string | undefined> => {
+    const chainNodes = new Set(runs.map((h) => h.hop.nodeId));
+    for (const run of runs) {
+      const other = options.copies(stage.modelId, run.hop.layerStart, run.hop.layerEnd, chainNodes).find((c) => c.length === 1);
+      if (other === undefined) return undefined;
+      const again = await runCopy(stage, other, run.input, run.replay, context);
+      if (!same(outputOf(again), run.output)) return run.hop.nodeId;
+    }
+    return undefined;
   };
 
   const verdict = (kind: SpanVerdict, stage: SessionStage, blamed?: string): void => {
@@ -131,29 +163,31 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
 
   const verify = async (stage: SessionStage, input: T, output: T, context: StageContext<T>): Promise<T> => {
     const replay = history(stage.sessionId, stage.layerStart, context.step);
-    const first = replay === undefined ? undefined : options.copies(stage.modelId, stage.layerStart, stage.layerEnd, new Set([stage.nodeId]))[0];
+    // Any copy, drawn: every copy takes its turn checking, so a node seldom routed to is checked too (as a checker).
+    const copies = replay === undefined ? [] : options.copies(stage.modelId, stage.layerStart, stage.layerEnd, new Set([stage.nodeId]));
+    const first = copies[Math.min(Math.floor(options.random() * copies.length), copies.length - 1)];
     if (replay === undefined || first === undefined) return (verdict('skipped', stage), output);
-    let a: T;
+    let a: HopRun[];
     try {
       a = await runCopy(stage, first, input, replay, context);
     } catch {
       return (verdict('skipped', stage), output);
     }
-    if (same(a, output)) return (verdict('agreed', stage), output);
-    const second = options.copies(stage.modelId, stage.layerStart, stage.layerEnd, new Set([stage.nodeId, ...first.map((h) => h.nodeId)]))[0];
-    let b: T | undefined;
+    if (same(outputOf(a), output)) return (verdict('agreed', stage), output);
     try {
-      b = second === undefined ? undefined : await runCopy(stage, second, input, replay, context);
+      const second = options.copies(stage.modelId, stage.layerStart, stage.layerEnd, new Set([stage.nodeId, ...first.map((h) => h.nodeId)]))[0];
+      const b = second === undefined ? undefined : outputOf(await runCopy(stage, second, input, replay, context));
+      if (b !== undefined && same(b, outputOf(a))) {
+        await blame(stage.nodeId, stage);
+        return outputOf(a); // the majority's output goes on
+      }
+      // The copy is outvoted: its one node, or the hop of its chain a re-run says answered wrong.
+      const wrong = b !== undefined && same(b, output) ? (a.length === 1 ? a[0]?.hop.nodeId : await culprit(stage, a, context)) : undefined;
+      if (wrong !== undefined) await blame(wrong, stage);
+      else verdict('inconclusive', stage);
     } catch {
-      b = undefined;
+      verdict('inconclusive', stage);
     }
-    if (b !== undefined && same(b, a)) {
-      await blame(stage.nodeId, stage);
-      return a; // the majority's output goes on
-    }
-    const lone = first.length === 1 ? first[0]?.nodeId : undefined;
-    if (b !== undefined && same(b, output) && lone !== undefined) await blame(lone, stage);
-    else verdict('inconclusive', stage);
     return output;
   };
 

@@ -88,8 +88,18 @@ describe('verifySpans', () => {
     expect(r.calls.filter((c) => c.nodeId === 'q').map((c) => c.replay)).toEqual([0, 1, 2]);
   });
 
-  it('blames nobody when the outvoted copy ran on several nodes, or when no third copy exists', async () => {
-    const chained = await run('a', [split, whole('y')], (id) => id === 'p', 1);
+  it('narrows an outvoted chain down to the hop a one-node re-run contradicts', async () => {
+    const r = await run('a', [split, whole('y')], (id, sessionId) => id === 'q' && sessionId === 's~v1', 1);
+    expect(r.verdicts).toEqual([['quarantined', 'q']]);
+    expect(r.outputs).toEqual(reference(1));
+  });
+
+  it('blames nobody when no hop of an outvoted chain can be re-run alone, or when no third copy exists', async () => {
+    const other: SpanHop[] = [
+      { nodeId: 'r', layerStart: 0, layerEnd: 2 },
+      { nodeId: 's', layerStart: 2, layerEnd: 8 },
+    ];
+    const chained = await run('a', [split, other], (id) => id === 'p', 1);
     expect(chained.verdicts).toEqual([['inconclusive', undefined]]);
     const alone = await run('a', [whole('x')], (id) => id === 'a', 1);
     expect(alone.verdicts).toEqual([['inconclusive', undefined]]);
