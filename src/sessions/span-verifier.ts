@@ -32,8 +32,9 @@ export interface SpanVerifierOptions<T> {
   readonly random: () => number;
   /**
    * The other copies of `[layerStart, layerEnd)` of `modelId`, each a chain of hops covering the
-   * span in order, none on a node of `exclude`: the check runs on one drawn at random, a
-   * tie-break on the first of the rest (put the cheapest first).
+   * span in order, none on a node of `exclude` (the nodes this runner quarantined among them):
+   * the check runs on one drawn at random, a tie-break on the first of the rest (put the
+   * cheapest first).
    */
   copies(modelId: string, layerStart: number, layerEnd: number, exclude: ReadonlySet<string>): readonly (readonly SpanHop[])[];
   /** Quarantines a node the majority outvoted (`swarm.quarantine`). */
@@ -136,7 +137,7 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
    * none differs or a hop has no such copy.
    */
   const culprit = async (stage: SessionStage, runs: readonly HopRun[], context: StageContext<T>): Promise<string | undefined> => {
-    const chainNodes = new Set(runs.map((h) => h.hop.nodeId));
+    const chainNodes = new Set([...quarantined, ...runs.map((h) => h.hop.nodeId)]);
     for (const run of runs) {
       const other = options.copies(stage.modelId, run.hop.layerStart, run.hop.layerEnd, chainNodes).find((c) => c.length === 1);
       if (other === undefined) return undefined;
@@ -152,7 +153,7 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
   };
 
   const blame = async (nodeId: string, stage: SessionStage): Promise<void> => {
-    quarantined.push(nodeId);
+    if (!quarantined.includes(nodeId)) quarantined.push(nodeId);
     verdict('quarantined', stage, nodeId);
     try {
       await options.quarantine(nodeId);
@@ -164,7 +165,7 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
   const verify = async (stage: SessionStage, input: T, output: T, context: StageContext<T>): Promise<T> => {
     const replay = history(stage.sessionId, stage.layerStart, context.step);
     // Any copy, drawn: every copy takes its turn checking, so a node seldom routed to is checked too (as a checker).
-    const copies = replay === undefined ? [] : options.copies(stage.modelId, stage.layerStart, stage.layerEnd, new Set([stage.nodeId]));
+    const copies = replay === undefined ? [] : options.copies(stage.modelId, stage.layerStart, stage.layerEnd, new Set([stage.nodeId, ...quarantined]));
     const first = copies[Math.min(Math.floor(options.random() * copies.length), copies.length - 1)];
     if (replay === undefined || first === undefined) return (verdict('skipped', stage), output);
     let a: HopRun[];
@@ -175,7 +176,7 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
     }
     if (same(outputOf(a), output)) return (verdict('agreed', stage), output);
     try {
-      const second = options.copies(stage.modelId, stage.layerStart, stage.layerEnd, new Set([stage.nodeId, ...first.map((h) => h.nodeId)]))[0];
+      const second = options.copies(stage.modelId, stage.layerStart, stage.layerEnd, new Set([stage.nodeId, ...quarantined, ...first.map((h) => h.nodeId)]))[0];
       const b = second === undefined ? undefined : outputOf(await runCopy(stage, second, input, replay, context));
       if (b !== undefined && same(b, outputOf(a))) {
         await blame(stage.nodeId, stage);
