@@ -2,8 +2,8 @@
  * Join latency under a flood of fake ids (docs/security.md, "Floods"): a real `hecate-node serve`
  * process; 20 honest agents (the swarm secret, a key each) joined from 127.0.0.1, then rejoining
  * one after another — a restart's join, of an id the orchestrator knows — while a hostile member
- * (it holds the secret) sends 2,000 joins of fresh ids, each with a fresh key, 50 at a time, from
- * 127.0.0.2. Measured: the honest joins' p50 and p99, quiet and under the flood (the issue: 4.5 →
+ * (it holds the secret; a process of its own) sends 2,000 joins of fresh ids, each with a fresh
+ * key, 50 at a time, from 127.0.0.2. Measured: the honest joins' p50 and p99, quiet and under the flood (the issue: 4.5 →
  * 52 ms p50 before the flood limits), what the flood got (accepted, refused by status), and the
  * members and /v1/status size after it. Run: `npm run build && npm run build:bench && node
  * dist-bench/bench/join-flood.js [floodJoins]`.
@@ -17,7 +17,8 @@ import { join } from 'node:path';
 import type { AgentKey } from '../src/serve/auth/agent-key.js';
 import { signedHeaders, type RequestSigner } from '../src/serve/auth/client-headers.js';
 
-const FLOOD = Number(process.argv[2] ?? 2000);
+const FLOOD_ROLE = process.argv[2] === '--flood';
+const FLOOD = Number((FLOOD_ROLE ? process.argv[5] : process.argv[2]) ?? 2000);
 const FLOOD_CONCURRENCY = 50;
 const HONEST = 20;
 const SAMPLES = 200;
@@ -47,6 +48,27 @@ const quantile = (xs: readonly number[], q: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
 };
+
+/** The flooder, its own process (so the honest joins' timing is not its event loop's): `--flood URL TOKENFILE COUNT`. */
+async function floodRole(url: string, tokenFile: string): Promise<void> {
+  const secret = Buffer.from(readFileSync(tokenFile, 'utf8').trim());
+  const statuses: Record<string, number> = {};
+  let sent = 0;
+  const flooder = async (): Promise<void> => {
+    while (sent < FLOOD) {
+      const id = `fake${sent++}`;
+      const r = await post(`${url}/v1/nodes`, { id, memoryGb: 6, score: 1, url: `http://127.0.0.2:${20_000 + (sent % 40_000)}` }, { secret, key: freshKey(id) }, '127.0.0.2');
+      statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+    }
+  };
+  await Promise.all(Array.from({ length: FLOOD_CONCURRENCY }, flooder));
+  process.stdout.write(JSON.stringify(statuses));
+}
+
+if (FLOOD_ROLE) {
+  await floodRole(process.argv[3] as string, process.argv[4] as string);
+  process.exit(0);
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'hecate-join-flood-'));
 const tokenFile = join(dir, 'swarm-token');
@@ -82,20 +104,15 @@ try {
   await rejoins(50); // warm-up
   const quiet = await rejoins(SAMPLES);
 
-  const statuses = new Map<number, number>();
-  let sent = 0;
   let floodDone = false;
-  const flooder = async (): Promise<void> => {
-    while (sent < FLOOD) {
-      const id = `fake${sent++}`;
-      const r = await post(`${url}/v1/nodes`, joinOf(id, '127.0.0.2'), { secret, key: freshKey(id) }, '127.0.0.2');
-      statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-    }
-  };
   const floodStarted = performance.now();
-  const flood = Promise.all(Array.from({ length: FLOOD_CONCURRENCY }, flooder)).then(() => (floodDone = true));
+  const child = spawn(process.execPath, [new URL(import.meta.url).pathname, '--flood', url, tokenFile, String(FLOOD)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let floodOut = '';
+  child.stdout?.setEncoding('utf8').on('data', (c: string) => (floodOut += c));
+  const flood = new Promise<void>((resolve) => child.once('exit', () => resolve())).then(() => (floodDone = true));
   const underFlood = await rejoins(Number.POSITIVE_INFINITY, () => floodDone);
   await flood;
+  const statuses = new Map(Object.entries(JSON.parse(floodOut || '{}') as Record<string, number>).map(([k, v]) => [Number(k), v]));
   const floodMs = performance.now() - floodStarted;
   const status = await fetch(`${url}/v1/status`);
   const statusText = await status.text();
