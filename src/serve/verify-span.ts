@@ -62,7 +62,7 @@ export function planCopies(swarm: Swarm, modelId: string, layerStart: number, la
     let at = layerStart;
     for (const s of p.stages) {
       if (s.layerEnd <= at || s.layerStart >= layerEnd) continue;
-      if (s.layerStart > at || exclude.has(s.nodeId) || state.nodes[s.nodeId]?.alive !== true) break;
+      if (s.layerStart > at || exclude.has(s.nodeId) || !Object.hasOwn(state.nodes, s.nodeId) || state.nodes[s.nodeId]?.alive !== true) break;
       const end = Math.min(s.layerEnd, layerEnd);
       hops.push({ nodeId: s.nodeId, layerStart: at, layerEnd: end });
       at = end;
