@@ -72,8 +72,12 @@ export interface NodeRecord {
   readonly probation: boolean;
 }
 
-/** Why a node went down: the orchestrator said so, the failure detector, or passive ejection. */
-export type DownCause = 'manual' | 'detector' | 'ejected';
+/**
+ * Why a node went down: the orchestrator said so, the failure detector, passive ejection, or
+ * `integrity`: its output disagreed with the majority of the copies that re-ran its span
+ * (docs/security.md, "Verification"): quarantined until marked alive by hand.
+ */
+export type DownCause = 'manual' | 'detector' | 'ejected' | 'integrity';
 
 /** Why a node came back: the orchestrator (`manual`), a heartbeat or other proof of life after a detector down, or the end of a ban. */
 export type AliveCause = 'manual' | 'heartbeat' | 'probation';
@@ -169,6 +173,7 @@ const aliveOn = {
   'node.down': [
     { guard: 'ejectedCause', target: '#node.down.ejected' },
     { guard: 'manualCause', target: '#node.down.manual' },
+    { guard: 'integrityCause', target: '#node.down.quarantined' },
     // A detector elsewhere (the owner decided it), or a restored swarm: down as if its own detector said so.
     { guard: 'detectorCause', target: '#node.down.detected' },
   ],
@@ -207,6 +212,7 @@ export const nodeMachine = setup({
     manualCause: ({ event }) => event.type === 'node.down' && (event.cause ?? 'manual') === 'manual',
     detectorCause: ({ event }) => event.type === 'node.down' && event.cause === 'detector',
     ejectedCause: ({ event }) => event.type === 'node.down' && event.cause === 'ejected',
+    integrityCause: ({ event }) => event.type === 'node.down' && event.cause === 'integrity',
   },
   delays: {
     suspectAfter: ({ context }) => suspectAfterMs(context),
@@ -290,6 +296,8 @@ export const nodeMachine = setup({
       states: {
         /** Marked down by the orchestrator: only `node.alive` brings it back. */
         manual: {},
+        /** Quarantined for a wrong output (cause `integrity`): like `manual`, only `node.alive` brings it back. */
+        quarantined: {},
         /** Taken down by the detector: a heartbeat brings it back; a manual mark makes it manual. */
         detected: {
           entry: 'tellDetectedDown',

@@ -148,6 +148,11 @@ export interface SwarmContext {
   readonly ejected: ReadonlySet<string>;
   /** Nodes the failure detector took down (a manual mark turns them manual; a heartbeat brings them back). */
   readonly detected: ReadonlySet<string>;
+  /**
+   * Nodes quarantined for a wrong output (cause `integrity`): only `node.alive` brings them back;
+   * a manual mark leaves the cause. Absent in a snapshot saved before the cause existed (read as empty).
+   */
+  readonly quarantined?: ReadonlySet<string>;
   readonly failureDetector: PhiOptions | undefined;
   readonly ejection: ResolvedEjectionOptions;
 }
@@ -186,10 +191,11 @@ export type OwnMark =
 /** The events of the Swarm statechart. */
 export type SwarmEvent =
   /**
-   * A node down: `manual` (the orchestrator; the default) or `detector` (its node actor's report).
+   * A node down: `manual` (the orchestrator; the default), `detector` (its node actor's report)
+   * or `integrity` (quarantined for a wrong output, by the orchestrator's verification).
    * `decided`: an own mark the owner has decided to apply (see `node.mark`).
    */
-  | { readonly type: 'node.down'; readonly nodeId: string; readonly cause?: 'manual' | 'detector'; readonly decided?: boolean }
+  | { readonly type: 'node.down'; readonly nodeId: string; readonly cause?: 'manual' | 'detector' | 'integrity'; readonly decided?: boolean }
   /** A node back: `manual` (the default), or by itself (`heartbeat`, `probation`). */
   | { readonly type: 'node.alive'; readonly nodeId: string; readonly cause?: AliveCause; readonly decided?: boolean }
   /** A node actor's detector suspects it. */
@@ -213,11 +219,11 @@ export function isAliveIn(context: Pick<SwarmContext, 'members' | 'alive'>, node
   return m !== undefined && context.alive[m.slot] === 1;
 }
 
-/** Why a member is down (`detector`, `ejected`, else `manual`), from the context; undefined while alive or for a stranger. */
-export function downCauseOf(context: Pick<SwarmContext, 'members' | 'alive' | 'detected' | 'ejected'>, nodeId: string): DownCause | undefined {
+/** Why a member is down (`detector`, `ejected`, `integrity`, else `manual`), from the context; undefined while alive or for a stranger. */
+export function downCauseOf(context: Pick<SwarmContext, 'members' | 'alive' | 'detected' | 'ejected' | 'quarantined'>, nodeId: string): DownCause | undefined {
   const m = context.members.get(nodeId);
   if (m === undefined || context.alive[m.slot] === 1) return undefined;
-  return context.detected.has(nodeId) ? 'detector' : context.ejected.has(nodeId) ? 'ejected' : 'manual';
+  return context.detected.has(nodeId) ? 'detector' : context.ejected.has(nodeId) ? 'ejected' : context.quarantined?.has(nodeId) === true ? 'integrity' : 'manual';
 }
 
 /** Every member's liveness, in join order. */

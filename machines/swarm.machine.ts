@@ -129,6 +129,7 @@ export const swarmMachine = setup({
         aliveCount: context.aliveCount - (wasAlive ? 1 : 0),
         ejected: withoutMember(context.ejected, event.nodeId),
         detected: withoutMember(context.detected, event.nodeId),
+        ...quarantineWithout(context, event.nodeId),
       };
     }),
     adoptPlan: assign(({ context }) => {
@@ -157,8 +158,9 @@ export const swarmMachine = setup({
     }),
     recordEjected: assign({ ejected: ({ context, event }) => (event.type === 'node.eject' ? new Set([...context.ejected, event.nodeId]) : context.ejected) }),
     recordDetected: assign({ detected: ({ context, event }) => (event.type === 'node.down' && event.cause === 'detector' ? new Set([...context.detected, event.nodeId]) : context.detected) }),
+    recordQuarantined: assign(({ context, event }) => (event.type === 'node.down' && event.cause === 'integrity' ? { quarantined: new Set([...(context.quarantined ?? []), event.nodeId]) } : {})),
     /** The node is no longer down by the detector or an ejection (back, or marked by hand). */
-    forgetCause: assign(({ context, event }) => ('nodeId' in event ? { ejected: withoutMember(context.ejected, event.nodeId), detected: withoutMember(context.detected, event.nodeId) } : {})),
+    forgetCause: assign(({ context, event }) => ('nodeId' in event ? { ejected: withoutMember(context.ejected, event.nodeId), detected: withoutMember(context.detected, event.nodeId), ...quarantineWithout(context, event.nodeId) } : {})),
     /** A manual mark over a down node decides nothing new: no rescue, no revival. */
     noOutcome: assign({ outcome: undefined }),
     emitNodeDown: emit(({ context, event }) => {
@@ -223,13 +225,14 @@ export const swarmMachine = setup({
       outcome: restore?.outcome,
       ejected: downBy(restore, 'ejected'),
       detected: downBy(restore, 'detector'),
+      quarantined: downBy(restore, 'integrity'),
       ...detection,
     };
   },
   on: {
     'node.down': [
       { guard: and(['defersOwnMarks', 'isOwnMark']), actions: 'deferMark' },
-      { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'recordDetected', 'ensureNodeActor', 'tellNodeDown', 'emitNodeDown'] },
+      { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'recordDetected', 'recordQuarantined', 'ensureNodeActor', 'tellNodeDown', 'emitNodeDown'] },
       { guard: 'isManualOnAutoDown', actions: ['noOutcome', 'forgetCause', 'ensureNodeActor', 'tellNodeDown'] },
     ],
     'node.eject': [
@@ -300,6 +303,11 @@ function ownMark(event: SwarmEvent): OwnMark | undefined {
   if (event.type === 'node.down') return event.cause === 'detector' && event.decided !== true ? { type: 'node.down', nodeId: event.nodeId, cause: 'detector' } : undefined;
   if (event.type === 'node.alive' && event.decided !== true && (event.cause === 'heartbeat' || event.cause === 'probation')) return { type: 'node.alive', nodeId: event.nodeId, cause: event.cause };
   return undefined;
+}
+
+/** The context's quarantine without `nodeId` (nothing to assign when it is not there). */
+function quarantineWithout(context: SwarmContext, nodeId: string): Partial<SwarmContext> {
+  return context.quarantined?.has(nodeId) === true ? { quarantined: withoutMember(context.quarantined, nodeId) } : {};
 }
 
 function withoutMember(set: ReadonlySet<string>, nodeId: string): ReadonlySet<string> {

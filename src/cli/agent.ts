@@ -16,6 +16,7 @@ const spec: ArgsSpec = {
     'per-layer-ms': { type: 'string', value: 'ms', description: 'Real ms one layer takes for one token at score 1 (default 2).' },
     jitter: { type: 'string', value: 'r', description: 'Relative jitter of a stage\'s time, 0-0.9 (default 0.2).' },
     seed: { type: 'string', value: 'n', description: 'Seed of the jitter (default: a hash of the id).' },
+    'lie-rate': { type: 'string', value: 'r', description: 'Tests and benches only: the share of stage calls answered with a wrong output, 0-1, drawn from --seed (default 0).' },
     slots: { type: 'string', value: 'n', description: 'Stage calls it runs at once; later ones wait in arrival order (default: no limit).' },
     ...AGENT_TRUST_FLAGS,
     'pid-file': PID_FILE_FLAG,
@@ -54,6 +55,7 @@ export const command: Command = {
     const perLayerMs = numberFlag(args, 'per-layer-ms', 0, 60_000, true);
     const jitter = numberFlag(args, 'jitter', 0, 0.9, true);
     const seed = integerFlag(args, 'seed', 0, 2 ** 32 - 1);
+    const lieRate = numberFlag(args, 'lie-rate', 0, 1, true);
     const slots = integerFlag(args, 'slots', 1, 1_000_000);
     const host = stringFlag(args, 'host');
     const log = (line: string) => io.stderr(`hecate-node agent ${id}: ${line}\n`);
@@ -72,6 +74,7 @@ export const command: Command = {
         ...(perLayerMs !== undefined ? { perLayerMs } : {}),
         ...(jitter !== undefined ? { jitter } : {}),
         ...(seed !== undefined ? { seed } : {}),
+        ...(lieRate !== undefined ? { lieRate } : {}),
         ...(slots !== undefined ? { slots } : {}),
         log,
       }), port ?? 0, host ?? '127.0.0.1');

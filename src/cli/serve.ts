@@ -10,6 +10,7 @@ import { NATS_ACCESS_FLAGS, replicationFlags } from './replication-flags.js';
 import { SERVE_TRUST_FLAGS, serveTrust } from './trust-flags.js';
 import { EDGE_FLAGS, edgeFlags } from './edge-flags.js';
 import { IDEMPOTENCY_FLAGS, idempotencyFlags } from './idempotency-flags.js';
+import { DEFAULT_VERIFY_SAMPLE } from '../serve/verify-span.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -24,6 +25,7 @@ const spec: ArgsSpec = {
     'acceptable-pause-ms': { type: 'string', value: 'ms', description: `Pause added to the mean heartbeat interval (default ${SERVE_DETECTOR.acceptablePauseMs}).` },
     'min-std-ms': { type: 'string', value: 'ms', description: `Floor of the heartbeat deviation (default ${SERVE_DETECTOR.minStdDevMs}).` },
     'eject-after': { type: 'string', value: 'n', description: 'Eject an agent after this many consecutive failed stage calls (default 5).' },
+    'verify-sample': { type: 'string', value: 'r', description: `Share of stage calls run again on another copy, 0-1; an agent the majority outvotes is quarantined (default ${DEFAULT_VERIFY_SAMPLE}; 0: off).` },
     nats: { type: 'string', value: 'url', description: 'Replicate the swarm through this NATS server (JetStream), e.g. nats://127.0.0.1:4222; several orchestrators given the same --nats and --swarm serve one swarm. Needs --swarm and --topology.' },
     swarm: { type: 'string', value: 'name', description: 'The replicated swarm\'s name (letters, digits, "_", "-"). Needs --nats.' },
     ...NATS_ACCESS_FLAGS,
@@ -69,6 +71,7 @@ export const command: Command = {
     const pipelines = integerFlag(args, 'pipelines', 1, 64);
     const stageTimeoutMs = integerFlag(args, 'stage-timeout-ms', 1, 600_000);
     const ejectAfter = integerFlag(args, 'eject-after', 1, 1_000_000);
+    const verifySample = numberFlag(args, 'verify-sample', 0, 1, true);
     const suspect = numberFlag(args, 'suspect-phi', 0, 100);
     const down = numberFlag(args, 'down-phi', 0, 100);
     const pause = numberFlag(args, 'acceptable-pause-ms', 0, 600_000, true);
@@ -108,6 +111,7 @@ export const command: Command = {
         },
         ...(ejectAfter !== undefined ? { ejection: { consecutiveFailures: ejectAfter } } : {}),
         ...(stageTimeoutMs !== undefined ? { stageTimeoutMs } : {}),
+        ...(verifySample !== undefined ? { verifySample } : {}),
         ...(replication !== undefined ? { replication } : {}),
         ...edge,
         ...idempotency,

@@ -197,6 +197,8 @@ function checkDerived(c: SwarmContext, config: SwarmConfig): void {
   const downSet = (set: unknown) => set instanceof Set && [...set].every((id) => typeof id === 'string' && c.members.has(id) && !isAliveIn(c, id));
   need(downSet(c.detected), at('detected'), 'a Set of members that are down');
   need(downSet(c.ejected) && [...c.ejected].every((id) => !c.detected.has(id)), at('ejected'), 'a Set of members that are down, none also detected');
+  // Absent in a save from before the cause existed: none quarantined.
+  need(c.quarantined === undefined || (downSet(c.quarantined) && [...c.quarantined].every((id) => !c.detected.has(id) && !c.ejected.has(id))), at('quarantined'), 'a Set of members that are down, none also detected or ejected');
   need(Number.isInteger(c.idState) && c.idState >= 0 && c.idState < 2 ** 32, at('idState'), 'a 32-bit counter');
   need(c.alpha === (config.alpha ?? 0.3), at('alpha'), `${config.alpha ?? 0.3}, from the config`);
   need(c.allowDegraded === (config.allowDegraded ?? true), at('allowDegraded'), `${config.allowDegraded ?? true}, from the config`);
@@ -209,7 +211,7 @@ function checkDerived(c: SwarmContext, config: SwarmConfig): void {
 /**
  * Applies one lifecycle event in its wire form, as a replicated log carries it: `node.added`
  * (`addNode`), `node.removed` (`removeNode`), `node.down` with its cause (`manual`: `markDown`;
- * `detector`; `ejected`, granted while under the ejection cap) and `node.alive` with its cause.
+ * `detector`; `ejected`, granted while under the ejection cap; `integrity`: `quarantine`) and `node.alive` with its cause.
  * Returns what the matching method returns. A no-op (a node already down) changes nothing; a
  * refused event throws the same error on every replica and changes nothing either
  * (docs/persistence.md).
@@ -220,7 +222,7 @@ export function applyEvent(swarm: Swarm, event: LifecycleEvent): Rescue | Reviva
   const internals = internalsOf(swarm, 'applyEvent');
   const { type, nodeId, cause = 'manual', profile } = (event ?? {}) as Partial<{ type: string; nodeId: string; cause: string; profile: NodeProfile }>;
   if (type === 'node.added') return internals.apply({ type, profile: profile as NodeProfile });
-  const causes = type === 'node.down' ? ['manual', 'detector', 'ejected'] : type === 'node.alive' ? ['manual', 'heartbeat', 'probation'] : type === 'node.removed' ? ['manual'] : [];
+  const causes = type === 'node.down' ? ['manual', 'detector', 'ejected', 'integrity'] : type === 'node.alive' ? ['manual', 'heartbeat', 'probation'] : type === 'node.removed' ? ['manual'] : [];
   const bad = causes.length === 0 ? 'type' : typeof nodeId !== 'string' ? 'nodeId' : causes.includes(cause) ? undefined : 'cause';
   if (bad !== undefined) throw new SwarmError('InvalidInput', `lifecycle event field "${bad}": got ${describeValue((event as unknown as Record<string, unknown> | null)?.[bad])} (docs/persistence.md)`);
   return internals.apply({ type, nodeId, cause } as LifecycleEvent);

@@ -80,7 +80,7 @@ export interface LegacyPersistedSwarm {
 }
 
 
-const STATES: readonly string[] = ['up', 'manual', 'detector', 'ejected'];
+const STATES: readonly string[] = ['up', 'manual', 'detector', 'ejected', 'integrity'];
 
 /** The digest of plan, status, members' liveness and the id counter: `swarmDigest(swarm)`. */
 export function lifecycleDigest(plan: SwarmPlan, status: string, members: readonly (readonly [NodeProfile, string])[], ids: number | null): string {
@@ -88,7 +88,7 @@ export function lifecycleDigest(plan: SwarmPlan, status: string, members: readon
 }
 
 /** A member's state in the Swarm's context: `up`, or why it is down. */
-export function memberState(context: Pick<SwarmContext, 'members' | 'alive' | 'detected' | 'ejected'>, id: string): PersistedMember['state'] {
+export function memberState(context: Pick<SwarmContext, 'members' | 'alive' | 'detected' | 'ejected' | 'quarantined'>, id: string): PersistedMember['state'] {
   return downCauseOf(context, id) ?? 'up';
 }
 

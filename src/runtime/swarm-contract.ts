@@ -70,6 +70,8 @@ export interface SwarmContract<M extends CommitMode = CommitMode> {
   heartbeat(nodeId: string): void;
   on<T extends SwarmEmitted['type'] | '*'>(type: T, handler: (event: T extends '*' ? SwarmEmitted : Extract<SwarmEmitted, { type: T }>) => void): () => void;
   markDown(nodeId: string): Committed<Rescue, M>;
+  /** Quarantines a node whose output disagreed with the majority: down with cause `integrity` until marked alive. */
+  quarantine(nodeId: string): Committed<Rescue, M>;
   markAlive(nodeId: string): Committed<Revival, M>;
   addNode(profile: NodeProfile): Committed<Growth, M>;
   removeNode(nodeId: string): Committed<Retirement, M>;

@@ -65,6 +65,10 @@ export abstract class SwarmFront<M extends CommitMode> implements SwarmContract<
     return this[kCommit]({ type: 'node.down', nodeId });
   }
 
+  quarantine(nodeId: string): Committed<Rescue, M> {
+    return this[kCommit]({ type: 'node.down', nodeId, cause: 'integrity' });
+  }
+
   markAlive(nodeId: string): Committed<Revival, M> {
     return this[kCommit]({ type: 'node.alive', nodeId });
   }

@@ -2,7 +2,7 @@ import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import { badSampleField, sampleProblem } from '../../machines/node.machine.js';
 import { nodeActorOf, provideSwarm, type RescueIndex, type SwarmEmitted } from '../../machines/swarm.machine.js';
 import { checkReleaseOutcome, checkRouteOptions } from '../core/arguments.js';
-import { DEFAULT_PENALTIES, resolveRequest, tokensCost, type ResolvedRequest } from '../core/cost.js';
+import { resolveRequest, tokensCost, type ResolvedRequest } from '../core/cost.js';
 import { RoutingError, SwarmError } from '../core/errors.js';
 import { deepFreeze } from '../core/freeze.js';
 import { planSwarm } from '../core/plan.js';
@@ -23,23 +23,9 @@ import { plainProfile, plainSample } from './plain.js';
 import type { NodeLifecycle, SwarmContract } from './swarm-contract.js';
 import { inspectionHandle, type SwarmActor } from './inspection-handle.js';
 import { SwarmView } from './swarm-view.js';
+import { expectedRequestMs, modelLayersOf } from './stall-expectation.js';
 import { TelemetryIntake } from './telemetry-intake.js';
-import type {
-  Growth,
-  Lease,
-  LeasedRoute,
-  ReleaseOutcome,
-  Rescue,
-  Retirement,
-  Revival,
-  RouteOptions,
-  SwarmConfig,
-  SwarmOptions,
-  SwarmRequest,
-  SwarmStatus,
-  TelemetrySample,
-  TimeSource,
-} from './types.js';
+import type { Growth, Lease, LeasedRoute, ReleaseOutcome, Rescue, Retirement, Revival, RouteOptions, SwarmConfig, SwarmOptions, SwarmRequest, SwarmStatus, TelemetrySample, TimeSource } from './types.js';
 
 type RunningActor = Actor<ReturnType<typeof provideSwarm>>;
 type SwarmSnapshot = SnapshotFrom<RunningActor>;
@@ -191,7 +177,7 @@ export class Swarm implements SwarmContract<'now'> {
     const leased = this.reserved(route);
     // Its watched nodes wait for it to come back (docs/detection.md).
     if (this.view.watched.size > 0) {
-      const expectMs = route.stages.reduce((sum, s) => sum + (this.view.table.get(s.nodeId)?.latencyMs ?? DEFAULT_PENALTIES.latencyMs), 0);
+      const expectMs = expectedRequestMs(route.stages, (n) => this.view.table.get(n), modelLayersOf(this.actorRef.getSnapshot().context.plan, route), r.tokens);
       this.view.table.wait(leased.stages.map((s) => s.nodeId).filter((n) => this.view.watched.has(n)), this.leases.now().now, expectMs);
     }
     return leased;
@@ -320,6 +306,18 @@ export class Swarm implements SwarmContract<'now'> {
   markDown(nodeId: string): Rescue {
     this.notInHandler('markDown');
     return takeDown(this.actorRef, nodeId, { type: 'node.down', nodeId });
+  }
+
+  /**
+   * Quarantines a node whose output disagreed with the majority of the copies that re-ran its span
+   * (docs/security.md, "Verification"): down with cause `integrity`, rescued like any down node;
+   * only `markAlive` brings it back. A node already down: no-op.
+   * @throws {SwarmError} `UnknownNode`, `Stopped`
+   * @example swarm.quarantine('gpu').recoveries;
+   */
+  quarantine(nodeId: string): Rescue {
+    this.notInHandler('quarantine');
+    return takeDown(this.actorRef, nodeId, { type: 'node.down', nodeId, cause: 'integrity' });
   }
 
   /**

@@ -4,7 +4,7 @@
  * the swarm takes the lifecycle, through the one Swarm contract (awaited: a replica's commands
  * resolve once the log applies them), and the answers read the state back from it.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { PlanError } from '../core/errors.js';
 import type { NodeProfile } from '../core/types.js';
 import { bindJoinKey } from './auth/orchestrator-guard.js';
@@ -13,11 +13,13 @@ import { joinBodySchema, nodeParamsSchema, type JoinBody } from './node-protocol
 import { planWhenReady } from './open-swarm.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import { ServeError } from './serve-error.js';
-import { admitJoin, type JoinEdge } from './join-edge.js';
+import { admitJoin, refuseSpentSource, type JoinEdge } from './join-edge.js';
 
 /** Registers the join, heartbeat and leave routes. */
 export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorParts, edge?: JoinEdge): void {
-  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema } }, async (request) => {
+  // A spent source's join of a new id is refused before its signature is checked (join-edge.ts).
+  const early = edge === undefined ? [] : [async (request: FastifyRequest) => refuseSpentSource(parts, edge, request.body, request.socket.remoteAddress ?? request.ip)];
+  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema }, preValidation: early }, async (request) => {
     const body = edge === undefined ? request.body : admitJoin(parts, edge, request.body, request.socket.remoteAddress ?? request.ip);
     await bindJoinKey(request); // an id is bound to its key only by a join the edge admitted
     return join(parts, body, edge);

@@ -37,8 +37,13 @@ export interface AgentOptions {
   readonly perLayerMs?: number;
   /** Relative jitter of a call's time, in [0, 1). @defaultValue 0.2 */
   readonly jitter?: number;
-  /** Seeds the jitter. @defaultValue a hash of the id */
+  /** Seeds the jitter and the lies. @defaultValue a hash of the id */
   readonly seed?: number;
+  /**
+   * Tests and benches only: the share of stage calls answered with a wrong output (drawn from
+   * `seed` and the call), a lying node for verification to catch (docs/security.md). @defaultValue 0
+   */
+  readonly lieRate?: number;
   /** @defaultValue 1000 */
   readonly heartbeatMs?: number;
   /** Sessions whose caches are kept; the least recently used is dropped past it. @defaultValue 4096 */
@@ -89,6 +94,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const perLayerMs = options.perLayerMs ?? 2;
   const jitter = options.jitter ?? 0.2;
   const seed = options.seed ?? hashText(options.id);
+  const lieRate = options.lieRate ?? 0;
   const heartbeatMs = options.heartbeatMs ?? 1000;
   const maxSessions = options.maxSessions ?? 4096;
   const maxStageMs = options.maxStageMs ?? DEFAULT_MAX_STAGE_MS;
@@ -155,7 +161,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     cachedLayers -= caches.size;
     if (body.fresh) for (let layer = body.layerStart; layer < body.layerEnd; layer++) caches.delete(layer);
     const replayOutputs = body.replay.map((x) => runLayers(x, body.layerStart, body.layerEnd, caches));
-    const output = runLayers(body.input, body.layerStart, body.layerEnd, caches);
+    const honest = runLayers(body.input, body.layerStart, body.layerEnd, caches);
+    const output = lieRate > 0 && hashText(`${body.sessionId}/${body.step}/${body.layerStart}`, seed ^ 0x5bd1e995) / 0x1_0000_0000 < lieRate ? (honest ^ 0x1) >>> 0 : honest;
     cachedLayers += caches.size;
     // The least recently used sessions go past either bound (sessions kept, layer caches held).
     for (const [oldest, held] of sessions) {

@@ -17,6 +17,7 @@ import { digestHex, promptDigest, promptTokens } from './stage-work.js';
 import type { StageReply, StageRequest } from './stage-protocol.js';
 import { checkStageReply, readCapped } from './stage-reply.js';
 import { checkFitsDeadline, DEFAULT_WORK, nodeScore, stageBudgetMs, type WorkModel } from './work-bounds.js';
+import { verifiedRunner, type SpanChecks } from './verify-span.js';
 
 /** `POST /v1/generate`'s body. */
 export interface GenerateRequest {
@@ -134,9 +135,10 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
  * `clock` times the reply's `ms` (the orchestrator's clock, the one its Swarm runs on);
  * `sessionPrefix` goes before the session's id wherever it leaves the orchestrator; `post` sends
  * the stage calls. With `progress` (an idempotency key: idempotent-generate.ts) it starts after the
- * steps whose inputs it carries, reports each step, and stops when its signal aborts.
+ * steps whose inputs it carries, reports each step, and stops when its signal aborts; `checks`,
+ * when given, verifies a share of the stage calls on other copies (verify-span.ts).
  */
-export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: Clock, sessionPrefix = '', work: WorkModel = DEFAULT_WORK, post: PeerPost = plainPost, progress?: GenerateProgress): Promise<GenerateReply> {
+export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: Clock, sessionPrefix = '', work: WorkModel = DEFAULT_WORK, post: PeerPost = plainPost, progress?: GenerateProgress, checks?: SpanChecks): Promise<GenerateReply> {
   const started = clock.now();
   const tokens = promptTokens(request.prompt);
   const path = new Map<number, StageReply>();
@@ -150,7 +152,8 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
   const sessionOptions: SessionOptions = { ...options, stageTimeoutMs: Number.isFinite(deadlineMs) ? deadlineMs : 600_000, replayTimeoutMsPerInput: 0, ...(progress !== undefined ? { signal: progress.signal } : {}) };
   let session;
   try {
-    session = openSession<number>(swarm, { model: request.model, tokens: tokens + request.steps }, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post), sessionOptions);
+    const runner = verifiedRunner(swarm, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post), () => httpStageRunner(registry, metrics, tokens, new Map(), sessionPrefix, timing, post), checks);
+    session = openSession<number>(swarm, { model: request.model, tokens: tokens + request.steps }, runner, sessionOptions);
   } catch (error) {
     throw asServeError(error); // e.g. no route 503, a model only a degraded route serves 503
   }

@@ -50,6 +50,25 @@ export function workModel(options: EdgeOptions): WorkModel {
 }
 
 /**
+ * Before a join's signature is verified: a join of a new id from a source whose rate is spent is
+ * refused at once (429 `RateLimited`), spending nothing; a known id, or a body without an id
+ * (the schema names it next), goes on.
+ * @throws {ServeError} 429 `RateLimited`
+ */
+export function refuseSpentSource(parts: OrchestratorParts, edge: JoinEdge, body: unknown, source: string): void {
+  const id = (body as { id?: unknown } | null | undefined)?.id;
+  if (typeof id !== 'string') return;
+  const known = parts.registry.get(id);
+  if (known !== undefined && known.presence !== 'left') return;
+  try {
+    edge.guard.refuseIfExhausted(id, source);
+  } catch (error) {
+    parts.metrics.joinsRefused.inc({ reason: 'rate' });
+    throw error;
+  }
+}
+
+/**
  * A join as the edge admits it: its URL reduced to scheme, host and port on the joiner's own
  * address (400 `url`), and a new id within its source's rate and the membership's maximum.
  * @throws {ServeError} 400 `InvalidRequest` (`url`), 429 `RateLimited`, 503 `Full`

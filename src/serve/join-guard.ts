@@ -89,7 +89,7 @@ export class JoinGuard {
     bucket.at = now;
     if (bucket.tokens < 1) {
       this.buckets.set(key, bucket);
-      throw new ServeError('RateLimited', 429, `id: ${key} joined too many new ids (${burst} at once, then one per ${refillMs} ms); "${id}" may try again in ${Math.ceil((1 - bucket.tokens) * refillMs)} ms`, { field: 'id' });
+      throw this.rateLimited(id, key, bucket.tokens);
     }
     bucket.tokens -= 1;
     this.buckets.delete(key); // re-inserted last: the oldest buckets are the first to go
@@ -99,5 +99,24 @@ export class JoinGuard {
       if (this.buckets.size <= 10_000) break;
       this.buckets.delete(k);
     }
+  }
+
+  /**
+   * Refuses a join of a new id from a source with no join of a new id left now, reading its
+   * bucket and spending nothing: asked before a join's signature is verified, so a flood from
+   * one source costs no signature check once its bucket is empty.
+   * @throws {ServeError} 429 `RateLimited`, as {@link admitNew} would
+   */
+  refuseIfExhausted(id: string, source: string): void {
+    const key = normalHost(source);
+    const bucket = this.buckets.get(key);
+    if (bucket === undefined) return;
+    const tokens = Math.min(this.options.burst, bucket.tokens + (this.clock.now() - bucket.at) / this.options.refillMs);
+    if (tokens < 1) throw this.rateLimited(id, key, tokens);
+  }
+
+  private rateLimited(id: string, key: string, tokens: number): ServeError {
+    const { burst, refillMs } = this.options;
+    return new ServeError('RateLimited', 429, `id: ${key} joined too many new ids (${burst} at once, then one per ${refillMs} ms); "${id}" may try again in ${Math.ceil((1 - tokens) * refillMs)} ms`, { field: 'id' });
   }
 }

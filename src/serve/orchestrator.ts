@@ -24,9 +24,10 @@ import { registerStatusRoutes } from './status-routes.js';
 import { serverTls, type TlsOptions } from './tls-options.js';
 import { createJoinEdge, workModel, type EdgeOptions } from './join-edge.js';
 import { checkIdempotencyOptions, openIdempotency, type IdempotencyOptions } from './open-idempotency.js';
+import { spanChecks, type VerifyOptions } from './verify-span.js';
 
 /** Options of {@link startOrchestrator}. */
-export interface OrchestratorOptions extends EdgeOptions, IdempotencyOptions {
+export interface OrchestratorOptions extends EdgeOptions, IdempotencyOptions, VerifyOptions {
   /** @defaultValue '127.0.0.1' */
   readonly host?: string;
   /** @defaultValue 0 (any free port) */
@@ -107,7 +108,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   const edge = createJoinEdge(parts, options);
   registerAgentRoutes(app, parts, edge);
-  registerGenerateRoute(app, parts, sessionOptions, workModel(options), poster.post, idempotency);
+  registerGenerateRoute(app, parts, sessionOptions, workModel(options), poster.post, idempotency, spanChecks(parts, options));
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
     edge.silent.close();

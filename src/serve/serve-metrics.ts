@@ -33,6 +33,7 @@ export class ServeMetrics {
   readonly leaves = new Counter({ name: 'hecate_node_leaves_total', help: 'Agents that left cleanly.', registers: [this.registry] });
   readonly heartbeats = new Counter({ name: 'hecate_heartbeats_total', help: 'Heartbeats received.', registers: [this.registry] });
   readonly joinsRefused = new Counter({ name: 'hecate_node_joins_refused_total', help: 'Joins refused, by reason (url, rate, full).', labelNames: ['reason'] as const, registers: [this.registry] });
+  readonly verifications = new Counter({ name: 'hecate_verifications_total', help: 'Stage calls run again on another copy, by verdict (agreed, quarantined, inconclusive, skipped).', labelNames: ['verdict'] as const, registers: [this.registry] });
   readonly forgotten = new Counter({ name: 'hecate_nodes_forgotten_total', help: 'Agents that joined and never heartbeated within the grace period, forgotten.', registers: [this.registry] });
   readonly sseDropped = new Counter({ name: 'hecate_sse_clients_dropped_total', help: 'GET /v1/events clients dropped for not reading: their unsent events passed the per-client buffer cap.', registers: [this.registry] });
 

@@ -8,4 +8,6 @@
 export { createSwarm, SessionSwarm, openSession, executeOnce, swarmSessionHost } from './session-swarm.js';
 export { Session } from './session.js';
 export { timerClock } from './session-options.js';
+export { verifySpans } from './span-verifier.js';
+export type { SpanHop, SpanVerdict, SpanVerifier, SpanVerifierOptions, SpanVerifierStats } from './span-verifier.js';
 export type { SessionHost, SessionStage, StageContext, StageRunner, SessionOptions, StepOptions, SessionStats, TimerClock, HistoryOverflow } from './session-types.js';

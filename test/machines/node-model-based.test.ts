@@ -28,6 +28,7 @@ const events: ModelEvent[] = [
   { type: 'node.down' },
   { type: 'node.down', cause: 'ejected' },
   { type: 'node.down', cause: 'detector' },
+  { type: 'node.down', cause: 'integrity' },
   { type: 'node.alive' },
   { type: 'node.telemetry', sample: { load: 0.5 } },
   { type: 'node.retire' },

@@ -29,6 +29,14 @@ function applier(): LogApplier {
 }
 
 describe('LogApplier', () => {
+  it('applies a quarantine (node.down, cause integrity) as every replica would', () => {
+    const a = applier();
+    a.receive(3, encodeEntry({ v: 1, type: 'swarm.event', id: 'x.y.2', event: { type: 'node.alive', nodeId: 'gpu' } }), 0);
+    a.receive(4, encodeEntry({ v: 1, type: 'swarm.event', id: 'x.y.3', event: { type: 'node.down', nodeId: 'gpu', cause: 'integrity' } }), 0);
+    expect(a.swarm?.node('gpu')).toMatchObject({ state: 'down', cause: 'integrity' });
+    a.swarm?.stop();
+  });
+
   it('stops at a gap: the entries it needs were trimmed while it was unheard', () => {
     const a = applier();
     expect(a.stats()).toMatchObject({ applied: 2, lag: 3 });

@@ -5,6 +5,7 @@ import { createSwarm, ManualClock, type Swarm, type SwarmConfig } from '../../sr
 import { openSession } from '../../src/sessions/index.js';
 import type { SwarmEmitted } from '../../machines/swarm.machine.js';
 import { caught } from './fixtures.js';
+import { expectedRequestMs } from '../../src/runtime/stall-expectation.js';
 
 /** Two copies on disjoint nodes: gpu+desktop and laptop+tablet. */
 const profiles: NodeProfile[] = [
@@ -311,6 +312,27 @@ describe('requests that do not come back', () => {
     swarm.release(hung.lease, { latencyMs: 40 });
     expect(suspectOf(swarm, ['gpu', 'desktop'])).toEqual([false, false]);
     expect(nodesOf(swarm)).toContain('gpu');
+    swarm.stop();
+  });
+
+  it('scales the wait with the work asked: a request of many tokens is overdue only past 4 times its latency plus its work', () => {
+    const { clock, swarm, beat } = setup();
+    beat(20);
+    slowSecond(swarm);
+    const big = swarm.route({ tokens: 8 }, { reserve: true });
+    expect(big.lease.nodes).toEqual(['gpu', 'desktop']);
+    // 4 + 5 ms of latency, plus 8 tokens × 100 ms × (the node's share of the 12 layers) ÷ its score.
+    const expectMs = expectedRequestMs(big.stages, (n) => swarm.state().nodes[n], 12, 8);
+    const work = big.stages.reduce((sum, s) => sum + (8 * 100 * (s.layerEnd - s.layerStart)) / 12 / (s.nodeId === 'gpu' ? 10 : 8), 0);
+    expect(expectMs).toBeCloseTo(9 + work, 9);
+    clock.advance(37); // overdue for a request of no tokens (4 × 9 ms), not for this one
+    expect(suspectOf(swarm, ['gpu', 'desktop'])).toEqual([false, false]);
+    expect(nodesOf(swarm)).toContain('gpu');
+    clock.advance(Math.floor(4 * expectMs) - 37);
+    expect(nodesOf(swarm)).toContain('gpu');
+    clock.advance(1);
+    expect(nodesOf(swarm)).toEqual(['laptop', 'tablet']);
+    expect(suspectOf(swarm, ['gpu', 'desktop'])).toEqual([true, true]);
     swarm.stop();
   });
 

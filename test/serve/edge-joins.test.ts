@@ -118,6 +118,11 @@ describe('a flood of joins', () => {
       codes.set(r.status, (codes.get(r.status) ?? 0) + 1);
       if (r.status === 429) expect(r.body.error).toMatchObject({ code: 'RateLimited', field: 'id' });
     }
+    // The bucket spent, the source's next new id is refused before its agent signature is even
+    // checked: 429 for a join signed by another agent's key, where a source with room gets 401.
+    const forged = await postJson(`${serve.url}/v1/nodes`, profile('fake-forged', own), member(serve, 'someone-else'));
+    expect(forged.status).toBe(429);
+    codes.set(429, (codes.get(429) ?? 0) + 1);
     // 29 with the real agent's join from the same address; a token or two may have refilled meanwhile.
     expect(codes.get(200) ?? 0).toBeGreaterThanOrEqual(29);
     expect(codes.get(200) ?? 0).toBeLessThan(40);

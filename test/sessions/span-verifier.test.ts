@@ -1,0 +1,138 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DigestReference, runLayers, type LayerCaches } from '../../src/core/digest-model.js';
+import { uniform } from '../../src/core/random.js';
+import { verifySpans, type SpanHop, type SpanVerdict } from '../../src/sessions/span-verifier.js';
+import type { SessionStage, StageContext, StageRunner } from '../../src/sessions/session-types.js';
+
+/**
+ * verifySpans over in-process stand-in nodes running the stateful digest model: each node keeps
+ * caches per session, a liar flips its output's low bit on the calls `lies` picks.
+ */
+function nodes(lies: (nodeId: string, sessionId: string, step: number) => boolean) {
+  const caches = new Map<string, LayerCaches>();
+  const calls: { nodeId: string; sessionId: string; layers: [number, number]; replay: number }[] = [];
+  const runner: StageRunner<number> = (stage, input, context) => {
+    const key = `${stage.nodeId}/${stage.sessionId}`;
+    let held = caches.get(key);
+    if (held === undefined) caches.set(key, (held = new Map()));
+    if (context.fresh) for (let l = stage.layerStart; l < stage.layerEnd; l++) held.delete(l);
+    const cache = held;
+    calls.push({ nodeId: stage.nodeId, sessionId: stage.sessionId, layers: [stage.layerStart, stage.layerEnd], replay: context.replay.length });
+    context.replayed(context.replay.map((x) => runLayers(x, stage.layerStart, stage.layerEnd, cache)));
+    const out = runLayers(input, stage.layerStart, stage.layerEnd, cache);
+    return lies(stage.nodeId, stage.sessionId, context.step) ? (out ^ 1) >>> 0 : out;
+  };
+  return { runner, calls };
+}
+
+const context = (step: number): StageContext<number> => ({ signal: new AbortController().signal, replay: [], fresh: step === 0, step, replayed: () => {} });
+const stage = (nodeId: string, layerStart = 0, layerEnd = 8): SessionStage => ({ nodeId, modelId: 'm', layerStart, layerEnd, stageIndex: 0, sessionId: 's' });
+
+/** Copies of a span: single nodes `x`, `y`, `z` hold every layer; `p`+`q` split at layer 4. */
+function copiesOf(chains: readonly (readonly SpanHop[])[]) {
+  return (_m: string, start: number, end: number, exclude: ReadonlySet<string>) =>
+    chains.map((c) => c.map((h) => ({ ...h, layerStart: Math.max(h.layerStart, start), layerEnd: Math.min(h.layerEnd, end) })).filter((h) => h.layerStart < h.layerEnd)).filter((c) => c.length > 0 && c.every((h) => !exclude.has(h.nodeId)));
+}
+const whole = (id: string): SpanHop[] => [{ nodeId: id, layerStart: 0, layerEnd: 8 }];
+const split: SpanHop[] = [
+  { nodeId: 'p', layerStart: 0, layerEnd: 4 },
+  { nodeId: 'q', layerStart: 4, layerEnd: 8 },
+];
+
+/** Runs `steps` steps of session `s` on `primary`, every call verified; the outputs and what was decided. */
+async function run(primary: string, chains: readonly (readonly SpanHop[])[], lies: (nodeId: string, sessionId: string, step: number) => boolean, steps: number) {
+  const { runner, calls } = nodes(lies);
+  const verdicts: [SpanVerdict, string | undefined][] = [];
+  const quarantined: string[] = [];
+  const v = verifySpans(runner, { sample: 1, random: () => 0, copies: copiesOf(chains), quarantine: (id) => quarantined.push(id), onVerdict: (k, _s, blamed) => verdicts.push([k, blamed]) });
+  const outputs: number[] = [];
+  let x = 7;
+  for (let t = 0; t < steps; t++) outputs.push((x = await v.runner(stage(primary), x, context(t))));
+  return { outputs, verdicts, quarantined, calls, stats: v.stats() };
+}
+
+const reference = (steps: number) => {
+  const r = new DigestReference(8);
+  const out: number[] = [];
+  let x = 7;
+  for (let t = 0; t < steps; t++) out.push((x = r.step(x)));
+  return out;
+};
+
+describe('verifySpans', () => {
+  it('agrees with an honest copy, each check fresh with the earlier inputs as replay under its own session id', async () => {
+    const r = await run('a', [whole('x')], () => false, 3);
+    expect(r.outputs).toEqual(reference(3));
+    expect(r.verdicts).toEqual([['agreed', undefined], ['agreed', undefined], ['agreed', undefined]]);
+    expect(r.calls.filter((c) => c.nodeId === 'x').map((c) => [c.sessionId, c.replay])).toEqual([['s~v1', 0], ['s~v2', 1], ['s~v3', 2]]);
+    expect(r.stats).toMatchObject({ calls: 3, extraCalls: 3, quarantined: [] });
+  });
+
+  it('quarantines a lying primary two to one and passes the majority output on', async () => {
+    const r = await run('a', [whole('x'), whole('y')], (id, _s, step) => id === 'a' && step === 1, 3);
+    expect(r.quarantined).toEqual(['a']);
+    expect(r.verdicts[1]).toEqual(['quarantined', 'a']);
+    expect(r.outputs).toEqual(reference(3)); // the lie never went on
+    expect(r.stats.extraCalls).toBe(4); // one check a step, one tie-break
+  });
+
+  it('quarantines a lying single-node copy, not the primary', async () => {
+    const r = await run('a', [whole('x'), whole('y')], (id) => id === 'x', 1);
+    expect(r.quarantined).toEqual(['x']);
+  });
+
+  it('chains a copy over several nodes, each hop replayed from the previous hop\'s replay outputs', async () => {
+    const r = await run('a', [split], () => false, 3);
+    expect(r.verdicts.map((v) => v[0])).toEqual(['agreed', 'agreed', 'agreed']);
+    expect(r.calls.filter((c) => c.nodeId === 'q').map((c) => c.replay)).toEqual([0, 1, 2]);
+  });
+
+  it('narrows an outvoted chain down to the hop a one-node re-run contradicts', async () => {
+    const r = await run('a', [split, whole('y')], (id, sessionId) => id === 'q' && sessionId === 's~v1', 1);
+    expect(r.verdicts).toEqual([['quarantined', 'q']]);
+    expect(r.outputs).toEqual(reference(1));
+  });
+
+  it('blames nobody when no hop of an outvoted chain can be re-run alone, or when no third copy exists', async () => {
+    const other: SpanHop[] = [
+      { nodeId: 'r', layerStart: 0, layerEnd: 2 },
+      { nodeId: 's', layerStart: 2, layerEnd: 8 },
+    ];
+    const chained = await run('a', [split, other], (id) => id === 'p', 1);
+    expect(chained.verdicts).toEqual([['inconclusive', undefined]]);
+    const alone = await run('a', [whole('x')], (id) => id === 'a', 1);
+    expect(alone.verdicts).toEqual([['inconclusive', undefined]]);
+    expect([...chained.quarantined, ...alone.quarantined]).toEqual([]);
+  });
+
+  it('skips a call it cannot check: no copy, or no history of the earlier steps at that layer', async () => {
+    const none = await run('a', [], () => false, 1);
+    expect(none.verdicts).toEqual([['skipped', undefined]]);
+    const { runner } = nodes(() => false);
+    const verdicts: SpanVerdict[] = [];
+    const v = verifySpans(runner, { sample: 1, random: () => 0, copies: copiesOf([whole('x')]), quarantine: () => {}, onVerdict: (k) => verdicts.push(k) });
+    await v.runner(stage('a'), 7, context(3)); // steps 0–2 never went through it
+    expect(verdicts).toEqual(['skipped']);
+  });
+
+  it('verifies the sampled share only', async () => {
+    const { runner } = nodes(() => false);
+    const v = verifySpans(runner, { sample: 0.1, random: uniform(5), copies: copiesOf([whole('x')]), quarantine: () => {} });
+    for (let t = 0; t < 1000; t++) await v.runner({ ...stage('a'), sessionId: `s${t}` }, t, context(0));
+    expect(v.stats().extraCalls).toBeGreaterThan(60);
+    expect(v.stats().extraCalls).toBeLessThan(140);
+  });
+
+  it('never quarantines anyone when every node is honest (any copies, any steps)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(['x'], ['x', 'y'], ['split', 'y'], ['split']), fc.integer({ min: 1, max: 6 }), async (names, steps) => {
+        const chains = names.map((n) => (n === 'split' ? split : whole(n)));
+        const r = await run('a', chains, () => false, steps);
+        expect(r.quarantined).toEqual([]);
+        expect(r.outputs).toEqual(reference(steps));
+      }),
+      { seed: 26, numRuns: 40 },
+    );
+  });
+});
