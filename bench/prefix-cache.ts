@@ -7,6 +7,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { createSwarm, emptyBlocks, PrefixIndex, promptBlocks, stringSeed, swarmConfig, type NodeProfile, type SwarmPlan } from '../src/index.js';
+import { kInternals } from '../src/runtime/internal.js';
 import { collectGarbage, medianNs, QUICK } from './measure.js';
 import type { BenchRow } from './types.js';
 
@@ -46,10 +47,13 @@ function setup(copies: number) {
 export function prefixCacheBench(log: (line: string) => void = () => undefined): BenchRow[] {
   log('prefix cache: 1,000 copies');
   const { swarm, prompts } = setup(COPIES);
-  // Steady state: every copy holds the shared prefix. Reserved at once, the requests spread over every copy.
-  const leases = prompts.length > 0 ? Array.from({ length: COPIES }, (_, i) => swarm.route({ prompt: prompts[i % prompts.length] as string }, { reserve: true }).lease) : [];
-  for (const lease of leases) swarm.release(lease, {});
-  const holders = new Set(leases.map((l) => l.nodes[0]));
+  // Steady state: every copy holds the shared prefix (taught through the internals, as a session's failover does).
+  const internals = swarm[kInternals];
+  for (const p of swarm.state().plan.pipelines) {
+    const route = { modelId: p.modelId, pipelineId: p.id, stages: p.stages, cost: 0, hops: p.stages.length - 1, degraded: false };
+    for (let k = 0; k < 4; k++) internals.learn(route, { prompt: prompts[(p.id.length + k) % prompts.length] as string });
+  }
+  const holders = new Set(swarm.state().plan.pipelines.map((p) => p.id));
   let i = 0;
   const next = () => prompts[i++ & 63] as string;
   for (let k = 0; k < 2000; k++) swarm.route({ prompt: next() }); // every suffix learnt once

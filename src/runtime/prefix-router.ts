@@ -137,7 +137,7 @@ export class PrefixRouter {
     const deepest = loadHeld === count ? count : index.deepest(keys, count);
     if (loadHeld >= deepest) return fallback; // the cheapest copy by load holds the most: nothing can beat it
     // A copy holding more of the prompt may be cheaper: only those whose chain plus the best
-    // possible tokens term can beat the best so far are visited (in id order; ties stay with the first).
+    // possible tokens term beats the best so far are visited (in id order; ties stay with the first).
     const floor = this.tokensTerm(deepest, r);
     let best: { copy: CopyCache; pipeline: Pipeline; held: number; cost: number } | undefined;
     let bestCost = this.cost;
@@ -152,7 +152,8 @@ export class PrefixRouter {
       }
     };
     const suspects = this.suspect(fallback);
-    if (r.isDefault) this.host.table.visitBelow(modelId, suspects, () => bestCost - floor, consider);
+    // A chain can win only if, with the most any copy holds cached, it costs strictly less (the same sum as `consider`'s).
+    if (r.isDefault) this.host.table.visitBelow(modelId, suspects, (chain) => chain + floor < bestCost, consider);
     else this.scan(modelId, r, suspects, consider);
     const found = best as { copy: CopyCache; pipeline: Pipeline; held: number; cost: number } | undefined;
     if (found === undefined) return fallback;
