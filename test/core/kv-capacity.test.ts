@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { kvCapacities, memoryReader } from '../../src/core/kv-capacity.js';
 import { DEFAULT_KV_GB_PER_TOKEN } from '../../src/core/prefix-cache-options.js';
 import type { SwarmPlan } from '../../src/core/types.js';
+import { planSwarm, validatePlan } from '../../src/core/index.js';
 
 describe('kvCapacities', () => {
   it('gives a one-node copy what its weights leave, at the default KV per token', () => {
@@ -44,5 +45,16 @@ describe('kvCapacities', () => {
     const caps = kvCapacities(plan, memoryReader([{ id: 'full', memoryGb: 4 }]));
     expect(caps.get('m/0')).toBe(0);
     expect(caps.get('m/1')).toBe(0);
+  });
+
+  it('the plan keeps a model\'s kvGbPerToken, and refuses one that is not a number above 0 and at most 1', () => {
+    const models = [{ id: 'm', layers: 4, kvGbPerToken: 0.0005 }];
+    const plan = planSwarm([{ id: 'a', memoryGb: 8 }], { models });
+    expect(plan.models[0]?.kvGbPerToken).toBe(0.0005);
+    expect(kvCapacities(plan, memoryReader([{ id: 'a', memoryGb: 8 }])).get(plan.pipelines[0]?.id as string)).toBe(8000);
+    for (const bad of [0, -1, 2, Number.NaN]) {
+      const issues = validatePlan({ ...plan, models: [{ ...plan.models[0], id: 'm', layers: 4, kvGbPerToken: bad }] }, [{ id: 'a', memoryGb: 8 }]);
+      expect(issues.some((i) => i.message.includes('"kvGbPerToken"'))).toBe(true);
+    }
   });
 });
