@@ -88,6 +88,18 @@ describe('routing with a prompt', () => {
     expect(unguarded.counts).toEqual([12]); // all on the copy that served the first
   });
 
+  it('weights.tokens scales the cached saving (the scan path): a reserved copy keeps a prompt it holds', () => {
+    const swarm = createSwarm(equal(2), swarmConfig(4, 2), { seed: 1 });
+    const held = swarm.route({ prompt: ask('0') }, { reserve: true }); // in flight on its copy
+    const weighted = swarm.route({ prompt: ask('1'), weights: { tokens: 20 } });
+    expect(weighted.pipelineId).toBe(held.pipelineId); // 20 × the saving (4.6) is more than a reservation (30)
+    expect(weighted.cachedTokens).toBe(528);
+    const plain = swarm.route({ prompt: ask('2') });
+    expect(plain.pipelineId).not.toBe(held.pipelineId); // the default saving is less
+    expect(plain.cachedTokens).toBe(0);
+    swarm.stop();
+  });
+
   it('corrects its estimate from the copy\'s report: a copy that evicts sooner is trusted with less', () => {
     const swarm = createSwarm(equal(1, 4.2), swarmConfig(4, 1), { seed: 1 }); // 0.2 GB of KV: 1,562 tokens
     const prompts = Array.from({ length: 6 }, (_, i) => `${i}:${'q'.repeat(800)}`); // 12 blocks each
