@@ -110,7 +110,8 @@ export class PrefixRouter {
 
   /** The tokens term of the request in hand with `held` blocks cached. */
   private tokensTerm(held: number, r: ResolvedRequest): number {
-    return promptTokensCost(this.tokens, this.cachedOf(held), (this.options as ResolvedPrefixCache).cachedShare, r.weights);
+    const o = this.options as ResolvedPrefixCache;
+    return promptTokensCost(this.tokens, this.cachedOf(held), o.cachedShare, r.weights, o.tokenWeight);
   }
 
   /**

@@ -100,6 +100,15 @@ describe('routing with a prompt', () => {
     swarm.stop();
   });
 
+  it('prefixCache.tokenWeight scales the same saving for the whole swarm, on the routing index', () => {
+    const swarm = createSwarm(equal(2), { ...swarmConfig(4, 2), prefixCache: { tokenWeight: 20 } }, { seed: 1 });
+    const held = swarm.route({ prompt: ask('0') }, { reserve: true });
+    const next = swarm.route({ prompt: ask('1') });
+    expect(next.pipelineId).toBe(held.pipelineId);
+    expect(next.cachedTokens).toBe(528);
+    swarm.stop();
+  });
+
   it('corrects its estimate from the copy\'s report: a copy that evicts sooner is trusted with less', () => {
     const swarm = createSwarm(equal(1, 4.2), swarmConfig(4, 1), { seed: 1 }); // 0.2 GB of KV: 1,562 tokens
     const prompts = Array.from({ length: 6 }, (_, i) => `${i}:${'q'.repeat(800)}`); // 12 blocks each
