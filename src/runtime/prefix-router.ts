@@ -60,7 +60,6 @@ export class PrefixRouter {
   readonly options: ResolvedPrefixCache | undefined;
   private index: PrefixIndex | undefined;
   private readonly blocks = emptyBlocks();
-  private readonly seeds = new Map<string, number>();
   private readonly leases = new Map<string, LeaseNote>();
   private readonly counters = { requests: 0, promptTokens: 0, estimatedTokens: 0, reports: 0, reportedTokens: 0, reportedEstimate: 0, guarded: 0 };
   // The request in hand, between begin and finish.
@@ -92,10 +91,9 @@ export class PrefixRouter {
   }
 
   private hash(prompt: Prompt, modelId: string, o: ResolvedPrefixCache): void {
-    let seed = this.seeds.get(modelId);
-    if (seed === undefined) this.seeds.set(modelId, (seed = stringSeed(modelId)));
+    // The model id is hashed each time (a few characters): a cache by id would grow with any id a caller sends.
     const text = typeof prompt === 'string';
-    promptBlocks(prompt, seed, text ? o.textBlockChars : o.idBlockSize, this.blocks);
+    promptBlocks(prompt, stringSeed(modelId), text ? o.textBlockChars : o.idBlockSize, this.blocks);
     this.blockTokens = text ? o.textBlockChars / 4 : o.idBlockSize;
   }
 
