@@ -6,7 +6,9 @@
  * and per copy. Run alone (`node dist-bench/bench/prefix-cache.js`) it prints a table.
  */
 import { pathToFileURL } from 'node:url';
-import { createSwarm, emptyBlocks, PrefixIndex, promptBlocks, stringSeed, swarmConfig, type NodeProfile, type SwarmPlan } from '../src/index.js';
+import { createSwarm, swarmConfig, type NodeProfile, type SwarmPlan } from '../src/index.js';
+import { emptyBlocks, promptBlocks, stringSeed } from '../src/core/prompt-blocks.js';
+import { PrefixIndex } from '../src/runtime/prefix-index.js';
 import { kInternals } from '../src/runtime/internal.js';
 import { collectGarbage, medianNs, QUICK } from './measure.js';
 import type { BenchRow } from './types.js';
