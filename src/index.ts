@@ -45,6 +45,7 @@ export type {
   DownCause,
   AliveCause,
   NodeRecord,
+  PrefixStats,
 } from './runtime/index.js';
 // Failure detection and ejection settings (docs/detection.md).
 export type { PhiOptions } from './core/phi.js';
@@ -52,6 +53,8 @@ export type { EjectionOptions } from './core/ejection.js';
 
 // The pure core: plan, state, route, failover, cost, errors.
 export { planSwarm, validatePlan, SwarmState, routeRequest, failoverInSwarm, resumeRoute, copyTimes, nodeCost, pipelineCost, DEFAULT_WEIGHTS, DEFAULT_PENALTIES } from './core/index.js';
+// The prefix cache's defaults (docs/prefix-cache.md).
+export { PREFIX_CACHE_DEFAULTS, DEFAULT_KV_GB_PER_TOKEN } from './core/index.js';
 export { RoutingError, PlanError, SwarmError, SessionError } from './core/index.js';
 export type {
   NodeProfile,
@@ -89,6 +92,8 @@ export type {
   ResumePreference,
   ResumeStrategy,
   Resumption,
+  Prompt,
+  PrefixCacheOptions,
 } from './core/index.js';
 
 // The statecharts and their context types are internal: `hecate-swarm/machines`.

@@ -134,6 +134,30 @@ export class RouterIndex {
     return best;
   }
 
+  /**
+   * Visits the intact pipelines of a model whose chain cost `keep(chain)` accepts (asked again at
+   * each subtree, so a caller can tighten it; it must accept every chain below one it accepts),
+   * pruning every subtree whose cheapest it refuses: O(k·log P) for k visited, in index order.
+   * Pipelines with a suspect node are visited only with `suspects` (the caller's best has one, so
+   * every intact pipeline has one).
+   */
+  visitBelow(modelId: string, suspects: boolean, keep: (chain: number) => boolean, visit: (pipeline: Pipeline, chain: number) => void): void {
+    if (this.dirty.length > 0) this.flush();
+    const slot = this.slots.get(modelId);
+    if (slot === undefined) return;
+    const stack = [1];
+    while (stack.length > 0) {
+      const k = stack.pop() as number;
+      const w = slot.tree[k] ?? -1;
+      if (w < 0) continue;
+      const key = slot.key[w] as number;
+      // The subtree's winner is its cheapest intact pipeline without a suspect, if it has one.
+      if (key === Infinity || (!suspects && slot.suspect[w] === 1) || !keep(key)) continue;
+      if (k >= slot.size) visit(slot.pipelines[w] as Pipeline, slot.chain[w] as number);
+      else stack.push(2 * k + 1, 2 * k);
+    }
+  }
+
   private rekey(slot: ModelSlot, i: number, key: number): void {
     slot.key[i] = key;
     const tree = slot.tree;

@@ -1,0 +1,55 @@
+/** The prefix cache's settings, its tokens term and its imbalance guard (docs/prefix-cache.md). */
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_WEIGHTS, tokensCost } from '../../src/core/cost.js';
+import { imbalanced, PREFIX_CACHE_DEFAULTS, prefixCacheIssue, promptTokensCost, resolvePrefixCache } from '../../src/core/prefix-cache-options.js';
+
+describe('prefixCacheIssue', () => {
+  it('takes false, nothing, and any setting within its range', () => {
+    expect(prefixCacheIssue(undefined)).toBeUndefined();
+    expect(prefixCacheIssue(false)).toBeUndefined();
+    expect(prefixCacheIssue({ textBlockChars: 32, cachedShare: 0, balanceRel: 1, tokenWeight: 5 })).toBeUndefined();
+  });
+
+  it.each([
+    [true, /must be false or an object/],
+    [{ textBlock: 3 }, /unknown key "textBlock"/],
+    [{ idBlockSize: 2.5 }, /"prefixCache.idBlockSize" must be an integer from 1/],
+    [{ maxBlocksPerCopy: 0 }, /"prefixCache.maxBlocksPerCopy" must be an integer from 1/],
+    [{ balanceAbs: -1 }, /"prefixCache.balanceAbs" must be a finite number >= 0/],
+    [{ cachedShare: 2 }, /"prefixCache.cachedShare" must be from 0 to 1/],
+    [{ balanceRel: 0.5 }, /"prefixCache.balanceRel" must be >= 1/],
+  ])('refuses %j naming the field', (value, message) => {
+    expect(prefixCacheIssue(value)).toMatch(message);
+  });
+
+  it('fills the defaults', () => {
+    expect(resolvePrefixCache({ idBlockSize: 8 })).toEqual({ ...PREFIX_CACHE_DEFAULTS, idBlockSize: 8 });
+  });
+});
+
+describe('promptTokensCost', () => {
+  it('is the original tokens term with nothing cached, and prices cached tokens at the share', () => {
+    expect(promptTokensCost(4096, 0, 0.1, DEFAULT_WEIGHTS)).toBe(tokensCost(4096, DEFAULT_WEIGHTS));
+    expect(promptTokensCost(1024, 1024, 0.1, DEFAULT_WEIGHTS)).toBeCloseTo(1, 12);
+    expect(promptTokensCost(1024, 5000, 0.1, DEFAULT_WEIGHTS)).toBeCloseTo(1, 12); // never more cached than tokens
+    expect(promptTokensCost(1024, 0, 0.1, DEFAULT_WEIGHTS, 3)).toBe(30);
+  });
+});
+
+describe('imbalanced', () => {
+  const o = PREFIX_CACHE_DEFAULTS;
+  it('needs both conditions on in-flight counts: more than 2 more, and more than 1.5 times', () => {
+    expect(imbalanced(3, undefined, 0, undefined, o)).toBe(true);
+    expect(imbalanced(2, undefined, 0, undefined, o)).toBe(false); // 2 more is not more than 2
+    expect(imbalanced(10, undefined, 6, undefined, o)).toBe(true);
+    expect(imbalanced(9, undefined, 6, undefined, o)).toBe(false); // 1.5 times is not more than 1.5 times
+    expect(imbalanced(10, undefined, 7, undefined, o)).toBe(false); // 3 more, but not 1.5 times
+  });
+
+  it('weighs load against declared slots when both copies have them', () => {
+    expect(imbalanced(3, 16, 0, 16, o)).toBe(false); // 3 of 16 is under a quarter
+    expect(imbalanced(5, 16, 0, 16, o)).toBe(true);
+    expect(imbalanced(8, 32, 2, 4, o)).toBe(false); // a quarter full against a half full
+    expect(imbalanced(3, 16, 0, undefined, o)).toBe(true); // one without slots: counts
+  });
+});
