@@ -45,7 +45,7 @@ describe('route', () => {
   it.each<[string, () => (swarm: Swarm) => unknown, RegExp]>([
     ['{ reserve: "yes" }', () => (s) => s.route({}, { reserve: 'yes' } as never), /^route options: "reserve" must be a boolean, got "yes"$/],
     ['{ reserv: true }', () => (s) => s.route({}, { reserv: true } as never), /^route options: unknown key "reserv" \(known: reserve\)$/],
-    ['{ modle: "x" }', () => (s) => s.route({ modle: 'x' } as never), /^request: unknown key "modle" \(known: tokens, weights, penalties, costModel, model\)$/],
+    ['{ modle: "x" }', () => (s) => s.route({ modle: 'x' } as never), /^request: unknown key "modle" \(known: tokens, weights, penalties, costModel, prompt, model, cache\)$/],
     ['{ model: 3 }', () => (s) => s.route({ model: 3 } as never), /request field "model" must be a model id string, got 3/],
     ['a misspelt weight', () => (s) => s.route({ weights: { latncy: 2 } } as never), /request field "weights": unknown key "latncy"/],
     ['null options', () => (s) => s.route({}, null as never), /route options must be an object/],
@@ -76,7 +76,7 @@ describe('route', () => {
 describe('release', () => {
   it.each<[string, unknown, RegExp]>([
     ['{ ok: "no" }', { ok: 'no' }, /"ok" must be a boolean, got "no"/],
-    ['{ okk: false }', { okk: false }, /outcome: unknown key "okk" \(known: latencyMs, ok, failedNode\)/],
+    ['{ okk: false }', { okk: false }, /outcome: unknown key "okk" \(known: latencyMs, ok, failedNode, cachedTokens\)/],
     ['{ latencyMs: 1e308 }', { latencyMs: 1e308 }, /"latencyMs" must be a number from 0 to 600000 \(ms\), got 1e\+308/],
     ['{ failedNode } without ok: false', { failedNode: 'a' }, /"failedNode" names the node that failed: give it with ok: false/],
   ])('%s is BadTelemetry naming the key; the lease stays open and nothing is fed', (_what, outcome, message) => {
