@@ -40,6 +40,8 @@ export interface AdmissionHost {
 interface Entry extends Waiter {
   readonly model: string;
   readonly request: SwarmRequest;
+  /** The one route it waits for (a resumed session's), instead of the router's choice. */
+  readonly fixed: Route | undefined;
   readonly resolve: (route: LeasedRoute) => void;
   readonly reject: (error: Error) => void;
   readonly signal: AbortSignal | undefined;
@@ -92,10 +94,13 @@ export class Admission {
     return this.queued;
   }
 
-  /** See `Swarm.admit`. Never throws: every refusal is the promise's rejection. */
-  admit(request: SwarmRequest = {}, options?: AdmitOptions): Promise<LeasedRoute> {
+  /**
+   * See `Swarm.admit`. Never throws: every refusal is the promise's rejection. With `fixed`, it
+   * waits for room on that route alone (a session's resumed route: `hecate-swarm/sessions`).
+   */
+  admit(request: SwarmRequest = {}, options?: AdmitOptions, fixed?: Route): Promise<LeasedRoute> {
     try {
-      return this.enter(request, options);
+      return this.enter(request, options, fixed);
     } catch (error) {
       return Promise.reject(error as Error);
     }
@@ -179,14 +184,14 @@ export class Admission {
     };
   }
 
-  private enter(request: SwarmRequest, options: AdmitOptions | undefined): Promise<LeasedRoute> {
+  private enter(request: SwarmRequest, options: AdmitOptions | undefined, fixed: Route | undefined): Promise<LeasedRoute> {
     const o = checkAdmitOptions(options);
-    const route = this.host.route(request); // checks the request, throws as route does
+    const route = fixed ?? this.host.route(request); // checks the request, throws as route does
     if (o.signal?.aborted === true) throw aborted(route.modelId, o.signal);
     const now = this.host.clock.now();
     if (this.queued > 0) this.serve(now);
     const queue = this.queues.get(route.modelId);
-    const leased = queue === undefined || queue.size === 0 ? this.place(request, route) : undefined;
+    const leased = queue === undefined || queue.size === 0 ? this.place(request, route, fixed !== undefined) : undefined;
     if (leased !== undefined) {
       (queue ?? this.queueOf(route.modelId)).admitted(o.priority);
       return Promise.resolve(leased);
@@ -200,7 +205,7 @@ export class Admission {
       this.settle(victim, q).reject(this.saturated(route.modelId, q, victim.priority, `pushed out of the full queue (${this.queueSize} waiting) by a request of priority ${o.priority}`));
     }
     return new Promise<LeasedRoute>((resolve, reject) => {
-      const w: Entry = { at: [-1, -1, -1], seq: ++this.seq, priority: o.priority, deadlineAt: o.deadlineMs === undefined ? Infinity : now + o.deadlineMs, resumed: o.resumed, model: route.modelId, request, resolve, reject, signal: o.signal, onAbort: undefined };
+      const w: Entry = { at: [-1, -1, -1], seq: ++this.seq, priority: o.priority, deadlineAt: o.deadlineMs === undefined ? Infinity : now + o.deadlineMs, resumed: o.resumed, model: route.modelId, request, fixed, resolve, reject, signal: o.signal, onAbort: undefined };
       q.push(w);
       this.queued++;
       if (w.deadlineAt !== Infinity) {
@@ -217,13 +222,17 @@ export class Admission {
     });
   }
 
-  /** Leases a route for `request` on a copy with room (the router's choice first), or undefined when none has room. */
-  private place(request: SwarmRequest, chosen?: Route): LeasedRoute | undefined {
+  /**
+   * Leases a route for `request` on a copy with room (the router's choice first), or undefined
+   * when none has room; `only` leases `chosen` or nothing.
+   */
+  private place(request: SwarmRequest, chosen?: Route, only = false): LeasedRoute | undefined {
     const plan = this.host.plan();
     if (this.share < 1 && this.ledger.size >= this.budget(this.intactCapacity(plan))) return undefined;
     const first = chosen ?? this.host.route(request);
     const shape = this.ledger.shape(plan, first.pipelineId, first.stages);
     if (this.ledger.fits(shape)) return this.take(first, shape);
+    if (only) return undefined;
     // The router's copy is full: the cheapest other intact copy with room.
     const nodes = this.host.nodes();
     const extra = this.host.extra();
@@ -274,7 +283,7 @@ export class Admission {
             const w = q.next() as Entry;
             let leased: LeasedRoute | undefined;
             try {
-              leased = this.place(w.request);
+              leased = this.place(w.request, w.fixed, w.fixed !== undefined);
             } catch (error) {
               // No copy left at all (every one down): it waits for a revival, until its deadline.
               if (error instanceof RoutingError && (error.code === 'NoHealthyPipeline' || error.code === 'Unrecoverable')) break;
