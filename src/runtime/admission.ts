@@ -64,6 +64,7 @@ export class Admission {
   private readonly window: number;
   private readonly timers: boolean;
   private share: number;
+  private readonly headroom: number;
   private queued = 0;
   private seq = 0;
   private draining = false;
@@ -86,6 +87,7 @@ export class Admission {
     this.shares = new Map(Object.entries(config?.shares ?? {}).map(([k, v]) => [Number(k), v] as const));
     this.window = config?.window ?? 100;
     this.share = config?.share ?? 1;
+    this.headroom = config?.headroom ?? 1;
     this.timers = isTimerClock(host.clock);
   }
 
@@ -166,7 +168,7 @@ export class Admission {
         capacity = capacity === null || shape.capacity === Infinity ? null : capacity + shape.capacity;
         least = Math.min(least, shape.capacity === Infinity ? 0 : fill);
       }
-      return { pipelineId: p.id, modelId: p.modelId, intact, capacity: shape.capacity === Infinity ? null : shape.capacity, inFlight: this.ledger.inFlightOn(p.id), saturation: fill, room: intact && this.ledger.fits(shape) };
+      return { pipelineId: p.id, modelId: p.modelId, intact, capacity: shape.capacity === Infinity ? null : shape.capacity, inFlight: this.ledger.inFlightOn(p.id), saturation: fill, room: intact && this.ledger.fits(shape, this.headroom) };
     });
     const budget = this.budget(capacity);
     const used = budget === Infinity ? 0 : this.ledger.size / budget;
@@ -231,7 +233,7 @@ export class Admission {
     if (this.share < 1 && this.ledger.size >= this.budget(this.intactCapacity(plan))) return undefined;
     const first = chosen ?? this.host.route(request);
     const shape = this.ledger.shape(plan, first.pipelineId, first.stages);
-    if (this.ledger.fits(shape)) return this.take(first, shape);
+    if (this.ledger.fits(shape, this.headroom)) return this.take(first, shape);
     if (only) return undefined;
     // The router's copy is full: the cheapest other intact copy with room.
     const nodes = this.host.nodes();
@@ -243,7 +245,7 @@ export class Admission {
     for (const p of plan.pipelines) {
       if (p.modelId !== first.modelId || p.id === first.pipelineId || !isIntact(p, nodes) || p.stages.some((s) => nodes[s.nodeId]?.suspect === true)) continue;
       const s = this.ledger.shape(plan, p.id, p.stages);
-      if (!this.ledger.fits(s)) continue;
+      if (!this.ledger.fits(s, this.headroom)) continue;
       const cost = chainCost(p.stages, nodes, r, extra, layers) + tokensCost(r.tokens, r.weights);
       if (best === undefined || cost < best.cost) {
         best = { modelId: p.modelId, pipelineId: p.id, stages: p.stages, cost, hops: p.stages.length - 1, degraded: false };

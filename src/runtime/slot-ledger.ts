@@ -75,9 +75,9 @@ export class SlotLedger {
     return s;
   }
 
-  /** Whether one more request fits on every limited node of the copy. */
-  fits(shape: CopyShape): boolean {
-    for (const p of shape.parts) if ((this.occupied.get(p.node) ?? 0) + p.w > p.slots + EPSILON) return false;
+  /** Whether one more request fits on every limited node of the copy (each node's slots × `headroom`). */
+  fits(shape: CopyShape, headroom = 1): boolean {
+    for (const p of shape.parts) if ((this.occupied.get(p.node) ?? 0) + p.w > p.slots * headroom + EPSILON) return false;
     return true;
   }
 
