@@ -6,7 +6,6 @@
  * Times and timers come from the swarm's clock.
  */
 import { admissionConfigIssue, checkAdmitOptions, type AdmissionConfig, type AdmitOptions } from '../core/admission-config.js';
-import { chainCost, resolveRequest, tokensCost, type ExtraLoad } from '../core/cost.js';
 import { RoutingError, SwarmError } from '../core/errors.js';
 import { isIntact } from '../core/plan-index.js';
 import type { NodeProfile, NodeStates, Route, SwarmPlan } from '../core/types.js';
@@ -24,8 +23,6 @@ export interface AdmissionHost {
   plan(): SwarmPlan;
   /** The routing view's nodes (alive, suspect, telemetry). */
   nodes(): NodeStates;
-  /** The in-flight load the router counts. */
-  extra(): ExtraLoad;
   /** A member's profile; undefined for a stranger. */
   profileOf(nodeId: string): NodeProfile | undefined;
   /** `swarm.route(request)`: checked, chosen, no lease (throws as `route` does). */
@@ -163,7 +160,7 @@ export class Admission {
     const copies = plan.pipelines.map((p): CopySaturation => {
       const shape = this.ledger.shape(plan, p.id, p.stages);
       const intact = isIntact(p, nodes);
-      const fill = this.ledger.fill(shape);
+      const fill = this.ledger.fill(shape, this.headroom);
       if (intact) {
         capacity = capacity === null || shape.capacity === Infinity ? null : capacity + shape.capacity;
         least = Math.min(least, shape.capacity === Infinity ? 0 : fill);
@@ -225,8 +222,9 @@ export class Admission {
   }
 
   /**
-   * Leases a route for `request` on a copy with room (the router's choice first), or undefined
-   * when none has room; `only` leases `chosen` or nothing.
+   * Leases the router's choice for `request` when a copy has room (admission decides how many,
+   * the router where: its cost counts the leases in flight), or undefined when none has room;
+   * `only` leases `chosen` if it has room itself, or nothing.
    */
   private place(request: SwarmRequest, chosen?: Route, only = false): LeasedRoute | undefined {
     const plan = this.host.plan();
@@ -235,24 +233,11 @@ export class Admission {
     const shape = this.ledger.shape(plan, first.pipelineId, first.stages);
     if (this.ledger.fits(shape, this.headroom)) return this.take(first, shape);
     if (only) return undefined;
-    // The router's copy is full: the cheapest other intact copy with room.
     const nodes = this.host.nodes();
-    const extra = this.host.extra();
-    const r = resolveRequest(request);
-    const layers = plan.models.find((m) => m.id === first.modelId)?.layers;
-    let best: Route | undefined;
-    let bestShape: CopyShape | undefined;
     for (const p of plan.pipelines) {
-      if (p.modelId !== first.modelId || p.id === first.pipelineId || !isIntact(p, nodes) || p.stages.some((s) => nodes[s.nodeId]?.suspect === true)) continue;
-      const s = this.ledger.shape(plan, p.id, p.stages);
-      if (!this.ledger.fits(s, this.headroom)) continue;
-      const cost = chainCost(p.stages, nodes, r, extra, layers) + tokensCost(r.tokens, r.weights);
-      if (best === undefined || cost < best.cost) {
-        best = { modelId: p.modelId, pipelineId: p.id, stages: p.stages, cost, hops: p.stages.length - 1, degraded: false };
-        bestShape = s;
-      }
+      if (p.modelId === first.modelId && p.id !== first.pipelineId && isIntact(p, nodes) && this.ledger.fits(this.ledger.shape(plan, p.id, p.stages), this.headroom)) return this.take(first, shape);
     }
-    return best === undefined ? undefined : this.take(best, bestShape as CopyShape);
+    return undefined;
   }
 
   private take(route: Route, shape: CopyShape): LeasedRoute {

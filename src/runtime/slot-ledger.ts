@@ -81,10 +81,10 @@ export class SlotLedger {
     return true;
   }
 
-  /** How full the copy's fullest limited node is, 0 to 1 (0 when none is limited). */
-  fill(shape: CopyShape): number {
+  /** How full the copy's fullest limited node is against its slots × `headroom`, 0 to 1 (0 when none is limited). */
+  fill(shape: CopyShape, headroom = 1): number {
     let most = 0;
-    for (const p of shape.parts) most = Math.max(most, (this.occupied.get(p.node) ?? 0) / p.slots);
+    for (const p of shape.parts) most = Math.max(most, (this.occupied.get(p.node) ?? 0) / (p.slots * headroom));
     return most;
   }
 
