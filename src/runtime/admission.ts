@@ -119,7 +119,7 @@ export class Admission {
 
   /** Counts a new lease (every lease the swarm issues, `route`'s included). */
   track(lease: Lease, route: Route): void {
-    const shape = this.shape !== undefined && this.shape.stages === route.stages ? this.shape : undefined;
+    const shape = this.shape !== undefined && this.shape.stages === route.stages ? this.shape : this.ledger.shape(this.host.plan(), route.pipelineId, route.stages);
     this.ledger.track(lease, route, shape, this.host.clock.now());
   }
 
