@@ -205,6 +205,26 @@ describe('swarm.admit when every copy is full', () => {
     swarm.stop();
   });
 
+  it('re-queues nothing when a node goes down: the waiters stay, a leased request stays its holder\'s', async () => {
+    const swarm = createSwarm(twins, config, { clock: new ManualClock(), seed: 1 });
+    const onA = [await swarm.admit(), await swarm.admit()].find((r) => r.stages[0]?.nodeId === 'a') as LeasedRoute;
+    const settled: string[] = [];
+    const waiting = [1, 2].map((i) => swarm.admit().then(() => settled.push(`w${i}`)));
+    swarm.markDown('a');
+    await outcome(Promise.resolve());
+    expect(settled).toEqual([]);
+    expect(swarm.saturation()).toMatchObject({ queued: 2, inFlight: 2 });
+    swarm.release(onA.lease, { ok: false, failedNode: 'a' }); // its holder ends it
+    await outcome(Promise.resolve());
+    expect(settled).toEqual([]); // a's slot is free, but a is down: b is the only copy, and full
+    swarm.markAlive('a');
+    await outcome(Promise.resolve());
+    expect(settled).toEqual(['w1']);
+    expect(swarm.saturation()).toMatchObject({ queued: 1, inFlight: 2 });
+    swarm.stop();
+    await Promise.allSettled(waiting);
+  });
+
   it('puts a resumed request at the head of its band, and orders by deadline when asked', async () => {
     const swarm = createSwarm(twins, { ...config, admission: { order: 'deadline' } }, { clock: new ManualClock(), seed: 1 });
     const held = [await swarm.admit(), await swarm.admit()];
