@@ -91,6 +91,21 @@ describe('capacity', () => {
     swarm.stop();
   });
 
+  it('shares a node\'s slots across the copies on it: two models on one node of 2 slots hold 2 requests together', async () => {
+    const swarm = createSwarm([{ id: 'n', memoryGb: 8, slots: 2 }], { models: [{ id: 'base', layers: 4 }, { id: 'ex', layers: 4, kind: 'expert' }] }, { clock: new ManualClock(), seed: 1 });
+    expect(swarm.saturation().copies.map((c) => [c.modelId, c.capacity])).toEqual([['base', 2], ['ex', 2]]);
+    await swarm.admit({});
+    await swarm.admit({});
+    const expert = outcome(swarm.admit({ model: 'ex' }));
+    expect(await expert).toBe('pending');
+    expect(swarm.saturation().copies.map((c) => [c.modelId, c.inFlight, c.saturation, c.room])).toEqual([
+      ['base', 2, 1, false],
+      ['ex', 0, 1, false],
+    ]);
+    swarm.stop();
+    await expert;
+  });
+
   it('refuses a profile whose slots is not a positive integer, naming it', () => {
     const error = caught(() => createSwarm([{ id: 'a', memoryGb: 8, slots: 0 }], config));
     expect(error).toBeInstanceOf(PlanError);
