@@ -43,6 +43,8 @@ export class LeaseTable {
     private readonly hold: (nodeId: string, delta: 1 | -1) => void,
     /** Put before every lease id. */
     private readonly prefix = '',
+    /** Told of every lease that ends (released, expired), after its nodes stopped counting it. */
+    private readonly ended?: (lease: Lease) => void,
   ) {}
 
   /** Leases open in the table (expired ones not yet swept included; see {@link inFlight}). */
@@ -59,6 +61,11 @@ export class LeaseTable {
     if (this.last !== undefined && now > this.last) this.steady += now - this.last;
     this.last = now;
     return { now, steady: this.steady };
+  }
+
+  /** A fresh lease id that no lease will take (an admitted session's id before its lease: docs/admission.md). */
+  mint(): string {
+    return `${this.prefix}lease-${++this.seq}`;
   }
 
   /** Opens a lease on `nodes` (distinct ids) for `modelId`. */
@@ -146,6 +153,7 @@ export class LeaseTable {
       this.up(last.pos);
     }
     for (const n of record.held) this.hold(n, -1);
+    this.ended?.(record.lease);
   }
 
   private up(i: number): void {

@@ -36,6 +36,11 @@ export function swarmSessionHost(swarm: Swarm): SessionHost {
     clock: timerClock(internals.clock),
     assertRunning: () => internals.running(),
     watch: (nodeId, onDown) => internals.watchDown(nodeId, onDown),
+    admit: (request, options, route) => {
+      if (route !== undefined) internals.learn(route, request); // a resumed route: its copy learns the history (docs/prefix-cache.md)
+      return internals.admission.admit(request, options, route);
+    },
+    choose: (request) => ({ route: swarm.route(request), id: internals.mintId() }),
   };
 }
 

@@ -26,3 +26,5 @@ export type { SessionSimOptions, SessionSimResult, W6Figures, W6Strategy } from 
 export { DigestNodes, DigestReference, runLayers, mix } from '../../core/digest-model.js';
 export type { LayerCaches } from '../../core/digest-model.js';
 export { VirtualTimers } from './virtual-timers.js';
+export { runOverload, W8_CLASSES, W8_ADMISSION, OVERLOAD_POLICIES } from './overload-sim.js';
+export type { OverloadClass, OverloadOptions, OverloadPolicy, OverloadResult, OverloadClassResult } from './overload-sim.js';
