@@ -15,6 +15,7 @@ import { SessionHistory } from './session-history.js';
 import { checkStepOptions, resolveSessionOptions, sessionHostIssue, type ResolvedSessionOptions } from './session-options.js';
 import type { SessionHost, SessionOptions, SessionStats, StageRunner, StepOptions, TimerClock } from './session-types.js';
 import { attemptOf, callStage, describeFailures, type CallResult } from './stage-call.js';
+import { StateHolders } from './state-holders.js';
 import type { Lease, LeasedRoute, ReleaseOutcome, SwarmRequest } from '../runtime/types.js';
 
 const stageKey = (s: Stage) => `${s.nodeId}\u0000${s.layerStart}\u0000${s.layerEnd}`;
@@ -41,6 +42,8 @@ export class Session<T> {
   /** Nodes that failed a call of this session: dead to it whatever the swarm says. */
   private readonly failed = new Set<string>();
   private readonly history: SessionHistory<T>;
+  /** The nodes a call of this session went to: told to drop its state when it ends (`dropSession`). */
+  private readonly holders: StateHolders;
   private status: 'open' | 'closed' | 'failed' = 'open';
   /** True while a step runs. */
   private running = false;
@@ -65,6 +68,7 @@ export class Session<T> {
     this.clock = options.clock ?? host.clock;
     this.signal = options.signal;
     this.history = new SessionHistory<T>(this.o.maxHistory);
+    this.holders = new StateHolders(() => this.id, options.dropSession);
     const now = this.clock.now();
     this.deadlineAt = options.deadlineMs === undefined ? Infinity : now + options.deadlineMs;
     const leased = host.route(request, { reserve: true });
@@ -176,6 +180,7 @@ export class Session<T> {
         // Something outside the stages broke (the swarm was stopped, say): never leave a lease open.
         this.status = 'failed';
         this.endLease({ ok: false });
+        this.holders.drop();
       }
       throw error;
     } finally {
@@ -186,7 +191,8 @@ export class Session<T> {
   /**
    * Ends the session: releases its lease with the mean latency of its clean steps (a step's pass
    * time, comparable to a one-shot request's; the time between steps is the caller's). A running
-   * step is aborted. Closing twice, or after a failure, does nothing.
+   * step is aborted. Closing twice, or after a failure, does nothing. Every node a call went to is
+   * then told to drop the session's state (`dropSession`), as after a failure.
    */
   close(): SessionStats {
     if (this.status === 'open') {
@@ -196,6 +202,7 @@ export class Session<T> {
         this.interrupt?.();
       }
       this.endLease(this.leaseSteps > 0 ? { latencyMs: boundedLatency(this.leaseMs / this.leaseSteps) } : {});
+      this.holders.drop();
     }
     return this.stats();
   }
@@ -251,6 +258,7 @@ export class Session<T> {
   /** One call of one stage (see {@link callStage}); counts the work of a call that answered. */
   private async call(stage: Stage, s: number, input: T, replay: readonly T[], fresh: boolean, step: number, signals: readonly AbortSignal[]): Promise<CallResult<T>> {
     this.counters.calls++;
+    this.holders.add(stage.nodeId);
     const watch = this.host.watch;
     const result = await callStage({
       runStage: this.runStage,
@@ -343,6 +351,7 @@ export class Session<T> {
   private fail(code: SessionError['code'], message: string, attempts: readonly StageAttempt[], cause?: unknown, neutral = false): SessionError {
     if (this.status === 'open') this.status = 'failed';
     this.endLease(neutral ? {} : { ok: false });
+    this.holders.drop();
     return new SessionError(code, message, [...attempts], cause === undefined ? undefined : { cause });
   }
 }
