@@ -7,25 +7,38 @@ import type { SessionOptions } from '../sessions/session-types.js';
 import { generate, generateBodySchema, type GenerateRequest } from './generate.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import type { PeerPost } from './peer-post.js';
+import { AgentDrops } from './agent-drops.js';
+import { cancelOnHangUp } from './client-cancel.js';
 import { ServeError } from './serve-error.js';
 import { DEFAULT_WORK, type WorkModel } from './work-bounds.js';
 
-/** Registers `POST /v1/generate`; stage calls go out through `post` (signed, trusting the CA: peer-post.ts). */
-export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorParts, sessionOptions: SessionOptions, work: WorkModel = DEFAULT_WORK, post?: PeerPost): void {
+/** An unsigned POST over fetch, for the drops when no poster is given. */
+const unsigned: PeerPost = (url, body, signal) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal, redirect: 'error' });
+
+/**
+ * Registers `POST /v1/generate`; stage calls go out through `post` (signed, trusting the CA:
+ * peer-post.ts). A client that hangs up cancels its generation, and the agents its session called
+ * are told to drop it when it ends (docs/serve.md, "Cancellation"): returns the drops sent.
+ */
+export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorParts, sessionOptions: SessionOptions, work: WorkModel = DEFAULT_WORK, post?: PeerPost): AgentDrops {
   const { clock, registry, seat, metrics, models } = parts;
-  app.post<{ Body: GenerateRequest }>('/v1/generate', { schema: { body: generateBodySchema } }, async (request) => {
+  const drops = new AgentDrops(registry, post ?? unsigned, clock, metrics);
+  app.post<{ Body: GenerateRequest }>('/v1/generate', { schema: { body: generateBodySchema } }, async (request, reply) => {
     const started = clock.now();
+    const signal = cancelOnHangUp(reply);
     try {
       const swarm = seat.local();
       if (swarm === undefined) throw new ServeError('NoSwarm', 503, `no swarm yet: the agents that joined (${[...registry.all()].map((r) => r.id).join(', ') || 'none'}) cannot hold every copy of ${models.map((m) => `"${m.id}"`).join(', ')}`);
       const replica = seat.replica;
-      const reply = await generate(swarm, registry, metrics, request.body, sessionOptions, clock, replica === undefined ? '' : `${replica.view().replica}/`, work, post);
+      const prefix = replica === undefined ? '' : `${replica.view().replica}/`;
+      const answer = await generate(swarm, registry, metrics, request.body, { ...sessionOptions, signal, dropSession: drops.hook(prefix) }, clock, prefix, work, post);
       metrics.requests.inc({ outcome: 'ok' });
       metrics.requestSeconds.observe((clock.now() - started) / 1000);
-      return reply;
+      return answer;
     } catch (error) {
-      metrics.requests.inc({ outcome: error instanceof ServeError ? error.code : 'Internal' });
+      metrics.requests.inc({ outcome: signal.aborted ? 'Cancelled' : error instanceof ServeError ? error.code : 'Internal' });
       throw error;
     }
   });
+  return drops;
 }

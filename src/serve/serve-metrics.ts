@@ -35,6 +35,7 @@ export class ServeMetrics {
   readonly joinsRefused = new Counter({ name: 'hecate_node_joins_refused_total', help: 'Joins refused, by reason (url, rate, full).', labelNames: ['reason'] as const, registers: [this.registry] });
   readonly forgotten = new Counter({ name: 'hecate_nodes_forgotten_total', help: 'Agents that joined and never heartbeated within the grace period, forgotten.', registers: [this.registry] });
   readonly sseDropped = new Counter({ name: 'hecate_sse_clients_dropped_total', help: 'GET /v1/events clients dropped for not reading: their unsent events passed the per-client buffer cap.', registers: [this.registry] });
+  readonly drops = new Counter({ name: 'hecate_session_drops_total', help: 'Ended sessions the agents holding their state were told to drop (POST /v1/sessions/drop), by outcome (ok, refused, unreachable).', labelNames: ['outcome'] as const, registers: [this.registry] });
 
   constructor(source: MetricsSource) {
     new Gauge({

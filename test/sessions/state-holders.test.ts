@@ -34,7 +34,7 @@ describe('dropSession (the session-close hook)', () => {
     const signals = new Map<string, AbortSignal>();
     const drops: Drop[] = [];
     let calls = 0;
-    const session = h.swarm.session({}, (stage, x, ctx) => {
+    const session = h.swarm.session<number>({}, (stage, x, ctx) => {
       signals.set(stage.nodeId, ctx.signal);
       // The first stage answers; the second never does (a long generation on its node).
       return ++calls === 1 ? Promise.resolve(x + 1) : new Promise<number>(() => {});
