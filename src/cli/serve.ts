@@ -27,6 +27,7 @@ const spec: ArgsSpec = {
     swarm: { type: 'string', value: 'name', description: 'The replicated swarm\'s name (letters, digits, "_", "-"). Needs --nats.' },
     ...SERVE_TRUST_FLAGS,
     ...EDGE_FLAGS,
+    'drain-ms': { type: 'string', value: 'ms', description: 'On SIGTERM or SIGINT: stop admitting (503 Draining, Retry-After), let running generations finish this long, hand back the rest, then exit (default 10000; 0: hand back at once). A second signal stops at once.' },
     'pid-file': PID_FILE_FLAG,
   },
 };
@@ -35,7 +36,7 @@ const SUMMARY = 'Run the HTTP orchestrator: agents join it, POST /v1/generate ru
 const DETAILS = `Endpoints: POST /v1/nodes (join), POST /v1/nodes/:id/heartbeat, POST /v1/nodes/:id/leave,
 POST /v1/generate { model, prompt, steps }, GET /v1/status, GET /v1/events (server-sent
 events), GET /metrics (Prometheus), DELETE /v1/nodes/:id/key (admin: frees an id bound to an
-agent's key). Stops on SIGTERM or SIGINT.
+agent's key). Drains on SIGTERM or SIGINT (--drain-ms), then stops.
 
 Agents sign their joins, heartbeats and leaves with the swarm secret of --token-file (serve
 creates it; agents started in the same directory read it) and with their own key; an id stays
@@ -70,6 +71,7 @@ export const command: Command = {
     const down = numberFlag(args, 'down-phi', 0, 100);
     const pause = numberFlag(args, 'acceptable-pause-ms', 0, 600_000, true);
     const minStd = numberFlag(args, 'min-std-ms', 0, 600_000);
+    const drainMs = integerFlag(args, 'drain-ms', 0, 3_600_000) ?? 10_000;
     const file = stringFlag(args, 'topology');
     const replication = replicationFlags(args);
     const edge = edgeFlags(args);
@@ -110,6 +112,10 @@ export const command: Command = {
       })), port, host);
       io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);
       const signal = await untilSignal();
+      log(`${signal}: draining (admits nothing new; running generations have ${drainMs} ms)`);
+      const drained = await Promise.race([orchestrator.drain(drainMs), untilSignal()]);
+      if (typeof drained === 'string') log(`${drained}: stopping without waiting`);
+      else log(`drained: ${drained.finished} generations finished, ${drained.handedBack} handed back`);
       await orchestrator.close();
       io.stderr(`hecate-node serve: ${signal}: stopped\n`);
       return 0;

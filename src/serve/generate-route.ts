@@ -9,24 +9,36 @@ import type { OrchestratorParts } from './orchestrator-parts.js';
 import type { PeerPost } from './peer-post.js';
 import { AgentDrops } from './agent-drops.js';
 import { cancelOnHangUp } from './client-cancel.js';
+import { DrainGate } from './drain-gate.js';
 import { ServeError } from './serve-error.js';
 import { DEFAULT_WORK, type WorkModel } from './work-bounds.js';
 
 /** An unsigned POST over fetch, for the drops when no poster is given. */
 const unsigned: PeerPost = (url, body, signal) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal, redirect: 'error' });
 
+/** What the generate route hands the orchestrator: the drops it sends, the gate a drain closes. */
+export interface GenerateRoute {
+  readonly drops: AgentDrops;
+  readonly gate: DrainGate;
+}
+
 /**
  * Registers `POST /v1/generate`; stage calls go out through `post` (signed, trusting the CA:
  * peer-post.ts). A client that hangs up cancels its generation, and the agents its session called
- * are told to drop it when it ends (docs/serve.md, "Cancellation"): returns the drops sent.
+ * are told to drop it when it ends (docs/serve.md, "Cancellation"); a drain closes its gate
+ * ("Draining").
  */
-export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorParts, sessionOptions: SessionOptions, work: WorkModel = DEFAULT_WORK, post?: PeerPost): AgentDrops {
+export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorParts, sessionOptions: SessionOptions, work: WorkModel = DEFAULT_WORK, post?: PeerPost): GenerateRoute {
   const { clock, registry, seat, metrics, models } = parts;
   const drops = new AgentDrops(registry, post ?? unsigned, clock, metrics);
+  const gate = new DrainGate();
   app.post<{ Body: GenerateRequest }>('/v1/generate', { schema: { body: generateBodySchema } }, async (request, reply) => {
     const started = clock.now();
-    const signal = cancelOnHangUp(reply);
+    const hungUp = cancelOnHangUp(reply);
+    let passed: AbortController | undefined;
     try {
+      passed = gate.enter(); // 503 Draining once a drain began
+      const signal = AbortSignal.any([hungUp, passed.signal]);
       const swarm = seat.local();
       if (swarm === undefined) throw new ServeError('NoSwarm', 503, `no swarm yet: the agents that joined (${[...registry.all()].map((r) => r.id).join(', ') || 'none'}) cannot hold every copy of ${models.map((m) => `"${m.id}"`).join(', ')}`);
       const replica = seat.replica;
@@ -36,9 +48,13 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
       metrics.requestSeconds.observe((clock.now() - started) / 1000);
       return answer;
     } catch (error) {
-      metrics.requests.inc({ outcome: signal.aborted ? 'Cancelled' : error instanceof ServeError ? error.code : 'Internal' });
-      throw error;
+      // Handed back by a drain: the drain's 503 with Retry-After, not the session's abort.
+      const answered = passed?.signal.aborted === true && passed.signal.reason instanceof ServeError ? passed.signal.reason : error;
+      metrics.requests.inc({ outcome: hungUp.aborted ? 'Cancelled' : answered instanceof ServeError ? answered.code : 'Internal' });
+      throw answered;
+    } finally {
+      if (passed !== undefined) gate.leave(passed);
     }
   });
-  return drops;
+  return { drops, gate };
 }

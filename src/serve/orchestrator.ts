@@ -13,6 +13,7 @@ import type { CommitMode, SwarmContract } from '../runtime/swarm-contract.js';
 import type { Clock, SwarmConfig } from '../runtime/types.js';
 import { registerAgentRoutes } from './agent-routes.js';
 import { guardOrchestrator, type OrchestratorAuth } from './auth/orchestrator-guard.js';
+import type { DrainReport } from './drain-gate.js';
 import { registerGenerateRoute } from './generate-route.js';
 import { createHttpApp, listen } from './http-app.js';
 import { openSwarm } from './open-swarm.js';
@@ -84,6 +85,12 @@ export interface RunningOrchestrator {
   readonly url: string;
   /** The embedded swarm, once planned: the local Swarm, or (replicated) the replica through its log. */
   swarm(): SwarmContract<CommitMode> | undefined;
+  /**
+   * Stops admitting generations (503 `Draining` with `Retry-After`), waits up to `graceMs` for the
+   * running ones, hands back the rest, and waits for their agents to be told (docs/serve.md,
+   * "Draining"). Then `close()`.
+   */
+  drain(graceMs: number): Promise<DrainReport>;
   close(): Promise<void>;
 }
 
@@ -103,7 +110,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   const edge = createJoinEdge(parts, options);
   registerAgentRoutes(app, parts, edge);
-  registerGenerateRoute(app, parts, sessionOptions, workModel(options), poster.post);
+  const generation = registerGenerateRoute(app, parts, sessionOptions, workModel(options), poster.post);
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
     edge.silent.close();
@@ -120,6 +127,11 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   return {
     url,
     swarm: () => parts.seat.swarm,
+    async drain(graceMs) {
+      const report = await generation.gate.drain(graceMs, clock);
+      await generation.drops.settled();
+      return report;
+    },
     async close() {
       parts.events.close();
       await app.close();
