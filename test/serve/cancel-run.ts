@@ -1,7 +1,7 @@
 /**
  * The cancellation run of serve (docs/serve.md, "Cancellation"), shared by the real-process test
  * and `bench/serve-cancel.ts`: `generates` concurrent POST /v1/generate, every other client hanging
- * up `abortAfterMs` into its generation; then how long until every agent holds no session and runs
+ * up `abortAfterMs` (or a time spread over that range) into its generation; then how long until every agent holds no session and runs
  * no call, and the orchestrator's leases (and admission queue, when it exports one) are empty.
  */
 
@@ -40,7 +40,7 @@ function parse(text: string): Map<string, number> {
 }
 
 /** Runs it against a started orchestrator `url` and its agents' stage servers `agents`. */
-export async function cancelRun(url: string, agents: readonly string[], options: { generates: number; steps: number; abortAfterMs: number; timeoutMs: number; headers?: Record<string, string> }): Promise<CancelFigures> {
+export async function cancelRun(url: string, agents: readonly string[], options: { generates: number; steps: number; abortAfterMs: number | readonly [number, number]; timeoutMs: number; headers?: Record<string, string> }): Promise<CancelFigures> {
   const peaks = agents.map(() => 0);
   let watching = true;
   const watch = (async () => {
@@ -56,7 +56,9 @@ export async function cancelRun(url: string, agents: readonly string[], options:
   await Promise.all(Array.from({ length: options.generates }, async (_, i) => {
     const controller = new AbortController();
     const leaves = i % 2 === 1;
-    const timer = leaves ? setTimeout(() => controller.abort(), options.abortAfterMs) : undefined;
+    // A range spreads the hang-ups evenly over it, the same for the same i.
+    const [from, to] = typeof options.abortAfterMs === 'number' ? [options.abortAfterMs, options.abortAfterMs] : options.abortAfterMs;
+    const timer = leaves ? setTimeout(() => controller.abort(), from + ((to - from) * ((i * 0.618034) % 1))) : undefined;
     try {
       const response = await fetch(`${url}/v1/generate`, { method: 'POST', headers: { 'content-type': 'application/json', ...options.headers }, body: JSON.stringify({ model: 'base', prompt: `cancel ${i}`, steps: options.steps }), signal: controller.signal });
       const text = await response.text();
