@@ -1,6 +1,7 @@
 /** `hecate-node serve`: the HTTP orchestrator (docs/serve.md). */
 import type { ModelSpec, NodeProfile } from '../core/types.js';
 import { SERVE_DETECTOR, startOrchestrator } from '../serve/orchestrator.js';
+import { loadClientClasses, type ClientClasses } from '../serve/client-classes.js';
 import { loadTopology } from '../sim/topology.js';
 import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
@@ -27,6 +28,7 @@ const spec: ArgsSpec = {
     swarm: { type: 'string', value: 'name', description: 'The replicated swarm\'s name (letters, digits, "_", "-"). Needs --nats.' },
     ...SERVE_TRUST_FLAGS,
     ...EDGE_FLAGS,
+    classes: { type: 'string', value: 'file', description: 'Client classes JSON { default, classes: [{ name, priority?, maxInFlight?, deadlineMs?, tokenFile? }] }: a caller\'s class (by its bearer token, else the open class named in x-hecate-class, else the default) sets its admission priority, deadline and limit (docs/serve.md).' },
     'drain-ms': { type: 'string', value: 'ms', description: 'On SIGTERM or SIGINT: stop admitting (503 Draining, Retry-After), let running generations finish this long, hand back the rest, then exit (default 10000; 0: hand back at once). A second signal stops at once.' },
     'pid-file': PID_FILE_FLAG,
   },
@@ -86,6 +88,15 @@ export const command: Command = {
       models = topology.value.models;
       nodes = topology.value.nodes;
     }
+    const classesFile = stringFlag(args, 'classes');
+    let classes: ClientClasses | undefined;
+    if (classesFile !== undefined) {
+      const text = readInput(io, classesFile);
+      if (!text.ok) throw text.error;
+      const loaded = loadClientClasses(text.value, classesFile);
+      if (!loaded.ok) throw loaded.error;
+      classes = loaded.value;
+    }
     const trust = serveTrust(args, host);
     const log = (line: string) => io.stderr(`hecate-node serve: ${line}\n`);
     if (trust.created) log(`created the swarm secret ${trust.tokenFile} (mode 0600): agents read it with --token-file`);
@@ -107,6 +118,7 @@ export const command: Command = {
         ...(ejectAfter !== undefined ? { ejection: { consecutiveFailures: ejectAfter } } : {}),
         ...(stageTimeoutMs !== undefined ? { stageTimeoutMs } : {}),
         ...(replication !== undefined ? { replication } : {}),
+        ...(classes !== undefined ? { classes } : {}),
         ...edge,
         log,
       })), port, host);

@@ -13,6 +13,7 @@ import type { CommitMode, SwarmContract } from '../runtime/swarm-contract.js';
 import type { Clock, SwarmConfig } from '../runtime/types.js';
 import { registerAgentRoutes } from './agent-routes.js';
 import { guardOrchestrator, type OrchestratorAuth } from './auth/orchestrator-guard.js';
+import { classTokens, type ClientClasses } from './client-classes.js';
 import type { DrainReport } from './drain-gate.js';
 import { registerGenerateRoute } from './generate-route.js';
 import { createHttpApp, listen } from './http-app.js';
@@ -74,6 +75,8 @@ export interface OrchestratorOptions extends EdgeOptions {
   readonly auth?: OrchestratorAuth;
   /** Serve over https with `cert` and `key`; trust `ca` when calling agents over https. */
   readonly tls?: TlsOptions;
+  /** Client classes (`--classes`, docs/serve.md "Classes"): a caller's priority, deadline and limit by its token. */
+  readonly classes?: ClientClasses;
   readonly log?: (line: string) => void;
 }
 
@@ -106,11 +109,11 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes } : {}), ...(options.replication !== undefined ? { replication: options.replication } : {}) });
 
   const app = createHttpApp(serverTls(options.tls));
-  if (options.auth !== undefined) guardOrchestrator(app, options.auth, log);
+  if (options.auth !== undefined) guardOrchestrator(app, options.classes === undefined ? options.auth : { ...options.auth, classTokens: classTokens(options.classes) }, log);
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   const edge = createJoinEdge(parts, options);
   registerAgentRoutes(app, parts, edge);
-  const generation = registerGenerateRoute(app, parts, sessionOptions, workModel(options), poster.post);
+  const generation = registerGenerateRoute(app, parts, sessionOptions, workModel(options), poster.post, options.classes);
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
     edge.silent.close();
