@@ -49,6 +49,9 @@ export type {
 // Failure detection and ejection settings (docs/detection.md).
 export type { PhiOptions } from './core/phi.js';
 export type { EjectionOptions } from './core/ejection.js';
+// Admission (docs/admission.md).
+export type { AdmissionConfig, AdmitOptions } from './core/admission-config.js';
+export type { Saturation, CopySaturation } from './runtime/saturation.js';
 
 // The pure core: plan, state, route, failover, cost, errors.
 export { planSwarm, validatePlan, SwarmState, routeRequest, failoverInSwarm, resumeRoute, copyTimes, nodeCost, pipelineCost, DEFAULT_WEIGHTS, DEFAULT_PENALTIES } from './core/index.js';

@@ -11,15 +11,18 @@ function messageText(message: unknown): string {
 }
 
 /** Why routing failed. */
-export type RoutingErrorCode = 'UnknownModel' | 'NoHealthyPipeline' | 'Unrecoverable' | 'InvalidRequest';
+export type RoutingErrorCode = 'UnknownModel' | 'NoHealthyPipeline' | 'Unrecoverable' | 'InvalidRequest' | 'Saturated' | 'DeadlineExceeded' | 'Aborted';
 
-/** A request could not be routed, or a failed route could not be recovered. */
+/** A request could not be routed or admitted, or a failed route could not be recovered. */
 export class RoutingError extends Error {
   override readonly name = 'RoutingError';
   readonly code: RoutingErrorCode;
-  constructor(code: RoutingErrorCode, message: string, options?: ErrorOptions) {
+  /** With `Saturated`: when to try again, in ms (an estimate: docs/admission.md). */
+  readonly retryAfterMs?: number;
+  constructor(code: RoutingErrorCode, message: string, options?: ErrorOptions & { readonly retryAfterMs?: number }) {
     super(messageText(message), options);
     this.code = code;
+    if (options?.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
   }
 }
 

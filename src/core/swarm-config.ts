@@ -3,6 +3,7 @@
  * functions: each returns the first problem as a message naming the field, or undefined.
  */
 
+import { admissionConfigIssue } from './admission-config.js';
 import { describeValue } from './describe.js';
 import { ejectionOptionsIssue, type EjectionOptions } from './ejection.js';
 import { phiOptionsIssue, type PhiOptions } from './phi.js';
@@ -26,7 +27,7 @@ export function swarmConfigIssue(config: unknown): string | undefined {
   if (allowDegraded !== undefined && typeof allowDegraded !== 'boolean') return `config "allowDegraded" must be a boolean`;
   const detection = phiOptionsIssue(c['failureDetector'] as PhiOptions | undefined) ?? ejectionOptionsIssue(c['ejection'] as EjectionOptions | undefined);
   if (detection !== undefined) return `config ${detection}`;
-  return undefined;
+  return admissionConfigIssue(c['admission']);
 }
 
 /** What is wrong with `createSwarm`'s options (`{ inspect?, seed?, idSource?, clock? }`), or undefined. */

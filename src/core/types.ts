@@ -11,6 +11,11 @@ export interface NodeProfile {
   readonly score?: number;
   /** Latency the node declares, in milliseconds. */
   readonly latencyMs?: number;
+  /**
+   * Requests it serves at once, a positive integer: admission's capacity (docs/admission.md).
+   * @defaultValue unlimited: the node never saturates
+   */
+  readonly slots?: number;
 }
 
 /** `base` is the model the swarm serves by default; experts are extra models. */

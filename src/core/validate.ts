@@ -59,6 +59,7 @@ export function profileIssues(profiles: readonly NodeProfile[]): PlanIssue[] {
     if (p.latencyMs !== undefined && !isFiniteAtLeast(p.latencyMs, 0)) {
       issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "latencyMs" must be a finite number >= 0, got ${describeValue(p.latencyMs)}` });
     }
+    if (p.slots !== undefined && !isPositiveInt(p.slots)) issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "slots" must be a positive integer, got ${describeValue(p.slots)}` });
   });
   return issues;
 }

@@ -7,6 +7,7 @@ import type { AnyActorRef, Snapshot } from 'xstate';
 import type { NodeRecord } from '../../machines/node.machine.js';
 import type { RescueReads, SwarmRestore } from '../../machines/swarm.machine.js';
 import type { NodeProfile, Route, SwarmPlan } from '../core/types.js';
+import type { Admission } from './admission.js';
 import type { LifecycleCommand, LifecycleResult } from './swarm-contract.js';
 import type { Clock, LeasedRoute, SwarmConfig, TimeSource } from './types.js';
 
@@ -27,6 +28,8 @@ export interface SwarmInternals {
   readonly actor: AnyActorRef;
   /** A route with a lease on its nodes, counted as in flight (sessions reserve apart from `route`). */
   reserved(route: Route): LeasedRoute;
+  /** The swarm's admission: its slot ledger, queue, and the share hook a replica sets (docs/admission.md). */
+  readonly admission: Admission;
   /** Calls `onDown` when `nodeId` goes down or leaves; returns the unsubscribe. */
   watchDown(nodeId: string, onDown: () => void): () => void;
   /** What the statechart's decisions read now (telemetry, in-flight load, routing index): for benchmarks and equivalence tests. */

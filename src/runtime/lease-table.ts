@@ -43,6 +43,8 @@ export class LeaseTable {
     private readonly hold: (nodeId: string, delta: 1 | -1) => void,
     /** Put before every lease id. */
     private readonly prefix = '',
+    /** Told of every lease that ends (released, expired), after its nodes stopped counting it. */
+    private readonly ended?: (lease: Lease) => void,
   ) {}
 
   /** Leases open in the table (expired ones not yet swept included; see {@link inFlight}). */
@@ -146,6 +148,7 @@ export class LeaseTable {
       this.up(last.pos);
     }
     for (const n of record.held) this.hold(n, -1);
+    this.ended?.(record.lease);
   }
 
   private up(i: number): void {

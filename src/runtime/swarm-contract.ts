@@ -7,6 +7,8 @@
 import type { AliveCause, DownCause } from '../../machines/node.machine.js';
 import type { OwnMark, SwarmEmitted } from '../../machines/swarm.machine.js';
 import type { SwarmState } from '../core/state.js';
+import type { AdmitOptions } from '../core/admission-config.js';
+import type { Saturation } from './saturation.js';
 import type { NodeProfile, NodeTelemetry, Route } from '../core/types.js';
 import type { Growth, Lease, LeasedRoute, ReleaseOutcome, Rescue, Retirement, Revival, RouteOptions, SwarmRequest, SwarmStatus, TelemetrySample } from './types.js';
 
@@ -66,6 +68,10 @@ export interface SwarmContract<M extends CommitMode = CommitMode> {
   route(request?: SwarmRequest, options?: RouteOptions): Route | LeasedRoute;
   release(lease: Lease | string, outcome?: ReleaseOutcome): void;
   inFlight(): number;
+  /** A leased route once a copy has room; queued by priority until then (docs/admission.md). */
+  admit(request?: SwarmRequest, options?: AdmitOptions): Promise<LeasedRoute>;
+  /** How full the swarm and each copy are, and the admission queue. */
+  saturation(): Saturation;
   report(nodeId: string, sample: TelemetrySample): NodeTelemetry;
   heartbeat(nodeId: string): void;
   on<T extends SwarmEmitted['type'] | '*'>(type: T, handler: (event: T extends '*' ? SwarmEmitted : Extract<SwarmEmitted, { type: T }>) => void): () => void;

@@ -8,6 +8,8 @@ import type { SwarmEmitted } from '../../machines/swarm.machine.js';
 import type { SwarmState } from '../core/state.js';
 import type { NodeProfile, NodeTelemetry, Route } from '../core/types.js';
 import type { Swarm } from './swarm.js';
+import type { AdmitOptions } from '../core/admission-config.js';
+import type { Saturation } from './saturation.js';
 import type { CommitMode, Committed, LifecycleCommand, LifecycleResult, NodeLifecycle, SwarmContract } from './swarm-contract.js';
 import type { Growth, Lease, LeasedRoute, ReleaseOutcome, Rescue, Retirement, Revival, RouteOptions, SwarmRequest, SwarmStatus, TelemetrySample } from './types.js';
 
@@ -47,6 +49,18 @@ export abstract class SwarmFront<M extends CommitMode> implements SwarmContract<
 
   inFlight(): number {
     return this[kLocal]().inFlight();
+  }
+
+  admit(request?: SwarmRequest, options?: AdmitOptions): Promise<LeasedRoute> {
+    try {
+      return this[kLocal]().admit(request, options);
+    } catch (error) {
+      return Promise.reject(error as Error); // no local swarm yet
+    }
+  }
+
+  saturation(): Saturation {
+    return this[kLocal]().saturation();
   }
 
   report(nodeId: string, sample: TelemetrySample): NodeTelemetry {

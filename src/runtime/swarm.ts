@@ -2,27 +2,27 @@ import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import { badSampleField, sampleProblem } from '../../machines/node.machine.js';
 import { nodeActorOf, provideSwarm, type RescueIndex, type SwarmEmitted } from '../../machines/swarm.machine.js';
 import { checkReleaseOutcome, checkRouteOptions } from '../core/arguments.js';
-import { DEFAULT_PENALTIES, resolveRequest, tokensCost, type ResolvedRequest } from '../core/cost.js';
+import { resolveRequest } from '../core/cost.js';
 import { RoutingError, SwarmError } from '../core/errors.js';
 import { deepFreeze } from '../core/freeze.js';
 import { planSwarm } from '../core/plan.js';
 import { routeResolved } from '../core/route.js';
-import { serveModel } from '../core/serve-model.js';
 import type { SwarmState } from '../core/state.js';
 import { swarmConfigIssue, swarmOptionsIssue } from '../core/swarm-config.js';
 import type { IdSource, NodeProfile, NodeTelemetry, Route } from '../core/types.js';
 import { baseModelId } from '../core/validate.js';
-import { systemClock } from './clock.js';
 import { randomIds } from './ids.js';
 import { kInternals, type SwarmInternals, type SwarmOrigin } from './internal.js';
 import { LeaseTable } from './lease-table.js';
 import { applyCommand, join, retire, revive, runningSnapshot, takeDown, unknownNode } from './lifecycle-commands.js';
-import { isTimerClock } from './clock.js';
+import { isTimerClock, systemClock } from './clock.js';
 import { lifecycleOf } from './node-lifecycle.js';
 import { plainProfile, plainSample } from './plain.js';
 import type { NodeLifecycle, SwarmContract } from './swarm-contract.js';
 import { inspectionHandle, type SwarmActor } from './inspection-handle.js';
 import { SwarmView } from './swarm-view.js';
+import { swarmAdmission, type Admission, type AdmitOptions, type Saturation } from './swarm-admission.js';
+import { awaitLeased, chooseRoute, unstalledRoute } from './route-choice.js';
 import { TelemetryIntake } from './telemetry-intake.js';
 import type {
   Growth,
@@ -61,6 +61,7 @@ export class Swarm implements SwarmContract<'now'> {
   private readonly actorRef: RunningActor;
   private readonly view: SwarmView;
   private readonly leases: LeaseTable;
+  private readonly admission: Admission;
   private readonly baseModel: string;
   private readonly allowDegraded: boolean;
   private readonly leaseTtlMs: number;
@@ -84,7 +85,7 @@ export class Swarm implements SwarmContract<'now'> {
     this.leaseTtlMs = config.leaseTtlMs ?? 30_000;
     this.clock = options.clock ?? systemClock;
     this.timers = options.clock === undefined || isTimerClock(options.clock);
-    this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.view.table.addInflight(nodeId, delta), options.leaseIdPrefix);
+    this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.view.table.addInflight(nodeId, delta), options.leaseIdPrefix, (lease) => this.admission.ended(lease));
     // Seeded ids live in the context (a snapshot carries them); any other id source is injected.
     const seeded = restored !== undefined ? restored.ids !== null : snapshot !== undefined ? snapshot.seeded : options.idSource === undefined && options.seed !== undefined;
     const ids: IdSource | undefined = seeded ? undefined : (options.idSource ?? randomIds);
@@ -131,6 +132,7 @@ export class Swarm implements SwarmContract<'now'> {
     // A snapshot carries the Swarm's data, not its node actors: each starts again with its record.
     if (snapshot !== undefined) for (const id of context.members.keys()) nodeActorOf(this.actorRef, context, id, snapshot.records.get(id));
     this.actor = inspectionHandle(this.actorRef);
+    this.admission = swarmAdmission({ actor: this.actorRef, view: this.view, leases: this.leases, clock: this.clock, route: (r) => this.route(r), lease: (r) => this.lease(r) }, config.admission);
     this[kInternals] = {
       running: () => void this.running(),
       genesis: [given, config],
@@ -138,6 +140,7 @@ export class Swarm implements SwarmContract<'now'> {
       clock: this.clock,
       actor: this.actorRef,
       reserved: (route) => this.reserved(route),
+      admission: this.admission,
       watchDown: (nodeId, onDown) => this.view.downWatchers.watch(nodeId, onDown),
       reads: () => ({ telemetry: this.view.table.nodes, inflight: this.view.table.extra, index }),
       apply: (command) => {
@@ -186,41 +189,37 @@ export class Swarm implements SwarmContract<'now'> {
     if (this.leases.size > 0) this.leases.expire();
     const modelId = request.model ?? this.baseModel;
     if (typeof modelId !== 'string') throw new RoutingError('InvalidRequest', `request field "model" must be a model id string, got ${String(modelId)}`);
-    const route = this.unstalled(() => this.choose(modelId, r));
-    if (options?.reserve !== true) return route;
+    const route = unstalledRoute(this.view, () => this.leases.now().now, () => chooseRoute(this.view, this.actorRef.getSnapshot().context.plan, modelId, r, this.allowDegraded));
+    return options?.reserve !== true ? route : this.lease(route);
+  }
+
+  /**
+   * A route leased as `route(…, { reserve: true })` leases it, once a copy has room on its nodes' slots;
+   * until then the request waits in a bounded queue by `priority` (docs/admission.md). Rejects with
+   * `RoutingError` `Saturated` (`retryAfterMs`), `DeadlineExceeded`, `Aborted`, or what `route` throws.
+   */
+  admit(request?: SwarmRequest, options?: AdmitOptions): Promise<LeasedRoute> {
+    return this.admission.admit(request, options);
+  }
+
+  /** How full the swarm and each copy are, in step with the open reservations, and the queue. @throws {SwarmError} `Stopped` */
+  saturation(): Saturation {
+    this.running();
+    return this.admission.saturation();
+  }
+
+  /** A lease on a chosen route; its watched nodes wait for it to come back. */
+  private lease(route: Route): LeasedRoute {
     const leased = this.reserved(route);
-    // Its watched nodes wait for it to come back (docs/detection.md).
-    if (this.view.watched.size > 0) {
-      const expectMs = route.stages.reduce((sum, s) => sum + (this.view.table.get(s.nodeId)?.latencyMs ?? DEFAULT_PENALTIES.latencyMs), 0);
-      this.view.table.wait(leased.stages.map((s) => s.nodeId).filter((n) => this.view.watched.has(n)), this.leases.now().now, expectMs);
-    }
+    awaitLeased(this.view, leased, this.leases.now().now);
     return leased;
   }
 
   /** The route with a lease on its nodes (each once), counted as in flight. */
   private reserved(route: Route): LeasedRoute {
-    return { ...route, lease: this.leases.reserve(route.modelId, [...new Set(route.stages.map((s) => s.nodeId))]) };
-  }
-
-  /** The route the index (default request) or the scan chooses now. */
-  private choose(modelId: string, r: ResolvedRequest): Route {
-    const best = r.isDefault ? this.view.table.best(modelId) : undefined;
-    if (best === undefined) return serveModel(modelId, r, this.view.table.view(this.actorRef.getSnapshot().context.plan), { allowDegraded: this.allowDegraded, extra: this.view.table.extra });
-    const p = best.pipeline;
-    return { modelId, pipelineId: p.id, stages: p.stages, cost: best.chain + tokensCost(r.tokens, r.weights), hops: p.stages.length - 1, degraded: false };
-  }
-
-  /**
-   * Stalls grow with time alone: they are checked on the route chosen, which is chosen again
-   * until none of its nodes newly stalled (docs/detection.md).
-   */
-  private unstalled(choose: () => Route): Route {
-    let route = choose();
-    if (this.view.table.waits.size > 0) {
-      const now = this.leases.now().now;
-      while (this.view.table.flagStalled(route.stages, now)) route = choose();
-    }
-    return route;
+    const lease = this.leases.reserve(route.modelId, [...new Set(route.stages.map((s) => s.nodeId))]);
+    this.admission.track(lease, route);
+    return { ...route, lease };
   }
 
   /** The scan for a request, bypassing the index (for benchmarks and equivalence tests); it sees stalls, and flags them, as route does. */
@@ -228,7 +227,7 @@ export class Swarm implements SwarmContract<'now'> {
     this.running();
     const r = resolveRequest(request);
     const modelId = request.model ?? this.baseModel;
-    return this.unstalled(() => routeResolved(modelId, r, this.view.table.view(this.actorRef.getSnapshot().context.plan), this.view.table.extra));
+    return unstalledRoute(this.view, () => this.leases.now().now, () => routeResolved(modelId, r, this.view.table.view(this.actorRef.getSnapshot().context.plan), this.view.table.extra));
   }
 
   /**
@@ -381,6 +380,7 @@ export class Swarm implements SwarmContract<'now'> {
   /** Stops the swarm and its node actors; every later call but `status`/`state`/`stop` throws `Stopped`. */
   stop(): void {
     if (this.actorRef.getSnapshot().status === 'active') this.actorRef.send({ type: 'swarm.stop' });
+    this.admission.close();
   }
 
   /** `InvalidInput` for a lifecycle command called from inside a `swarm.on` handler. */

@@ -1,3 +1,4 @@
+import type { AdmissionConfig } from '../core/admission-config.js';
 import type { InspectionEvent, Observer } from 'xstate';
 import type { GrowthRole, IdSource, ModelSpec, NodeProfile, Recovery, Relocation, Route, RoutingRequest } from '../core/types.js';
 import type { PlanConfig } from '../core/plan.js';
@@ -56,6 +57,8 @@ export interface SwarmConfig extends PlanConfig {
    * a 15 s ban doubling up to 300 s, at most half the nodes ejected at once
    */
   readonly ejection?: EjectionOptions;
+  /** How `swarm.admit` queues when every copy is full (docs/admission.md). @defaultValue a queue of 1024, strict bands, FIFO */
+  readonly admission?: AdmissionConfig;
 }
 
 /** Options of `createSwarm`: the things that make a run observable and deterministic. */

@@ -43,7 +43,7 @@ export async function join(parts: OrchestratorParts, body: JoinBody, edge?: Join
 
 async function joined(parts: OrchestratorParts, body: JoinBody): Promise<{ id: string; rejoin: boolean; state: AgentState }> {
   const { registry, seat, clock, events, metrics, log } = parts;
-  const profile: NodeProfile = { id: body.id, memoryGb: body.memoryGb, ...(body.score !== undefined ? { score: body.score } : {}), ...(body.latencyMs !== undefined ? { latencyMs: body.latencyMs } : {}) };
+  const profile: NodeProfile = { id: body.id, memoryGb: body.memoryGb, ...(body.score !== undefined ? { score: body.score } : {}), ...(body.latencyMs !== undefined ? { latencyMs: body.latencyMs } : {}), ...(body.slots !== undefined ? { slots: body.slots } : {}) };
   const record = registry.ensure(profile);
   const rejoin = record.joins > 0;
   const url = body.url.replace(/\/+$/, '');

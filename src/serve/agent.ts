@@ -219,7 +219,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   let stopped = false;
   let timer: unknown;
   let rejoining = false;
-  const profile = { id: options.id, memoryGb: options.memoryGb, score: options.score, url };
+  const profile = { id: options.id, memoryGb: options.memoryGb, score: options.score, ...(options.slots !== undefined ? { slots: options.slots } : {}), url };
 
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret, key: options.auth.key } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   const post = (to: number, path: string, body: unknown, timeoutMs: number) => poster.post(`${bases[to]}${path}`, JSON.stringify(body), AbortSignal.timeout(timeoutMs));

@@ -25,6 +25,10 @@ export const LIBRARY_ERROR_ANSWERS = Object.freeze({
     // Nothing left to serve the model with: the swarm is short of nodes now, not the request wrong.
     NoHealthyPipeline: answer(503, 'NoRoute'),
     Unrecoverable: answer(503, 'NoRoute'),
+    // Admission (docs/admission.md): every copy full and the queue full, or a sheddable request; its deadline; its signal.
+    Saturated: answer(429, 'RateLimited'),
+    DeadlineExceeded: answer(504, 'NoRoute'),
+    Aborted: answer(503, 'NoRoute'),
   } satisfies Record<RoutingErrorCode, HttpAnswer>),
   SessionError: Object.freeze({
     // The orchestrator built the session from its own settings: a refused one is its bug.

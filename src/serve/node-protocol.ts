@@ -10,6 +10,7 @@ export const joinBodySchema = {
     memoryGb: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000 },
     score: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000 },
     latencyMs: { type: 'number', minimum: 0, maximum: 600_000 },
+    slots: { type: 'integer', minimum: 1, maximum: 1_000_000 },
     url: { type: 'string', minLength: 8, maxLength: 500, pattern: '^https?://' },
   },
 } as const;
@@ -20,6 +21,8 @@ export interface JoinBody {
   readonly memoryGb: number;
   readonly score?: number;
   readonly latencyMs?: number;
+  /** Stage calls it serves at once: the swarm's admission counts them (docs/admission.md). */
+  readonly slots?: number;
   readonly url: string;
 }
 

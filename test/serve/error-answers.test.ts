@@ -16,7 +16,7 @@ import { ServeError } from '../../src/serve/serve-error.js';
 import { ServeMetrics } from '../../src/serve/serve-metrics.js';
 
 // Every code of each union, written out: a code added to a union fails to compile here until listed.
-const ROUTING: Record<RoutingErrorCode, true> = { UnknownModel: true, NoHealthyPipeline: true, Unrecoverable: true, InvalidRequest: true };
+const ROUTING: Record<RoutingErrorCode, true> = { UnknownModel: true, NoHealthyPipeline: true, Unrecoverable: true, InvalidRequest: true, Saturated: true, DeadlineExceeded: true, Aborted: true };
 const SESSION: Record<SessionErrorCode, true> = { InvalidInput: true, Closed: true, StepInProgress: true, RetryBudgetExhausted: true, DeadlineExceeded: true, Aborted: true, Unrecoverable: true, HistoryTruncated: true, ReplayOutputsMissing: true };
 const SWARM: Record<SwarmErrorCode, true> = { UnknownNode: true, DuplicateNode: true, Stopped: true, BadTelemetry: true, InvalidInput: true, UnknownLease: true };
 const PLAN: Record<PlanErrorCode, true> = { InvalidInput: true, InsufficientCapacity: true, InvalidPlan: true };
@@ -45,7 +45,7 @@ describe('the library error table', () => {
     const answer = libraryErrorAnswer(error);
     expect(answer).toBeDefined();
     const status = answer?.status as number;
-    expect([400, 404, 409, 500, 502, 503, 504]).toContain(status);
+    expect([400, 404, 409, 429, 500, 502, 503, 504]).toContain(status);
     expect(status === 500).toBe(ORCHESTRATOR_BUGS.has(`${name} ${code}`));
     const served = asServeError(error) as ServeError;
     expect(served).toBeInstanceOf(ServeError);

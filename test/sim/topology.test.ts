@@ -53,6 +53,12 @@ describe('loadTopology', () => {
     expect(e.message).toContain('must be >= 0');
   });
 
+  it('takes a node\'s slots, and names the path of a bad one', () => {
+    const r = topologyFromValue({ ...valid, nodes: [{ id: 'a', memoryGb: 8, slots: 2 }, { id: 'b', memoryGb: 8 }] }, FILE);
+    expect(r.ok && r.value.nodes[0]?.slots).toBe(2);
+    expect(errorOf({ ...valid, nodes: [{ id: 'a', memoryGb: 8, slots: 1.5 }, { id: 'b', memoryGb: 8 }] }).message).toMatch(/nodes\[0\]\.slots/);
+  });
+
   it('rejects an unknown key (a typo) with its path', () => {
     expect(errorOf({ ...valid, nodes: [{ id: 'a', memoryGB: 4 }] }).path).toMatch(/^\$\.nodes\[0\]/);
   });
