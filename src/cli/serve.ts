@@ -28,6 +28,7 @@ const spec: ArgsSpec = {
     swarm: { type: 'string', value: 'name', description: 'The replicated swarm\'s name (letters, digits, "_", "-"). Needs --nats.' },
     ...SERVE_TRUST_FLAGS,
     ...EDGE_FLAGS,
+    'queue-size': { type: 'string', value: 'n', description: 'Generations that wait for a slot when every copy is full (agents declare slots with --slots); past it 429 with Retry-After (default 1024; 0: refuse at once).' },
     classes: { type: 'string', value: 'file', description: 'Client classes JSON { default, classes: [{ name, priority?, maxInFlight?, deadlineMs?, tokenFile? }] }: a caller\'s class (by its bearer token, else the open class named in x-hecate-class, else the default) sets its admission priority, deadline and limit (docs/serve.md).' },
     'drain-ms': { type: 'string', value: 'ms', description: 'On SIGTERM or SIGINT: stop admitting (503 Draining, Retry-After), let running generations finish this long, hand back the rest, then exit (default 10000; 0: hand back at once). A second signal stops at once.' },
     'pid-file': PID_FILE_FLAG,
@@ -74,6 +75,7 @@ export const command: Command = {
     const pause = numberFlag(args, 'acceptable-pause-ms', 0, 600_000, true);
     const minStd = numberFlag(args, 'min-std-ms', 0, 600_000);
     const drainMs = integerFlag(args, 'drain-ms', 0, 3_600_000) ?? 10_000;
+    const queueSize = integerFlag(args, 'queue-size', 0, 1_000_000);
     const file = stringFlag(args, 'topology');
     const replication = replicationFlags(args);
     const edge = edgeFlags(args);
@@ -119,6 +121,7 @@ export const command: Command = {
         ...(stageTimeoutMs !== undefined ? { stageTimeoutMs } : {}),
         ...(replication !== undefined ? { replication } : {}),
         ...(classes !== undefined ? { classes } : {}),
+        ...(queueSize !== undefined ? { admission: { queueSize } } : {}),
         ...edge,
         log,
       })), port, host);

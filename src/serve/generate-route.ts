@@ -3,16 +3,20 @@
  * replica's own, its session ids prefixed with the replica's name), counted in the metrics.
  */
 import type { FastifyInstance } from 'fastify';
+import { RoutingError } from '../core/errors.js';
 import type { SessionOptions } from '../sessions/session-types.js';
 import { generate, generateBodySchema, type GenerateRequest } from './generate.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import type { PeerPost } from './peer-post.js';
 import { AgentDrops } from './agent-drops.js';
+import { admittedHost } from './admitted-host.js';
+import { asServeError } from './error-answers.js';
+import { promptTokens } from './stage-work.js';
 import { cancelOnHangUp } from './client-cancel.js';
 import { classOf, type ClientClass, type ClientClasses } from './client-classes.js';
 import { DrainGate } from './drain-gate.js';
 import { ServeError } from './serve-error.js';
-import { DEFAULT_WORK, type WorkModel } from './work-bounds.js';
+import { checkFitsDeadline, DEFAULT_WORK, type WorkModel } from './work-bounds.js';
 
 /** An unsigned POST over fetch, for the drops when no poster is given. */
 const unsigned: PeerPost = (url, body, signal) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal, redirect: 'error' });
@@ -39,6 +43,7 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
     const hungUp = cancelOnHangUp(reply);
     let passed: AbortController | undefined;
     let member: ClientClass | undefined;
+    let admitted = false;
     try {
       passed = gate.enter(); // 503 Draining once a drain began
       const signal = AbortSignal.any([hungUp, passed.signal]);
@@ -52,17 +57,34 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
       const replica = seat.replica;
       const prefix = replica === undefined ? '' : `${replica.view().replica}/`;
       const deadlineMs = Math.min(cls?.deadlineMs ?? Number.POSITIVE_INFINITY, sessionOptions.deadlineMs ?? Number.POSITIVE_INFINITY);
-      const options: SessionOptions = { ...sessionOptions, ...(Number.isFinite(deadlineMs) ? { deadlineMs } : {}), signal, dropSession: drops.hook(prefix) };
-      const answer = await generate(swarm, registry, metrics, request.body, options, clock, prefix, work, post);
+      const body = request.body;
+      const tokens = promptTokens(body.prompt);
+      // Refused before it waits what could not finish in time anyway (422, "Limits").
+      checkFitsDeadline(swarm.state(), work, body.model, tokens, body.steps, deadlineMs);
+      // Admission (docs/admission.md): a lease once a copy has room, by the class's priority, within the deadline.
+      const waitStarted = clock.now();
+      const leased = await swarm.admit({ model: body.model, tokens: tokens + body.steps }, { priority: cls?.priority ?? 0, ...(Number.isFinite(deadlineMs) ? { deadlineMs } : {}), signal });
+      admitted = true;
+      const waited = clock.now() - waitStarted;
+      metrics.admission.waitSeconds.observe({ class: cls?.name ?? 'default' }, waited / 1000);
+      const left = deadlineMs - waited;
+      const options: SessionOptions = { ...sessionOptions, ...(Number.isFinite(left) ? { deadlineMs: Math.max(left, 1) } : {}), signal, dropSession: drops.hook(prefix) };
+      const host = admittedHost(swarm, leased);
+      let answer;
+      try {
+        answer = await generate(swarm, registry, metrics, body, options, clock, prefix, work, post, host.host);
+      } finally {
+        host.unused(); // the lease, if the session never took it (a refusal before it opened)
+      }
       metrics.requests.inc({ outcome: 'ok' });
       metrics.requestSeconds.observe((clock.now() - started) / 1000);
       return answer;
     } catch (error) {
       // Handed back by a drain: the drain's 503 with Retry-After, not the session's abort.
-      const answered = passed?.signal.aborted === true && passed.signal.reason instanceof ServeError ? passed.signal.reason : error;
-      const outcome = hungUp.aborted ? 'Cancelled' : answered instanceof ServeError ? answered.code : 'Internal';
-      metrics.requests.inc({ outcome });
-      if (answered instanceof ServeError && (answered.code === 'Draining' || answered.code === 'RateLimited')) metrics.admission.rejections.inc({ reason: answered.code });
+      const answered = asServeError(passed?.signal.aborted === true && passed.signal.reason instanceof ServeError ? passed.signal.reason : error);
+      metrics.requests.inc({ outcome: hungUp.aborted ? 'Cancelled' : answered instanceof ServeError ? answered.code : 'Internal' });
+      const reason = rejection(error, answered, hungUp.aborted, admitted);
+      if (reason !== undefined) metrics.admission.rejections.inc({ reason });
       throw answered;
     } finally {
       if (passed !== undefined) gate.leave(passed);
@@ -70,4 +92,13 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
     }
   });
   return { drops, gate };
+}
+
+/** Why a generation was refused before it ran, for `hecate_admission_rejections_total`; undefined when it was not. */
+function rejection(error: unknown, answered: unknown, hungUp: boolean, admitted: boolean): string | undefined {
+  if (answered instanceof ServeError && (answered.code === 'Draining' || (answered.code === 'RateLimited' && !(error instanceof RoutingError)))) return answered.code;
+  if (admitted) return undefined;
+  if (hungUp) return 'Cancelled';
+  if (error instanceof RoutingError && (error.code === 'Saturated' || error.code === 'DeadlineExceeded')) return error.code;
+  return undefined;
 }

@@ -4,7 +4,7 @@
  * to the agent holding it; a failed call resumes from the failed stage (docs/sessions.md).
  */
 import type { Swarm } from '../runtime/swarm.js';
-import type { SessionOptions, StageRunner } from '../sessions/session-types.js';
+import type { SessionHost, SessionOptions, StageRunner } from '../sessions/session-types.js';
 import { openSession } from '../sessions/session-swarm.js';
 import type { Clock } from '../runtime/types.js';
 import type { NodeRegistry } from './node-registry.js';
@@ -127,9 +127,9 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
  * 503, a failed session 502, 503 or 504.
  * `clock` times the reply's `ms` (the orchestrator's clock, the one its Swarm runs on);
  * `sessionPrefix` goes before the session's id wherever it leaves the orchestrator; `post` sends
- * the stage calls.
+ * the stage calls; `host`, when given, is the session's (an admitted route's: admitted-host.ts).
  */
-export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: Clock, sessionPrefix = '', work: WorkModel = DEFAULT_WORK, post: PeerPost = plainPost): Promise<GenerateReply> {
+export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: Clock, sessionPrefix = '', work: WorkModel = DEFAULT_WORK, post: PeerPost = plainPost, host?: SessionHost): Promise<GenerateReply> {
   const started = clock.now();
   const tokens = promptTokens(request.prompt);
   const path = new Map<number, StageReply>();
@@ -142,7 +142,7 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
   const sessionOptions: SessionOptions = { ...options, stageTimeoutMs: Number.isFinite(deadlineMs) ? deadlineMs : 600_000, replayTimeoutMsPerInput: 0 };
   let session;
   try {
-    session = openSession<number>(swarm, { model: request.model, tokens: tokens + request.steps }, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post), sessionOptions);
+    session = openSession<number>(host ?? swarm, { model: request.model, tokens: tokens + request.steps }, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post), sessionOptions);
   } catch (error) {
     throw asServeError(error); // e.g. no route 503, a model only a degraded route serves 503
   }

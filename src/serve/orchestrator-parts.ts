@@ -50,6 +50,13 @@ export function createParts(clock: Clock, models: readonly ModelSpec[], config: 
     leases: () => seat.swarm?.inFlight() ?? 0,
     replicationLag: () => seat.replica?.lag(),
     classInFlight: () => classLimits.counts(),
+    saturation: () => {
+      try {
+        return seat.local()?.saturation();
+      } catch {
+        return undefined; // the swarm was stopped (being replaced)
+      }
+    },
   });
   return { clock, models, config, registry, seat, events: new EventStream(clock, 15_000, () => metrics.sseDropped.inc()), metrics, classLimits, log };
 }

@@ -5,6 +5,7 @@
  * `GET /v1/events` (`swarm-events.ts`); `GET /v1/status` and `GET /metrics` read it from the swarm
  * (`status-routes.ts`); `POST /v1/generate` runs a session (`generate-route.ts`).
  */
+import type { AdmissionConfig } from '../core/admission-config.js';
 import type { EjectionOptions } from '../core/ejection.js';
 import type { PhiOptions } from '../core/phi.js';
 import type { ModelSpec, NodeProfile } from '../core/types.js';
@@ -75,6 +76,8 @@ export interface OrchestratorOptions extends EdgeOptions {
   readonly auth?: OrchestratorAuth;
   /** Serve over https with `cert` and `key`; trust `ca` when calling agents over https. */
   readonly tls?: TlsOptions;
+  /** How `POST /v1/generate` waits when every copy is full (docs/admission.md); `--queue-size` sets `queueSize`. @defaultValue the library's */
+  readonly admission?: AdmissionConfig;
   /** Client classes (`--classes`, docs/serve.md "Classes"): a caller's priority, deadline and limit by its token. */
   readonly classes?: ClientClasses;
   readonly log?: (line: string) => void;
@@ -103,7 +106,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const clock = options.clock ?? systemClock;
   const models = options.models ?? [{ id: 'base', kind: 'base', layers: 12, pipelines: 2 }];
   const failureDetector = options.failureDetector ?? SERVE_DETECTOR;
-  const config: SwarmConfig = { models, failureDetector, ...(options.ejection !== undefined ? { ejection: options.ejection } : {}) };
+  const config: SwarmConfig = { models, failureDetector, ...(options.ejection !== undefined ? { ejection: options.ejection } : {}), ...(options.admission !== undefined ? { admission: options.admission } : {}) };
   const sessionOptions = { stageTimeoutMs: options.stageTimeoutMs ?? 5000, retries: options.retries ?? 3, deadlineMs: options.deadlineMs ?? 60_000 };
   const parts = createParts(clock, models, config, log);
   await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes } : {}), ...(options.replication !== undefined ? { replication: options.replication } : {}) });
