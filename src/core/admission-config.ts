@@ -25,6 +25,12 @@ export interface AdmissionConfig {
    * orchestrators admits 1/N until reservations are shared (docs/replication.md). @defaultValue 1
    */
   readonly share?: number;
+  /**
+   * How far past its slots a node is admitted, ≥ 1: a request holds its lease through its hops
+   * and while it waits between stages, when it occupies no slot, so a cap of exactly the slots
+   * leaves nodes idle; 1.25 lets each node queue a quarter of its slots. @defaultValue 1
+   */
+  readonly headroom?: number;
 }
 
 /** `swarm.admit`'s options. */
@@ -40,7 +46,7 @@ export interface AdmitOptions {
 }
 
 /** The keys of {@link AdmissionConfig}. */
-export const ADMISSION_KEYS: readonly string[] = Object.freeze(['queueSize', 'order', 'shares', 'window', 'share']);
+export const ADMISSION_KEYS: readonly string[] = Object.freeze(['queueSize', 'order', 'shares', 'window', 'share', 'headroom']);
 /** The keys of {@link AdmitOptions}. */
 export const ADMIT_OPTION_KEYS: readonly string[] = Object.freeze(['priority', 'deadlineMs', 'signal', 'resumed']);
 /** The most waiters a queue may be configured to hold. */
@@ -51,10 +57,11 @@ const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.is
 /** What is wrong with `config.admission`, or undefined. */
 export function admissionConfigIssue(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (!isRecordLike(value)) return `config "admission" must be an object { queueSize?, order?, shares?, window?, share? }, got ${describeValue(value)}`;
+  if (!isRecordLike(value)) return `config "admission" must be an object { queueSize?, order?, shares?, window?, share?, headroom? }, got ${describeValue(value)}`;
   const bad = unknownKey(value, ADMISSION_KEYS);
   if (bad !== undefined) return unknownKeyMessage('config "admission"', bad, ADMISSION_KEYS);
-  const { queueSize, order, shares, window, share } = value as AdmissionConfig;
+  const { queueSize, order, shares, window, share, headroom } = value as AdmissionConfig;
+  if (headroom !== undefined && !(isNumber(headroom) && headroom >= 1 && headroom <= 100)) return `config "admission.headroom" must be a number from 1 to 100, got ${describeValue(headroom)}`;
   if (queueSize !== undefined && !(Number.isInteger(queueSize) && queueSize >= 0 && queueSize <= MAX_QUEUE_SIZE)) return `config "admission.queueSize" must be an integer from 0 to ${MAX_QUEUE_SIZE}, got ${describeValue(queueSize)}`;
   if (order !== undefined && order !== 'fifo' && order !== 'deadline') return `config "admission.order" must be "fifo" or "deadline", got ${describeValue(order)}`;
   if (window !== undefined && !(Number.isInteger(window) && window >= 1 && window <= 100_000)) return `config "admission.window" must be an integer from 1 to 100000, got ${describeValue(window)}`;

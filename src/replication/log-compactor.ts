@@ -43,6 +43,8 @@ export class LogCompactor {
   /** Entries removed by this replica's trims so far. */
   trimmed = 0;
   private readonly board: ProgressBoard;
+  /** Live replicas at the last announcement, this one included (admission's share: docs/admission.md). */
+  liveReplicas = 1;
   private directory: KV | undefined | null;
   private directoryWatch: QueuedIterator<KvWatchEntry> | undefined;
   /** Directory keys and when each was written, as the watch delivered them. */
@@ -75,6 +77,7 @@ export class LogCompactor {
     await this.board.announce({ replica: replicaId, seq: this.host.applied(), at: io.now(), reads: READS_FORMATS, ...(this.storedSeq > 0 ? { snapshot: this.storedSeq } : {}) });
     const { live } = this.board.read(io.now(), graceMs);
     this.format = writeFormat(WRITES_FORMATS, live.map((p) => p.reads));
+    this.liveReplicas = Math.max(1, live.length);
   }
 
   /** A `node.removed` entry on `nodeId` was applied: its directory entry goes at a later boundary. */

@@ -20,6 +20,7 @@ import type { SessionOptions, StageRunner } from '../sessions/session-types.js';
 import { randomName, type ConnectSwarmOptions } from './connect-options.js';
 import { LogApplier, type GenesisEntry } from './log-applier.js';
 import { LogCompactor } from './log-compactor.js';
+import { shareAdmission } from './admission-share.js';
 import { decodeEntry, encodeEntry, eventNode, WRITES_FORMATS, writeFormat, type LogEntry } from './log-entry.js';
 import { MemberForgetting } from './member-forgetting.js';
 import type { LogStream } from './log-stream.js';
@@ -198,7 +199,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   private announceEvery(ms: number): void {
     const tick = () => {
       if (this.closed) return;
-      if (this.link.status() !== 'disconnected') void this.compactor?.announce().catch(() => undefined);
+      if (this.link.status() !== 'disconnected') void this.compactor?.announce().then(() => this.applier.swarm !== undefined && shareAdmission(this.applier.swarm, this.compactor?.liveReplicas ?? 1)).catch(() => undefined);
       this.announceTimer = this.io.setTimeout(tick, ms);
     };
     tick();

@@ -6,7 +6,6 @@
  * Times and timers come from the swarm's clock.
  */
 import { admissionConfigIssue, checkAdmitOptions, type AdmissionConfig, type AdmitOptions } from '../core/admission-config.js';
-import { chainCost, resolveRequest, tokensCost, type ExtraLoad } from '../core/cost.js';
 import { RoutingError, SwarmError } from '../core/errors.js';
 import { isIntact } from '../core/plan-index.js';
 import type { NodeProfile, NodeStates, Route, SwarmPlan } from '../core/types.js';
@@ -24,8 +23,6 @@ export interface AdmissionHost {
   plan(): SwarmPlan;
   /** The routing view's nodes (alive, suspect, telemetry). */
   nodes(): NodeStates;
-  /** The in-flight load the router counts. */
-  extra(): ExtraLoad;
   /** A member's profile; undefined for a stranger. */
   profileOf(nodeId: string): NodeProfile | undefined;
   /** `swarm.route(request)`: checked, chosen, no lease (throws as `route` does). */
@@ -40,6 +37,8 @@ export interface AdmissionHost {
 interface Entry extends Waiter {
   readonly model: string;
   readonly request: SwarmRequest;
+  /** The one route it waits for (a resumed session's), instead of the router's choice. */
+  readonly fixed: Route | undefined;
   readonly resolve: (route: LeasedRoute) => void;
   readonly reject: (error: Error) => void;
   readonly signal: AbortSignal | undefined;
@@ -62,6 +61,7 @@ export class Admission {
   private readonly window: number;
   private readonly timers: boolean;
   private share: number;
+  private readonly headroom: number;
   private queued = 0;
   private seq = 0;
   private draining = false;
@@ -84,6 +84,7 @@ export class Admission {
     this.shares = new Map(Object.entries(config?.shares ?? {}).map(([k, v]) => [Number(k), v] as const));
     this.window = config?.window ?? 100;
     this.share = config?.share ?? 1;
+    this.headroom = config?.headroom ?? 1;
     this.timers = isTimerClock(host.clock);
   }
 
@@ -92,10 +93,13 @@ export class Admission {
     return this.queued;
   }
 
-  /** See `Swarm.admit`. Never throws: every refusal is the promise's rejection. */
-  admit(request: SwarmRequest = {}, options?: AdmitOptions): Promise<LeasedRoute> {
+  /**
+   * See `Swarm.admit`. Never throws: every refusal is the promise's rejection. With `fixed`, it
+   * waits for room on that route alone (a session's resumed route: `hecate-swarm/sessions`).
+   */
+  admit(request: SwarmRequest = {}, options?: AdmitOptions, fixed?: Route): Promise<LeasedRoute> {
     try {
-      return this.enter(request, options);
+      return this.enter(request, options, fixed);
     } catch (error) {
       return Promise.reject(error as Error);
     }
@@ -156,12 +160,12 @@ export class Admission {
     const copies = plan.pipelines.map((p): CopySaturation => {
       const shape = this.ledger.shape(plan, p.id, p.stages);
       const intact = isIntact(p, nodes);
-      const fill = this.ledger.fill(shape);
+      const fill = this.ledger.fill(shape, this.headroom);
       if (intact) {
         capacity = capacity === null || shape.capacity === Infinity ? null : capacity + shape.capacity;
         least = Math.min(least, shape.capacity === Infinity ? 0 : fill);
       }
-      return { pipelineId: p.id, modelId: p.modelId, intact, capacity: shape.capacity === Infinity ? null : shape.capacity, inFlight: this.ledger.inFlightOn(p.id), saturation: fill, room: intact && this.ledger.fits(shape) };
+      return { pipelineId: p.id, modelId: p.modelId, intact, capacity: shape.capacity === Infinity ? null : shape.capacity, inFlight: this.ledger.inFlightOn(p.id), saturation: fill, room: intact && this.ledger.fits(shape, this.headroom) };
     });
     const budget = this.budget(capacity);
     const used = budget === Infinity ? 0 : this.ledger.size / budget;
@@ -179,14 +183,14 @@ export class Admission {
     };
   }
 
-  private enter(request: SwarmRequest, options: AdmitOptions | undefined): Promise<LeasedRoute> {
+  private enter(request: SwarmRequest, options: AdmitOptions | undefined, fixed: Route | undefined): Promise<LeasedRoute> {
     const o = checkAdmitOptions(options);
-    const route = this.host.route(request); // checks the request, throws as route does
+    const route = fixed ?? this.host.route(request); // checks the request, throws as route does
     if (o.signal?.aborted === true) throw aborted(route.modelId, o.signal);
     const now = this.host.clock.now();
     if (this.queued > 0) this.serve(now);
     const queue = this.queues.get(route.modelId);
-    const leased = queue === undefined || queue.size === 0 ? this.place(request, route) : undefined;
+    const leased = queue === undefined || queue.size === 0 ? this.place(request, route, fixed !== undefined) : undefined;
     if (leased !== undefined) {
       (queue ?? this.queueOf(route.modelId)).admitted(o.priority);
       return Promise.resolve(leased);
@@ -200,7 +204,7 @@ export class Admission {
       this.settle(victim, q).reject(this.saturated(route.modelId, q, victim.priority, `pushed out of the full queue (${this.queueSize} waiting) by a request of priority ${o.priority}`));
     }
     return new Promise<LeasedRoute>((resolve, reject) => {
-      const w: Entry = { at: [-1, -1, -1], seq: ++this.seq, priority: o.priority, deadlineAt: o.deadlineMs === undefined ? Infinity : now + o.deadlineMs, resumed: o.resumed, model: route.modelId, request, resolve, reject, signal: o.signal, onAbort: undefined };
+      const w: Entry = { at: [-1, -1, -1], seq: ++this.seq, priority: o.priority, deadlineAt: o.deadlineMs === undefined ? Infinity : now + o.deadlineMs, resumed: o.resumed, model: route.modelId, request, fixed, resolve, reject, signal: o.signal, onAbort: undefined };
       q.push(w);
       this.queued++;
       if (w.deadlineAt !== Infinity) {
@@ -217,31 +221,23 @@ export class Admission {
     });
   }
 
-  /** Leases a route for `request` on a copy with room (the router's choice first), or undefined when none has room. */
-  private place(request: SwarmRequest, chosen?: Route): LeasedRoute | undefined {
+  /**
+   * Leases the router's choice for `request` when a copy has room (admission decides how many,
+   * the router where: its cost counts the leases in flight), or undefined when none has room;
+   * `only` leases `chosen` if it has room itself, or nothing.
+   */
+  private place(request: SwarmRequest, chosen?: Route, only = false): LeasedRoute | undefined {
     const plan = this.host.plan();
     if (this.share < 1 && this.ledger.size >= this.budget(this.intactCapacity(plan))) return undefined;
     const first = chosen ?? this.host.route(request);
     const shape = this.ledger.shape(plan, first.pipelineId, first.stages);
-    if (this.ledger.fits(shape)) return this.take(first, shape);
-    // The router's copy is full: the cheapest other intact copy with room.
+    if (this.ledger.fits(shape, this.headroom)) return this.take(first, shape);
+    if (only) return undefined;
     const nodes = this.host.nodes();
-    const extra = this.host.extra();
-    const r = resolveRequest(request);
-    const layers = plan.models.find((m) => m.id === first.modelId)?.layers;
-    let best: Route | undefined;
-    let bestShape: CopyShape | undefined;
     for (const p of plan.pipelines) {
-      if (p.modelId !== first.modelId || p.id === first.pipelineId || !isIntact(p, nodes) || p.stages.some((s) => nodes[s.nodeId]?.suspect === true)) continue;
-      const s = this.ledger.shape(plan, p.id, p.stages);
-      if (!this.ledger.fits(s)) continue;
-      const cost = chainCost(p.stages, nodes, r, extra, layers) + tokensCost(r.tokens, r.weights);
-      if (best === undefined || cost < best.cost) {
-        best = { modelId: p.modelId, pipelineId: p.id, stages: p.stages, cost, hops: p.stages.length - 1, degraded: false };
-        bestShape = s;
-      }
+      if (p.modelId === first.modelId && p.id !== first.pipelineId && isIntact(p, nodes) && this.ledger.fits(this.ledger.shape(plan, p.id, p.stages), this.headroom)) return this.take(first, shape);
     }
-    return best === undefined ? undefined : this.take(best, bestShape as CopyShape);
+    return undefined;
   }
 
   private take(route: Route, shape: CopyShape): LeasedRoute {
@@ -274,7 +270,7 @@ export class Admission {
             const w = q.next() as Entry;
             let leased: LeasedRoute | undefined;
             try {
-              leased = this.place(w.request);
+              leased = this.place(w.request, w.fixed, w.fixed !== undefined);
             } catch (error) {
               // No copy left at all (every one down): it waits for a revival, until its deadline.
               if (error instanceof RoutingError && (error.code === 'NoHealthyPipeline' || error.code === 'Unrecoverable')) break;

@@ -28,6 +28,8 @@ export interface SwarmInternals {
   readonly actor: AnyActorRef;
   /** A route with a lease on its nodes, counted as in flight (sessions reserve apart from `route`). */
   reserved(route: Route): LeasedRoute;
+  /** A fresh lease id no lease takes. */
+  mintId(): string;
   /** The swarm's admission: its slot ledger, queue, and the share hook a replica sets (docs/admission.md). */
   readonly admission: Admission;
   /** Calls `onDown` when `nodeId` goes down or leaves; returns the unsubscribe. */

@@ -63,6 +63,11 @@ export class LeaseTable {
     return { now, steady: this.steady };
   }
 
+  /** A fresh lease id that no lease will take (an admitted session's id before its lease: docs/admission.md). */
+  mint(): string {
+    return `${this.prefix}lease-${++this.seq}`;
+  }
+
   /** Opens a lease on `nodes` (distinct ids) for `modelId`. */
   reserve(modelId: string, nodes: readonly string[]): Lease {
     const { now, steady } = this.now();

@@ -13,7 +13,7 @@ export interface CopySaturation {
   readonly capacity: number | null;
   /** Open reservations on it. */
   readonly inFlight: number;
-  /** How full its fullest node is, 0 to 1 (slots held ÷ slots; a node shared by several copies counts them all). */
+  /** How full its fullest node is, 0 to 1 (slots held ÷ slots × `admission.headroom`; a node shared by several copies counts them all). */
   readonly saturation: number;
   /** Whether one more request fits now. */
   readonly room: boolean;

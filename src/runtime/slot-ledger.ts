@@ -75,16 +75,16 @@ export class SlotLedger {
     return s;
   }
 
-  /** Whether one more request fits on every limited node of the copy. */
-  fits(shape: CopyShape): boolean {
-    for (const p of shape.parts) if ((this.occupied.get(p.node) ?? 0) + p.w > p.slots + EPSILON) return false;
+  /** Whether one more request fits on every limited node of the copy (each node's slots × `headroom`). */
+  fits(shape: CopyShape, headroom = 1): boolean {
+    for (const p of shape.parts) if ((this.occupied.get(p.node) ?? 0) + p.w > p.slots * headroom + EPSILON) return false;
     return true;
   }
 
-  /** How full the copy's fullest limited node is, 0 to 1 (0 when none is limited). */
-  fill(shape: CopyShape): number {
+  /** How full the copy's fullest limited node is against its slots × `headroom`, 0 to 1 (0 when none is limited). */
+  fill(shape: CopyShape, headroom = 1): number {
     let most = 0;
-    for (const p of shape.parts) most = Math.max(most, (this.occupied.get(p.node) ?? 0) / p.slots);
+    for (const p of shape.parts) most = Math.max(most, (this.occupied.get(p.node) ?? 0) / (p.slots * headroom));
     return most;
   }
 

@@ -35,7 +35,6 @@ export function swarmAdmission(parts: AdmissionParts, config: AdmissionConfig | 
       clock: parts.clock,
       plan: () => actor.getSnapshot().context.plan,
       nodes: () => view.table.nodes,
-      extra: () => view.table.extra,
       profileOf: (id) => actor.getSnapshot().context.members.get(id)?.profile,
       route: parts.route,
       lease: parts.lease,

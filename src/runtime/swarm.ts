@@ -141,6 +141,7 @@ export class Swarm implements SwarmContract<'now'> {
       actor: this.actorRef,
       reserved: (route) => this.reserved(route),
       admission: this.admission,
+      mintId: () => this.leases.mint(),
       watchDown: (nodeId, onDown) => this.view.downWatchers.watch(nodeId, onDown),
       reads: () => ({ telemetry: this.view.table.nodes, inflight: this.view.table.extra, index }),
       apply: (command) => {

@@ -18,6 +18,8 @@ export interface ResolvedSessionOptions {
   readonly allowDegraded: boolean;
   readonly prefer: ResumePreference;
   readonly onFailure: 'resume' | 'restart';
+  /** The admission band of an admitted session; undefined: not admitted (docs/admission.md). */
+  readonly priority: number | undefined;
 }
 
 /** Why a session host is unusable, in words; undefined when it has every method a session calls. */
@@ -35,7 +37,7 @@ export function sessionHostIssue(host: unknown): string | undefined {
 
 const SESSION_OPTION_KEYS: readonly string[] = Object.freeze(Object.keys({
   stageTimeoutMs: 0, replayTimeoutMsPerInput: 0, retries: 0, backoffMs: 0, maxBackoffMs: 0, deadlineMs: 0, signal: 0,
-  maxHistory: 0, historyOverflow: 0, aliveCheckMs: 0, allowDegraded: 0, prefer: 0, onFailure: 0, clock: 0, dropSession: 0,
+  maxHistory: 0, historyOverflow: 0, aliveCheckMs: 0, allowDegraded: 0, prefer: 0, onFailure: 0, clock: 0, priority: 0, dropSession: 0,
 } satisfies Record<keyof SessionOptions, 0>));
 
 const STEP_OPTION_KEYS: readonly string[] = Object.freeze(Object.keys({ signal: 0 } satisfies Record<keyof StepOptions, 0>));
@@ -74,6 +76,8 @@ export function sessionOptionsIssue(runStage: unknown, options: SessionOptions):
   const clock = options.clock as Partial<TimerClock> | undefined;
   if (clock !== undefined && (typeof clock.now !== 'function' || typeof clock.setTimeout !== 'function' || typeof clock.clearTimeout !== 'function')) return 'session option "clock" must have now(), setTimeout() and clearTimeout()';
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) return 'session option "signal" must be an AbortSignal';
+  const priority = options.priority;
+  if (priority !== undefined && !(typeof priority === 'number' && Number.isFinite(priority) && Math.abs(priority) <= 1e9)) return `session option "priority" must be a finite number (at most 1e9 either way), got ${describeValue(priority)}`;
   if (options.dropSession !== undefined && typeof options.dropSession !== 'function') return `session option "dropSession" must be a function (nodeId, sessionId) => void, got ${describeValue(options.dropSession)}`;
   return undefined;
 }
@@ -109,6 +113,7 @@ export function resolveSessionOptions(runStage: StageRunner<never> | unknown, op
     allowDegraded: options.allowDegraded ?? false,
     prefer: options.prefer ?? 'keep',
     onFailure: options.onFailure ?? 'resume',
+    priority: options.priority,
   };
 }
 

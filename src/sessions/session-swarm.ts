@@ -33,6 +33,8 @@ export function swarmSessionHost(swarm: Swarm): SessionHost {
     clock: timerClock(internals.clock),
     assertRunning: () => internals.running(),
     watch: (nodeId, onDown) => internals.watchDown(nodeId, onDown),
+    admit: (request, options, route) => internals.admission.admit(request, options, route),
+    choose: (request) => ({ route: swarm.route(request), id: internals.mintId() }),
   };
 }
 

@@ -2,6 +2,7 @@
  * The types of sessions (docs/sessions.md): what a session needs from its swarm, what it hands
  * the user's stage runner, and how it is tuned.
  */
+import type { AdmitOptions } from '../core/admission-config.js';
 import type { ResumePreference } from '../core/resume.js';
 import type { StageAttempt } from '../core/errors.js';
 import type { Route, SwarmStateLike } from '../core/types.js';
@@ -43,6 +44,13 @@ export interface SessionHost {
    * running stage's node is checked every `aliveCheckMs`.
    */
   watch?(nodeId: string, onDown: () => void): () => void;
+  /**
+   * Admission (docs/admission.md): a leased route once one has room, `route` alone when given (a
+   * resumed route). Needed by a session with a `priority`; a swarm's host has it.
+   */
+  admit?(request: SwarmRequest, options: AdmitOptions, route?: Route): Promise<LeasedRoute>;
+  /** An admitted session's first route and id, before its first step is admitted: the router's choice, and a fresh lease id. */
+  choose?(request: SwarmRequest): { readonly route: Route; readonly id: string };
 }
 
 /** The stage a runner is asked to run. */
@@ -109,6 +117,12 @@ export interface SessionOptions {
   readonly deadlineMs?: number;
   /** Aborting it cancels the running stage and fails the session. */
   readonly signal?: AbortSignal;
+  /**
+   * Admit the session (docs/admission.md): its first step waits for `swarm.admit` in this band
+   * under the session's deadline and signal, and a resumed step waits at the head of its band
+   * rather than fail for want of a slot. @defaultValue none: leased at once, as `route` does
+   */
+  readonly priority?: number;
   /**
    * Steps of history kept per stage boundary for replay. @defaultValue 4096
    * Past it, see `historyOverflow`.

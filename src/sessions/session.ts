@@ -11,7 +11,8 @@ import { failoverInSwarm } from '../core/failover.js';
 import { resumeRoute } from '../core/resume.js';
 import { boundedLatency } from '../core/telemetry-limits.js';
 import type { Route, Stage } from '../core/types.js';
-import { SessionHistory } from './session-history.js';
+import { boundaryInputs, SessionHistory } from './session-history.js';
+import { admittedStart, waitForAdmission } from './session-admission.js';
 import { checkStepOptions, resolveSessionOptions, sessionHostIssue, type ResolvedSessionOptions } from './session-options.js';
 import type { SessionHost, SessionOptions, SessionStats, StageRunner, StepOptions, TimerClock } from './session-types.js';
 import { attemptOf, callStage, describeFailures, type CallResult } from './stage-call.js';
@@ -42,8 +43,7 @@ export class Session<T> {
   /** Nodes that failed a call of this session: dead to it whatever the swarm says. */
   private readonly failed = new Set<string>();
   private readonly history: SessionHistory<T>;
-  /** The nodes a call of this session went to: told to drop its state when it ends (`dropSession`). */
-  private readonly holders: StateHolders;
+  private readonly holders: StateHolders; // the nodes a call went to, told to drop its state at the end (dropSession)
   private status: 'open' | 'closed' | 'failed' = 'open';
   /** True while a step runs. */
   private running = false;
@@ -71,6 +71,11 @@ export class Session<T> {
     this.holders = new StateHolders(() => this.id, options.dropSession);
     const now = this.clock.now();
     this.deadlineAt = options.deadlineMs === undefined ? Infinity : now + options.deadlineMs;
+    if (this.o.priority !== undefined) {
+      const start = admittedStart(host, request); // no lease yet: its first step waits for admission
+      [this.id, this.current, this.leaseTtl] = [`session-${start.id}`, start.route, 0];
+      return;
+    }
     const leased = host.route(request, { reserve: true });
     if (leased.degraded && !this.o.allowDegraded) {
       this.releaseQuietly(leased.lease, {});
@@ -113,6 +118,7 @@ export class Session<T> {
     let resumes = 0;
     try {
       this.host.assertRunning?.();
+      if (this.lease === undefined && this.o.priority !== undefined) this.take(await this.admitted(undefined, stepIndex, attempts, signals));
       this.renewIfDue();
       let x = input;
       let chained: readonly T[] | undefined; // the previous call's replay outputs, this step
@@ -160,7 +166,7 @@ export class Session<T> {
             ? this.fail(closed ? 'Closed' : 'Aborted', `session "${this.id}" step ${stepIndex} was ${closed ? 'closed' : 'aborted'} while waiting to resume`, attempts, undefined, true)
             : this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline while waiting to resume step ${stepIndex}`, attempts, undefined, true);
         }
-        s = this.reroute(s, stepIndex, attempts);
+        s = await this.reroute(s, stepIndex, attempts, signals);
         if (s === 0) {
           x = input;
           inputs.clear();
@@ -220,7 +226,7 @@ export class Session<T> {
   }
 
   /** Routes the remaining layers after stage `s` failed; returns the stage index to continue from. */
-  private reroute(s: number, stepIndex: number, attempts: readonly StageAttempt[]): number {
+  private async reroute(s: number, stepIndex: number, attempts: readonly StageAttempt[], signals: readonly AbortSignal[]): Promise<number> {
     const state = this.host.state();
     const failedNode = (this.current.stages[s] as Stage).nodeId;
     let route: Route;
@@ -246,10 +252,7 @@ export class Session<T> {
     // A stage off the new route misses its steps from now on: its state goes stale.
     const onRoute = new Set(route.stages.map(stageKey));
     for (const key of [...this.warm]) if (!onRoute.has(key)) this.warm.delete(key);
-    const leased = this.host.reserve(route);
-    this.current = stripLease(leased);
-    this.lease = leased.lease;
-    this.leaseTtl = leased.lease.expiresAt - this.clock.now();
+    this.take(this.o.priority === undefined ? this.host.reserve(route) : await this.admitted(route, stepIndex, attempts, signals));
     this.leaseSteps = 0;
     this.leaseMs = 0;
     return from;
@@ -327,7 +330,16 @@ export class Session<T> {
     this.take(renewed);
   }
 
+  /** An admitted session's lease, once it has room (docs/admission.md); the session fails at its deadline, abort or close. */
+  private async admitted(route: Route | undefined, stepIndex: number, attempts: readonly StageAttempt[], signals: readonly AbortSignal[]): Promise<LeasedRoute> {
+    const got = await waitForAdmission({ host: this.host, request: this.request, priority: this.o.priority as number, deadlineAt: this.deadlineAt, clock: this.clock, signals, onInterrupt: (i) => (this.interrupt = i) }, route, route !== undefined);
+    if (!('code' in got)) return got;
+    const why = this.interrupted !== undefined ? 'Closed' : got.code;
+    throw this.fail(why, `session "${this.id}" step ${stepIndex} ${why === 'Closed' ? 'was closed' : why === 'Aborted' ? 'was aborted' : 'passed its deadline'} while waiting for admission`, attempts, got.error, true);
+  }
+
   private take(leased: LeasedRoute): void {
+    this.current = stripLease(leased);
     this.lease = leased.lease;
     this.leaseTtl = leased.lease.expiresAt - this.clock.now();
   }
@@ -359,16 +371,6 @@ export class Session<T> {
 function stripLease(leased: LeasedRoute): Route {
   const { lease: _lease, ...route } = leased;
   return route;
-}
-
-/** This step's input at every boundary of the route it ended on. */
-function boundaryInputs<T>(route: Route, inputs: ReadonlyMap<number, T>): Map<number, T> {
-  const out = new Map<number, T>();
-  for (const s of route.stages) {
-    const x = inputs.get(s.layerStart);
-    if (x !== undefined || inputs.has(s.layerStart)) out.set(s.layerStart, x as T);
-  }
-  return out;
 }
 
 /**

@@ -59,6 +59,20 @@ describe('swarm.admit with room', () => {
   });
 });
 
+describe('headroom', () => {
+  it('admits each node past its slots by the factor: twins of one slot with headroom 2 hold four', async () => {
+    const swarm = createSwarm(twins, { ...config, admission: { headroom: 2 } }, { clock: new ManualClock(), seed: 1 });
+    const held = await Promise.all([1, 2, 3, 4].map(() => swarm.admit()));
+    expect(held.map((r) => r.stages[0]?.nodeId).sort()).toEqual(['a', 'a', 'b', 'b']);
+    const fifth = outcome(swarm.admit());
+    expect(await fifth).toBe('pending');
+    expect(swarm.saturation()).toMatchObject({ saturated: true, saturation: 1, queued: 1 });
+    expect((caught(() => createSwarm(twins, { ...config, admission: { headroom: 0.5 } })) as Error).message).toMatch(/"admission.headroom"/);
+    swarm.stop();
+    await fifth.catch(() => undefined);
+  });
+});
+
 describe('capacity', () => {
   it('is min over the stages of slots × (copy time ÷ stage time), and a shared node shares its slots', () => {
     // One copy over two nodes: p holds 4 layers at score 1 (time 4), q holds 4 at score 4 (time 1).
