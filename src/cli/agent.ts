@@ -24,7 +24,8 @@ const spec: ArgsSpec = {
 };
 
 const SUMMARY = 'Run a stand-in stage server (no model: real time and a checked digest) that joins an orchestrator.';
-const DETAILS = `It heartbeats every second, serves POST /v1/stage, keeps each session's caches for the
+const DETAILS = `It heartbeats every second, serves POST /v1/stage and POST /v1/sessions/drop (an ended
+session: its running calls stopped, its caches freed), keeps each session's caches for the
 next steps, and leaves the orchestrator cleanly on SIGTERM or SIGINT. It signs its joins,
 heartbeats and leaves with the swarm secret (--token-file, as serve wrote it) and its own key
 (--state-file), and refuses stage calls not signed with the secret (docs/security.md).

@@ -1,6 +1,7 @@
 /** `hecate-node serve`: the HTTP orchestrator (docs/serve.md). */
 import type { ModelSpec, NodeProfile } from '../core/types.js';
 import { SERVE_DETECTOR, startOrchestrator } from '../serve/orchestrator.js';
+import { loadClientClasses, type ClientClasses } from '../serve/client-classes.js';
 import { loadTopology } from '../sim/topology.js';
 import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
@@ -32,6 +33,9 @@ const spec: ArgsSpec = {
     ...SERVE_TRUST_FLAGS,
     ...EDGE_FLAGS,
     ...IDEMPOTENCY_FLAGS,
+    'queue-size': { type: 'string', value: 'n', description: 'Generations that wait for a slot when every copy is full (agents declare slots with --slots); past it 429 with Retry-After (default 1024; 0: refuse at once).' },
+    classes: { type: 'string', value: 'file', description: 'Client classes JSON { default, classes: [{ name, priority?, maxInFlight?, deadlineMs?, tokenFile? }] }: a caller\'s class (by its bearer token, else the open class named in x-hecate-class, else the default) sets its admission priority, deadline and limit (docs/serve.md).' },
+    'drain-ms': { type: 'string', value: 'ms', description: 'On SIGTERM or SIGINT: stop admitting (503 Draining, Retry-After), let running generations finish this long, hand back the rest, then exit (default 10000; 0: hand back at once). A second signal stops at once.' },
     'pid-file': PID_FILE_FLAG,
   },
 };
@@ -40,7 +44,7 @@ const SUMMARY = 'Run the HTTP orchestrator: agents join it, POST /v1/generate ru
 const DETAILS = `Endpoints: POST /v1/nodes (join), POST /v1/nodes/:id/heartbeat, POST /v1/nodes/:id/leave,
 POST /v1/generate { model, prompt, steps }, GET /v1/status, GET /v1/events (server-sent
 events), GET /metrics (Prometheus), DELETE /v1/nodes/:id/key (admin: frees an id bound to an
-agent's key). Stops on SIGTERM or SIGINT.
+agent's key). Drains on SIGTERM or SIGINT (--drain-ms), then stops.
 
 Agents sign their joins, heartbeats and leaves with the swarm secret of --token-file (serve
 creates it; agents started in the same directory read it) and with their own key; an id stays
@@ -76,6 +80,8 @@ export const command: Command = {
     const down = numberFlag(args, 'down-phi', 0, 100);
     const pause = numberFlag(args, 'acceptable-pause-ms', 0, 600_000, true);
     const minStd = numberFlag(args, 'min-std-ms', 0, 600_000);
+    const drainMs = integerFlag(args, 'drain-ms', 0, 3_600_000) ?? 10_000;
+    const queueSize = integerFlag(args, 'queue-size', 0, 1_000_000);
     const file = stringFlag(args, 'topology');
     const replication = replicationFlags(args);
     const edge = edgeFlags(args);
@@ -90,6 +96,15 @@ export const command: Command = {
       if (!topology.ok) throw topology.error;
       models = topology.value.models;
       nodes = topology.value.nodes;
+    }
+    const classesFile = stringFlag(args, 'classes');
+    let classes: ClientClasses | undefined;
+    if (classesFile !== undefined) {
+      const text = readInput(io, classesFile);
+      if (!text.ok) throw text.error;
+      const loaded = loadClientClasses(text.value, classesFile);
+      if (!loaded.ok) throw loaded.error;
+      classes = loaded.value;
     }
     const trust = serveTrust(args, host);
     const log = (line: string) => io.stderr(`hecate-node serve: ${line}\n`);
@@ -113,12 +128,18 @@ export const command: Command = {
         ...(stageTimeoutMs !== undefined ? { stageTimeoutMs } : {}),
         ...(verifySample !== undefined ? { verifySample } : {}),
         ...(replication !== undefined ? { replication } : {}),
+        ...(classes !== undefined ? { classes } : {}),
+        ...(queueSize !== undefined ? { admission: { queueSize } } : {}),
         ...edge,
         ...idempotency,
         log,
       })), port, host);
       io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);
       const signal = await untilSignal();
+      log(`${signal}: draining (admits nothing new; running generations have ${drainMs} ms)`);
+      const drained = await Promise.race([orchestrator.drain(drainMs), untilSignal()]);
+      if (typeof drained === 'string') log(`${drained}: stopping without waiting`);
+      else log(`drained: ${drained.finished} generations finished, ${drained.handedBack} handed back`);
       await orchestrator.close();
       io.stderr(`hecate-node serve: ${signal}: stopped\n`);
       return 0;

@@ -11,6 +11,8 @@ import { runLayers, type LayerCaches } from '../core/digest-model.js';
 import type { AgentKey } from './auth/agent-key.js';
 import { guardStageCalls } from './auth/stage-guard.js';
 import { createHttpApp, listen } from './http-app.js';
+import { registerDropRoute } from './drop-route.js';
+import { SessionDrops } from './session-drops.js';
 import { createPeerPoster } from './peer-post.js';
 import { ServeError } from './serve-error.js';
 import { checkStageRequest, DEFAULT_MAX_STAGE_MS, STAGE_LIMITS, timerDelay } from './stage-bounds.js';
@@ -105,13 +107,25 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const slots = options.slots ?? Number.POSITIVE_INFINITY;
   let busy = 0;
   const queue: (() => void)[] = [];
-  /** Resolves once a slot is this call's. */
-  const acquire = (): Promise<void> => {
+  /** Resolves once a slot is this call's; rejects, leaving the queue, if `signal` aborts first. */
+  const acquire = (signal: AbortSignal): Promise<void> => {
     if (busy < slots) {
       busy++;
       return Promise.resolve();
     }
-    return new Promise((resolve) => queue.push(resolve));
+    return new Promise((resolve, reject) => {
+      const take = (): void => {
+        signal.removeEventListener('abort', leave);
+        resolve();
+      };
+      const leave = (): void => {
+        const at = queue.indexOf(take);
+        if (at >= 0) queue.splice(at, 1);
+        reject(signal.reason);
+      };
+      queue.push(take);
+      signal.addEventListener('abort', leave, { once: true });
+    });
   };
   /** Hands the slot to the next waiting call, or frees it. */
   const release = (): void => {
@@ -122,6 +136,20 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const log = options.log ?? (() => {});
   const clock = options.clock ?? systemClock;
   const sleep = (ms: number) => new Promise<void>((resolve) => clock.setTimeout(() => resolve(), timerDelay(ms)));
+  /** The stage work's wait, cut short (rejecting) when the call is cancelled. */
+  const work = (ms: number, signal: AbortSignal) => new Promise<void>((resolve, reject) => {
+    const done = (): void => {
+      signal.removeEventListener('abort', cancel);
+      resolve();
+    };
+    const timer = clock.setTimeout(done, timerDelay(ms));
+    const cancel = (): void => {
+      clock.clearTimeout(timer);
+      reject(signal.reason);
+    };
+    if (signal.aborted) cancel();
+    else signal.addEventListener('abort', cancel, { once: true });
+  });
   const bases = (typeof options.join === 'string' ? [options.join] : [...options.join]).map((u) => u.replace(/\/+$/, ''));
   if (bases.length === 0) throw new ServeError('InvalidRequest', 400, 'startAgent needs at least one orchestrator URL in join', { field: 'join' });
   let current = 0;
@@ -134,12 +162,21 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     return true;
   };
   const sessions = new Map<string, LayerCaches>();
+  /** Running calls per session, and sessions dropped lately (docs/serve.md, "Cancellation"). */
+  const drops = new SessionDrops(clock);
 
   if (options.auth !== undefined && options.auth.key.id !== options.id) throw new ServeError('InvalidRequest', 400, `agent "${options.id}" was given the key of agent "${options.auth.key.id}"`, { field: 'auth' });
   const app: FastifyInstance = createHttpApp(serverTls(options.tls));
   if (options.auth !== undefined) guardStageCalls(app, options.auth.secret, options.auth.clock);
-  app.get('/v1/health', async () => ({ id: options.id, sessions: sessions.size, running: busy, queued: queue.length }));
-  app.post<{ Body: StageRequest }>('/v1/stage', { schema: { body: stageBodySchema } }, async (request): Promise<StageReply> => {
+  app.get('/v1/health', async () => ({ id: options.id, sessions: sessions.size, running: busy, queued: queue.length, calls: drops.runningCalls(), drops: drops.drops }));
+  registerDropRoute(app, options.id, drops, (sessionId) => {
+    const held = sessions.get(sessionId);
+    if (held === undefined) return false;
+    sessions.delete(sessionId);
+    cachedLayers -= held.size;
+    return true;
+  });
+  app.post<{ Body: StageRequest }>('/v1/stage', { schema: { body: stageBodySchema } }, async (request, reply): Promise<StageReply> => {
     const body = request.body;
     const layers = body.layerEnd - body.layerStart;
     const ms = stageDelayMs({ layers, tokens: body.tokens + body.replay.length, perLayerMs, score: options.score }, jitter, seed, `${body.sessionId}/${body.step}/${body.layerStart}`);
@@ -148,11 +185,22 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     // A node asked to continue a session it holds nothing of (it restarted) refuses, as a server would.
     if (caches === undefined && !body.fresh) throw new ServeError('UnknownSession', 409, `agent "${options.id}" holds no state of session "${body.sessionId}" (restarted?); send fresh with the replay`, { field: 'sessionId' });
     const started = clock.now();
-    await acquire();
+    // Cancelled when the session is dropped or the orchestrator hangs up (it gave the call up).
+    const call = drops.begin(body.sessionId, options.id);
+    const hangUp = (): void => {
+      if (!reply.raw.writableFinished) call.abort(new ServeError('UnknownSession', 409, `the caller of session "${body.sessionId}" went away`, { field: 'sessionId' }));
+    };
+    reply.raw.once('close', hangUp);
     try {
-      await sleep(ms);
+      await acquire(call.signal);
+      try {
+        await work(ms, call.signal);
+      } finally {
+        release();
+      }
     } finally {
-      release();
+      drops.end(body.sessionId, call);
+      reply.raw.off('close', hangUp);
     }
     caches = sessions.get(body.sessionId);
     if (caches === undefined) caches = new Map();

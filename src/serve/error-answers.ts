@@ -114,11 +114,13 @@ export function libraryErrorAnswer(error: unknown): HttpAnswer | undefined {
 
 /**
  * A library error as the {@link ServeError} to answer, its message starting with the library's
- * own code (`NoHealthyPipeline: …`); any other error as it is.
+ * own code (`NoHealthyPipeline: …`), its `retryAfterMs` (a `Saturated` refusal's) kept for the
+ * `Retry-After` header; any other error as it is.
  */
 export function asServeError(error: unknown): unknown {
   const found = libraryErrorAnswer(error);
   if (found === undefined) return error;
   const { code, message } = error as { code: string; message: string };
-  return new ServeError(found.code, found.status, `${code}: ${message}`, { cause: error, ...(found.field !== undefined ? { field: found.field } : {}) });
+  const retryAfterMs = (error as { retryAfterMs?: unknown }).retryAfterMs; // Saturated's estimate: answered as Retry-After
+  return new ServeError(found.code, found.status, `${code}: ${message}`, { cause: error, ...(found.field !== undefined ? { field: found.field } : {}), ...(typeof retryAfterMs === 'number' ? { retryAfterMs } : {}) });
 }

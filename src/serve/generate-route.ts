@@ -3,42 +3,111 @@
  * replica's own, its session ids prefixed with the replica's name), counted in the metrics.
  */
 import type { FastifyInstance } from 'fastify';
+import { RoutingError } from '../core/errors.js';
 import type { SessionOptions } from '../sessions/session-types.js';
 import { generate, generateBodySchema, type GenerateRequest } from './generate.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import type { PeerPost } from './peer-post.js';
+import { AgentDrops } from './agent-drops.js';
+import { admittedHost } from './admitted-host.js';
 import { asServeError } from './error-answers.js';
+import { promptTokens } from './stage-work.js';
+import { cancelOnHangUp } from './client-cancel.js';
+import { classOf, type ClientClass, type ClientClasses } from './client-classes.js';
+import { DrainGate } from './drain-gate.js';
 import { ServeError } from './serve-error.js';
-import { IdempotencyError } from './idempotency-error.js';
+import { checkFitsDeadline, DEFAULT_WORK, type WorkModel } from './work-bounds.js';
 import { idempotencyKeyOf } from './idempotency-key.js';
-import { cancelOnDisconnect, generateIdempotent, type GenerateProgress, type IdempotencySettings } from './idempotent-generate.js';
-import { DEFAULT_WORK, type WorkModel } from './work-bounds.js';
+import { generateIdempotent, type GenerateProgress, type IdempotencySettings } from './idempotent-generate.js';
 import type { SpanChecks } from './verify-span.js';
+
+/** An unsigned POST over fetch, for the drops when no poster is given. */
+const unsigned: PeerPost = (url, body, signal) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal, redirect: 'error' });
+
+/** What the generate route hands the orchestrator: the drops it sends, the gate a drain closes. */
+export interface GenerateRoute {
+  readonly drops: AgentDrops;
+  readonly gate: DrainGate;
+}
 
 /**
  * Registers `POST /v1/generate`; stage calls go out through `post` (signed, trusting the CA:
- * peer-post.ts); a request with an idempotency key is kept in `idempotency`'s store; `checks`,
- * when given, verifies a share of the stage calls on other copies (verify-span.ts).
+ * peer-post.ts). The caller's class (`classes`, client-classes.ts) gives its priority, deadline
+ * and limit; a client that hangs up cancels its generation, and the agents its session called are
+ * told to drop it when it ends (docs/serve.md, "Cancellation"); a drain closes its gate
+ * ("Draining"). A request with an idempotency key is kept in `idempotency`'s store ("Idempotent
+ * generation"); `checks`, when given, verifies a share of the stage calls on other copies
+ * (verify-span.ts).
  */
-export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorParts, sessionOptions: SessionOptions, work: WorkModel = DEFAULT_WORK, post?: PeerPost, idempotency?: IdempotencySettings, checks?: SpanChecks): void {
-  const { clock, registry, seat, metrics, models } = parts;
-  app.post<{ Body: GenerateRequest }>('/v1/generate', { schema: { body: generateBodySchema } }, async (request, response) => {
+export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorParts, sessionOptions: SessionOptions, work: WorkModel = DEFAULT_WORK, post?: PeerPost, classes?: ClientClasses, idempotency?: IdempotencySettings, checks?: SpanChecks): GenerateRoute {
+  const { clock, registry, seat, metrics, models, classLimits } = parts;
+  const drops = new AgentDrops(registry, post ?? unsigned, clock, metrics);
+  const gate = new DrainGate();
+  app.post<{ Body: GenerateRequest }>('/v1/generate', { schema: { body: generateBodySchema } }, async (request, reply) => {
     const started = clock.now();
+    const hungUp = cancelOnHangUp(reply);
+    let passed: AbortController | undefined;
+    let member: ClientClass | undefined;
+    let admitted = false;
     try {
+      passed = gate.enter(); // 503 Draining once a drain began
+      const signal = AbortSignal.any([hungUp, passed.signal]);
       const swarm = seat.local();
       if (swarm === undefined) throw new ServeError('NoSwarm', 503, `no swarm yet: the agents that joined (${[...registry.all()].map((r) => r.id).join(', ') || 'none'}) cannot hold every copy of ${models.map((m) => `"${m.id}"`).join(', ')}`);
+      const cls = classes === undefined ? undefined : classOf(classes, request.headers);
+      if (cls !== undefined) {
+        classLimits.enter(cls, 1000); // 429 RateLimited past the class's maxInFlight
+        member = cls;
+      }
       const replica = seat.replica;
-      const run = (progress?: GenerateProgress) => generate(swarm, registry, metrics, request.body, sessionOptions, clock, replica === undefined ? '' : `${replica.view().replica}/`, work, post, progress, checks);
-      const key = idempotencyKeyOf(request.headers['idempotency-key'], request.body.idempotencyKey);
-      const reply = key === undefined || idempotency === undefined ? await run() : await generateIdempotent(key, request.body, idempotency, clock, cancelOnDisconnect(response.raw), run);
+      const prefix = replica === undefined ? '' : `${replica.view().replica}/`;
+      const deadlineMs = Math.min(cls?.deadlineMs ?? Number.POSITIVE_INFINITY, sessionOptions.deadlineMs ?? Number.POSITIVE_INFINITY);
+      const body = request.body;
+      const tokens = promptTokens(body.prompt);
+      // Refused before it waits what could not finish in time anyway (422, "Limits").
+      checkFitsDeadline(swarm.state(), work, body.model, tokens, body.steps, deadlineMs);
+      const run = async (progress?: GenerateProgress) => {
+        // Admission (docs/admission.md): a lease once a copy has room, by the class's priority, within the deadline.
+        const waitStarted = clock.now();
+        const leased = await swarm.admit({ model: body.model, tokens: tokens + body.steps }, { priority: cls?.priority ?? 0, ...(Number.isFinite(deadlineMs) ? { deadlineMs } : {}), signal });
+        admitted = true;
+        const waited = clock.now() - waitStarted;
+        metrics.admission.waitSeconds.observe({ class: cls?.name ?? 'default' }, waited / 1000);
+        const left = deadlineMs - waited;
+        const options: SessionOptions = { ...sessionOptions, ...(Number.isFinite(left) ? { deadlineMs: Math.max(left, 1) } : {}), signal, dropSession: drops.hook(prefix) };
+        const host = admittedHost(swarm, leased);
+        try {
+          return await generate(swarm, registry, metrics, body, options, clock, prefix, work, post, progress, checks, host.host);
+        } finally {
+          host.unused(); // the lease, if the session never took it (a refusal before it opened)
+        }
+      };
+      // An idempotency key: claimed, checkpointed, resumed or answered from the store (its progress's signal follows `signal`).
+      const key = idempotencyKeyOf(request.headers['idempotency-key'], body.idempotencyKey);
+      const answer = key === undefined || idempotency === undefined ? await run() : await generateIdempotent(key, body, idempotency, clock, signal, run);
       metrics.requests.inc({ outcome: 'ok' });
       metrics.requestSeconds.observe((clock.now() - started) / 1000);
-      return reply;
+      return answer;
     } catch (error) {
-      if (error instanceof IdempotencyError && error.retryAfterMs !== undefined) void response.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
-      const served = asServeError(error);
-      metrics.requests.inc({ outcome: served instanceof ServeError ? served.code : 'Internal' });
-      throw served;
+      // Handed back by a drain: the drain's 503 with Retry-After, not the session's abort.
+      const answered = asServeError(passed?.signal.aborted === true && passed.signal.reason instanceof ServeError ? passed.signal.reason : error);
+      metrics.requests.inc({ outcome: hungUp.aborted ? 'Cancelled' : answered instanceof ServeError ? answered.code : 'Internal' });
+      const reason = rejection(error, answered, hungUp.aborted, admitted);
+      if (reason !== undefined) metrics.admission.rejections.inc({ reason });
+      throw answered;
+    } finally {
+      if (passed !== undefined) gate.leave(passed);
+      if (member !== undefined) classLimits.leave(member);
     }
   });
+  return { drops, gate };
+}
+
+/** Why a generation was refused before it ran, for `hecate_admission_rejections_total`; undefined when it was not. */
+function rejection(error: unknown, answered: unknown, hungUp: boolean, admitted: boolean): string | undefined {
+  if (answered instanceof ServeError && (answered.code === 'Draining' || (answered.code === 'RateLimited' && !(error instanceof RoutingError)))) return answered.code;
+  if (admitted) return undefined;
+  if (hungUp) return 'Cancelled';
+  if (error instanceof RoutingError && (error.code === 'Saturated' || error.code === 'DeadlineExceeded')) return error.code;
+  return undefined;
 }

@@ -4,7 +4,7 @@
  * to the agent holding it; a failed call resumes from the failed stage (docs/sessions.md).
  */
 import type { Swarm } from '../runtime/swarm.js';
-import type { SessionOptions, StageRunner } from '../sessions/session-types.js';
+import type { SessionHost, SessionOptions, StageRunner } from '../sessions/session-types.js';
 import { openSession } from '../sessions/session-swarm.js';
 import type { Clock } from '../runtime/types.js';
 import type { NodeRegistry } from './node-registry.js';
@@ -136,9 +136,10 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
  * `sessionPrefix` goes before the session's id wherever it leaves the orchestrator; `post` sends
  * the stage calls. With `progress` (an idempotency key: idempotent-generate.ts) it starts after the
  * steps whose inputs it carries, reports each step, and stops when its signal aborts; `checks`,
- * when given, verifies a share of the stage calls on other copies (verify-span.ts).
+ * when given, verifies a share of the stage calls on other copies (verify-span.ts); `host`, when
+ * given, is the session's (an admitted route's: admitted-host.ts).
  */
-export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: Clock, sessionPrefix = '', work: WorkModel = DEFAULT_WORK, post: PeerPost = plainPost, progress?: GenerateProgress, checks?: SpanChecks): Promise<GenerateReply> {
+export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: Clock, sessionPrefix = '', work: WorkModel = DEFAULT_WORK, post: PeerPost = plainPost, progress?: GenerateProgress, checks?: SpanChecks, host?: SessionHost): Promise<GenerateReply> {
   const started = clock.now();
   const tokens = promptTokens(request.prompt);
   const path = new Map<number, StageReply>();
@@ -153,7 +154,7 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
   let session;
   try {
     const runner = verifiedRunner(swarm, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post), () => httpStageRunner(registry, metrics, tokens, new Map(), sessionPrefix, timing, post), checks);
-    session = openSession<number>(swarm, { model: request.model, tokens: tokens + request.steps }, runner, sessionOptions);
+    session = openSession<number>(host ?? swarm, { model: request.model, tokens: tokens + request.steps }, runner, sessionOptions);
   } catch (error) {
     throw asServeError(error); // e.g. no route 503, a model only a degraded route serves 503
   }

@@ -23,6 +23,7 @@ export function createHttpApp(tls?: { readonly cert: string; readonly key: strin
   }) as unknown as FastifyInstance;
   app.setErrorHandler((error: FastifyError | ServeError | Error, _request, reply) => {
     if (error instanceof ServeError) {
+      if (error.retryAfterMs !== undefined) void reply.header('retry-after', String(retryAfterSeconds(error.retryAfterMs)));
       void reply.status(error.status).send(errorBody(error.code, error.message, error.field));
       return;
     }
@@ -39,6 +40,7 @@ export function createHttpApp(tls?: { readonly cert: string; readonly key: strin
     }
     const library = asServeError(error); // a library error that reached here: its status from the one table
     if (library instanceof ServeError) {
+      if (library.retryAfterMs !== undefined) void reply.header('retry-after', String(retryAfterSeconds(library.retryAfterMs)));
       void reply.status(library.status).send(errorBody(library.code, library.message, library.field));
       return;
     }
@@ -48,6 +50,11 @@ export function createHttpApp(tls?: { readonly cert: string; readonly key: strin
     void reply.status(404).send(errorBody('NotFound', `no route ${request.method} ${request.url}`));
   });
   return app;
+}
+
+/** `Retry-After` in whole seconds: rounded up, at least 1 (0 would invite a retry storm). */
+export function retryAfterSeconds(ms: number): number {
+  return Number.isFinite(ms) ? Math.max(1, Math.ceil(ms / 1000)) : 1;
 }
 
 /** Starts listening; resolves with the base URL (`http://127.0.0.1:PORT`, `https://` when the app serves TLS). */

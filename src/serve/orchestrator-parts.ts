@@ -5,6 +5,7 @@
  */
 import type { ModelSpec } from '../core/types.js';
 import type { Clock, SwarmConfig } from '../runtime/types.js';
+import { ClassLimits } from './client-classes.js';
 import { EventStream } from './event-stream.js';
 import { NodeRegistry } from './node-registry.js';
 import { ServeMetrics } from './serve-metrics.js';
@@ -20,6 +21,8 @@ export interface OrchestratorParts {
   readonly seat: SwarmSeat;
   readonly events: EventStream;
   readonly metrics: ServeMetrics;
+  /** Generations under way per client class (`--classes`, client-classes.ts). */
+  readonly classLimits: ClassLimits;
   readonly log: (line: string) => void;
 }
 
@@ -27,6 +30,7 @@ export interface OrchestratorParts {
 export function createParts(clock: Clock, models: readonly ModelSpec[], config: SwarmConfig, log: (line: string) => void): OrchestratorParts {
   const registry = new NodeRegistry();
   const seat = new SwarmSeat();
+  const classLimits = new ClassLimits();
   const metrics = new ServeMetrics({
     nodesByState: () => registry.countByState(seat.lifecycle),
     inflightByNode: () => new Map([...registry.all()].filter((r) => r.url !== undefined).map((r) => [r.id, r.inflight])),
@@ -45,6 +49,14 @@ export function createParts(clock: Clock, models: readonly ModelSpec[], config: 
     },
     leases: () => seat.swarm?.inFlight() ?? 0,
     replicationLag: () => seat.replica?.lag(),
+    classInFlight: () => classLimits.counts(),
+    saturation: () => {
+      try {
+        return seat.local()?.saturation();
+      } catch {
+        return undefined; // the swarm was stopped (being replaced)
+      }
+    },
   });
-  return { clock, models, config, registry, seat, events: new EventStream(clock, 15_000, () => metrics.sseDropped.inc()), metrics, log };
+  return { clock, models, config, registry, seat, events: new EventStream(clock, 15_000, () => metrics.sseDropped.inc()), metrics, classLimits, log };
 }

@@ -5,6 +5,7 @@
  * `GET /v1/events` (`swarm-events.ts`); `GET /v1/status` and `GET /metrics` read it from the swarm
  * (`status-routes.ts`); `POST /v1/generate` runs a session (`generate-route.ts`).
  */
+import type { AdmissionConfig } from '../core/admission-config.js';
 import type { EjectionOptions } from '../core/ejection.js';
 import type { PhiOptions } from '../core/phi.js';
 import type { ModelSpec, NodeProfile } from '../core/types.js';
@@ -14,6 +15,8 @@ import type { Clock, SwarmConfig } from '../runtime/types.js';
 import type { NatsAccess } from '../replication/nats-access.js';
 import { registerAgentRoutes } from './agent-routes.js';
 import { guardOrchestrator, type OrchestratorAuth } from './auth/orchestrator-guard.js';
+import { classTokens, type ClientClasses } from './client-classes.js';
+import type { DrainReport } from './drain-gate.js';
 import { registerGenerateRoute } from './generate-route.js';
 import { createHttpApp, listen } from './http-app.js';
 import { openSwarm } from './open-swarm.js';
@@ -76,6 +79,10 @@ export interface OrchestratorOptions extends EdgeOptions, IdempotencyOptions, Ve
   readonly auth?: OrchestratorAuth;
   /** Serve over https with `cert` and `key`; trust `ca` when calling agents over https. */
   readonly tls?: TlsOptions;
+  /** How `POST /v1/generate` waits when every copy is full (docs/admission.md); `--queue-size` sets `queueSize`. @defaultValue the library's */
+  readonly admission?: AdmissionConfig;
+  /** Client classes (`--classes`, docs/serve.md "Classes"): a caller's priority, deadline and limit by its token. */
+  readonly classes?: ClientClasses;
   readonly log?: (line: string) => void;
 }
 
@@ -87,6 +94,12 @@ export interface RunningOrchestrator {
   readonly url: string;
   /** The embedded swarm, once planned: the local Swarm, or (replicated) the replica through its log. */
   swarm(): SwarmContract<CommitMode> | undefined;
+  /**
+   * Stops admitting generations (503 `Draining` with `Retry-After`), waits up to `graceMs` for the
+   * running ones, hands back the rest, and waits for their agents to be told (docs/serve.md,
+   * "Draining"). Then `close()`.
+   */
+  drain(graceMs: number): Promise<DrainReport>;
   close(): Promise<void>;
 }
 
@@ -96,7 +109,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const clock = options.clock ?? systemClock;
   const models = options.models ?? [{ id: 'base', kind: 'base', layers: 12, pipelines: 2 }];
   const failureDetector = options.failureDetector ?? SERVE_DETECTOR;
-  const config: SwarmConfig = { models, failureDetector, ...(options.ejection !== undefined ? { ejection: options.ejection } : {}) };
+  const config: SwarmConfig = { models, failureDetector, ...(options.ejection !== undefined ? { ejection: options.ejection } : {}), ...(options.admission !== undefined ? { admission: options.admission } : {}) };
   const sessionOptions = { stageTimeoutMs: options.stageTimeoutMs ?? 5000, retries: options.retries ?? 3, deadlineMs: options.deadlineMs ?? 60_000 };
   checkIdempotencyOptions(options);
   const parts = createParts(clock, models, config, log);
@@ -104,11 +117,11 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
 
   const idempotency = await openIdempotency(parts, options, options.replication === undefined ? undefined : { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) });
   const app = createHttpApp(serverTls(options.tls));
-  if (options.auth !== undefined) guardOrchestrator(app, options.auth, log, parts.seat.replica?.bindings);
+  if (options.auth !== undefined) guardOrchestrator(app, options.classes === undefined ? options.auth : { ...options.auth, classTokens: classTokens(options.classes) }, log, parts.seat.replica?.bindings);
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   const edge = createJoinEdge(parts, options);
   registerAgentRoutes(app, parts, edge);
-  registerGenerateRoute(app, parts, sessionOptions, workModel(options), poster.post, idempotency, spanChecks(parts, options));
+  const generation = registerGenerateRoute(app, parts, sessionOptions, workModel(options), poster.post, options.classes, idempotency, spanChecks(parts, options));
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
     edge.silent.close();
@@ -126,6 +139,11 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   return {
     url,
     swarm: () => parts.seat.swarm,
+    async drain(graceMs) {
+      const report = await generation.gate.drain(graceMs, clock);
+      await generation.drops.settled();
+      return report;
+    },
     async close() {
       parts.events.close();
       await app.close();

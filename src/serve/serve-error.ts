@@ -17,6 +17,7 @@ export type ServeErrorCode =
   | 'KeyMismatch'
   | 'RateLimited'
   | 'Full'
+  | 'Draining'
   | 'Internal';
 
 /** An HTTP-facing failure: `status` is the response's status, `field` the request field at fault. */
@@ -25,11 +26,14 @@ export class ServeError extends Error {
   readonly code: ServeErrorCode;
   readonly status: number;
   readonly field: string | undefined;
-  constructor(code: ServeErrorCode, status: number, message: string, options?: ErrorOptions & { field?: string }) {
+  /** When to try again, in ms: sent as `Retry-After` (whole seconds, at least 1). */
+  readonly retryAfterMs: number | undefined;
+  constructor(code: ServeErrorCode, status: number, message: string, options?: ErrorOptions & { field?: string; retryAfterMs?: number }) {
     super(message, options);
     this.code = code;
     this.status = status;
     this.field = options?.field;
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
 

@@ -4,10 +4,11 @@
  * orchestrator when scraped, so they cannot drift.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AdmissionMetrics, type AdmissionSource } from './admission-metrics.js';
 import type { AgentState } from './node-registry.js';
 
 /** What the gauges read at scrape time. */
-export interface MetricsSource {
+export interface MetricsSource extends AdmissionSource {
   nodesByState(): ReadonlyMap<AgentState, number>;
   /** Stage calls in flight, per node. */
   inflightByNode(): ReadonlyMap<string, number>;
@@ -36,8 +37,13 @@ export class ServeMetrics {
   readonly verifications = new Counter({ name: 'hecate_verifications_total', help: 'Stage calls run again on another copy, by verdict (agreed, quarantined, inconclusive, skipped).', labelNames: ['verdict'] as const, registers: [this.registry] });
   readonly forgotten = new Counter({ name: 'hecate_nodes_forgotten_total', help: 'Agents that joined and never heartbeated within the grace period, forgotten.', registers: [this.registry] });
   readonly sseDropped = new Counter({ name: 'hecate_sse_clients_dropped_total', help: 'GET /v1/events clients dropped for not reading: their unsent events passed the per-client buffer cap.', registers: [this.registry] });
+  readonly drops = new Counter({ name: 'hecate_session_drops_total', help: 'Ended sessions the agents holding their state were told to drop (POST /v1/sessions/drop), by outcome (ok, refused, unreachable).', labelNames: ['outcome'] as const, registers: [this.registry] });
+
+  /** Admission: saturation, queue depth per band, wait times, refusals by reason (admission-metrics.ts). */
+  readonly admission: AdmissionMetrics;
 
   constructor(source: MetricsSource) {
+    this.admission = new AdmissionMetrics(this.registry, source);
     new Gauge({
       name: 'hecate_nodes',
       help: 'Agents by state (alive, suspect, down, left; absent: declared, never joined; pending: joined, waiting for capacity).',

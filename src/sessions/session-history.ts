@@ -1,3 +1,5 @@
+import type { Route } from '../core/types.js';
+
 /**
  * A session's stored inputs, per stage boundary (the first layer of each stage of its route), for
  * replay into a replacement stage. Every boundary holds the same steps: `[dropped, steps)`.
@@ -65,4 +67,14 @@ export class SessionHistory<T> {
     }
     this.byLayer = next;
   }
+}
+
+/** This step's input at every boundary of the route it ended on. */
+export function boundaryInputs<T>(route: Route, inputs: ReadonlyMap<number, T>): Map<number, T> {
+  const out = new Map<number, T>();
+  for (const s of route.stages) {
+    const x = inputs.get(s.layerStart);
+    if (x !== undefined || inputs.has(s.layerStart)) out.set(s.layerStart, x as T);
+  }
+  return out;
 }

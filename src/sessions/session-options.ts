@@ -37,7 +37,7 @@ export function sessionHostIssue(host: unknown): string | undefined {
 
 const SESSION_OPTION_KEYS: readonly string[] = Object.freeze(Object.keys({
   stageTimeoutMs: 0, replayTimeoutMsPerInput: 0, retries: 0, backoffMs: 0, maxBackoffMs: 0, deadlineMs: 0, signal: 0,
-  maxHistory: 0, historyOverflow: 0, aliveCheckMs: 0, allowDegraded: 0, prefer: 0, onFailure: 0, clock: 0, priority: 0,
+  maxHistory: 0, historyOverflow: 0, aliveCheckMs: 0, allowDegraded: 0, prefer: 0, onFailure: 0, clock: 0, priority: 0, dropSession: 0,
 } satisfies Record<keyof SessionOptions, 0>));
 
 const STEP_OPTION_KEYS: readonly string[] = Object.freeze(Object.keys({ signal: 0 } satisfies Record<keyof StepOptions, 0>));
@@ -78,6 +78,7 @@ export function sessionOptionsIssue(runStage: unknown, options: SessionOptions):
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) return 'session option "signal" must be an AbortSignal';
   const priority = options.priority;
   if (priority !== undefined && !(typeof priority === 'number' && Number.isFinite(priority) && Math.abs(priority) <= 1e9)) return `session option "priority" must be a finite number (at most 1e9 either way), got ${describeValue(priority)}`;
+  if (options.dropSession !== undefined && typeof options.dropSession !== 'function') return `session option "dropSession" must be a function (nodeId, sessionId) => void, got ${describeValue(options.dropSession)}`;
   return undefined;
 }
 

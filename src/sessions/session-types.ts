@@ -152,6 +152,13 @@ export interface SessionOptions {
   readonly onFailure?: 'resume' | 'restart';
   /** Overrides the swarm's clock (it must have timers). */
   readonly clock?: TimerClock;
+  /**
+   * The session-close hook: called once for every node a stage call of this session was sent to,
+   * when the session ends (closed, failed, aborted, past its deadline), after its running call was
+   * given up, so the node drops the session's state (docs/sessions.md, "Ending a session"). It must
+   * not throw (a throw is ignored) and should not wait: send the word and return.
+   */
+  readonly dropSession?: (nodeId: string, sessionId: string) => void;
 }
 
 /** Options of one `session.step`. */

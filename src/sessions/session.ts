@@ -11,11 +11,12 @@ import { failoverInSwarm } from '../core/failover.js';
 import { resumeRoute } from '../core/resume.js';
 import { boundedLatency } from '../core/telemetry-limits.js';
 import type { Route, Stage } from '../core/types.js';
-import { SessionHistory } from './session-history.js';
+import { boundaryInputs, SessionHistory } from './session-history.js';
 import { admittedStart, waitForAdmission } from './session-admission.js';
 import { checkStepOptions, resolveSessionOptions, sessionHostIssue, type ResolvedSessionOptions } from './session-options.js';
 import type { SessionHost, SessionOptions, SessionStats, StageRunner, StepOptions, TimerClock } from './session-types.js';
 import { attemptOf, callStage, describeFailures, type CallResult } from './stage-call.js';
+import { StateHolders } from './state-holders.js';
 import type { Lease, LeasedRoute, ReleaseOutcome, SwarmRequest } from '../runtime/types.js';
 
 const stageKey = (s: Stage) => `${s.nodeId}\u0000${s.layerStart}\u0000${s.layerEnd}`;
@@ -42,6 +43,7 @@ export class Session<T> {
   /** Nodes that failed a call of this session: dead to it whatever the swarm says. */
   private readonly failed = new Set<string>();
   private readonly history: SessionHistory<T>;
+  private readonly holders: StateHolders; // the nodes a call went to, told to drop its state at the end (dropSession)
   private status: 'open' | 'closed' | 'failed' = 'open';
   /** True while a step runs. */
   private running = false;
@@ -66,6 +68,7 @@ export class Session<T> {
     this.clock = options.clock ?? host.clock;
     this.signal = options.signal;
     this.history = new SessionHistory<T>(this.o.maxHistory);
+    this.holders = new StateHolders(() => this.id, options.dropSession);
     const now = this.clock.now();
     this.deadlineAt = options.deadlineMs === undefined ? Infinity : now + options.deadlineMs;
     if (this.o.priority !== undefined) {
@@ -183,6 +186,7 @@ export class Session<T> {
         // Something outside the stages broke (the swarm was stopped, say): never leave a lease open.
         this.status = 'failed';
         this.endLease({ ok: false });
+        this.holders.drop();
       }
       throw error;
     } finally {
@@ -203,7 +207,8 @@ export class Session<T> {
   /**
    * Ends the session: releases its lease with the mean latency of its clean steps (a step's pass
    * time, comparable to a one-shot request's; the time between steps is the caller's). A running
-   * step is aborted. Closing twice, or after a failure, does nothing.
+   * step is aborted. Closing twice, or after a failure, does nothing. Every node a call went to is
+   * then told to drop the session's state (`dropSession`), as after a failure.
    */
   close(): SessionStats {
     if (this.status === 'open') {
@@ -213,6 +218,7 @@ export class Session<T> {
         this.interrupt?.();
       }
       this.endLease(this.leaseSteps > 0 ? { latencyMs: boundedLatency(this.leaseMs / this.leaseSteps) } : {});
+      this.holders.drop();
     }
     return this.stats();
   }
@@ -265,6 +271,7 @@ export class Session<T> {
   /** One call of one stage (see {@link callStage}); counts the work of a call that answered. */
   private async call(stage: Stage, s: number, input: T, replay: readonly T[], fresh: boolean, step: number, signals: readonly AbortSignal[]): Promise<CallResult<T>> {
     this.counters.calls++;
+    this.holders.add(stage.nodeId);
     const watch = this.host.watch;
     const result = await callStage({
       runStage: this.runStage,
@@ -366,6 +373,7 @@ export class Session<T> {
   private fail(code: SessionError['code'], message: string, attempts: readonly StageAttempt[], cause?: unknown, neutral = false): SessionError {
     if (this.status === 'open') this.status = 'failed';
     this.endLease(neutral ? {} : { ok: false });
+    this.holders.drop();
     return new SessionError(code, message, [...attempts], cause === undefined ? undefined : { cause });
   }
 }
@@ -373,16 +381,6 @@ export class Session<T> {
 function stripLease(leased: LeasedRoute): Route {
   const { lease: _lease, ...route } = leased;
   return route;
-}
-
-/** This step's input at every boundary of the route it ended on. */
-function boundaryInputs<T>(route: Route, inputs: ReadonlyMap<number, T>): Map<number, T> {
-  const out = new Map<number, T>();
-  for (const s of route.stages) {
-    const x = inputs.get(s.layerStart);
-    if (x !== undefined || inputs.has(s.layerStart)) out.set(s.layerStart, x as T);
-  }
-  return out;
 }
 
 /**

@@ -21,6 +21,8 @@ export interface OrchestratorAuth {
   readonly secret: Uint8Array;
   /** When set, `POST /v1/generate` needs `authorization: Bearer <token>`. */
   readonly clientToken?: Uint8Array;
+  /** The tokens of the client classes (`--classes`, docs/serve.md): each is a client token too. */
+  readonly classTokens?: readonly string[];
   /**
    * Checks the requests' timestamps: wall time, like the agents' (not the orchestrator's clock,
    * which a test may hold still). @defaultValue systemClock
@@ -111,7 +113,8 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
     else if (route === ADMIN_ROUTE) checkSecret(request, true);
     else if (route === '/v1/generate' && auth.clientToken !== undefined) {
       const token = bearer(request);
-      if (token === undefined || !sameSecret(token, Buffer.from(auth.clientToken).toString('utf8'))) throw new ServeError('Unauthenticated', 401, 'header authorization: POST /v1/generate needs "Bearer <client token>" (--client-token-file)', { field: 'authorization' });
+      const accepted = token !== undefined && (sameSecret(token, Buffer.from(auth.clientToken).toString('utf8')) || (auth.classTokens ?? []).some((t) => sameSecret(token, t)));
+      if (!accepted) throw new ServeError('Unauthenticated', 401, 'header authorization: POST /v1/generate needs "Bearer <client token>" (--client-token-file)', { field: 'authorization' });
     }
   });
 
