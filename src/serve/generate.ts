@@ -6,7 +6,8 @@
 import type { Swarm } from '../runtime/swarm.js';
 import type { SessionOptions, StageRunner } from '../sessions/session-types.js';
 import { openSession } from '../sessions/session-swarm.js';
-import type { Clock } from '../runtime/types.js';
+import type { Clock, SwarmRequest } from '../runtime/types.js';
+import { countPrefix, reportingHost, type PrefixReport } from './prefix-report.js';
 import type { NodeRegistry } from './node-registry.js';
 import type { PeerPost } from './peer-post.js';
 import { asServeError } from './error-answers.js';
@@ -72,7 +73,7 @@ export interface StageTiming {
  * its own agent's failure. `post` sends the call (signed with the swarm secret, over the
  * configured TLS: peer-post.ts); plain fetch without.
  */
-export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, promptTokenCount: number, path: Map<number, StageReply>, sessionPrefix = '', timing?: StageTiming, post: PeerPost = plainPost): StageRunner<number> {
+export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, promptTokenCount: number, path: Map<number, StageReply>, sessionPrefix = '', timing?: StageTiming, post: PeerPost = plainPost, prefix?: PrefixReport): StageRunner<number> {
   return async (stage, input, context) => {
     const record = registry.get(stage.nodeId);
     if (record?.url === undefined) throw new ServeError('StageFailed', 502, `agent "${stage.nodeId}" has no address (it never joined)`);
@@ -86,6 +87,7 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
       tokens: context.step === 0 ? promptTokenCount : 1,
       input,
       replay: context.replay,
+      ...(prefix !== undefined && context.step === 0 ? { prompt: prefix.prompt } : {}),
     };
     record.inflight++;
     let outcome = 'error';
@@ -103,6 +105,7 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
       const reply = checkStageReply(await readCapped(response, stage.nodeId), stage.nodeId, body);
       if (context.replay.length > 0) context.replayed(reply.replayOutputs);
       if (stage.stageIndex === 0) path.clear();
+      if (prefix !== undefined && stage.stageIndex === 0 && context.step === 0 && reply.cachedTokens !== undefined) prefix.agentCached = reply.cachedTokens;
       path.set(stage.layerStart, reply);
       outcome = 'ok';
       return reply.output;
@@ -133,6 +136,7 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
   const started = clock.now();
   const tokens = promptTokens(request.prompt);
   const path = new Map<number, StageReply>();
+  const prefix: PrefixReport = { prompt: request.prompt, agentCached: undefined };
   const deadlineMs = options.deadlineMs ?? Number.POSITIVE_INFINITY;
   // Refused up front what cannot finish in time: never sent to be timed out (docs/serve.md, "Limits").
   checkFitsDeadline(swarm.state(), work, request.model, tokens, request.steps, deadlineMs);
@@ -142,7 +146,7 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
   const sessionOptions: SessionOptions = { ...options, stageTimeoutMs: Number.isFinite(deadlineMs) ? deadlineMs : 600_000, replayTimeoutMsPerInput: 0 };
   let session;
   try {
-    session = openSession<number>(swarm, { model: request.model, tokens: tokens + request.steps }, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post), sessionOptions);
+    session = openSession<number>(reportingHost(swarm, prefix), { model: request.model, tokens: tokens + request.steps, prompt: request.prompt } as SwarmRequest, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post, prefix), sessionOptions);
   } catch (error) {
     throw asServeError(error); // e.g. no route 503, a model only a degraded route serves 503
   }
@@ -152,6 +156,7 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
       x = await session.step(x);
       metrics.steps.inc();
     }
+    countPrefix(metrics, tokens, (session.route as { cachedTokens?: number }).cachedTokens, prefix);
     const stats = session.stats();
     return {
       model: request.model,
