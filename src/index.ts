@@ -12,7 +12,7 @@
  */
 
 // The runtime: a swarm of node actors under the Swarm statechart.
-export { createSwarm, swarmConfig, Swarm, systemClock, ManualClock, seededIds, randomIds } from './runtime/index.js';
+export { createSwarm, swarmConfig, Swarm, systemClock, ManualClock, seededIds, randomIds, PrefixIndex } from './runtime/index.js';
 export type {
   Clock,
   IdSource,
@@ -45,6 +45,7 @@ export type {
   DownCause,
   AliveCause,
   NodeRecord,
+  PrefixStats,
 } from './runtime/index.js';
 // Failure detection and ejection settings (docs/detection.md).
 export type { PhiOptions } from './core/phi.js';
@@ -52,6 +53,8 @@ export type { EjectionOptions } from './core/ejection.js';
 
 // The pure core: plan, state, route, failover, cost, errors.
 export { planSwarm, validatePlan, SwarmState, routeRequest, failoverInSwarm, resumeRoute, copyTimes, nodeCost, pipelineCost, DEFAULT_WEIGHTS, DEFAULT_PENALTIES } from './core/index.js';
+// The prefix-cache index's pieces (docs/prefix-cache.md): prompt blocks, capacities, defaults.
+export { promptBlocks, emptyBlocks, stringSeed, kvCapacities, PREFIX_CACHE_DEFAULTS, DEFAULT_KV_GB_PER_TOKEN } from './core/index.js';
 export { RoutingError, PlanError, SwarmError, SessionError } from './core/index.js';
 export type {
   NodeProfile,
@@ -89,6 +92,9 @@ export type {
   ResumePreference,
   ResumeStrategy,
   Resumption,
+  Prompt,
+  PromptBlocks,
+  PrefixCacheOptions,
 } from './core/index.js';
 
 // The statecharts and their context types are internal: `hecate-swarm/machines`.

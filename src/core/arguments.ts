@@ -10,17 +10,18 @@
  */
 import { describeValue, isRecordLike } from './describe.js';
 import { RoutingError, SwarmError } from './errors.js';
+import { checkPrompt, PROMPT_LIMIT } from './prompt-blocks.js';
 import { TELEMETRY_LIMITS } from './telemetry-limits.js';
 import type { CostPenalties, CostWeights, RoutingRequest } from './types.js';
 
 /** The keys of a request: a routing request's, and the swarm's `model`. */
-export const REQUEST_KEYS: readonly string[] = Object.freeze(Object.keys({ tokens: 0, weights: 0, penalties: 0, costModel: 0, model: 0 } satisfies Record<keyof RoutingRequest | 'model', 0>));
+export const REQUEST_KEYS: readonly string[] = Object.freeze(Object.keys({ tokens: 0, weights: 0, penalties: 0, costModel: 0, prompt: 0, model: 0, cache: 0 } satisfies Record<keyof RoutingRequest | 'model' | 'cache', 0>));
 const WEIGHT_KEYS: readonly string[] = Object.freeze(Object.keys({ latency: 0, load: 0, capability: 0, hops: 0, tokens: 0 } satisfies Record<keyof CostWeights, 0>));
 const PENALTY_KEYS: readonly string[] = Object.freeze(Object.keys({ latencyMs: 0, load: 0, score: 0 } satisfies Record<keyof CostPenalties, 0>));
 /** The keys of `swarm.route`'s options (`RouteOptions`). */
 export const ROUTE_OPTION_KEYS: readonly string[] = Object.freeze(['reserve']);
 /** The keys of a release's outcome (`ReleaseOutcome`). */
-export const OUTCOME_KEYS: readonly string[] = Object.freeze(['latencyMs', 'ok', 'failedNode']);
+export const OUTCOME_KEYS: readonly string[] = Object.freeze(['latencyMs', 'ok', 'failedNode', 'cachedTokens']);
 
 /** The first enumerable key of `value` (own or inherited) that is not one of `known`; undefined when there is none. */
 export function unknownKey(value: object, known: readonly string[]): string | undefined {
@@ -46,6 +47,14 @@ export function checkRequest(request: unknown): void {
     if (key === 'model') {
       const model = request[key];
       if (model !== undefined && typeof model !== 'string') throw new RoutingError('InvalidRequest', `request field "model" must be a model id string, got ${describeValue(model)}`);
+      continue;
+    }
+    if (key === 'prompt') {
+      if (request[key] !== undefined) checkPrompt(request[key]);
+      continue;
+    }
+    if (key === 'cache') {
+      if (request[key] !== undefined && typeof request[key] !== 'boolean') throw new RoutingError('InvalidRequest', `request field "cache" must be a boolean, got ${describeValue(request[key])}`);
       continue;
     }
     if (key === 'weights' || key === 'penalties') {
@@ -77,9 +86,10 @@ export interface CheckedOutcome {
   readonly latencyMs: number | undefined;
   readonly ok: boolean | undefined;
   readonly failedNode: string | undefined;
+  readonly cachedTokens: number | undefined;
 }
 
-const NO_OUTCOME: CheckedOutcome = Object.freeze({ latencyMs: undefined, ok: undefined, failedNode: undefined });
+const NO_OUTCOME: CheckedOutcome = Object.freeze({ latencyMs: undefined, ok: undefined, failedNode: undefined, cachedTokens: undefined });
 
 function badOutcome(leaseId: unknown, problem: string): SwarmError {
   return new SwarmError('BadTelemetry', `release of lease ${describeValue(leaseId)}: ${problem}`);
@@ -89,7 +99,7 @@ function badOutcome(leaseId: unknown, problem: string): SwarmError {
  * Checks a release's outcome and reads each of its fields once (a getter cannot change a value
  * after its check): an object of {@link OUTCOME_KEYS}; `latencyMs` a number from 0 to
  * `TELEMETRY_LIMITS.latencyMs`; `ok` a boolean; `failedNode` a string, given only with
- * `ok: false` (it names the node that failed). Whether `failedNode` is one of the lease's nodes
+ * `ok: false` (it names the node that failed); `cachedTokens` an integer from 0 to `PROMPT_LIMIT`. Whether `failedNode` is one of the lease's nodes
  * is the swarm's to check.
  * @throws {SwarmError} `BadTelemetry` naming the lease and the key.
  */
@@ -97,11 +107,11 @@ export function checkReleaseOutcome(outcome: unknown, leaseId: unknown): Checked
   if (!isRecordLike(outcome)) throw badOutcome(leaseId, `the outcome must be an object { latencyMs?, ok?, failedNode? }, got ${describeValue(outcome)}`);
   let keys = 0;
   for (const key in outcome) {
-    if (key !== 'latencyMs' && key !== 'ok' && key !== 'failedNode') throw badOutcome(leaseId, unknownKeyMessage('outcome', key, OUTCOME_KEYS));
+    if (key !== 'latencyMs' && key !== 'ok' && key !== 'failedNode' && key !== 'cachedTokens') throw badOutcome(leaseId, unknownKeyMessage('outcome', key, OUTCOME_KEYS));
     keys++;
   }
   if (keys === 0) return NO_OUTCOME;
-  const { latencyMs, ok, failedNode } = outcome; // read once
+  const { latencyMs, ok, failedNode, cachedTokens } = outcome; // read once
   if (latencyMs !== undefined && !(typeof latencyMs === 'number' && latencyMs >= 0 && latencyMs <= TELEMETRY_LIMITS.latencyMs)) {
     throw badOutcome(leaseId, `"latencyMs" must be a number from 0 to ${TELEMETRY_LIMITS.latencyMs} (ms), got ${describeValue(latencyMs)}`);
   }
@@ -110,5 +120,8 @@ export function checkReleaseOutcome(outcome: unknown, leaseId: unknown): Checked
     if (typeof failedNode !== 'string') throw badOutcome(leaseId, `"failedNode" must be a node id string, got ${describeValue(failedNode)}`);
     if (ok !== false) throw badOutcome(leaseId, `"failedNode" names the node that failed: give it with ok: false, got ok: ${describeValue(ok)}`);
   }
-  return { latencyMs, ok, failedNode };
+  if (cachedTokens !== undefined && !(typeof cachedTokens === 'number' && Number.isInteger(cachedTokens) && cachedTokens >= 0 && cachedTokens <= PROMPT_LIMIT)) {
+    throw badOutcome(leaseId, `"cachedTokens" must be an integer from 0 to ${PROMPT_LIMIT}, got ${describeValue(cachedTokens)}`);
+  }
+  return { latencyMs, ok, failedNode, cachedTokens };
 }

@@ -1,6 +1,7 @@
 import { checkRequest } from './arguments.js';
 import { describeValue } from './describe.js';
 import { RoutingError } from './errors.js';
+import { promptTokens } from './prompt-blocks.js';
 import { ownValue } from './records.js';
 import type { CostModel, CostPenalties, CostWeights, NodeTelemetry, NodeStates, RoutingRequest, Stage } from './types.js';
 
@@ -51,7 +52,9 @@ export function resolveRequest(request: RoutingRequest = {}): ResolvedRequest {
   if (costModel !== 'layer-aware' && costModel !== 'original') {
     throw new RoutingError('InvalidRequest', `request field "costModel" must be 'layer-aware' or 'original', got ${describeValue(costModel)}`);
   }
-  const tokens = request.tokens === undefined ? 0 : checkNumber(request.tokens, 'tokens');
+  // A prompt sets the default (docs/prefix-cache.md); the original cost model reads the request as if it had none.
+  const prompt = request.prompt;
+  const tokens = request.tokens !== undefined ? checkNumber(request.tokens, 'tokens') : prompt !== undefined && costModel !== 'original' ? promptTokens(prompt) : 0;
   let isDefault = costModel === DEFAULT_COST_MODEL;
   let weights = DEFAULT_WEIGHTS;
   if (request.weights !== undefined) {

@@ -295,7 +295,7 @@ function kindRank(models: readonly ModelSpec[], model: ModelSpec): number {
 
 /** The model's known fields, copied once (a caller's extra keys, getters or BigInts never reach the plan). */
 function copyModel(m: ModelSpec): ModelSpec {
-  const { id, layers, layerGb, pipelines, kind, fallback, stageFactor, kvReserveGb } = m;
+  const { id, layers, layerGb, pipelines, kind, fallback, stageFactor, kvReserveGb, kvGbPerToken } = m;
   return {
     id,
     layers,
@@ -305,5 +305,6 @@ function copyModel(m: ModelSpec): ModelSpec {
     ...(fallback === undefined ? {} : { fallback }),
     ...(stageFactor === undefined ? {} : { stageFactor }),
     ...(kvReserveGb === undefined ? {} : { kvReserveGb }),
+    ...(kvGbPerToken === undefined ? {} : { kvGbPerToken }),
   };
 }

@@ -6,6 +6,7 @@
 import { describeValue } from './describe.js';
 import { ejectionOptionsIssue, type EjectionOptions } from './ejection.js';
 import { phiOptionsIssue, type PhiOptions } from './phi.js';
+import { prefixCacheIssue } from './prefix-cache-options.js';
 import { TELEMETRY_LIMITS } from './telemetry-limits.js';
 
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
@@ -26,6 +27,8 @@ export function swarmConfigIssue(config: unknown): string | undefined {
   if (allowDegraded !== undefined && typeof allowDegraded !== 'boolean') return `config "allowDegraded" must be a boolean`;
   const detection = phiOptionsIssue(c['failureDetector'] as PhiOptions | undefined) ?? ejectionOptionsIssue(c['ejection'] as EjectionOptions | undefined);
   if (detection !== undefined) return `config ${detection}`;
+  const prefix = prefixCacheIssue(c['prefixCache']);
+  if (prefix !== undefined) return prefix;
   return undefined;
 }
 

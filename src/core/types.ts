@@ -43,6 +43,12 @@ export interface ModelSpec {
    * @defaultValue 0
    */
   readonly kvReserveGb?: number;
+  /**
+   * The KV cache one token takes over all the model's layers, in GB: with the plan's KV memory
+   * it gives each copy's prefix-cache capacity (docs/prefix-cache.md). A number > 0.
+   * @defaultValue 0.000128 (128 KB: Llama 3 8B in 16-bit precision)
+   */
+  readonly kvGbPerToken?: number;
 }
 
 /** A half-open layer range `[layerStart, layerEnd)` held by one node. */
@@ -122,6 +128,12 @@ export interface RoutingRequest {
   readonly penalties?: Partial<CostPenalties>;
   /** @defaultValue 'layer-aware' */
   readonly costModel?: CostModel;
+  /**
+   * The prompt, as text or as the model's token ids: `tokens` defaults to ⌈characters ÷ 4⌉ (text)
+   * or the count of ids, and a swarm prices the tokens the chosen copy holds cached at a share
+   * (docs/prefix-cache.md). The pure router reads only its length.
+   */
+  readonly prompt?: string | readonly number[];
 }
 
 /** A chosen path through the swarm for one model. */
@@ -135,6 +147,11 @@ export interface Route {
   readonly hops: number;
   /** True only for a degraded recovery: layers are missing. */
   readonly degraded: boolean;
+  /**
+   * The prompt tokens the router estimates the chosen copy holds cached (docs/prefix-cache.md).
+   * Present only on a swarm's route of a request with a prompt that did not opt out.
+   */
+  readonly cachedTokens?: number;
 }
 
 /** A half-open range of layers. */

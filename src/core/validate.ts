@@ -94,6 +94,9 @@ export function modelIssues(models: readonly ModelSpec[]): PlanIssue[] {
     if (m.kvReserveGb !== undefined && !(isFiniteAtLeast(m.kvReserveGb, 0) && m.kvReserveGb <= PLAN_LIMITS.kvReserveGb)) {
       issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "kvReserveGb" must be a finite number from 0 to ${PLAN_LIMITS.kvReserveGb}, got ${describeValue(m.kvReserveGb)}` });
     }
+    if (m.kvGbPerToken !== undefined && !(isFiniteAtLeast(m.kvGbPerToken, 0) && m.kvGbPerToken > 0 && m.kvGbPerToken <= 1)) {
+      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "kvGbPerToken" must be a finite number > 0 and <= 1 (GB per token), got ${describeValue(m.kvGbPerToken)}` });
+    }
     if (m.kind !== undefined && m.kind !== 'base' && m.kind !== 'expert') {
       issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "kind" must be "base" or "expert", got ${describeValue(m.kind)}` });
     }

@@ -8,7 +8,7 @@ import type { NodeRecord } from '../../machines/node.machine.js';
 import type { RescueReads, SwarmRestore } from '../../machines/swarm.machine.js';
 import type { NodeProfile, Route, SwarmPlan } from '../core/types.js';
 import type { LifecycleCommand, LifecycleResult } from './swarm-contract.js';
-import type { Clock, LeasedRoute, SwarmConfig, TimeSource } from './types.js';
+import type { Clock, LeasedRoute, SwarmConfig, SwarmRequest, TimeSource } from './types.js';
 
 /** The key of a Swarm's {@link SwarmInternals}. */
 export const kInternals: unique symbol = Symbol('hecate-swarm.internals');
@@ -27,6 +27,8 @@ export interface SwarmInternals {
   readonly actor: AnyActorRef;
   /** A route with a lease on its nodes, counted as in flight (sessions reserve apart from `route`). */
   reserved(route: Route): LeasedRoute;
+  /** A session's route after a failover: the copy it runs on learns the session's prompt (docs/prefix-cache.md). */
+  learn(route: Route, request: SwarmRequest): void;
   /** Calls `onDown` when `nodeId` goes down or leaves; returns the unsubscribe. */
   watchDown(nodeId: string, onDown: () => void): () => void;
   /** What the statechart's decisions read now (telemetry, in-flight load, routing index): for benchmarks and equivalence tests. */

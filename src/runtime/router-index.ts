@@ -134,6 +134,29 @@ export class RouterIndex {
     return best;
   }
 
+  /**
+   * Visits the intact pipelines of a model whose chain cost is at most `bound()` (read again after
+   * each visit, so a caller can tighten it), pruning every subtree whose cheapest is above it:
+   * O(k·log P) for k visited. Pipelines with a suspect node are visited only with `suspects`
+   * (the caller's best has one, so every intact pipeline has one).
+   */
+  visitBelow(modelId: string, suspects: boolean, bound: () => number, visit: (pipeline: Pipeline, chain: number) => void): void {
+    if (this.dirty.length > 0) this.flush();
+    const slot = this.slots.get(modelId);
+    if (slot === undefined) return;
+    const stack = [1];
+    while (stack.length > 0) {
+      const k = stack.pop() as number;
+      const w = slot.tree[k] ?? -1;
+      if (w < 0) continue;
+      const key = slot.key[w] as number;
+      // The subtree's winner is its cheapest intact pipeline without a suspect, if it has one.
+      if (key === Infinity || (!suspects && slot.suspect[w] === 1) || key > bound()) continue;
+      if (k >= slot.size) visit(slot.pipelines[w] as Pipeline, slot.chain[w] as number);
+      else stack.push(2 * k + 1, 2 * k);
+    }
+  }
+
   private rekey(slot: ModelSlot, i: number, key: number): void {
     slot.key[i] = key;
     const tree = slot.tree;

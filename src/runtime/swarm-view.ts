@@ -10,6 +10,7 @@ import type { NodeActorRef, provideSwarm } from '../../machines/swarm.machine.js
 import { nodeKey } from '../../machines/swarm.machine.js';
 import type { NodeProfile, SwarmPlan } from '../core/types.js';
 import type { LeaseTable } from './lease-table.js';
+import type { PrefixRouter } from './prefix-router.js';
 import { NodeWatchers } from './node-watchers.js';
 import { ReleaseSampler } from './release-sampler.js';
 import { SUSPECTED, TelemetryTable } from './telemetry-table.js';
@@ -27,6 +28,8 @@ export class SwarmView {
   /** Each member's node actor, found once per join (a report looks it up by id). */
   private readonly refs = new Map<string, NodeActorRef>();
   private system: Followed['system'] | undefined;
+  /** The prefix-cache router: a copy loses its entries when a node of it goes down or leaves (docs/prefix-cache.md). */
+  prefix: Pick<PrefixRouter, 'nodeLost' | 'adopt'> | undefined;
 
   constructor(
     plan: SwarmPlan,
@@ -51,6 +54,7 @@ export class SwarmView {
       this.table.setAlive(e.nodeId, false);
       this.sampler.forget(e.nodeId); // what it served before dying says nothing of it when back
       this.downWatchers.notify(e.nodeId); // whatever the cause: the session calls on it re-route now
+      this.prefix?.nodeLost(e.nodeId);
     });
     on('node.alive', (e) => this.table.setAlive(e.nodeId, true));
     on('node.suspected', (e) => this.table.doubt(e.nodeId, SUSPECTED, true));
@@ -58,6 +62,7 @@ export class SwarmView {
     on('node.joined', (e) => {
       this.table.join(e.profile);
       this.table.adopt(e.plan);
+      this.prefix?.adopt(e.plan);
     });
     on('node.left', (e) => {
       this.leases.dropNode(e.nodeId);
@@ -66,6 +71,8 @@ export class SwarmView {
       this.table.leave(e.nodeId);
       this.sampler.forget(e.nodeId);
       this.table.adopt(e.plan);
+      this.prefix?.nodeLost(e.nodeId);
+      this.prefix?.adopt(e.plan);
       this.downWatchers.notify(e.nodeId); // a call on a node that left the swarm will never answer
     });
   }

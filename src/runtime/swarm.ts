@@ -23,23 +23,10 @@ import { plainProfile, plainSample } from './plain.js';
 import type { NodeLifecycle, SwarmContract } from './swarm-contract.js';
 import { inspectionHandle, type SwarmActor } from './inspection-handle.js';
 import { SwarmView } from './swarm-view.js';
+import { PrefixRouter, swarmPrefixHost, type PrefixStats } from './prefix-router.js';
 import { TelemetryIntake } from './telemetry-intake.js';
-import type {
-  Growth,
-  Lease,
-  LeasedRoute,
-  ReleaseOutcome,
-  Rescue,
-  Retirement,
-  Revival,
-  RouteOptions,
-  SwarmConfig,
-  SwarmOptions,
-  SwarmRequest,
-  SwarmStatus,
-  TelemetrySample,
-  TimeSource,
-} from './types.js';
+import type { Growth, Lease, LeasedRoute, ReleaseOutcome, Rescue, Retirement, Revival, RouteOptions } from './types.js';
+import type { SwarmConfig, SwarmOptions, SwarmRequest, SwarmStatus, TelemetrySample, TimeSource } from './types.js';
 
 type RunningActor = Actor<ReturnType<typeof provideSwarm>>;
 type SwarmSnapshot = SnapshotFrom<RunningActor>;
@@ -60,6 +47,7 @@ export class Swarm implements SwarmContract<'now'> {
   readonly [kInternals]: SwarmInternals;
   private readonly actorRef: RunningActor;
   private readonly view: SwarmView;
+  private readonly prefix: PrefixRouter;
   private readonly leases: LeaseTable;
   private readonly baseModel: string;
   private readonly allowDegraded: boolean;
@@ -122,6 +110,7 @@ export class Swarm implements SwarmContract<'now'> {
     for (const [id, m] of context.members) if (context.alive[m.slot] === 0) down.push(id);
     this.view = new SwarmView(context.plan, [...context.members.values()].map((m) => m.profile), down, config.releaseSampleMs ?? 400, this.leases);
     this.intake = new TelemetryIntake(this.view, this.clock, config.failurePenaltyMs ?? 1000);
+    this.view.prefix = this.prefix = new PrefixRouter(config.prefixCache, swarmPrefixHost(this.view.table, () => this.actorRef.getSnapshot().context, (id) => this.leases.isOpen(id)));
     // Registered first, so the orchestrator's handlers see the view done.
     this.view.follow(this.actorRef);
     // An action that throws stops the statechart with an error (every later call says so, `Stopped`),
@@ -138,6 +127,7 @@ export class Swarm implements SwarmContract<'now'> {
       clock: this.clock,
       actor: this.actorRef,
       reserved: (route) => this.reserved(route),
+      learn: (route, request) => this.prefix.learn(route, request, resolveRequest(request).tokens),
       watchDown: (nodeId, onDown) => this.view.downWatchers.watch(nodeId, onDown),
       reads: () => ({ telemetry: this.view.table.nodes, inflight: this.view.table.extra, index }),
       apply: (command) => {
@@ -186,15 +176,16 @@ export class Swarm implements SwarmContract<'now'> {
     if (this.leases.size > 0) this.leases.expire();
     const modelId = request.model ?? this.baseModel;
     if (typeof modelId !== 'string') throw new RoutingError('InvalidRequest', `request field "model" must be a model id string, got ${String(modelId)}`);
-    const route = this.unstalled(() => this.choose(modelId, r));
-    if (options?.reserve !== true) return route;
+    const prompted = this.prefix.begin(request, modelId, r); // docs/prefix-cache.md
+    const route = this.unstalled(() => (prompted ? this.prefix.choose(modelId, r, () => this.choose(modelId, r)) : this.choose(modelId, r)));
+    if (options?.reserve !== true) return prompted ? this.prefix.finish(route) : route;
     const leased = this.reserved(route);
     // Its watched nodes wait for it to come back (docs/detection.md).
     if (this.view.watched.size > 0) {
       const expectMs = route.stages.reduce((sum, s) => sum + (this.view.table.get(s.nodeId)?.latencyMs ?? DEFAULT_PENALTIES.latencyMs), 0);
       this.view.table.wait(leased.stages.map((s) => s.nodeId).filter((n) => this.view.watched.has(n)), this.leases.now().now, expectMs);
     }
-    return leased;
+    return prompted ? this.prefix.finish(leased, leased.lease.id) : leased;
   }
 
   /** The route with a lease on its nodes (each once), counted as in flight. */
@@ -246,7 +237,7 @@ export class Swarm implements SwarmContract<'now'> {
     if (!this.leases.isOpen(id)) {
       throw new SwarmError('UnknownLease', `unknown lease "${String(id)}": never issued, already released, or expired after ${this.leaseTtlMs} ms`);
     }
-    const { latencyMs, ok, failedNode } = checkReleaseOutcome(outcome, id); // each field read once
+    const { latencyMs, ok, failedNode, cachedTokens } = checkReleaseOutcome(outcome, id); // each field read once
     const nodes = this.leases.held(id) ?? [];
     // A failed node that has left the swarm since (removeNode drops it from every lease) is no
     // error: there is nothing left to charge. A member the lease does not hold is a wrong name.
@@ -254,6 +245,7 @@ export class Swarm implements SwarmContract<'now'> {
       throw new SwarmError('BadTelemetry', `release of lease "${String(id)}": "failedNode" must be one of the lease's nodes (${nodes.join(', ')}), got ${String(failedNode)}`);
     }
     const held = this.leases.end(id) ?? [];
+    this.prefix.released(id as string, cachedTokens);
     this.intake.released(held, latencyMs, ok, failedNode, this.leases.now().now);
   }
 
@@ -376,6 +368,11 @@ export class Swarm implements SwarmContract<'now'> {
     }
     if (badSampleField(plain) !== undefined) throw new SwarmError('BadTelemetry', `telemetry for node "${nodeId}": ${sampleProblem(plain)}; the EWMA is unchanged`);
     return current; // down: its telemetry is stale by definition
+  }
+
+  /** The prefix-cache index's counters: prompts routed, tokens estimated and reported cached (docs/prefix-cache.md). */
+  prefixStats(): PrefixStats {
+    return this.prefix.stats();
   }
 
   /** Stops the swarm and its node actors; every later call but `status`/`state`/`stop` throws `Stopped`. */

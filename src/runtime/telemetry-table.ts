@@ -178,6 +178,16 @@ export class TelemetryTable {
     return this.ranked.best(modelId);
   }
 
+  /** The intact pipelines of a model whose chain is at most `bound()` (see {@link RouterIndex.visitBelow}). */
+  visitBelow(modelId: string, suspects: boolean, bound: () => number, visit: (pipeline: Pipeline, chain: number) => void): void {
+    this.ranked.visitBelow(modelId, suspects, bound, visit);
+  }
+
+  /** Reservations in flight on a member node. */
+  inflightOf(nodeId: string): number {
+    return this.inflight.get(nodeId) ?? 0;
+  }
+
   /** The copy a failover of `nodeId` would take (see {@link RouterIndex.bestWithout}). */
   bestWithout(modelId: string, nodeId: string): { readonly pipeline: Pipeline; readonly chain: number } | undefined {
     return this.ranked.bestWithout(modelId, nodeId);

@@ -3,6 +3,7 @@ import type { GrowthRole, IdSource, ModelSpec, NodeProfile, Recovery, Relocation
 import type { PlanConfig } from '../core/plan.js';
 import type { PhiOptions } from '../core/phi.js';
 import type { EjectionOptions } from '../core/ejection.js';
+import type { PrefixCacheOptions } from '../core/prefix-cache-options.js';
 
 /**
  * Milliseconds since an arbitrary origin, and timers on the same time line; replace it to run in
@@ -56,6 +57,12 @@ export interface SwarmConfig extends PlanConfig {
    * a 15 s ban doubling up to 300 s, at most half the nodes ejected at once
    */
   readonly ejection?: EjectionOptions;
+  /**
+   * The prefix-cache index (docs/prefix-cache.md): block sizes, the cached tokens' price, the
+   * imbalance guard, the index's memory bound; `false` turns it off (prompts only set `tokens`).
+   * @defaultValue on, with {@link PrefixCacheOptions}' defaults
+   */
+  readonly prefixCache?: false | PrefixCacheOptions;
 }
 
 /** Options of `createSwarm`: the things that make a run observable and deterministic. */
@@ -83,6 +90,11 @@ export interface SwarmOptions {
 /** A request to the swarm: the routing request, plus which model (the base model by default). */
 export interface SwarmRequest extends RoutingRequest {
   readonly model?: string;
+  /**
+   * `false`: the prefix-cache index neither reads nor learns this request's prompt (no
+   * `cachedTokens`); its tokens are priced as uncached. @defaultValue true
+   */
+  readonly cache?: boolean;
 }
 
 /** Options of `swarm.route`. */
@@ -115,6 +127,12 @@ export interface ReleaseOutcome {
    * towards ejection. Unknown, every node of the route counts it.
    */
   readonly failedNode?: string;
+  /**
+   * The prompt tokens the copy found cached when it served the request (the node's report, as
+   * OpenAI-compatible servers give `cached_tokens`): corrects the prefix-cache index's estimate
+   * for that copy (docs/prefix-cache.md).
+   */
+  readonly cachedTokens?: number;
 }
 
 /** One telemetry sample for a node's EWMA. */

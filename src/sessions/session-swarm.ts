@@ -27,7 +27,10 @@ export function swarmSessionHost(swarm: Swarm): SessionHost {
   const reserve = (route: Route): LeasedRoute => internals.reserved(route);
   return {
     route: (r) => reserve(swarm.route(r)),
-    reserve,
+    reserve: (route, request) => {
+      if (request !== undefined) internals.learn(route, request); // after a failover (docs/prefix-cache.md)
+      return reserve(route);
+    },
     release: (lease, outcome) => swarm.release(lease, outcome),
     state: () => swarm.state(),
     clock: timerClock(internals.clock),

@@ -21,8 +21,11 @@ export interface TimerClock {
 export interface SessionHost {
   /** Routes and reserves the session's first route. */
   route(request: SwarmRequest, options: { reserve: true }): LeasedRoute;
-  /** Reserves a given route (a resumed one): its nodes count the session as in flight. */
-  reserve(route: Route): LeasedRoute;
+  /**
+   * Reserves a given route (a resumed one): its nodes count the session as in flight. With the
+   * session's request, a swarm's host lets the copy the route runs on learn its prompt (docs/prefix-cache.md).
+   */
+  reserve(route: Route, request?: SwarmRequest): LeasedRoute;
   /** Ends a reservation; `{ ok: false }` reports a failure. */
   release(lease: Lease, outcome: ReleaseOutcome): void;
   /** Current plan and telemetry: who is alive. */

@@ -239,7 +239,7 @@ export class Session<T> {
     // A stage off the new route misses its steps from now on: its state goes stale.
     const onRoute = new Set(route.stages.map(stageKey));
     for (const key of [...this.warm]) if (!onRoute.has(key)) this.warm.delete(key);
-    const leased = this.host.reserve(route);
+    const leased = this.host.reserve(route, this.request); // the new copy learns the replayed history
     this.current = stripLease(leased);
     this.lease = leased.lease;
     this.leaseTtl = leased.lease.expiresAt - this.clock.now();

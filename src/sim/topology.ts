@@ -29,7 +29,7 @@ export const nodeProfileSchema = z.strictObject({
   latencyMs: nonNegative.optional(),
 });
 
-/** Schema of one model: `{ id, layers, layerGb?, pipelines?, kind?, fallback?, stageFactor?, kvReserveGb? }`. */
+/** Schema of one model: `{ id, layers, layerGb?, pipelines?, kind?, fallback?, stageFactor?, kvReserveGb?, kvGbPerToken? }`. */
 export const modelSpecSchema = z.strictObject({
   id,
   layers: z.int().min(1, 'must be >= 1').max(TOPOLOGY_LIMITS.layers),
@@ -39,6 +39,7 @@ export const modelSpecSchema = z.strictObject({
   fallback: id.optional(),
   stageFactor: z.number().min(1, 'must be >= 1').max(TOPOLOGY_LIMITS.layers).optional(),
   kvReserveGb: nonNegative.max(1_000_000, 'must be <= 1000000').optional(),
+  kvGbPerToken: positive.max(1, 'must be <= 1').optional(),
 });
 
 /** Schema of a topology file, with the checks that span several fields. */

@@ -34,7 +34,7 @@ function expectRefused(f: () => unknown, cls: typeof RoutingError | typeof Swarm
 
 describe('checkRequest', () => {
   it.each<[string, unknown, RegExp]>([
-    ['a misspelt model (the issue’s example)', { modle: 'x' }, /^request: unknown key "modle" \(known: tokens, weights, penalties, costModel, model\)$/],
+    ['a misspelt model (the issue’s example)', { modle: 'x' }, /^request: unknown key "modle" \(known: tokens, weights, penalties, costModel, prompt, model, cache\)$/],
     ['a misspelt tokens', { token: 5 }, /unknown key "token"/],
     ['an unknown key beside good ones', { tokens: 5, model: 'base', temperature: 0.7 }, /unknown key "temperature"/],
     ['an unknown weight', { weights: { latncy: 2 } }, /^request field "weights": unknown key "latncy" \(known: latency, load, capability, hops, tokens\)$/],
@@ -89,7 +89,7 @@ describe('checkReleaseOutcome', () => {
   it.each<[string, unknown, RegExp]>([
     ['ok: "no" (the issue’s example)', { ok: 'no' }, /^release of lease "L": "ok" must be a boolean, got "no"$/],
     ['ok: 0', { ok: 0 }, /"ok" must be a boolean, got 0/],
-    ['a misspelt ok', { okk: false }, /^release of lease "L": outcome: unknown key "okk" \(known: latencyMs, ok, failedNode\)$/],
+    ['a misspelt ok', { okk: false }, /^release of lease "L": outcome: unknown key "okk" \(known: latencyMs, ok, failedNode, cachedTokens\)$/],
     ['a misspelt latency', { latency: 20 }, /unknown key "latency"/],
     ['a latency of 1e308', { latencyMs: 1e308 }, /"latencyMs" must be a number from 0 to 600000 \(ms\), got 1e\+308/],
     ['a latency just past the bound', { latencyMs: TELEMETRY_LIMITS.latencyMs + 0.001 }, /"latencyMs" must be a number from 0 to 600000/],
@@ -123,9 +123,9 @@ describe('checkReleaseOutcome', () => {
 
 describe('the key lists match the types', () => {
   it('lists every key of each type (a new key fails to compile here, or is refused)', () => {
-    expect(REQUEST_KEYS).toEqual(Object.keys({ tokens: 0, weights: 0, penalties: 0, costModel: 0, model: 0 } satisfies Record<keyof SwarmRequest, 0>));
+    expect(REQUEST_KEYS).toEqual(Object.keys({ tokens: 0, weights: 0, penalties: 0, costModel: 0, prompt: 0, model: 0, cache: 0 } satisfies Record<keyof SwarmRequest, 0>));
     expect(ROUTE_OPTION_KEYS).toEqual(Object.keys({ reserve: 0 } satisfies Record<keyof RouteOptions, 0>));
-    expect(OUTCOME_KEYS).toEqual(Object.keys({ latencyMs: 0, ok: 0, failedNode: 0 } satisfies Record<keyof ReleaseOutcome, 0>));
+    expect(OUTCOME_KEYS).toEqual(Object.keys({ latencyMs: 0, ok: 0, failedNode: 0, cachedTokens: 0 } satisfies Record<keyof ReleaseOutcome, 0>));
   });
 });
 

@@ -41,10 +41,10 @@ describe('the root entry', () => {
   // throughput, the read view that follows the statechart and the argument checks) is about 127 KB.
   // This bound only catches a dependency or a subpath leaking back into the root: the sessions
   // entry alone would add about 18 KB, zod about 450 KB.
-  it('bundles to at most 132 KB minified for a file that imports only createSwarm', async () => {
+  it('bundles to at most 146 KB minified for a file that imports only createSwarm', async () => {
     const { bytes } = await bundle(`import { createSwarm } from ${JSON.stringify(join(repo, 'dist/src/index.js'))};\nexport const make = createSwarm;`);
     expect(bytes).toBeGreaterThan(10_000);
-    expect(bytes).toBeLessThanOrEqual(132 * 1024);
+    expect(bytes).toBeLessThanOrEqual(146 * 1024);
   });
 
   it('the sim subpath is where zod comes in', async () => {

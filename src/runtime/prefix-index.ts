@@ -1,0 +1,296 @@
+/**
+ * The prefix-cache index (docs/prefix-cache.md): which prompt blocks each copy of a model is
+ * estimated to hold in its KV cache. It keeps block keys (chained hashes), never prompt text.
+ *
+ * - **One map from block key to the copies holding it**, so a lookup walks the prompt's blocks,
+ *   not the copies. A copy's blocks of one chain always form a prefix (below), so "does any copy
+ *   hold block k" and "does copy c hold block k" are monotone in k: both depths are found by
+ *   binary search, O(log blocks) map reads.
+ * - **Per copy, a tree of blocks evicted least-recently-used, leaves first**, as SGLang's radix
+ *   cache evicts: each block knows its parent (the block before it) and how many children the
+ *   copy holds under it; only a leaf is evicted, and an evicted leaf hands its recency to its
+ *   parent. So a copy never holds block k without block k − 1, and touching a prompt costs O(1)
+ *   for the blocks already held (only its deepest block is stamped), plus one entry per new block.
+ *   Leaves wait in a min-heap on their stamp; a stale heap item is re-queued when popped.
+ * - **Bounded**: each copy holds at most its KV capacity in tokens (`kvCapacities`) and at most
+ *   `maxBlocksPerCopy` blocks; a copy whose node goes down or leaves, or whose stages change,
+ *   loses every entry.
+ */
+import { kvCapacities } from '../core/kv-capacity.js';
+import type { Pipeline, SwarmPlan } from '../core/types.js';
+
+/** One block held by one copy. */
+interface Entry {
+  readonly key: number;
+  readonly tokens: number;
+  readonly parent: Entry | undefined;
+  /** Blocks this copy holds right after this one. */
+  children: number;
+  /** Last use: the deepest block of a prompt is stamped; an evicted child hands its stamp up. */
+  stamp: number;
+  inHeap: boolean;
+  removed: boolean;
+  /** The copy's list of entries (wiped in one walk). */
+  prev: Entry | undefined;
+  next: Entry | undefined;
+}
+
+/** One copy's cache, as the index estimates it. */
+export class CopyCache {
+  /** Tokens the copy's KV memory holds (from the plan). */
+  capacity = 0;
+  /** Tokens the index lets it hold now: the capacity, lowered when reports show the copy evicts sooner. */
+  limit = 0;
+  used = 0;
+  count = 0;
+  /** Bumped at every wipe: a lease routed before it corrects nothing after. */
+  generation = 0;
+  head: Entry | undefined;
+  heap: Entry[] = [];
+  heapStamps: number[] = [];
+  constructor(
+    readonly slot: number,
+    readonly id: string,
+    /** The plan's pipeline (replaced at each plan adopted). */
+    public pipeline: Pipeline,
+    /** Its stages as `node:start-end,…`: a change of stages wipes it. */
+    public shape: string,
+  ) {}
+}
+
+function shapeOf(p: SwarmPlan['pipelines'][number]): string {
+  return p.stages.map((s) => `${s.nodeId}:${s.layerStart}-${s.layerEnd}`).join(',');
+}
+
+/** See the module comment. */
+export class PrefixIndex {
+  private readonly blocks = new Map<number, Map<number, Entry>>();
+  readonly copies = new Map<string, CopyCache>();
+  private byNode = new Map<string, CopyCache[]>();
+  private nextSlot = 0;
+  private clock = 0;
+
+  constructor(
+    plan: SwarmPlan,
+    private readonly memoryOf: (nodeId: string) => number | undefined,
+    private readonly maxBlocks: number,
+  ) {
+    this.adopt(plan);
+  }
+
+  /** Blocks held over every copy. */
+  get size(): number {
+    let n = 0;
+    for (const c of this.copies.values()) n += c.count;
+    return n;
+  }
+
+  /** Takes a new plan: copies gone are dropped, copies whose stages changed wiped, capacities read again. */
+  adopt(plan: SwarmPlan): void {
+    const capacities = kvCapacities(plan, this.memoryOf);
+    const seen = new Set<string>();
+    const byNode = new Map<string, CopyCache[]>();
+    for (const p of plan.pipelines) {
+      seen.add(p.id);
+      const shape = shapeOf(p);
+      let c = this.copies.get(p.id);
+      if (c === undefined) {
+        c = new CopyCache(this.nextSlot++, p.id, p, shape);
+        this.copies.set(p.id, c);
+      } else if (c.shape !== shape) {
+        this.wipe(c);
+        c.shape = shape;
+      }
+      c.pipeline = p;
+      c.capacity = capacities.get(p.id) ?? 0;
+      c.limit = c.capacity;
+      this.evict(c);
+      for (const s of p.stages) {
+        const list = byNode.get(s.nodeId);
+        if (list === undefined) byNode.set(s.nodeId, [c]);
+        else list.push(c);
+      }
+    }
+    for (const [id, c] of this.copies) {
+      if (seen.has(id)) continue;
+      this.wipe(c);
+      this.copies.delete(id);
+    }
+    this.byNode = byNode;
+  }
+
+  /** A node went down or left: every copy through it loses its entries (its KV cache spans every stage). */
+  nodeLost(nodeId: string): void {
+    for (const c of this.byNode.get(nodeId) ?? []) this.wipe(c);
+  }
+
+  /** How many of `keys[0..count)` any copy holds, from the first: the deepest match anywhere. */
+  deepest(keys: Float64Array, count: number): number {
+    let lo = 0;
+    let hi = count;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.blocks.has(keys[mid - 1] as number)) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  /** How many of `keys[0..count)` copy `c` holds, from the first. */
+  depth(c: CopyCache, keys: Float64Array, count: number): number {
+    if (c.count === 0) return 0;
+    let lo = 0;
+    let hi = count;
+    const slot = c.slot;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.blocks.get(keys[mid - 1] as number)?.has(slot) === true) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  /**
+   * Copy `c` now holds the prompt `keys[0..count)`, each block worth `tokens` tokens, whose first
+   * `held` blocks it already held: its deepest block is stamped most recent, new blocks are added,
+   * and least-recently-used leaves are evicted past the copy's bounds.
+   */
+  record(c: CopyCache, keys: Float64Array, count: number, held: number, tokens: number): void {
+    if (count === 0 || c.limit < tokens) return;
+    const stamp = ++this.clock;
+    let parent = held > 0 ? this.blocks.get(keys[held - 1] as number)?.get(c.slot) : undefined;
+    for (let k = held; k < count; k++) {
+      const key = keys[k] as number;
+      let holders = this.blocks.get(key);
+      if (holders === undefined) {
+        holders = new Map();
+        this.blocks.set(key, holders);
+      }
+      let e = holders.get(c.slot);
+      if (e === undefined) {
+        e = { key, tokens, parent, children: 0, stamp, inHeap: false, removed: false, prev: undefined, next: c.head };
+        if (c.head !== undefined) c.head.prev = e;
+        c.head = e;
+        holders.set(c.slot, e);
+        if (parent !== undefined) parent.children++;
+        c.used += tokens;
+        c.count++;
+      }
+      parent = e;
+    }
+    const tip = parent;
+    if (tip === undefined) return;
+    tip.stamp = stamp;
+    if (tip.children === 0 && !tip.inHeap) this.push(c, tip);
+    this.evict(c);
+  }
+
+  /**
+   * The copy reported `reported` cached tokens where the index estimated `estimate`: fewer means
+   * it evicts sooner than its capacity says, so the index's limit for it drops by the difference
+   * (never below one block); more raises it back, up to the capacity.
+   */
+  correct(c: CopyCache, estimate: number, reported: number, blockTokens: number): void {
+    if (reported < estimate) c.limit = Math.max(blockTokens, Math.min(c.limit, c.used) - (estimate - reported));
+    else if (reported > estimate) c.limit = Math.min(c.capacity, c.limit + (reported - estimate));
+    this.evict(c);
+  }
+
+  /** Every entry of a copy dropped. */
+  wipe(c: CopyCache): void {
+    for (let e = c.head; e !== undefined; e = e.next) {
+      e.removed = true;
+      const holders = this.blocks.get(e.key);
+      if (holders !== undefined) {
+        holders.delete(c.slot);
+        if (holders.size === 0) this.blocks.delete(e.key);
+      }
+    }
+    c.head = undefined;
+    c.used = 0;
+    c.count = 0;
+    c.heap = [];
+    c.heapStamps = [];
+    c.generation++;
+  }
+
+  private evict(c: CopyCache): void {
+    while ((c.used > c.limit || c.count > this.maxBlocks) && c.heap.length > 0) {
+      const [e, pushed] = this.pop(c);
+      if (e.removed) continue;
+      e.inHeap = false;
+      if (e.children > 0) continue; // no longer a leaf: queued again when it is one
+      if (e.stamp > pushed) {
+        this.push(c, e); // touched since it was queued
+        continue;
+      }
+      this.remove(c, e);
+    }
+  }
+
+  private remove(c: CopyCache, e: Entry): void {
+    e.removed = true;
+    const holders = this.blocks.get(e.key);
+    if (holders !== undefined) {
+      holders.delete(c.slot);
+      if (holders.size === 0) this.blocks.delete(e.key);
+    }
+    if (e.prev !== undefined) e.prev.next = e.next;
+    else c.head = e.next;
+    if (e.next !== undefined) e.next.prev = e.prev;
+    c.used -= e.tokens;
+    c.count--;
+    const p = e.parent;
+    if (p !== undefined) {
+      p.children--;
+      if (e.stamp > p.stamp) p.stamp = e.stamp;
+      if (p.children === 0 && !p.inHeap) this.push(c, p);
+    }
+  }
+
+  private push(c: CopyCache, e: Entry): void {
+    e.inHeap = true;
+    const heap = c.heap;
+    const stamps = c.heapStamps;
+    let i = heap.length;
+    heap.push(e);
+    stamps.push(e.stamp);
+    const s = e.stamp;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const ps = stamps[parent] as number;
+      if (ps <= s) break;
+      heap[i] = heap[parent] as Entry;
+      stamps[i] = ps;
+      i = parent;
+    }
+    heap[i] = e;
+    stamps[i] = s;
+  }
+
+  private pop(c: CopyCache): [Entry, number] {
+    const heap = c.heap;
+    const stamps = c.heapStamps;
+    const top = heap[0] as Entry;
+    const topStamp = stamps[0] as number;
+    const last = heap.pop() as Entry;
+    const lastStamp = stamps.pop() as number;
+    const n = heap.length;
+    if (n > 0) {
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        if (l >= n) break;
+        const r = l + 1;
+        const child = r < n && (stamps[r] as number) < (stamps[l] as number) ? r : l;
+        if ((stamps[child] as number) >= lastStamp) break;
+        heap[i] = heap[child] as Entry;
+        stamps[i] = stamps[child] as number;
+        i = child;
+      }
+      heap[i] = last;
+      stamps[i] = lastStamp;
+    }
+    return [top, topStamp];
+  }
+}

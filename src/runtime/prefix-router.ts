@@ -1,0 +1,311 @@
+/**
+ * Routing with the prefix-cache index (docs/prefix-cache.md): the Swarm hands a request with a
+ * prompt here. It hashes the prompt once, chooses the copy whose cost — the original design's, with the
+ * prompt's cached tokens at a share — is lowest, unless the imbalance guard sends the request by
+ * load, then records that the chosen copy now holds the prompt (GIE's approximate mode) until a
+ * release with `cachedTokens` corrects it. The index is built at the first prompt, so a swarm
+ * that never passes one pays nothing.
+ *
+ * Steps are synchronous and one at a time: {@link PrefixRouter.begin} hashes, `choose` (called
+ * again when a stall re-routes) picks, `finish` records; their state lives on this object.
+ */
+import { chainCost, type ResolvedRequest } from '../core/cost.js';
+import { isIntact, planIndex } from '../core/plan-index.js';
+import { emptyBlocks, promptBlocks, promptTokens, stringSeed, type Prompt } from '../core/prompt-blocks.js';
+import { imbalanced, promptTokensCost, resolvePrefixCache, type PrefixCacheOptions, type ResolvedPrefixCache } from '../core/prefix-cache-options.js';
+import type { NodeProfile, Pipeline, Route, SwarmPlan } from '../core/types.js';
+import { PrefixIndex, type CopyCache } from './prefix-index.js';
+import type { TelemetryTable } from './telemetry-table.js';
+
+/** What the router reads of the Swarm. */
+export interface PrefixHost {
+  readonly table: TelemetryTable;
+  plan(): SwarmPlan;
+  /** A member's memory, for the copies' KV capacity. */
+  memoryOf(nodeId: string): number | undefined;
+  /** A member's declared slots (concurrent requests), if it declares them. */
+  slotsOf(nodeId: string): number | undefined;
+  /** Whether a lease is still open (the router forgets the estimates of leases gone). */
+  isOpen(leaseId: string): boolean;
+}
+
+/** The router's counters since the swarm started (plain numbers; nothing of any prompt). */
+export interface PrefixStats {
+  /** Routes of a request with a prompt that the index read and learnt. */
+  readonly requests: number;
+  /** Their tokens. */
+  readonly promptTokens: number;
+  /** Of those, the tokens the router estimated cached on the chosen copy (`route.cachedTokens`). */
+  readonly estimatedTokens: number;
+  /** Releases that reported `cachedTokens`. */
+  readonly reports: number;
+  /** The tokens they reported cached, and what the router had estimated for the same requests. */
+  readonly reportedTokens: number;
+  readonly reportedEstimate: number;
+  /** Routes the imbalance guard sent by load instead of by cache. */
+  readonly guarded: number;
+  /** Blocks held in the index now, over every copy. */
+  readonly blocks: number;
+}
+
+interface LeaseNote {
+  readonly copy: CopyCache;
+  readonly generation: number;
+  readonly estimate: number;
+  readonly blockTokens: number;
+}
+
+/** See the module comment. */
+export class PrefixRouter {
+  readonly options: ResolvedPrefixCache | undefined;
+  private index: PrefixIndex | undefined;
+  private readonly blocks = emptyBlocks();
+  private readonly seeds = new Map<string, number>();
+  private readonly leases = new Map<string, LeaseNote>();
+  private readonly counters = { requests: 0, promptTokens: 0, estimatedTokens: 0, reports: 0, reportedTokens: 0, reportedEstimate: 0, guarded: 0 };
+  // The request in hand, between begin and finish.
+  private tokens = 0;
+  private blockTokens = 0;
+  private chosen: CopyCache | undefined;
+  private held = 0;
+
+  constructor(options: false | PrefixCacheOptions | undefined, private readonly host: PrefixHost) {
+    this.options = options === false ? undefined : resolvePrefixCache(options);
+  }
+
+  /**
+   * Takes a request: false when it has no prompt, opted out or the index is off (route as
+   * before); else its prompt is hashed for `modelId` and `choose` and `finish` follow.
+   */
+  begin(request: { readonly prompt?: Prompt; readonly cache?: boolean }, modelId: string, r: ResolvedRequest): boolean {
+    const o = this.options;
+    const prompt = request.prompt;
+    if (o === undefined || prompt === undefined || request.cache === false) return false;
+    this.hash(prompt, modelId, o);
+    // The original cost model reads no prompt (tokens 0 by default); the estimate still counts the prompt's tokens.
+    this.tokens = r.costModel === 'original' && r.tokens === 0 ? promptTokens(prompt) : r.tokens;
+    this.chosen = undefined;
+    this.held = 0;
+    return true;
+  }
+
+  private hash(prompt: Prompt, modelId: string, o: ResolvedPrefixCache): void {
+    let seed = this.seeds.get(modelId);
+    if (seed === undefined) this.seeds.set(modelId, (seed = stringSeed(modelId)));
+    const text = typeof prompt === 'string';
+    promptBlocks(prompt, seed, text ? o.textBlockChars : o.idBlockSize, this.blocks);
+    this.blockTokens = text ? o.textBlockChars / 4 : o.idBlockSize;
+  }
+
+  private get built(): PrefixIndex {
+    return (this.index ??= new PrefixIndex(this.host.plan(), (id) => this.host.memoryOf(id), (this.options as ResolvedPrefixCache).maxBlocksPerCopy));
+  }
+
+  /** The tokens of the request in hand that `depth` blocks hold. */
+  private cachedOf(depth: number): number {
+    return Math.floor(Math.min(this.tokens, depth * this.blockTokens));
+  }
+
+  /**
+   * The route for the request in hand: `byLoad` is the Swarm's own choice (index or scan), taken
+   * as it is under the original cost model, when the model has no intact copy (a splice or the
+   * survivors: no copy's cache), or when the guard trips.
+   */
+  choose(modelId: string, r: ResolvedRequest, byLoad: () => Route): Route {
+    const o = this.options as ResolvedPrefixCache;
+    const index = this.built;
+    const { keys, count } = this.blocks;
+    this.chosen = undefined;
+    this.held = 0;
+    const fallback = byLoad();
+    const loadCopy = this.copyOf(fallback);
+    if (loadCopy === undefined) return fallback;
+    const loadHeld = index.depth(loadCopy, keys, count);
+    if (r.costModel === 'original') return this.take(loadCopy, loadHeld, fallback, 0, r);
+    const deepest = index.deepest(keys, count);
+    const tokensTerm = (held: number) => promptTokensCost(this.tokens, this.cachedOf(held), o.cachedShare, r.weights);
+    const loadChain = chainCost(loadCopy.pipeline.stages, this.host.table.nodes, r, this.host.table.extra, this.layersOf(modelId));
+    let best: { copy: CopyCache; pipeline: Pipeline | undefined; chain: number; held: number; cost: number } = {
+      copy: loadCopy, pipeline: undefined, chain: loadChain, held: loadHeld, cost: loadChain + tokensTerm(loadHeld),
+    };
+    if (loadHeld < deepest) {
+      // A copy holding more of the prompt may be cheaper: only those whose chain plus the best
+      // possible tokens term can beat the best so far are looked at.
+      const floor = tokensTerm(deepest);
+      const consider = (p: Pipeline, chain: number) => {
+        const c = index.copies.get(p.id);
+        if (c === undefined || c === loadCopy) return;
+        const held = index.depth(c, keys, count);
+        const cost = chain + tokensTerm(held);
+        if (cost < best.cost || (cost === best.cost && p.id < best.copy.id)) best = { copy: c, pipeline: p, chain, held, cost };
+      };
+      const suspects = this.suspect(fallback);
+      if (r.isDefault) this.host.table.visitBelow(modelId, suspects, () => best.cost - floor, consider);
+      else this.scan(modelId, r, suspects, consider);
+    }
+    if (best.pipeline === undefined) return this.take(loadCopy, loadHeld, fallback, loadChain, r);
+    const pipeline = best.pipeline;
+    if (this.guardTrips(pipeline.stages, fallback.stages)) {
+      this.counters.guarded++;
+      return this.take(loadCopy, loadHeld, fallback, loadChain, r);
+    }
+    this.chosen = best.copy;
+    this.held = best.held;
+    return { modelId, pipelineId: pipeline.id, stages: pipeline.stages, cost: best.cost, hops: pipeline.stages.length - 1, degraded: false };
+  }
+
+  /** The route chosen by load, on its copy: repriced with its cached tokens, unless the original cost model. */
+  private take(copy: CopyCache, held: number, route: Route, chain: number, r: ResolvedRequest): Route {
+    this.chosen = copy;
+    this.held = held;
+    if (r.costModel === 'original' || held === 0) return route;
+    const o = this.options as ResolvedPrefixCache;
+    return { ...route, cost: chain + promptTokensCost(this.tokens, this.cachedOf(held), o.cachedShare, r.weights) };
+  }
+
+  /** The non-default request: every intact copy of the model, priced by the scan's own chain cost. */
+  private scan(modelId: string, r: ResolvedRequest, suspects: boolean, consider: (p: Pipeline, chain: number) => void): void {
+    const nodes = this.host.table.nodes;
+    const layers = this.layersOf(modelId);
+    for (const p of planIndex(this.host.plan()).pipelinesByModel.get(modelId) ?? []) {
+      if (!isIntact(p, nodes)) continue;
+      if (!suspects && p.stages.some((s) => nodes[s.nodeId]?.suspect === true)) continue;
+      consider(p, chainCost(p.stages, nodes, r, this.host.table.extra, layers));
+    }
+  }
+
+  private layersOf(modelId: string): number | undefined {
+    return planIndex(this.host.plan()).models.get(modelId)?.layers;
+  }
+
+  private suspect(route: Route): boolean {
+    const nodes = this.host.table.nodes;
+    return route.stages.some((s) => nodes[s.nodeId]?.suspect === true);
+  }
+
+  /** The copy a route runs on whole (its pipeline's stages, every node alive), else undefined. */
+  private copyOf(route: Route): CopyCache | undefined {
+    if (route.degraded) return undefined;
+    const c = this.index?.copies.get(route.pipelineId);
+    if (c === undefined) return undefined;
+    const p = c.pipeline;
+    if (p.stages !== route.stages && !sameStages(p.stages, route.stages)) return undefined;
+    return isIntact(p, this.host.table.nodes) ? c : undefined;
+  }
+
+  /** The guard between the copy the cache prefers and the one load chose (docs/prefix-cache.md). */
+  private guardTrips(cached: Route['stages'], byLoad: Route['stages']): boolean {
+    const [a, as] = this.loadOf(cached);
+    const [b, bs] = this.loadOf(byLoad);
+    return imbalanced(a, as, b, bs, this.options as ResolvedPrefixCache);
+  }
+
+  /** A copy's load: the requests in flight on its busiest node, and its slots (the fewest any node declares), if every node declares some. */
+  private loadOf(stages: Route['stages']): [number, number | undefined] {
+    let load = 0;
+    let slots: number | undefined = Infinity;
+    for (const s of stages) {
+      load = Math.max(load, this.host.table.inflightOf(s.nodeId));
+      const n = this.host.slotsOf(s.nodeId);
+      slots = n === undefined || slots === undefined ? undefined : Math.min(slots, n);
+    }
+    return [load, slots === Infinity ? undefined : slots];
+  }
+
+  /**
+   * Records the request in hand on the copy chosen, notes the estimate under the lease (if
+   * reserved), and returns the route with `cachedTokens`.
+   */
+  finish<R extends Route>(route: R, leaseId?: string): R & { readonly cachedTokens: number } {
+    const c = this.chosen;
+    const estimate = c === undefined ? 0 : this.cachedOf(this.held);
+    if (c !== undefined) {
+      const { keys, count } = this.blocks;
+      (this.index as PrefixIndex).record(c, keys, count, this.held, this.blockTokens);
+      this.counters.requests++;
+      this.counters.promptTokens += this.tokens;
+      this.counters.estimatedTokens += estimate;
+      if (leaseId !== undefined) this.note(leaseId, { copy: c, generation: c.generation, estimate, blockTokens: this.blockTokens });
+    }
+    this.chosen = undefined;
+    return { ...route, cachedTokens: estimate };
+  }
+
+  private note(leaseId: string, note: LeaseNote): void {
+    // Leases that expired unreleased leave their notes: swept when the notes outgrow what can be open.
+    if (this.leases.size >= 1024 && this.leases.size % 1024 === 0) for (const id of this.leases.keys()) if (!this.host.isOpen(id)) this.leases.delete(id);
+    this.leases.set(leaseId, note);
+  }
+
+  /** A lease ended; with `cachedTokens`, the copy's report corrects the index (docs/prefix-cache.md). */
+  released(leaseId: string, cachedTokens: number | undefined): void {
+    const note = this.leases.get(leaseId);
+    if (note === undefined) return;
+    this.leases.delete(leaseId);
+    if (cachedTokens === undefined) return;
+    this.counters.reports++;
+    this.counters.reportedTokens += cachedTokens;
+    this.counters.reportedEstimate += note.estimate;
+    if (note.copy.generation === note.generation) this.index?.correct(note.copy, note.estimate, cachedTokens, note.blockTokens);
+  }
+
+  /**
+   * A session's route after a failover (docs/sessions.md): if it runs on one copy whole, that
+   * copy's index learns the session's prompt, replayed into it.
+   */
+  learn(route: Route, request: { readonly prompt?: Prompt; readonly cache?: boolean; readonly model?: string }, tokens: number): void {
+    const o = this.options;
+    if (o === undefined || request.prompt === undefined || request.cache === false) return;
+    const index = this.built;
+    const c = this.copyOf(route);
+    if (c === undefined) return;
+    this.hash(request.prompt, route.modelId, o);
+    this.tokens = tokens;
+    const { keys, count } = this.blocks;
+    index.record(c, keys, count, index.depth(c, keys, count), this.blockTokens);
+  }
+
+  /** A node went down or left: the copies through it lose their entries. */
+  nodeLost(nodeId: string): void {
+    this.index?.nodeLost(nodeId);
+  }
+
+  /** The statechart adopted a plan (growth, retirement). */
+  adopt(plan: SwarmPlan): void {
+    this.index?.adopt(plan);
+  }
+
+  /** The counters (plain data). */
+  stats(): PrefixStats {
+    return { ...this.counters, blocks: this.index?.size ?? 0 };
+  }
+}
+
+function sameStages(a: Route['stages'], b: Route['stages']): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as Route['stages'][number];
+    const y = b[i] as Route['stages'][number];
+    if (x.nodeId !== y.nodeId || x.layerStart !== y.layerStart || x.layerEnd !== y.layerEnd) return false;
+  }
+  return true;
+}
+
+/** The host over a Swarm's routing view and the statechart's context (members' profiles, the plan). */
+export function swarmPrefixHost(
+  table: TelemetryTable,
+  context: () => { readonly plan: SwarmPlan; readonly members: ReadonlyMap<string, { readonly profile: NodeProfile }> },
+  isOpen: (leaseId: string) => boolean,
+): PrefixHost {
+  return {
+    table,
+    plan: () => context().plan,
+    memoryOf: (id) => context().members.get(id)?.profile.memoryGb,
+    slotsOf: (id) => {
+      // Declared by the admission work when it lands (`NodeProfile.slots`); read as data until then.
+      const slots = (context().members.get(id)?.profile as { readonly slots?: unknown } | undefined)?.slots;
+      return typeof slots === 'number' && slots > 0 ? slots : undefined;
+    },
+    isOpen,
+  };
+}
