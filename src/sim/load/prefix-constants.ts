@@ -31,7 +31,7 @@ export const CLIENT_TIMEOUT_MS = 2000;
  * KV reserve per layer, a prefix cache of about 24,400 tokens per copy (scaled down with the
  * workloads, so that one copy holds about a third of W7a's 32 system prompts and round-robin evicts).
  */
-export const W7_MODEL = Object.freeze({ id: 'llama-3.1-8b', layers: 32, layerGb: 0.5, kvReserveGb: 0.1 });
+export const W7_MODEL = Object.freeze({ id: 'llama-3.1-8b', layers: 32, layerGb: 0.5, kvReserveGb: 0.1, kvGbPerToken: (32 * KV_BYTES_PER_TOKEN_LAYER) / 1e9 });
 
 /** W7's swarm: eight 12 GB machines of one speed, four copies of two 16-layer stages. */
 export const W7_TOPOLOGY: LoadTopology = Object.freeze({

@@ -20,7 +20,7 @@ interface Open {
 class SwarmPrefixRouter implements PrefixRouter {
   private readonly swarm;
   private readonly open = new Map<PromptRequest, Open>();
-  constructor(private readonly context: PrefixRouterContext, private readonly withPrompt: boolean) {
+  constructor(private readonly context: PrefixRouterContext, private readonly withPrompt: boolean, private readonly tokensWeight?: number) {
     const { topology } = context;
     this.swarm = createSwarm(topology.profiles, { models: [topology.spec.model] }, { clock: context.clock, seed: context.seed });
   }
@@ -28,7 +28,7 @@ class SwarmPrefixRouter implements PrefixRouter {
   pick(now: number, request: PromptRequest): PrefixPick | undefined {
     let route: LeasedRoute;
     try {
-      route = this.swarm.route((this.withPrompt ? { prompt: Array.from(request.ids) } : { tokens: request.ids.length }) as Parameters<typeof this.swarm.route>[0], { reserve: true });
+      route = this.swarm.route(this.withPrompt ? { prompt: Array.from(request.ids), ...(this.tokensWeight !== undefined ? { weights: { tokens: this.tokensWeight } } : {}) } : { tokens: request.ids.length }, { reserve: true });
     } catch (error) {
       if (error instanceof RoutingError && error.code === 'NoHealthyPipeline') return undefined;
       throw error;
@@ -70,4 +70,18 @@ export const oursPrefix: PrefixPolicy = {
   id: 'ours',
   label: 'ours: real Swarm, route({ prompt }), release with cachedTokens',
   create: (context) => new SwarmPrefixRouter(context, true),
+};
+
+/** The tokens weight of the {@link oursTokens12} experiment. */
+export const EXPERIMENT_TOKENS_WEIGHT = 12;
+
+/**
+ * An experiment beside ours, not a default: the same router with the tokens weight at
+ * {@link EXPERIMENT_TOKENS_WEIGHT} (the request's `weights.tokens`), pricing a prompt token nearer
+ * what prefill costs next to the latency term on this hardware (docs/prefix-cache.md, "Simulation").
+ */
+export const oursTokens12: PrefixPolicy = {
+  id: 'ours-tokens-12',
+  label: `ours with weights.tokens ${EXPERIMENT_TOKENS_WEIGHT} (experiment; real Swarm, scan path)`,
+  create: (context) => new SwarmPrefixRouter(context, true, EXPERIMENT_TOKENS_WEIGHT),
 };
