@@ -130,7 +130,7 @@ export function runPrefixEngine(options: PrefixEngineOptions): PrefixTrace {
       }
       let cachedTokens = 0;
       if (!job.decode) {
-        cachedTokens = Math.min(s.cache.match(job.q.r.blocks) * BLOCK_TOKENS, job.q.r.ids.length);
+        cachedTokens = Math.min(s.cache.peek(job.q.r.blocks) * BLOCK_TOKENS, job.q.r.ids.length); // marked used when its prefill ends
         if (job.stage === 0) trace.cached[job.q.i] = cachedTokens;
       }
       const ms = workMs(job, node, cachedTokens);
@@ -191,7 +191,7 @@ export function runPrefixEngine(options: PrefixEngineOptions): PrefixTrace {
         const { job, node } = e;
         const q = job.q;
         if (job.decode) {
-          server(node).cache.insert(q.r.fullBlocks);
+          server(node).cache.insert(q.r.fullBlocks.subarray(q.r.blocks.length)); // the prompt's blocks were held at its prefill
           if (--q.decodesLeft === 0 && !q.gaveUp) finish(q);
         } else {
           server(node).cache.insert(q.r.blocks);
