@@ -15,6 +15,11 @@ export interface PrefixCacheOptions {
   /** What a cached prompt token costs, as a share of an uncached one (a decode-like share). @defaultValue 0.1 */
   readonly cachedShare?: number;
   /**
+   * Scales the tokens term of a request with a prompt, so the affinity can be tuned without
+   * leaving the routing index (unlike `weights.tokens`). @defaultValue 1: the original price
+   */
+  readonly tokenWeight?: number;
+  /**
    * The guard's absolute threshold: the cached copy must hold more than this many more requests
    * in flight than the copy load would choose (without declared slots on both). @defaultValue 2
    */
@@ -35,6 +40,7 @@ export const PREFIX_CACHE_DEFAULTS: ResolvedPrefixCache = Object.freeze({
   textBlockChars: 64,
   idBlockSize: 16,
   cachedShare: 0.1,
+  tokenWeight: 1,
   balanceAbs: 2,
   balanceAbsFill: 0.25,
   balanceRel: 1.5,
@@ -77,11 +83,12 @@ export function resolvePrefixCache(value: PrefixCacheOptions | undefined): Resol
 /**
  * The tokens term with `cached` of the request's `tokens` held by the copy: the uncached ones at
  * the original design's price, `w_p · 10 / 1024` each, the cached ones at `cachedShare` of it
- * (docs/cost.md). With nothing cached it is the original `tokensCost` exactly.
+ * (docs/cost.md), times `scale` (`tokenWeight`). With nothing cached and scale 1 it is the
+ * original `tokensCost` exactly.
  */
-export function promptTokensCost(tokens: number, cached: number, share: number, weights: CostWeights): number {
+export function promptTokensCost(tokens: number, cached: number, share: number, weights: CostWeights, scale = 1): number {
   const c = Math.min(cached, tokens);
-  return (weights.tokens * 10 * (tokens - c + share * c)) / 1024;
+  return (scale * weights.tokens * 10 * (tokens - c + share * c)) / 1024;
 }
 
 /**

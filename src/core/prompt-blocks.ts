@@ -136,7 +136,7 @@ function textBlocks(s: string, seed: number, size: number, count: number, out: P
   // Fast path: the whole text is ASCII, so its UTF-8 bytes are its characters, four to a word.
   if (encoder !== undefined && littleEndian && size % 16 === 0 && count > 0) {
     if (bytes.length < s.length + 16) {
-      bytes = new Uint8Array(Math.max(s.length + 16, bytes.length * 2));
+      bytes = new Uint8Array(Math.max((s.length + 19) & ~3, bytes.length * 2)); // whole 32-bit words
       words = new Int32Array(bytes.buffer);
     }
     const { read, written } = encoder.encodeInto(s, bytes);

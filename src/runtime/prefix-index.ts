@@ -22,6 +22,8 @@ import type { Pipeline, SwarmPlan } from '../core/types.js';
 /** One block held by one copy. */
 interface Entry {
   readonly key: number;
+  /** The copy's slot. */
+  readonly slot: number;
   readonly tokens: number;
   readonly parent: Entry | undefined;
   /** Blocks this copy holds right after this one. */
@@ -64,7 +66,8 @@ function shapeOf(p: SwarmPlan['pipelines'][number]): string {
 
 /** See the module comment. */
 export class PrefixIndex {
-  private readonly blocks = new Map<number, Map<number, Entry>>();
+  /** Block key → its holder, or a map of its holders by copy slot when several copies hold it (most blocks have one). */
+  private readonly blocks = new Map<number, Entry | Map<number, Entry>>();
   readonly copies = new Map<string, CopyCache>();
   private byNode = new Map<string, CopyCache[]>();
   private nextSlot = 0;
@@ -144,7 +147,7 @@ export class PrefixIndex {
     const slot = c.slot;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
-      if (this.blocks.get(keys[mid - 1] as number)?.has(slot) === true) lo = mid;
+      if (this.holder(keys[mid - 1] as number, slot) !== undefined) lo = mid;
       else hi = mid - 1;
     }
     return lo;
@@ -158,20 +161,15 @@ export class PrefixIndex {
   record(c: CopyCache, keys: Float64Array, count: number, held: number, tokens: number): void {
     if (count === 0 || c.limit < tokens) return;
     const stamp = ++this.clock;
-    let parent = held > 0 ? this.blocks.get(keys[held - 1] as number)?.get(c.slot) : undefined;
+    let parent = held > 0 ? this.holder(keys[held - 1] as number, c.slot) : undefined;
     for (let k = held; k < count; k++) {
       const key = keys[k] as number;
-      let holders = this.blocks.get(key);
-      if (holders === undefined) {
-        holders = new Map();
-        this.blocks.set(key, holders);
-      }
-      let e = holders.get(c.slot);
+      let e = this.holder(key, c.slot);
       if (e === undefined) {
-        e = { key, tokens, parent, children: 0, stamp, inHeap: false, removed: false, prev: undefined, next: c.head };
+        e = { key, slot: c.slot, tokens, parent, children: 0, stamp, inHeap: false, removed: false, prev: undefined, next: c.head };
         if (c.head !== undefined) c.head.prev = e;
         c.head = e;
-        holders.set(c.slot, e);
+        this.hold(e);
         if (parent !== undefined) parent.children++;
         c.used += tokens;
         c.count++;
@@ -200,11 +198,7 @@ export class PrefixIndex {
   wipe(c: CopyCache): void {
     for (let e = c.head; e !== undefined; e = e.next) {
       e.removed = true;
-      const holders = this.blocks.get(e.key);
-      if (holders !== undefined) {
-        holders.delete(c.slot);
-        if (holders.size === 0) this.blocks.delete(e.key);
-      }
+      this.release(e);
     }
     c.head = undefined;
     c.used = 0;
@@ -230,11 +224,7 @@ export class PrefixIndex {
 
   private remove(c: CopyCache, e: Entry): void {
     e.removed = true;
-    const holders = this.blocks.get(e.key);
-    if (holders !== undefined) {
-      holders.delete(c.slot);
-      if (holders.size === 0) this.blocks.delete(e.key);
-    }
+    this.release(e);
     if (e.prev !== undefined) e.prev.next = e.next;
     else c.head = e.next;
     if (e.next !== undefined) e.next.prev = e.prev;
@@ -245,6 +235,30 @@ export class PrefixIndex {
       p.children--;
       if (e.stamp > p.stamp) p.stamp = e.stamp;
       if (p.children === 0 && !p.inHeap) this.push(c, p);
+    }
+  }
+
+  /** The entry of copy `slot` for block `key`, if it holds it. */
+  private holder(key: number, slot: number): Entry | undefined {
+    const h = this.blocks.get(key);
+    if (h === undefined) return undefined;
+    if (h instanceof Map) return h.get(slot);
+    return h.slot === slot ? h : undefined;
+  }
+
+  private hold(e: Entry): void {
+    const h = this.blocks.get(e.key);
+    if (h === undefined) this.blocks.set(e.key, e);
+    else if (h instanceof Map) h.set(e.slot, e);
+    else this.blocks.set(e.key, new Map([[h.slot, h], [e.slot, e]]));
+  }
+
+  private release(e: Entry): void {
+    const h = this.blocks.get(e.key);
+    if (h === e) this.blocks.delete(e.key);
+    else if (h instanceof Map) {
+      h.delete(e.slot);
+      if (h.size === 1) this.blocks.set(e.key, h.values().next().value as Entry);
     }
   }
 

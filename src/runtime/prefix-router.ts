@@ -68,6 +68,8 @@ export class PrefixRouter {
   private blockTokens = 0;
   private chosen: CopyCache | undefined;
   private held = 0;
+  /** The chosen route's cost with its cached tokens; undefined keeps the route's own. */
+  private cost: number | undefined;
 
   constructor(options: false | PrefixCacheOptions | undefined, private readonly host: PrefixHost) {
     this.options = options === false ? undefined : resolvePrefixCache(options);
@@ -106,61 +108,65 @@ export class PrefixRouter {
     return Math.floor(Math.min(this.tokens, depth * this.blockTokens));
   }
 
+  /** The tokens term of the request in hand with `held` blocks cached. */
+  private tokensTerm(held: number, r: ResolvedRequest): number {
+    const o = this.options as ResolvedPrefixCache;
+    return promptTokensCost(this.tokens, this.cachedOf(held), o.cachedShare, r.weights, o.tokenWeight);
+  }
+
   /**
    * The route for the request in hand: `byLoad` is the Swarm's own choice (index or scan), taken
    * as it is under the original cost model, when the model has no intact copy (a splice or the
-   * survivors: no copy's cache), or when the guard trips.
+   * survivors: no copy's cache), or when the guard trips. `finish` gives it its price.
    */
   choose(modelId: string, r: ResolvedRequest, byLoad: () => Route): Route {
-    const o = this.options as ResolvedPrefixCache;
     const index = this.built;
     const { keys, count } = this.blocks;
     this.chosen = undefined;
     this.held = 0;
+    this.cost = undefined;
     const fallback = byLoad();
     const loadCopy = this.copyOf(fallback);
     if (loadCopy === undefined) return fallback;
     const loadHeld = index.depth(loadCopy, keys, count);
-    if (r.costModel === 'original') return this.take(loadCopy, loadHeld, fallback, 0, r);
-    const deepest = index.deepest(keys, count);
-    const tokensTerm = (held: number) => promptTokensCost(this.tokens, this.cachedOf(held), o.cachedShare, r.weights);
-    const loadChain = chainCost(loadCopy.pipeline.stages, this.host.table.nodes, r, this.host.table.extra, this.layersOf(modelId));
-    let best: { copy: CopyCache; pipeline: Pipeline | undefined; chain: number; held: number; cost: number } = {
-      copy: loadCopy, pipeline: undefined, chain: loadChain, held: loadHeld, cost: loadChain + tokensTerm(loadHeld),
+    this.chosen = loadCopy;
+    this.held = loadHeld;
+    if (r.costModel === 'original') return fallback; // priced as without a prompt
+    const nodes = this.host.table.nodes;
+    const loadChain = chainCost(loadCopy.pipeline.stages, nodes, r, this.host.table.extra, this.layersOf(modelId));
+    this.cost = loadChain + this.tokensTerm(loadHeld, r);
+    const deepest = loadHeld === count ? count : index.deepest(keys, count);
+    if (loadHeld >= deepest) return fallback; // the cheapest copy by load holds the most: nothing can beat it
+    // A copy holding more of the prompt may be cheaper: only those whose chain plus the best
+    // possible tokens term beats the best so far are visited (in id order; ties stay with the first).
+    const floor = this.tokensTerm(deepest, r);
+    let best: { copy: CopyCache; pipeline: Pipeline; held: number; cost: number } | undefined;
+    let bestCost = this.cost;
+    const consider = (p: Pipeline, chain: number) => {
+      const c = index.copies.get(p.id);
+      if (c === undefined || c === loadCopy) return;
+      const held = index.depth(c, keys, count);
+      const cost = chain + this.tokensTerm(held, r);
+      if (cost < bestCost) {
+        best = { copy: c, pipeline: p, held, cost };
+        bestCost = cost;
+      }
     };
-    if (loadHeld < deepest) {
-      // A copy holding more of the prompt may be cheaper: only those whose chain plus the best
-      // possible tokens term can beat the best so far are looked at.
-      const floor = tokensTerm(deepest);
-      const consider = (p: Pipeline, chain: number) => {
-        const c = index.copies.get(p.id);
-        if (c === undefined || c === loadCopy) return;
-        const held = index.depth(c, keys, count);
-        const cost = chain + tokensTerm(held);
-        if (cost < best.cost || (cost === best.cost && p.id < best.copy.id)) best = { copy: c, pipeline: p, chain, held, cost };
-      };
-      const suspects = this.suspect(fallback);
-      if (r.isDefault) this.host.table.visitBelow(modelId, suspects, () => best.cost - floor, consider);
-      else this.scan(modelId, r, suspects, consider);
-    }
-    if (best.pipeline === undefined) return this.take(loadCopy, loadHeld, fallback, loadChain, r);
-    const pipeline = best.pipeline;
+    const suspects = this.suspect(fallback);
+    // A chain can win only if, with the most any copy holds cached, it costs strictly less (the same sum as `consider`'s).
+    if (r.isDefault) this.host.table.visitBelow(modelId, suspects, (chain) => chain + floor < bestCost, consider);
+    else this.scan(modelId, r, suspects, consider);
+    const found = best as { copy: CopyCache; pipeline: Pipeline; held: number; cost: number } | undefined;
+    if (found === undefined) return fallback;
+    const pipeline = found.pipeline;
     if (this.guardTrips(pipeline.stages, fallback.stages)) {
       this.counters.guarded++;
-      return this.take(loadCopy, loadHeld, fallback, loadChain, r);
+      return fallback;
     }
-    this.chosen = best.copy;
-    this.held = best.held;
-    return { modelId, pipelineId: pipeline.id, stages: pipeline.stages, cost: best.cost, hops: pipeline.stages.length - 1, degraded: false };
-  }
-
-  /** The route chosen by load, on its copy: repriced with its cached tokens, unless the original cost model. */
-  private take(copy: CopyCache, held: number, route: Route, chain: number, r: ResolvedRequest): Route {
-    this.chosen = copy;
-    this.held = held;
-    if (r.costModel === 'original' || held === 0) return route;
-    const o = this.options as ResolvedPrefixCache;
-    return { ...route, cost: chain + promptTokensCost(this.tokens, this.cachedOf(held), o.cachedShare, r.weights) };
+    this.chosen = found.copy;
+    this.held = found.held;
+    this.cost = found.cost;
+    return { modelId, pipelineId: pipeline.id, stages: pipeline.stages, cost: found.cost, hops: pipeline.stages.length - 1, degraded: false };
   }
 
   /** The non-default request: every intact copy of the model, priced by the scan's own chain cost. */
@@ -228,7 +234,8 @@ export class PrefixRouter {
       if (leaseId !== undefined) this.note(leaseId, { copy: c, generation: c.generation, estimate, blockTokens: this.blockTokens });
     }
     this.chosen = undefined;
-    return { ...route, cachedTokens: estimate };
+    const cost = this.cost ?? route.cost;
+    return { ...route, cost, cachedTokens: estimate };
   }
 
   private note(leaseId: string, note: LeaseNote): void {

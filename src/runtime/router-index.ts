@@ -135,12 +135,13 @@ export class RouterIndex {
   }
 
   /**
-   * Visits the intact pipelines of a model whose chain cost is at most `bound()` (read again after
-   * each visit, so a caller can tighten it), pruning every subtree whose cheapest is above it:
-   * O(k·log P) for k visited. Pipelines with a suspect node are visited only with `suspects`
-   * (the caller's best has one, so every intact pipeline has one).
+   * Visits the intact pipelines of a model whose chain cost `keep(chain)` accepts (asked again at
+   * each subtree, so a caller can tighten it; it must accept every chain below one it accepts),
+   * pruning every subtree whose cheapest it refuses: O(k·log P) for k visited, in index order.
+   * Pipelines with a suspect node are visited only with `suspects` (the caller's best has one, so
+   * every intact pipeline has one).
    */
-  visitBelow(modelId: string, suspects: boolean, bound: () => number, visit: (pipeline: Pipeline, chain: number) => void): void {
+  visitBelow(modelId: string, suspects: boolean, keep: (chain: number) => boolean, visit: (pipeline: Pipeline, chain: number) => void): void {
     if (this.dirty.length > 0) this.flush();
     const slot = this.slots.get(modelId);
     if (slot === undefined) return;
@@ -151,7 +152,7 @@ export class RouterIndex {
       if (w < 0) continue;
       const key = slot.key[w] as number;
       // The subtree's winner is its cheapest intact pipeline without a suspect, if it has one.
-      if (key === Infinity || (!suspects && slot.suspect[w] === 1) || key > bound()) continue;
+      if (key === Infinity || (!suspects && slot.suspect[w] === 1) || !keep(key)) continue;
       if (k >= slot.size) visit(slot.pipelines[w] as Pipeline, slot.chain[w] as number);
       else stack.push(2 * k + 1, 2 * k);
     }

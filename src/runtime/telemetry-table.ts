@@ -178,9 +178,9 @@ export class TelemetryTable {
     return this.ranked.best(modelId);
   }
 
-  /** The intact pipelines of a model whose chain is at most `bound()` (see {@link RouterIndex.visitBelow}). */
-  visitBelow(modelId: string, suspects: boolean, bound: () => number, visit: (pipeline: Pipeline, chain: number) => void): void {
-    this.ranked.visitBelow(modelId, suspects, bound, visit);
+  /** The intact pipelines of a model whose chain `keep` accepts (see {@link RouterIndex.visitBelow}). */
+  visitBelow(modelId: string, suspects: boolean, keep: (chain: number) => boolean, visit: (pipeline: Pipeline, chain: number) => void): void {
+    this.ranked.visitBelow(modelId, suspects, keep, visit);
   }
 
   /** Reservations in flight on a member node. */

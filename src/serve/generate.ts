@@ -6,7 +6,7 @@
 import type { Swarm } from '../runtime/swarm.js';
 import type { SessionOptions, StageRunner } from '../sessions/session-types.js';
 import { openSession } from '../sessions/session-swarm.js';
-import type { Clock, SwarmRequest } from '../runtime/types.js';
+import type { Clock } from '../runtime/types.js';
 import { countPrefix, reportingHost, type PrefixReport } from './prefix-report.js';
 import type { NodeRegistry } from './node-registry.js';
 import type { PeerPost } from './peer-post.js';
@@ -146,7 +146,7 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
   const sessionOptions: SessionOptions = { ...options, stageTimeoutMs: Number.isFinite(deadlineMs) ? deadlineMs : 600_000, replayTimeoutMsPerInput: 0 };
   let session;
   try {
-    session = openSession<number>(reportingHost(swarm, prefix), { model: request.model, tokens: tokens + request.steps, prompt: request.prompt } as SwarmRequest, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post, prefix), sessionOptions);
+    session = openSession<number>(reportingHost(swarm, prefix), { model: request.model, tokens: tokens + request.steps, prompt: request.prompt }, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post, prefix), sessionOptions);
   } catch (error) {
     throw asServeError(error); // e.g. no route 503, a model only a degraded route serves 503
   }
@@ -156,7 +156,7 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
       x = await session.step(x);
       metrics.steps.inc();
     }
-    countPrefix(metrics, tokens, (session.route as { cachedTokens?: number }).cachedTokens, prefix);
+    countPrefix(metrics, tokens, session.route.cachedTokens, prefix);
     const stats = session.stats();
     return {
       model: request.model,

@@ -21,7 +21,7 @@ export function reportingHost(swarm: Swarm, report: PrefixReport): SessionHost {
   const host = swarmSessionHost(swarm);
   return {
     ...host,
-    release: (lease, outcome) => host.release(lease, report.agentCached === undefined ? outcome : ({ ...outcome, cachedTokens: report.agentCached } as typeof outcome)),
+    release: (lease, outcome) => host.release(lease, report.agentCached === undefined ? outcome : { ...outcome, cachedTokens: report.agentCached }),
   };
 }
 

@@ -50,7 +50,7 @@ describe('checkRequest', () => {
   });
 
   it('takes every known key, and leaves values to resolveRequest', () => {
-    const full: Required<SwarmRequest> = { tokens: 5, weights: { latency: 2, load: 1, capability: 1, hops: 1, tokens: 1 }, penalties: { latencyMs: 50, load: 1, score: 1 }, costModel: 'original', model: 'base' };
+    const full: Required<SwarmRequest> = { tokens: 5, weights: { latency: 2, load: 1, capability: 1, hops: 1, tokens: 1 }, penalties: { latencyMs: 50, load: 1, score: 1 }, costModel: 'original', model: 'base', prompt: [1, 2], cache: false };
     expect(() => checkRequest(full)).not.toThrow();
     expect(() => checkRequest({})).not.toThrow();
     expect(() => checkRequest({ model: undefined, tokens: undefined })).not.toThrow();
@@ -107,10 +107,10 @@ describe('checkReleaseOutcome', () => {
   });
 
   it('takes every known key, and the bound itself', () => {
-    const full: Required<ReleaseOutcome> = { latencyMs: TELEMETRY_LIMITS.latencyMs, ok: false, failedNode: 'a' };
+    const full: Required<ReleaseOutcome> = { latencyMs: TELEMETRY_LIMITS.latencyMs, ok: false, failedNode: 'a', cachedTokens: 12 };
     expect(checkReleaseOutcome(full, 'L')).toEqual(full);
-    expect(checkReleaseOutcome({}, 'L')).toEqual({ latencyMs: undefined, ok: undefined, failedNode: undefined });
-    expect(checkReleaseOutcome({ latencyMs: 0, ok: true }, 'L')).toEqual({ latencyMs: 0, ok: true, failedNode: undefined });
+    expect(checkReleaseOutcome({}, 'L')).toEqual({ latencyMs: undefined, ok: undefined, failedNode: undefined, cachedTokens: undefined });
+    expect(checkReleaseOutcome({ latencyMs: 0, ok: true }, 'L')).toEqual({ latencyMs: 0, ok: true, failedNode: undefined, cachedTokens: undefined });
   });
 
   it('reads each field once: a getter cannot change a value after its check', () => {

@@ -89,6 +89,14 @@ describe('loadTopology', () => {
     expect(e.message).toContain('must be >= 0');
   });
 
+  it('takes a KV size per token per model and names the path of a bad one', () => {
+    const r = topologyFromValue({ ...valid, models: [{ id: 'base', layers: 8, kvGbPerToken: 0.0003 }] }, FILE);
+    expect(r.ok && r.value.models[0]?.kvGbPerToken).toBe(0.0003);
+    const e = errorOf({ ...valid, models: [{ id: 'base', layers: 8, kvGbPerToken: 0 }] });
+    expect(e.path).toBe('$.models[0].kvGbPerToken');
+    expect(e.message).toContain('must be > 0');
+  });
+
   it('reports paths inside a larger document', () => {
     expect(errorOf({ models: [], nodes: valid.nodes }, { at: '$.topology' }).path).toBe('$.topology.models');
   });
