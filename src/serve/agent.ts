@@ -17,6 +17,7 @@ import { createPeerPoster } from './peer-post.js';
 import { ServeError } from './serve-error.js';
 import { checkStageRequest, DEFAULT_MAX_STAGE_MS, STAGE_LIMITS, timerDelay } from './stage-bounds.js';
 import { hashText, stageDelayMs } from './stage-work.js';
+import { AgentPrefixCache } from './agent-prefix-cache.js';
 import { stageBodySchema, type StageReply, type StageRequest } from './stage-protocol.js';
 import { serverTls, type TlsOptions } from './tls-options.js';
 
@@ -76,6 +77,11 @@ export interface AgentOptions {
   readonly tls?: TlsOptions;
   /** Told about joins and failures to reach the orchestrator. */
   readonly log?: (line: string) => void;
+  /**
+   * KV memory kept for the prefixes of the prompts it ran, GB (agent-prefix-cache.ts): a prompt's
+   * cached leading tokens cost no prefill time. @defaultValue a quarter of `memoryGb`
+   */
+  readonly kvCacheGb?: number;
 }
 
 /** A running agent. */
@@ -164,6 +170,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const sessions = new Map<string, LayerCaches>();
   /** Running calls per session, and sessions dropped lately (docs/serve.md, "Cancellation"). */
   const drops = new SessionDrops(clock);
+  const prefixes = new AgentPrefixCache(options.kvCacheGb ?? options.memoryGb / 4);
 
   if (options.auth !== undefined && options.auth.key.id !== options.id) throw new ServeError('InvalidRequest', 400, `agent "${options.id}" was given the key of agent "${options.auth.key.id}"`, { field: 'auth' });
   const app: FastifyInstance = createHttpApp(serverTls(options.tls));
@@ -179,8 +186,11 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   app.post<{ Body: StageRequest }>('/v1/stage', { schema: { body: stageBodySchema } }, async (request, reply): Promise<StageReply> => {
     const body = request.body;
     const layers = body.layerEnd - body.layerStart;
-    const ms = stageDelayMs({ layers, tokens: body.tokens + body.replay.length, perLayerMs, score: options.score }, jitter, seed, `${body.sessionId}/${body.step}/${body.layerStart}`);
-    checkStageRequest(body, models, ms, maxStageMs); // before any time or memory is spent on it
+    const timeOf = (tokens: number) => stageDelayMs({ layers, tokens, perLayerMs, score: options.score }, jitter, seed, `${body.sessionId}/${body.step}/${body.layerStart}`);
+    checkStageRequest(body, models, timeOf(body.tokens + body.replay.length), maxStageMs); // before any time or memory is spent on it
+    // Prefill is charged for the prompt's uncached tokens only (the bound above held for all of them).
+    const cachedTokens = body.prompt === undefined ? undefined : prefixes.serve(body.modelId, body.layerStart, body.layerEnd, models?.get(body.modelId) ?? body.layerEnd, body.prompt, body.tokens);
+    const ms = timeOf(Math.max(1, body.tokens - (cachedTokens ?? 0)) + body.replay.length);
     let caches = sessions.get(body.sessionId);
     // A node asked to continue a session it holds nothing of (it restarted) refuses, as a server would.
     if (caches === undefined && !body.fresh) throw new ServeError('UnknownSession', 409, `agent "${options.id}" holds no state of session "${body.sessionId}" (restarted?); send fresh with the replay`, { field: 'sessionId' });
@@ -219,7 +229,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       sessions.delete(oldest);
       cachedLayers -= held.size;
     }
-    return { nodeId: options.id, layerStart: body.layerStart, layerEnd: body.layerEnd, output, replayOutputs, ms: clock.now() - started };
+    return { nodeId: options.id, layerStart: body.layerStart, layerEnd: body.layerEnd, output, replayOutputs, ms: clock.now() - started, ...(cachedTokens !== undefined ? { cachedTokens } : {}) };
   });
   const url = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0);
 

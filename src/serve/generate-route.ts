@@ -69,7 +69,7 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
       const run = async (progress?: GenerateProgress) => {
         // Admission (docs/admission.md): a lease once a copy has room, by the class's priority, within the deadline.
         const waitStarted = clock.now();
-        const leased = await swarm.admit({ model: body.model, tokens: tokens + body.steps }, { priority: cls?.priority ?? 0, ...(Number.isFinite(deadlineMs) ? { deadlineMs } : {}), signal });
+        const leased = await swarm.admit({ model: body.model, tokens: tokens + body.steps, prompt: body.prompt }, { priority: cls?.priority ?? 0, ...(Number.isFinite(deadlineMs) ? { deadlineMs } : {}), signal });
         admitted = true;
         const waited = clock.now() - waitStarted;
         metrics.admission.waitSeconds.observe({ class: cls?.name ?? 'default' }, waited / 1000);

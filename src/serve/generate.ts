@@ -5,8 +5,9 @@
  */
 import type { Swarm } from '../runtime/swarm.js';
 import type { SessionHost, SessionOptions, StageRunner } from '../sessions/session-types.js';
-import { openSession } from '../sessions/session-swarm.js';
+import { openSession, swarmSessionHost } from '../sessions/session-swarm.js';
 import type { Clock } from '../runtime/types.js';
+import { countPrefix, reportingHost, type PrefixReport } from './prefix-report.js';
 import type { NodeRegistry } from './node-registry.js';
 import type { PeerPost } from './peer-post.js';
 import { asServeError } from './error-answers.js';
@@ -79,7 +80,7 @@ export interface StageTiming {
  * its own agent's failure. `post` sends the call (signed with the swarm secret, over the
  * configured TLS: peer-post.ts); plain fetch without.
  */
-export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, promptTokenCount: number, path: Map<number, StageReply>, sessionPrefix = '', timing?: StageTiming, post: PeerPost = plainPost): StageRunner<number> {
+export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, promptTokenCount: number, path: Map<number, StageReply>, sessionPrefix = '', timing?: StageTiming, post: PeerPost = plainPost, prefix?: PrefixReport): StageRunner<number> {
   return async (stage, input, context) => {
     const record = registry.get(stage.nodeId);
     if (record?.url === undefined) throw new ServeError('StageFailed', 502, `agent "${stage.nodeId}" has no address (it never joined)`);
@@ -93,6 +94,7 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
       tokens: context.step === 0 ? promptTokenCount : 1,
       input,
       replay: context.replay,
+      ...(prefix !== undefined && context.step === 0 ? { prompt: prefix.prompt } : {}),
     };
     record.inflight++;
     let outcome = 'error';
@@ -110,6 +112,7 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
       const reply = checkStageReply(await readCapped(response, stage.nodeId), stage.nodeId, body);
       if (context.replay.length > 0) context.replayed(reply.replayOutputs);
       if (stage.stageIndex === 0) path.clear();
+      if (prefix !== undefined && stage.stageIndex === 0 && context.step === 0 && reply.cachedTokens !== undefined) prefix.agentCached = reply.cachedTokens;
       path.set(stage.layerStart, reply);
       outcome = 'ok';
       return reply.output;
@@ -143,6 +146,7 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
   const started = clock.now();
   const tokens = promptTokens(request.prompt);
   const path = new Map<number, StageReply>();
+  const prefix: PrefixReport = { prompt: request.prompt, agentCached: undefined };
   const deadlineMs = options.deadlineMs ?? Number.POSITIVE_INFINITY;
   // Refused up front what cannot finish in time: never sent to be timed out (docs/serve.md, "Limits").
   const from = progress === undefined ? 0 : progress.inputs.length - 1;
@@ -153,8 +157,8 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
   const sessionOptions: SessionOptions = { ...options, stageTimeoutMs: Number.isFinite(deadlineMs) ? deadlineMs : 600_000, replayTimeoutMsPerInput: 0, ...(progress !== undefined ? { signal: progress.signal } : {}) };
   let session;
   try {
-    const runner = verifiedRunner(swarm, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post), () => httpStageRunner(registry, metrics, tokens, new Map(), sessionPrefix, timing, post), checks);
-    session = openSession<number>(host ?? swarm, { model: request.model, tokens: tokens + request.steps }, runner, sessionOptions);
+    const runner = verifiedRunner(swarm, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post, prefix), () => httpStageRunner(registry, metrics, tokens, new Map(), sessionPrefix, timing, post), checks);
+    session = openSession<number>(reportingHost(host ?? swarmSessionHost(swarm), prefix), { model: request.model, tokens: tokens + request.steps, prompt: request.prompt }, runner, sessionOptions);
   } catch (error) {
     throw asServeError(error); // e.g. no route 503, a model only a degraded route serves 503
   }
@@ -166,6 +170,7 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
       metrics.steps.inc();
       await progress?.afterStep(t + 1, x);
     }
+    countPrefix(metrics, tokens, session.route.cachedTokens, prefix);
     const stats = session.stats();
     return {
       model: request.model,

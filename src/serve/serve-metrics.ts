@@ -36,6 +36,10 @@ export class ServeMetrics {
   readonly joinsRefused = new Counter({ name: 'hecate_node_joins_refused_total', help: 'Joins refused, by reason (url, rate, full).', labelNames: ['reason'] as const, registers: [this.registry] });
   readonly verifications = new Counter({ name: 'hecate_verifications_total', help: 'Stage calls run again on another copy, by verdict (agreed, quarantined, inconclusive, skipped).', labelNames: ['verdict'] as const, registers: [this.registry] });
   readonly forgotten = new Counter({ name: 'hecate_nodes_forgotten_total', help: 'Agents that joined and never heartbeated within the grace period, forgotten.', registers: [this.registry] });
+  readonly promptTokens = new Counter({ name: 'hecate_prompt_tokens_total', help: 'Prompt tokens of generate requests (about four characters a token).', registers: [this.registry] });
+  readonly cachedTokens = new Counter({ name: 'hecate_cached_tokens_total', help: 'Prompt tokens cached on the chosen copy: source=router, the swarm index estimate at routing; source=agent, what the first stage reported.', labelNames: ['source'] as const, registers: [this.registry] });
+  /** Running sums behind hecate_prefix_hit_rate (prefix-report.ts). */
+  readonly prefix = { prompt: 0, router: 0, agent: 0 };
   readonly sseDropped = new Counter({ name: 'hecate_sse_clients_dropped_total', help: 'GET /v1/events clients dropped for not reading: their unsent events passed the per-client buffer cap.', registers: [this.registry] });
   readonly drops = new Counter({ name: 'hecate_session_drops_total', help: 'Ended sessions the agents holding their state were told to drop (POST /v1/sessions/drop), by outcome (ok, refused, unreachable).', labelNames: ['outcome'] as const, registers: [this.registry] });
 
@@ -72,6 +76,17 @@ export class ServeMetrics {
       collect() {
         this.reset();
         for (const [model, cost] of source.routeCostByModel()) if (Number.isFinite(cost)) this.set({ model }, cost);
+      },
+    });
+    const prefix = this.prefix;
+    new Gauge({
+      name: 'hecate_prefix_hit_rate',
+      help: 'Cached prompt tokens over prompt tokens since start: source=router (estimated), source=agent (reported).',
+      labelNames: ['source'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        if (prefix.prompt > 0) for (const source of ['router', 'agent'] as const) this.set({ source }, prefix[source] / prefix.prompt);
       },
     });
     new Gauge({

@@ -16,6 +16,8 @@ export interface StageRequest {
   readonly input: number;
   /** Earlier inputs at `layerStart`, oldest first, to rebuild the caches before `input`. */
   readonly replay: readonly number[];
+  /** The prompt's text, on the first step: the agent's prefix cache finds its cached tokens. */
+  readonly prompt?: string;
 }
 
 /** The agent's answer. */
@@ -28,6 +30,8 @@ export interface StageReply {
   readonly replayOutputs: readonly number[];
   /** Milliseconds the call took on the agent. */
   readonly ms: number;
+  /** With a prompt: its leading tokens the agent held cached (charged no prefill time). */
+  readonly cachedTokens?: number;
 }
 
 const uint32 = { type: 'integer', minimum: 0, maximum: 4294967295 } as const;
@@ -47,5 +51,6 @@ export const stageBodySchema = {
     tokens: { type: 'integer', minimum: 1, maximum: STAGE_LIMITS.tokens },
     input: uint32,
     replay: { type: 'array', items: uint32, maxItems: STAGE_LIMITS.replay },
+    prompt: { type: 'string', maxLength: STAGE_LIMITS.tokens * 4 },
   },
 } as const;

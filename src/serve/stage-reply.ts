@@ -67,5 +67,7 @@ export function checkStageReply(text: string, nodeId: string, call: StageRequest
   if (wrong !== -1) throw bad(`replayOutputs/${wrong}`, 'must be a 32-bit unsigned integer', replayOutputs[wrong]);
   const ms = r['ms'];
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) throw bad('ms', 'must be a finite number ≥ 0', ms);
-  return { nodeId, layerStart: call.layerStart, layerEnd: call.layerEnd, output: r['output'] as number, replayOutputs: replayOutputs as number[], ms };
+  const cached = r['cachedTokens'];
+  if (cached !== undefined && !(Number.isInteger(cached) && (cached as number) >= 0 && (cached as number) <= call.tokens)) throw bad('cachedTokens', `must be an integer from 0 to ${call.tokens} (the call's tokens)`, cached);
+  return { nodeId, layerStart: call.layerStart, layerEnd: call.layerEnd, output: r['output'] as number, replayOutputs: replayOutputs as number[], ms, ...(cached !== undefined ? { cachedTokens: cached as number } : {}) };
 }

@@ -1,0 +1,87 @@
+/**
+ * The library's own router in W7: a real `Swarm` on the simulation's clock, every route reserved
+ * and released when the answer is done with its latency. Cache-blind is today's cost (the
+ * prompt's length as `tokens`, nothing cached); ours passes the prompt's token ids to `route` and
+ * releases with the cached tokens the first node reported.
+ */
+import { RoutingError } from '../../core/errors.js';
+import { createSwarm } from '../../runtime/index.js';
+import type { Lease, LeasedRoute } from '../../runtime/types.js';
+import type { PrefixOutcome, PrefixPick, PrefixPolicy, PrefixRouter, PrefixRouterContext } from './prefix-router.js';
+import type { PromptRequest } from './prefix-workloads.js';
+import { resolveStages } from './load-topology.js';
+
+interface Open {
+  readonly lease: Lease;
+  readonly t0: number;
+  cachedTokens: number;
+}
+
+class SwarmPrefixRouter implements PrefixRouter {
+  private readonly swarm;
+  private readonly open = new Map<PromptRequest, Open>();
+  constructor(private readonly context: PrefixRouterContext, private readonly withPrompt: boolean, private readonly tokensWeight?: number) {
+    const { topology } = context;
+    this.swarm = createSwarm(topology.profiles, { models: [topology.spec.model] }, { clock: context.clock, seed: context.seed });
+  }
+
+  pick(now: number, request: PromptRequest): PrefixPick | undefined {
+    let route: LeasedRoute;
+    try {
+      route = this.swarm.route(this.withPrompt ? { prompt: Array.from(request.ids), ...(this.tokensWeight !== undefined ? { weights: { tokens: this.tokensWeight } } : {}) } : { tokens: request.ids.length }, { reserve: true });
+    } catch (error) {
+      if (error instanceof RoutingError && error.code === 'NoHealthyPipeline') return undefined;
+      throw error;
+    }
+    const { topology } = this.context;
+    const index = topology.pipelineIndex.get(route.pipelineId);
+    if (index === undefined) throw new Error(`the swarm routed to pipeline "${route.pipelineId}" that the simulation does not know`);
+    this.open.set(request, { lease: route.lease, t0: now, cachedTokens: 0 });
+    const planned = topology.pipelines[index] as { stages: PrefixPick['stages'] };
+    const same = planned.stages.length === route.stages.length && planned.stages.every((s, i) => s.nodeId === route.stages[i]?.nodeId);
+    return { pipeline: index, stages: same ? planned.stages : resolveStages(route.stages, topology.nodes, topology.nodeIndex, topology.spec.msPerLayer), token: route.lease };
+  }
+
+  first(_now: number, _pick: PrefixPick, request: PromptRequest, outcome: PrefixOutcome): void {
+    const o = this.open.get(request);
+    if (o !== undefined) o.cachedTokens = outcome.cachedTokens;
+  }
+
+  done(now: number, _pick: PrefixPick, request: PromptRequest): void {
+    const o = this.open.get(request);
+    if (o === undefined) return;
+    this.open.delete(request);
+    if (o.lease.expiresAt <= now) return;
+    this.swarm.release(o.lease, { latencyMs: now - o.t0, ok: true, ...(this.withPrompt ? { cachedTokens: o.cachedTokens } : {}) });
+  }
+
+  telemetry(): void {}
+}
+
+/** Today's cost, cache-blind: every prompt token priced as new work on every copy (real Swarm, leases). */
+export const cacheBlind: PrefixPolicy = {
+  id: 'cache-blind',
+  label: "today's cost, cache-blind (real Swarm, leases, tokens = prompt length)",
+  create: (context) => new SwarmPrefixRouter(context, false),
+};
+
+/** Ours: the real Swarm routing by the prompt, released with the node's cached tokens. */
+export const oursPrefix: PrefixPolicy = {
+  id: 'ours',
+  label: 'ours: real Swarm, route({ prompt }), release with cachedTokens',
+  create: (context) => new SwarmPrefixRouter(context, true),
+};
+
+/** The tokens weight of the {@link oursTokens12} experiment. */
+export const EXPERIMENT_TOKENS_WEIGHT = 12;
+
+/**
+ * An experiment beside ours, not a default: the same router with the tokens weight at
+ * {@link EXPERIMENT_TOKENS_WEIGHT} (the request's `weights.tokens`), pricing a prompt token nearer
+ * what prefill costs next to the latency term on this hardware (docs/prefix-cache.md, "Simulation").
+ */
+export const oursTokens12: PrefixPolicy = {
+  id: 'ours-tokens-12',
+  label: `ours with weights.tokens ${EXPERIMENT_TOKENS_WEIGHT} (experiment; real Swarm, scan path)`,
+  create: (context) => new SwarmPrefixRouter(context, true, EXPERIMENT_TOKENS_WEIGHT),
+};
