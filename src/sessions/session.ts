@@ -11,6 +11,7 @@ import { failoverInSwarm } from '../core/failover.js';
 import { resumeRoute } from '../core/resume.js';
 import { boundedLatency } from '../core/telemetry-limits.js';
 import type { Route, Stage } from '../core/types.js';
+import { backoffWait, type BackoffEnd } from './backoff-wait.js';
 import { boundaryInputs, SessionHistory } from './session-history.js';
 import { admittedStart, waitForAdmission } from './session-admission.js';
 import { checkStepOptions, resolveSessionOptions, sessionHostIssue, type ResolvedSessionOptions } from './session-options.js';
@@ -302,25 +303,13 @@ export class Session<T> {
   }
 
   /** Waits before a resume: `backoffMs · 2^(n−1)`, capped; cut short by an abort or the deadline. */
-  private backoff(n: number, signals: readonly AbortSignal[]): Promise<'ok' | 'aborted' | 'deadline'> {
+  private backoff(n: number, signals: readonly AbortSignal[]): Promise<BackoffEnd> {
     const wait = Math.min(this.o.backoffMs * 2 ** (n - 1), this.o.maxBackoffMs);
     if (signals.some((x) => x.aborted) || this.interrupted !== undefined) return Promise.resolve('aborted');
     const left = this.deadlineAt - this.clock.now();
     if (left <= 0) return Promise.resolve('deadline');
     if (wait === 0) return Promise.resolve('ok');
-    return new Promise((resolve) => {
-      const clock = this.clock;
-      const done = (how: 'ok' | 'aborted' | 'deadline') => {
-        clock.clearTimeout(timer);
-        for (const signal of signals) signal.removeEventListener('abort', onAbort);
-        this.interrupt = undefined;
-        resolve(how);
-      };
-      const onAbort = () => done('aborted');
-      this.interrupt = onAbort;
-      const timer = wait < left ? clock.setTimeout(() => done('ok'), wait) : clock.setTimeout(() => done('deadline'), left);
-      for (const signal of signals) signal.addEventListener('abort', onAbort, { once: true });
-    });
+    return backoffWait(this.clock, wait, left, signals, (i) => (this.interrupt = i));
   }
 
   private isDown(nodeId: string): boolean {
