@@ -188,9 +188,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     const layers = body.layerEnd - body.layerStart;
     const timeOf = (tokens: number) => stageDelayMs({ layers, tokens, perLayerMs, score: options.score }, jitter, seed, `${body.sessionId}/${body.step}/${body.layerStart}`);
     checkStageRequest(body, models, timeOf(body.tokens + body.replay.length), maxStageMs); // before any time or memory is spent on it
-    // Prefill is charged for the prompt's uncached tokens only (the bound above held for all of them).
-    const cachedTokens = body.prompt === undefined ? undefined : prefixes.serve(body.modelId, body.layerStart, body.layerEnd, models?.get(body.modelId) ?? body.layerEnd, body.prompt, body.tokens);
-    const ms = timeOf(Math.max(1, body.tokens - (cachedTokens ?? 0)) + body.replay.length);
+    let cachedTokens: number | undefined;
     let caches = sessions.get(body.sessionId);
     // A node asked to continue a session it holds nothing of (it restarted) refuses, as a server would.
     if (caches === undefined && !body.fresh) throw new ServeError('UnknownSession', 409, `agent "${options.id}" holds no state of session "${body.sessionId}" (restarted?); send fresh with the replay`, { field: 'sessionId' });
@@ -204,7 +202,10 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     try {
       await acquire(call.signal);
       try {
-        await work(ms, call.signal);
+        // Prefill is charged for the prompt's uncached tokens only (the bound above held for all of
+        // them); a call refused or cancelled before its slot leaves the prefix cache as it was.
+        cachedTokens = body.prompt === undefined ? undefined : prefixes.serve(body.modelId, body.layerStart, body.layerEnd, models?.get(body.modelId) ?? body.layerEnd, body.prompt, body.tokens);
+        await work(timeOf(Math.max(1, body.tokens - (cachedTokens ?? 0)) + body.replay.length), call.signal);
       } finally {
         release();
       }

@@ -2,6 +2,7 @@
  * `POST /v1/generate` on the orchestrator: one session on the seated swarm's local Swarm (a
  * replica's own, its session ids prefixed with the replica's name), counted in the metrics.
  */
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { RoutingError } from '../core/errors.js';
 import type { SessionOptions } from '../sessions/session-types.js';
@@ -42,6 +43,9 @@ export interface GenerateRoute {
 export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorParts, sessionOptions: SessionOptions, work: WorkModel = DEFAULT_WORK, post?: PeerPost, classes?: ClientClasses, idempotency?: IdempotencySettings, checks?: SpanChecks): GenerateRoute {
   const { clock, registry, seat, metrics, models, classLimits } = parts;
   const drops = new AgentDrops(registry, post ?? unsigned, clock, metrics);
+  // This process's session ids are its own: lease ids count from 1 again after a restart, and an
+  // agent refuses, for a while, a session id it was told to drop.
+  const boot = randomBytes(4).toString('hex');
   const gate = new DrainGate();
   app.post<{ Body: GenerateRequest }>('/v1/generate', { schema: { body: generateBodySchema } }, async (request, reply) => {
     const started = clock.now();
@@ -60,7 +64,7 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
         member = cls;
       }
       const replica = seat.replica;
-      const prefix = replica === undefined ? '' : `${replica.view().replica}/`;
+      const prefix = replica === undefined ? `${boot}/` : `${replica.view().replica}/${boot}/`;
       const deadlineMs = Math.min(cls?.deadlineMs ?? Number.POSITIVE_INFINITY, sessionOptions.deadlineMs ?? Number.POSITIVE_INFINITY);
       const body = request.body;
       const tokens = promptTokens(body.prompt);
@@ -69,11 +73,19 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
       const run = async (progress?: GenerateProgress) => {
         // Admission (docs/admission.md): a lease once a copy has room, by the class's priority, within the deadline.
         const waitStarted = clock.now();
-        const leased = await swarm.admit({ model: body.model, tokens: tokens + body.steps, prompt: body.prompt }, { priority: cls?.priority ?? 0, ...(Number.isFinite(deadlineMs) ? { deadlineMs } : {}), signal });
+        const leased = await swarm.admit({ model: body.model, tokens: tokens + body.steps, prompt: body.prompt }, { priority: cls?.priority ?? 0, ...(Number.isFinite(deadlineMs) ? { deadlineMs } : {}), signal: progress?.signal ?? signal });
         admitted = true;
         const waited = clock.now() - waitStarted;
         metrics.admission.waitSeconds.observe({ class: cls?.name ?? 'default' }, waited / 1000);
         const left = deadlineMs - waited;
+        const stepsLeft = body.steps - (progress === undefined ? 0 : progress.inputs.length - 1);
+        try {
+          checkFitsDeadline(swarm.state(), work, body.model, tokens, stepsLeft, left);
+        } catch (error) {
+          // It fitted before the wait: the time waiting for a slot is what it lacks now (504, not 422).
+          swarm.release(leased.lease, {});
+          throw new RoutingError('DeadlineExceeded', `the generation waited ${Math.round(waited)} ms for a slot and no longer fits the rest of its deadline: ${(error as Error).message}`, { cause: error });
+        }
         const options: SessionOptions = { ...sessionOptions, ...(Number.isFinite(left) ? { deadlineMs: Math.max(left, 1) } : {}), signal, dropSession: drops.hook(prefix) };
         const host = admittedHost(swarm, leased);
         try {

@@ -109,8 +109,10 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const clock = options.clock ?? systemClock;
   const models = options.models ?? [{ id: 'base', kind: 'base', layers: 12, pipelines: 2 }];
   const failureDetector = options.failureDetector ?? SERVE_DETECTOR;
-  const config: SwarmConfig = { models, failureDetector, ...(options.ejection !== undefined ? { ejection: options.ejection } : {}), ...(options.admission !== undefined ? { admission: options.admission } : {}) };
   const sessionOptions = { stageTimeoutMs: options.stageTimeoutMs ?? 5000, retries: options.retries ?? 3, deadlineMs: options.deadlineMs ?? 60_000 };
+  // A generation's lease outlives its deadline: an admitted slot is never freed while its work runs (docs/admission.md).
+  const leaseTtlMs = Math.max(30_000, sessionOptions.deadlineMs + 5_000);
+  const config: SwarmConfig = { models, failureDetector, leaseTtlMs, ...(options.ejection !== undefined ? { ejection: options.ejection } : {}), ...(options.admission !== undefined ? { admission: options.admission } : {}) };
   checkIdempotencyOptions(options);
   const parts = createParts(clock, models, config, log);
   await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes } : {}), ...(options.replication !== undefined ? { replication: { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) } } : {}) });
