@@ -157,7 +157,12 @@ export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: Se
   const sessionOptions: SessionOptions = { ...options, stageTimeoutMs: Number.isFinite(deadlineMs) ? deadlineMs : 600_000, replayTimeoutMsPerInput: 0, ...(progress !== undefined ? { signal: progress.signal } : {}) };
   let session;
   try {
-    const runner = verifiedRunner(swarm, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post, prefix), () => httpStageRunner(registry, metrics, tokens, new Map(), sessionPrefix, timing, post), checks);
+    // A check call's session (`<id>~v<n>`) is one call long: its node is told to drop it at once.
+    const checkRunner = (): StageRunner<number> => {
+      const run = httpStageRunner(registry, metrics, tokens, new Map(), sessionPrefix, timing, post);
+      return (stage, input, context) => Promise.resolve(run(stage, input, context)).finally(() => options.dropSession?.(stage.nodeId, stage.sessionId));
+    };
+    const runner = verifiedRunner(swarm, httpStageRunner(registry, metrics, tokens, path, sessionPrefix, timing, post, prefix), checkRunner, checks);
     session = openSession<number>(reportingHost(host ?? swarmSessionHost(swarm), prefix), { model: request.model, tokens: tokens + request.steps, prompt: request.prompt }, runner, sessionOptions);
   } catch (error) {
     throw asServeError(error); // e.g. no route 503, a model only a degraded route serves 503
