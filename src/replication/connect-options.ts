@@ -53,6 +53,15 @@ export interface ConnectSwarmOptions {
   readonly forgetAfterMs?: number;
   /** Copies of the stream and of the snapshot bucket on a NATS cluster (1-5), when this replica creates them. @defaultValue 1 */
   readonly streamReplicas?: number;
+  /**
+   * Share the load signal: announce this replica's open reservations on `hecate.<swarm>.load` and
+   * price the others' with its own (docs/replication.md, "Shared load"). @defaultValue true
+   */
+  readonly shareLoad?: boolean;
+  /** The load announcements' coalescing window, ms. @defaultValue 10 */
+  readonly loadAnnounceMs?: number;
+  /** How long the others count this replica's reservations after its last announcement, ms (it announces every `loadHoldMs / 4` while it holds any). @defaultValue 2000 */
+  readonly loadHoldMs?: number;
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -70,7 +79,9 @@ export function connectOptionsIssue(o: ConnectSwarmOptions): string | undefined 
   if (o.trimMargin !== undefined && !(Number.isInteger(o.trimMargin) && o.trimMargin >= 0)) return `option "trimMargin" must be an integer >= 0, got ${String(o.trimMargin)}`;
   if (o.streamReplicas !== undefined && !(Number.isInteger(o.streamReplicas) && o.streamReplicas >= 1 && o.streamReplicas <= 5)) return `option "streamReplicas" must be an integer from 1 to 5, got ${String(o.streamReplicas)}`;
   if (o.replicaGraceMs !== undefined && !(typeof o.replicaGraceMs === 'number' && Number.isFinite(o.replicaGraceMs) && o.replicaGraceMs > 0)) return `option "replicaGraceMs" must be a finite number of ms > 0, got ${String(o.replicaGraceMs)}`;
-  for (const key of ['proposeTimeoutMs', 'connectTimeoutMs', 'reconcileAfterMs', 'forgetAfterMs'] as const) {
+  if (o.shareLoad !== undefined && typeof o.shareLoad !== 'boolean') return `option "shareLoad" must be true or false, got ${String(o.shareLoad)}`;
+  if (o.loadHoldMs !== undefined && !(typeof o.loadHoldMs === 'number' && Number.isFinite(o.loadHoldMs) && o.loadHoldMs >= 4 && o.loadHoldMs <= 60_000)) return `option "loadHoldMs" must be a number of ms from 4 to 60000, got ${String(o.loadHoldMs)}`;
+  for (const key of ['loadAnnounceMs', 'proposeTimeoutMs', 'connectTimeoutMs', 'reconcileAfterMs', 'forgetAfterMs'] as const) {
     const v = o[key];
     if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) return `option "${key}" must be a finite number of ms >= 0, got ${String(v)}`;
   }

@@ -11,6 +11,7 @@ import type { LifecycleEvent } from '../persistence/persisted.js';
 import { systemClock } from '../runtime/clock.js';
 import { plainProfile } from '../runtime/plain.js';
 import type { LifecycleCommand, LifecycleResult } from '../runtime/swarm-contract.js';
+import { kInternals } from '../runtime/internal.js';
 import { kCommit, kLocal, SwarmFront } from '../runtime/swarm-front.js';
 import { Swarm } from '../runtime/swarm.js';
 import type { Clock, SwarmRequest } from '../runtime/types.js';
@@ -19,6 +20,7 @@ import { executeOnce, openSession } from '../sessions/session-swarm.js';
 import type { SessionOptions, StageRunner } from '../sessions/session-types.js';
 import { randomName, type ConnectSwarmOptions } from './connect-options.js';
 import { LogApplier, type GenesisEntry } from './log-applier.js';
+import { LoadChannel, natsLoadTransport } from './load-channel.js';
 import { LogCompactor } from './log-compactor.js';
 import { decodeEntry, encodeEntry, eventNode, WRITES_FORMATS, writeFormat, type LogEntry } from './log-entry.js';
 import { MemberForgetting } from './member-forgetting.js';
@@ -52,6 +54,8 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   private readonly applier: LogApplier;
   private readonly proposer: Proposer;
   private readonly link: ReplicaLink;
+  /** The shared load signal (docs/replication.md, "Shared load"); undefined with `shareLoad: false`. */
+  private readonly load: LoadChannel | undefined;
   private compactor: LogCompactor | undefined;
   private forgetting: MemberForgetting | undefined;
   private announceTimer: unknown;
@@ -89,6 +93,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
       reconcileAll: () => this.reconcileAll(),
       emit,
     });
+    this.load = options.shareLoad === false ? undefined : new LoadChannel({ replicaId, epoch: randomName(), io, transport: natsLoadTransport(nc, name), connected: () => this.link.status() !== 'disconnected' && !this.closed, ...(options.loadAnnounceMs !== undefined ? { announceMs: options.loadAnnounceMs } : {}), ...(options.loadHoldMs !== undefined ? { holdMs: options.loadHoldMs } : {}) });
     const swarmOptions = {
       leaseIdPrefix: `${replicaId}:`, // leases are local: two replicas' never share an id
       ...(options.clock !== undefined ? { clock: options.clock } : {}),
@@ -97,7 +102,10 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     this.applier = new LogApplier({
       name,
       swarmOptions,
-      built: (swarm) => swarm.on('node.mark', (e) => this.proposer.proposeMark(e.mark, this.applier.touched.get(e.mark.nodeId) ?? 0)),
+      built: (swarm) => {
+        swarm.on('node.mark', (e) => this.proposer.proposeMark(e.mark, this.applier.touched.get(e.mark.nodeId) ?? 0));
+        if (this.load !== undefined) this.attachLoad(this.load, swarm);
+      },
       settle: (id, result, error) => this.proposer.settle(id, result, error),
       own: (id) => this.proposer.own(id),
       stale: (nodeId) => this.reconcile(nodeId),
@@ -186,6 +194,13 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     }
     this.announceEvery(Math.min(5000, (this.options.replicaGraceMs ?? 60_000) / 4));
     this.forgetting?.start();
+    this.load?.start();
+  }
+
+  /** The local Swarm's in-flight counts go out on the load channel; the others' come in. */
+  private attachLoad(load: LoadChannel, swarm: Swarm): void {
+    load.attach(swarm[kInternals].load);
+    swarm.on('node.joined', (e) => load.joined(e.nodeId));
   }
 
   /** The log's first entry, if it is still on the stream. */
@@ -209,6 +224,18 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   /** Where this replica stands with the log. */
   replication(): ReplicationStatus {
     return this.link.status();
+  }
+
+  /**
+   * The other replicas' reservations as this one merged them from their announcements
+   * (docs/replication.md, "Shared load"): the replicas counted and their open reservations per
+   * node, which this replica's routing cost prices with its own. Empty with `shareLoad: false`.
+   */
+  sharedLoad(): { readonly replicas: readonly string[]; readonly inflight: Readonly<Record<string, number>> } {
+    const load = this.load;
+    if (load === undefined) return { replicas: [], inflight: {} };
+    load.merged.expire();
+    return { replicas: load.merged.replicas(), inflight: Object.fromEntries(load.merged.entries()) };
   }
 
   /** This replica's counters: the last applied sequence, entries applied, redeliveries skipped, stale marks, refusals. */
@@ -277,6 +304,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     this.closed = true;
     this.io.clearTimeout(this.announceTimer as never);
     this.forgetting?.stop();
+    this.load?.close();
     await this.compactor?.withdraw().catch(() => undefined);
     this.proposer.rejectAll(() => new ReplicationError('Closed', `replica "${this.replicaId}" of swarm "${this.name}" closed before the entry came back`));
     this.link.fail(new ReplicationError('Closed', `replica "${this.replicaId}" closed while connecting`));
