@@ -300,11 +300,11 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   /** Leaves: stops applying, rejects pending calls with `Closed`, stops the local Swarm, closes the connection. */
   async close(): Promise<void> {
     if (this.closed) return;
+    this.load?.close(); // first, while connected: the others stop counting this replica at once
     this.link.close();
     this.closed = true;
     this.io.clearTimeout(this.announceTimer as never);
     this.forgetting?.stop();
-    this.load?.close();
     await this.compactor?.withdraw().catch(() => undefined);
     this.proposer.rejectAll(() => new ReplicationError('Closed', `replica "${this.replicaId}" of swarm "${this.name}" closed before the entry came back`));
     this.link.fail(new ReplicationError('Closed', `replica "${this.replicaId}" closed while connecting`));
