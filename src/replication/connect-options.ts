@@ -58,7 +58,7 @@ export interface ConnectSwarmOptions {
    * price the others' with its own (docs/replication.md, "Shared load"). @defaultValue true
    */
   readonly shareLoad?: boolean;
-  /** The load announcements' coalescing window, ms. @defaultValue 10 */
+  /** The load announcements' coalescing window, ms. @defaultValue 2 */
   readonly loadAnnounceMs?: number;
   /** How long the others count this replica's reservations after its last announcement, ms (it announces every `loadHoldMs / 4` while it holds any). @defaultValue 2000 */
   readonly loadHoldMs?: number;

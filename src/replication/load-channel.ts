@@ -42,7 +42,7 @@ export interface LoadChannelOptions {
   readonly epoch: string;
   readonly io: Clock;
   readonly transport: LoadTransport;
-  /** The coalescing window, ms. @defaultValue 10 */
+  /** The coalescing window, ms. @defaultValue 2 */
   readonly announceMs?: number;
   /** How long the others count an announcement without another, ms. @defaultValue 2000 */
   readonly holdMs?: number;
@@ -83,7 +83,7 @@ export class LoadChannel {
   private closed = false;
 
   constructor(private readonly options: LoadChannelOptions) {
-    this.announceMs = options.announceMs ?? 10;
+    this.announceMs = options.announceMs ?? 2;
     this.holdMs = options.holdMs ?? 2000;
     this.merged = new MergedInflight(options.replicaId, () => options.io.now(), (nodeId, count) => this.load?.setRemote(nodeId, count));
   }
