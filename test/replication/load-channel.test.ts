@@ -137,6 +137,35 @@ describe('LoadChannel', () => {
     expect(heard).toEqual([['a', ['gpu:abc']]]);
   });
 
+  it('prices remote reservations without watching them for stalls (a stall is a request this replica sent)', async () => {
+    const clock = new ManualClock(0);
+    const b0 = bus();
+    const a = replica('a', clock, b0.transport('a'));
+    const b = replica('b', clock, b0.transport('b'));
+    const beat = () => {
+      for (const p of PROFILES) b.swarm.heartbeat(p.id);
+    };
+    beat(); // B watches every node
+    // B sends a request of its own and it comes back: its wait on those nodes starts and ends.
+    const own = b.swarm.route({}, { reserve: true });
+    const held = a.swarm.route({}, { reserve: true }); // before either hears the other: the same copy
+    expect(held.pipelineId).toBe(own.pipelineId);
+    await tick();
+    b.swarm.release(own.lease, { latencyMs: 20 });
+    // B's routes must go through A's nodes: the other copy is down on B.
+    const heldNodes = new Set(held.stages.map((s) => s.nodeId));
+    const other = b.swarm.state().plan.pipelines.find((p) => p.id !== held.pipelineId)?.stages.find((s) => !heldNodes.has(s.nodeId));
+    if (other !== undefined) b.swarm.markDown(other.nodeId);
+    expect(b.swarm.route().pipelineId).toBe(held.pipelineId);
+    for (let i = 0; i < 20; i++) {
+      clock.advance(500); // 10 s: far past four times any node's latency; A's lease stays open
+      for (const p of PROFILES) if (p.id !== other?.nodeId) b.swarm.heartbeat(p.id);
+      b.swarm.route();
+    }
+    expect(held.stages.every((s) => b.swarm.state().nodes[s.nodeId]?.suspect !== true)).toBe(true);
+    expect(held.stages.every((s) => (extra(b.swarm)[s.nodeId] ?? 0) > 0)).toBe(true);
+  });
+
   it('counts an unreadable message and changes nothing', () => {
     const clock = new ManualClock(0);
     const b0 = bus();
