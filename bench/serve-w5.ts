@@ -11,7 +11,8 @@
  * the per-seed ratios). Wall-clock times on a shared machine: a measurement of this run, not a
  * simulation. Needs the build (`npm run build`) and nats-server. A variant `4b` runs 4 replicas
  * of another build's CLI, `W5_BASE_BIN` (e.g. one without the shared load), in the same
- * sequence, for a before/after on the same machine state.
+ * sequence, for a before/after on the same machine state. `W5_PER_LAYER_MS` (8) sets the agents'
+ * pace: slower agents make scheduling delays on a busy machine a smaller part of each latency.
  *
  *     npm run build && npm run build:bench && W5_SEEDS=1,2,3,4,5 node dist-bench/bench/serve-w5.js [requests] [replicas...]
  *     W5_BASE_BIN=../before/dist/src/cli/main.js node dist-bench/bench/serve-w5.js 1200 1 2 4 2b 4b
@@ -25,7 +26,7 @@ import { createRng, deriveSeed } from '../src/sim/load/rng.js';
 
 const BIN = process.env['W5_BIN'] ?? 'dist/src/cli/main.js';
 const LAYERS = 12;
-const PER_LAYER_MS = 8;
+const PER_LAYER_MS = Number(process.env['W5_PER_LAYER_MS'] ?? 8);
 const RHO = 0.7;
 const SEEDS = (process.env['W5_SEEDS'] ?? process.env['W5_SEED'] ?? '5').split(',').map(Number);
 const AGENTS = [3, 3, 2, 2, 1, 1].map((score, i) => ({ id: `w${i + 1}`, memoryGb: 6, score }));
