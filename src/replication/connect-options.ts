@@ -66,6 +66,15 @@ export interface ConnectSwarmOptions {
   readonly secret?: Uint8Array | string;
   /** The wall clock entries and heartbeats are signed and checked with (not `clock`, which a test may hold still). @defaultValue systemClock */
   readonly wallClock?: TimeSource;
+  /**
+   * Share the load signal: announce this replica's open reservations on `hecate.<swarm>.load` and
+   * price the others' with its own (docs/replication.md, "Shared load"). @defaultValue true
+   */
+  readonly shareLoad?: boolean;
+  /** The load announcements' coalescing window, ms. @defaultValue 2 */
+  readonly loadAnnounceMs?: number;
+  /** How long the others count this replica's reservations after its last announcement, ms (it announces every `loadHoldMs / 4` while it holds any). @defaultValue 2000 */
+  readonly loadHoldMs?: number;
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -86,7 +95,9 @@ export function connectOptionsIssue(o: ConnectSwarmOptions): string | undefined 
   if (o.secret !== undefined && !((typeof o.secret === 'string' || o.secret instanceof Uint8Array) && o.secret.length >= 32)) return 'option "secret" must be a string or bytes of at least 32 characters (the swarm secret)';
   const access = natsAccessIssue(o.nats);
   if (access !== undefined) return access;
-  for (const key of ['proposeTimeoutMs', 'connectTimeoutMs', 'reconcileAfterMs', 'forgetAfterMs'] as const) {
+  if (o.shareLoad !== undefined && typeof o.shareLoad !== 'boolean') return `option "shareLoad" must be true or false, got ${String(o.shareLoad)}`;
+  if (o.loadHoldMs !== undefined && !(typeof o.loadHoldMs === 'number' && Number.isFinite(o.loadHoldMs) && o.loadHoldMs >= 4 && o.loadHoldMs <= 60_000)) return `option "loadHoldMs" must be a number of ms from 4 to 60000, got ${String(o.loadHoldMs)}`;
+  for (const key of ['loadAnnounceMs', 'proposeTimeoutMs', 'connectTimeoutMs', 'reconcileAfterMs', 'forgetAfterMs'] as const) {
     const v = o[key];
     if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) return `option "${key}" must be a finite number of ms >= 0, got ${String(v)}`;
   }

@@ -2,8 +2,9 @@
  * `hecate-swarm/replication`: several orchestrators, one swarm. Every membership and lifecycle
  * event goes through the swarm's NATS JetStream stream and every replica applies them in stream
  * order, so all reach the same plan, ids, rescues and status; heartbeats go over a core NATS
- * subject to every replica's detector; routing, reservations and telemetry stay each replica's
- * own (docs/replication.md). Needs the optional peers `@nats-io/transport-node`,
+ * subject to every replica's detector; routing, leases and telemetry stay each replica's own, and
+ * each replica's reservations in flight are announced on another core subject and priced by the
+ * others (docs/replication.md, "Shared load"). Needs the optional peers `@nats-io/transport-node`,
  * `@nats-io/jetstream` and `@nats-io/kv`.
  * @packageDocumentation
  */

@@ -9,7 +9,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** What a signature is of. */
-export type SignedKind = 'entry' | 'snapshot' | 'heartbeat' | 'progress' | 'directory' | 'checkpoint';
+export type SignedKind = 'entry' | 'snapshot' | 'heartbeat' | 'progress' | 'directory' | 'checkpoint' | 'load';
 
 /**
  * JSON with every object's keys sorted (arrays in order; `undefined` members left out as

@@ -19,6 +19,7 @@ import { executeOnce, openSession } from '../sessions/session-swarm.js';
 import type { SessionOptions, StageRunner } from '../sessions/session-types.js';
 import { randomName, type ConnectSwarmOptions } from './connect-options.js';
 import { LogApplier, type GenesisEntry } from './log-applier.js';
+import { ReplicaLoad, type SharedLoad } from './replica-load.js';
 import { LogCompactor } from './log-compactor.js';
 import { shareAdmission } from './admission-share.js';
 import type { BindingOutcome } from './key-binding-table.js';
@@ -57,6 +58,8 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   private readonly link: ReplicaLink;
   private readonly trust: ReplicaTrust;
   private store: SnapshotStore | undefined;
+  /** The shared load signal (docs/replication.md, "Shared load"); undefined with `shareLoad: false`. */
+  private readonly load: ReplicaLoad | undefined;
   private compactor: LogCompactor | undefined;
   private forgetting: MemberForgetting | undefined;
   private announceTimer: unknown;
@@ -96,6 +99,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
       reconcileAll: () => this.reconcileAll(),
       emit,
     });
+    this.load = options.shareLoad === false ? undefined : new ReplicaLoad(nc, name, replicaId, randomName(), io, options, this.trust.signer, () => this.link.status() !== 'disconnected' && !this.closed);
     const swarmOptions = {
       leaseIdPrefix: `${replicaId}:`, // leases are local: two replicas' never share an id
       ...(options.clock !== undefined ? { clock: options.clock } : {}),
@@ -104,7 +108,10 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     this.applier = new LogApplier({
       name,
       swarmOptions,
-      built: (swarm) => swarm.on('node.mark', (e) => this.proposer.proposeMark(e.mark, this.applier.touched.get(e.mark.nodeId) ?? 0)),
+      built: (swarm) => {
+        swarm.on('node.mark', (e) => this.proposer.proposeMark(e.mark, this.applier.touched.get(e.mark.nodeId) ?? 0));
+        this.load?.attach(swarm);
+      },
       settle: (id, result, error) => this.proposer.settle(id, result, error),
       own: (id) => this.proposer.own(id),
       stale: (nodeId) => this.reconcile(nodeId),
@@ -202,6 +209,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     }
     this.announceEvery(Math.min(5000, (this.options.replicaGraceMs ?? 60_000) / 4));
     this.forgetting?.start();
+    this.load?.channel.start();
   }
 
   /** The log's first entry, if it is still on the stream. */
@@ -229,9 +237,18 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     return this.link.status();
   }
 
+  /**
+   * The other replicas' reservations as this one merged them from their announcements
+   * (docs/replication.md, "Shared load"): the replicas counted and their open reservations per
+   * node, which this replica's routing cost prices with its own. Empty with `shareLoad: false`.
+   */
+  sharedLoad(): SharedLoad {
+    return this.load?.shared() ?? { replicas: [], inflight: {} };
+  }
+
   /** This replica's counters: the last applied sequence, entries applied, redeliveries skipped, stale marks, refusals, rejections. */
   stats(): ReplicationStats {
-    const rejectedMessages = this.trust.heartbeats.rejected + (this.compactor?.rejected ?? 0) + (this.store?.rejected ?? 0);
+    const rejectedMessages = this.trust.heartbeats.rejected + (this.compactor?.rejected ?? 0) + (this.store?.rejected ?? 0) + (this.load?.rejected() ?? 0);
     return { ...this.applier.stats(), rejectedMessages };
   }
 
@@ -321,6 +338,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   /** Leaves: stops applying, rejects pending calls with `Closed`, stops the local Swarm, closes the connection. */
   async close(): Promise<void> {
     if (this.closed) return;
+    this.load?.channel.close(); // first, while connected: the others stop counting this replica at once
     this.link.close();
     this.closed = true;
     this.io.clearTimeout(this.announceTimer as never);

@@ -40,6 +40,22 @@ export interface SwarmInternals {
   reads(): RescueReads;
   /** Applies one lifecycle command now: the one path every committed event takes. */
   apply<C extends LifecycleCommand>(command: C): LifecycleResult<C>;
+  /** The in-flight counts a replica shares with the others (docs/replication.md, "Shared load"). */
+  readonly load: SharedInflight;
+}
+
+/**
+ * A Swarm's in-flight counts as replicas share them: its own per node (what it announces), a
+ * listener told when one changes, and the others' merged counts, which the routing cost prices
+ * with its own (the `inflight` reader the statechart's decisions get reads both).
+ */
+export interface SharedInflight {
+  /** Reservations issued here and still open, per node. */
+  local(): ReadonlyMap<string, number>;
+  /** Sets (or, with undefined, clears) the one listener told after a node's local count changed. */
+  onLocal(listener: ((nodeId: string) => void) | undefined): void;
+  /** How many reservations the other replicas hold on a member node; a stranger is ignored. */
+  setRemote(nodeId: string, count: number): void;
 }
 
 /** A persisted swarm's state continued through the statechart's input (a save from before the snapshot format). */

@@ -138,6 +138,7 @@ export class Swarm implements SwarmContract<'now'> {
         this.notInHandler('a lifecycle command');
         return applyCommand(this.actorRef, command);
       },
+      load: { local: () => this.view.table.localInflight, onLocal: (listener) => void (this.view.table.onLocal = listener), setRemote: (nodeId, count) => this.view.table.setRemoteInflight(nodeId, count) },
     };
   }
 

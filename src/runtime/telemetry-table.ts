@@ -33,6 +33,10 @@ export class TelemetryTable {
   /** Extra load per node from in-flight reservations (absent when none). */
   readonly extra: Record<string, number> = idRecord();
   private readonly inflight = new Map<string, number>();
+  /** Reservations other replicas announced on each node (`src/replication/merged-inflight.ts`); priced with the local ones. */
+  private readonly remote = new Map<string, number>();
+  /** Told after a node's local in-flight count changed (a replica announces its counts). */
+  onLocal: ((nodeId: string) => void) | undefined;
   /** Why each suspect member is suspect ({@link SUSPECTED}, {@link STALLED} bits); absent when it is not. */
   private readonly doubts = new Map<string, number>();
   /** Watched nodes holding requests: since when none came back, and the longest latency they were expected to take. */
@@ -71,6 +75,7 @@ export class TelemetryTable {
     delete this.nodes[nodeId];
     delete this.extra[nodeId];
     this.inflight.delete(nodeId);
+    this.remote.delete(nodeId);
     this.cached = undefined;
   }
 
@@ -140,8 +145,8 @@ export class TelemetryTable {
   put(nodeId: string, telemetry: NodeTelemetry): void {
     this.nodes[nodeId] = this.doubts.size > 0 && this.doubts.has(nodeId) ? Object.freeze({ ...telemetry, suspect: true }) : telemetry;
     // A reservation costs the node's latency estimate: re-price its in-flight load before the index reads it.
-    const count = this.inflight.size > 0 ? this.inflight.get(nodeId) : undefined;
-    if (count !== undefined) this.extra[nodeId] = inflightLoad(count, telemetry);
+    const count = this.inflight.size > 0 || this.remote.size > 0 ? (this.inflight.get(nodeId) ?? 0) + (this.remote.get(nodeId) ?? 0) : 0;
+    if (count > 0) this.extra[nodeId] = inflightLoad(count, telemetry);
     this.changed(nodeId);
   }
 
@@ -152,13 +157,38 @@ export class TelemetryTable {
     const count = Math.max((this.inflight.get(nodeId) ?? 0) + delta, 0);
     if (count === 0) {
       this.inflight.delete(nodeId);
-      delete this.extra[nodeId];
       this.waits.delete(nodeId);
       this.doubt(nodeId, STALLED, false);
     } else {
       this.inflight.set(nodeId, count);
-      this.extra[nodeId] = inflightLoad(count, telemetry);
     }
+    this.price(nodeId, telemetry);
+    this.onLocal?.(nodeId);
+  }
+
+  /** This replica's own in-flight counts per node (reservations issued here). */
+  get localInflight(): ReadonlyMap<string, number> {
+    return this.inflight;
+  }
+
+  /**
+   * Sets how many reservations other replicas hold on a member node (their merged announcements):
+   * its in-flight load prices local and remote together. A stranger is ignored. Stalls watch only
+   * the local requests (a remote count neither starts nor holds a wait).
+   */
+  setRemoteInflight(nodeId: string, count: number): void {
+    const telemetry = this.get(nodeId);
+    if (telemetry === undefined || (this.remote.get(nodeId) ?? 0) === count) return;
+    if (count > 0) this.remote.set(nodeId, count);
+    else this.remote.delete(nodeId);
+    this.price(nodeId, telemetry);
+  }
+
+  /** Re-prices a node's in-flight load from its local and remote counts. */
+  private price(nodeId: string, telemetry: NodeTelemetry): void {
+    const count = (this.inflight.get(nodeId) ?? 0) + (this.remote.get(nodeId) ?? 0);
+    if (count === 0) delete this.extra[nodeId];
+    else this.extra[nodeId] = inflightLoad(count, telemetry);
     this.index?.nodeChanged(nodeId);
   }
 
