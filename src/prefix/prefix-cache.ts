@@ -19,5 +19,5 @@ export function prefixCache(options?: PrefixCacheOptions): PrefixPlugin {
   const issue = prefixCacheIssue(options);
   if (issue !== undefined) throw new SwarmError('InvalidInput', issue);
   const resolved = resolvePrefixCache(options);
-  return Object.freeze({ kind: 'prefixCache' as const, options: resolved, attach: (host: Parameters<PrefixPlugin['attach']>[0]) => new PrefixRouter(resolved, host) });
+  return Object.freeze({ kind: 'prefixCache' as const, attach: (host: Parameters<PrefixPlugin['attach']>[0]) => new PrefixRouter(resolved, host) });
 }
