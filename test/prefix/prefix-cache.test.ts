@@ -7,6 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createSwarm, ManualClock, RoutingError, swarmConfig, SwarmError, type NodeProfile, type Route, type SwarmConfig, type SwarmRequest } from '../../src/index.js';
+import { persistSwarm, restoreSwarm } from '../../src/persistence/index.js';
 import { prefixCache, type PrefixCacheOptions } from '../../src/prefix/index.js';
 
 /** The plug-in with its defaults (each swarm gets its own index). */
@@ -133,6 +134,27 @@ describe('routing with a prompt', () => {
     // The index now lets the copy hold fewer blocks than before: the oldest prompt is gone.
     expect(swarm.route({ prompt: prompts[1] as string }).cachedTokens).toBe(0);
     swarm.stop();
+  });
+});
+
+describe('the plug-in', () => {
+  it('gives each swarm its own index, and a restored swarm takes it again with an empty one', () => {
+    const plugin = prefixCache();
+    const a = createSwarm(equal(2), swarmConfig(4, 2), { seed: 1, prefixCache: plugin });
+    a.route({ prompt: ask('1') });
+    const b = createSwarm(equal(2), swarmConfig(4, 2), { seed: 1, prefixCache: plugin });
+    expect(b.route({ prompt: ask('2') }).cachedTokens).toBe(0); // a's index is a's
+    expect(a.route({ prompt: ask('2') }).cachedTokens).toBe(528);
+    const saved = persistSwarm(a);
+    a.stop();
+    b.stop();
+    const restored = restoreSwarm(equal(2), swarmConfig(4, 2), saved, { prefixCache: plugin });
+    expect(restored.route({ prompt: ask('3') }).cachedTokens).toBe(0); // the index is not saved
+    expect(restored.route({ prompt: ask('4') }).cachedTokens).toBe(528);
+    restored.stop();
+    const bare = restoreSwarm(equal(2), swarmConfig(4, 2), saved);
+    expect(bare.route({ prompt: ask('3') }).cachedTokens).toBeUndefined();
+    bare.stop();
   });
 });
 
