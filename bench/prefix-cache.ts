@@ -7,8 +7,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { createSwarm, swarmConfig, type NodeProfile, type SwarmPlan } from '../src/index.js';
-import { emptyBlocks, promptBlocks, stringSeed } from '../src/core/prompt-blocks.js';
-import { PrefixIndex } from '../src/runtime/prefix-index.js';
+import { emptyBlocks, prefixCache, PrefixIndex, promptBlocks, stringSeed } from '../src/prefix/index.js';
 import { kInternals } from '../src/runtime/internal.js';
 import { collectGarbage, medianNs, QUICK } from './measure.js';
 import type { BenchRow } from './types.js';
@@ -39,7 +38,7 @@ function text(chars: number, seed: number): string {
 /** A swarm of `copies` single-node copies of one 8-layer model, and prompts sharing one prefix. */
 function setup(copies: number) {
   const profiles: NodeProfile[] = Array.from({ length: copies }, (_, i) => ({ id: `n${String(i).padStart(4, '0')}`, memoryGb: 16, score: 4, latencyMs: 10 }));
-  const swarm = createSwarm(profiles, swarmConfig(8, copies), { seed: 1 });
+  const swarm = createSwarm(profiles, swarmConfig(8, copies), { seed: 1, prefixCache: prefixCache() });
   const prefix = text(15_872, 7); // 248 blocks of 64 characters
   const prompts = Array.from({ length: 64 }, (_, i) => prefix + text(512, 100 + i)); // 16,384 characters: 4,096 tokens
   return { swarm, prompts };

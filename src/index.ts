@@ -5,7 +5,8 @@
  * The root entry is the library alone: the pure core, the statecharts and the runtime. It loads
  * no simulator, no schema library and no inspector; those live in `hecate-swarm/sim`,
  * `hecate-swarm/testing` and the CLI. Sessions (`hecate-swarm/sessions`), persistence
- * (`hecate-swarm/persistence`) and replication (`hecate-swarm/replication`) are subpaths too, so
+ * (`hecate-swarm/persistence`), replication (`hecate-swarm/replication`) and the prefix-cache
+ * index (`hecate-swarm/prefix`) are subpaths too, so
  * a swarm that only routes does not carry them. Every value exported here is listed in docs/api.md's
  * root-entry table (a test checks it).
  * @packageDocumentation
@@ -46,6 +47,7 @@ export type {
   AliveCause,
   NodeRecord,
   PrefixStats,
+  PrefixPlugin,
 } from './runtime/index.js';
 // Failure detection and ejection settings (docs/detection.md).
 export type { PhiOptions } from './core/phi.js';
@@ -56,8 +58,6 @@ export type { Saturation, CopySaturation } from './runtime/saturation.js';
 
 // The pure core: plan, state, route, failover, cost, errors.
 export { planSwarm, validatePlan, SwarmState, routeRequest, failoverInSwarm, resumeRoute, copyTimes, nodeCost, pipelineCost, DEFAULT_WEIGHTS, DEFAULT_PENALTIES } from './core/index.js';
-// The prefix cache's defaults (docs/prefix-cache.md).
-export { PREFIX_CACHE_DEFAULTS, DEFAULT_KV_GB_PER_TOKEN } from './core/index.js';
 export { RoutingError, PlanError, SwarmError, SessionError } from './core/index.js';
 export type {
   NodeProfile,
@@ -96,7 +96,6 @@ export type {
   ResumeStrategy,
   Resumption,
   Prompt,
-  PrefixCacheOptions,
 } from './core/index.js';
 
 // The statecharts and their context types are internal: `hecate-swarm/machines`.

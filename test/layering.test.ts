@@ -64,9 +64,9 @@ function violations(files: Readonly<Record<string, string>>): string[] {
         for (const up of ['src/runtime', 'src/testing', 'src/sim', 'src/cli']) if (within(to, up)) out.push(`${path} → ${spec} (machines must not import ${up})`);
       }
       if (within(path, 'src/runtime') && to !== undefined) {
-        for (const up of ['src/sessions', 'src/persistence', 'src/testing', 'src/sim', 'src/cli']) if (within(to, up)) out.push(`${path} → ${spec} (runtime must not import ${up})`);
+        for (const up of ['src/sessions', 'src/persistence', 'src/prefix', 'src/testing', 'src/sim', 'src/cli']) if (within(to, up)) out.push(`${path} → ${spec} (runtime must not import ${up})`);
       }
-      if ((within(path, 'src/sessions') || within(path, 'src/persistence')) && to !== undefined) {
+      if ((within(path, 'src/sessions') || within(path, 'src/persistence') || within(path, 'src/prefix')) && to !== undefined) {
         for (const up of ['src/testing', 'src/sim', 'src/cli', 'src/serve']) if (within(to, up)) out.push(`${path} → ${spec} (${path.split('/')[1]} must not import ${up})`);
       }
       if (within(path, 'src/serve') && to !== undefined && within(to, 'src/sim')) out.push(`${path} → ${spec} (serve must not import the simulator)`);
@@ -100,7 +100,8 @@ describe('layering', () => {
         'src/core/route.ts': "import { setup } from 'xstate';\nimport { x } from '../runtime/x.js';\nimport { y } from './y.js';",
         'src/core/io.ts': "import { readFileSync } from 'node:fs';\nimport path from 'path';\nimport { nanoid } from 'nanoid';",
         'machines/swarm.machine.ts': "import { a } from '../src/core/a.js';\nimport { b } from '../src/runtime/b.js';\nimport { c } from '../src/sim/c.js';\nimport { d } from '../src/cli/d.js';",
-        'src/runtime/swarm.ts': "import { a } from '../../machines/a.js';\nimport { b } from '../sim/b.js';\nimport { c } from '../cli/c.js';",
+        'src/runtime/swarm.ts': "import { a } from '../../machines/a.js';\nimport { b } from '../sim/b.js';\nimport { c } from '../cli/c.js';\nimport { d } from '../prefix/d.js';",
+        'src/prefix/prefix-router.ts': "import { a } from '../runtime/a.js';\nimport { b } from '../serve/b.js';",
         'src/cli/main.ts': "import { a } from '../runtime/a.js';\nimport { b } from 'node:fs';",
       }),
     ).toEqual([
@@ -114,6 +115,8 @@ describe('layering', () => {
       'machines/swarm.machine.ts → ../src/cli/d.js (machines must not import src/cli)',
       'src/runtime/swarm.ts → ../sim/b.js (runtime must not import src/sim)',
       'src/runtime/swarm.ts → ../cli/c.js (runtime must not import src/cli)',
+      'src/runtime/swarm.ts → ../prefix/d.js (runtime must not import src/prefix)',
+      'src/prefix/prefix-router.ts → ../serve/b.js (prefix must not import src/serve)',
     ]);
   });
 
@@ -148,7 +151,7 @@ describe('layering', () => {
 
   it('holds for the tree: CLI → runtime → machines → core, core pure', () => {
     const files: Record<string, string> = {};
-    for (const dir of ['src/core', 'machines', 'src/runtime', 'src/sessions', 'src/persistence', 'src/serve', 'src/testing']) for (const file of tsFiles(dir)) files[file] = readFileSync(join(root, file), 'utf8');
+    for (const dir of ['src/core', 'machines', 'src/runtime', 'src/sessions', 'src/persistence', 'src/prefix', 'src/serve', 'src/testing']) for (const file of tsFiles(dir)) files[file] = readFileSync(join(root, file), 'utf8');
     expect(Object.keys(files).some((f) => f.startsWith('src/core/'))).toBe(true);
     expect(violations(files)).toEqual([]);
   });

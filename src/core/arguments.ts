@@ -10,7 +10,7 @@
  */
 import { describeValue, isRecordLike } from './describe.js';
 import { RoutingError, SwarmError } from './errors.js';
-import { checkPrompt, PROMPT_LIMIT } from './prompt-blocks.js';
+import { checkPrompt, PROMPT_LIMIT } from './prompt.js';
 import { TELEMETRY_LIMITS } from './telemetry-limits.js';
 import type { CostPenalties, CostWeights, RoutingRequest } from './types.js';
 

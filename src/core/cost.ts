@@ -1,7 +1,7 @@
 import { checkRequest } from './arguments.js';
 import { describeValue } from './describe.js';
 import { RoutingError } from './errors.js';
-import { promptTokens } from './prompt-blocks.js';
+import { promptTokens } from './prompt.js';
 import { ownValue } from './records.js';
 import type { CostModel, CostPenalties, CostWeights, NodeTelemetry, NodeStates, RoutingRequest, Stage } from './types.js';
 

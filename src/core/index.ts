@@ -34,8 +34,5 @@ export { DEFAULT_PHI, phi, phiCrossingMs, firstHistory, resolvePhiOptions, phiOp
 export type { PhiOptions, ResolvedPhiOptions } from './phi.js';
 export { DEFAULT_EJECTION, banMs, maxBanLevel, ejectionRoom, shouldEject, resolveEjectionOptions, ejectionOptionsIssue } from './ejection.js';
 export type { EjectionOptions, ResolvedEjectionOptions } from './ejection.js';
-export { promptBlocks, emptyBlocks, stringSeed, promptTokens, checkPrompt, PROMPT_LIMIT } from './prompt-blocks.js';
-export type { Prompt, PromptBlocks } from './prompt-blocks.js';
-export { PREFIX_CACHE_DEFAULTS, DEFAULT_KV_GB_PER_TOKEN, prefixCacheIssue, resolvePrefixCache, promptTokensCost, imbalanced } from './prefix-cache-options.js';
-export type { PrefixCacheOptions, ResolvedPrefixCache } from './prefix-cache-options.js';
-export { kvCapacities } from './kv-capacity.js';
+export { promptTokens, checkPrompt, PROMPT_LIMIT } from './prompt.js';
+export type { Prompt } from './prompt.js';

@@ -7,7 +7,6 @@ import { admissionConfigIssue } from './admission-config.js';
 import { describeValue } from './describe.js';
 import { ejectionOptionsIssue, type EjectionOptions } from './ejection.js';
 import { phiOptionsIssue, type PhiOptions } from './phi.js';
-import { prefixCacheIssue } from './prefix-cache-options.js';
 import { TELEMETRY_LIMITS } from './telemetry-limits.js';
 
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
@@ -28,8 +27,7 @@ export function swarmConfigIssue(config: unknown): string | undefined {
   if (allowDegraded !== undefined && typeof allowDegraded !== 'boolean') return `config "allowDegraded" must be a boolean`;
   const detection = phiOptionsIssue(c['failureDetector'] as PhiOptions | undefined) ?? ejectionOptionsIssue(c['ejection'] as EjectionOptions | undefined);
   if (detection !== undefined) return `config ${detection}`;
-  const prefix = prefixCacheIssue(c['prefixCache']);
-  if (prefix !== undefined) return prefix;
+  if (c['prefixCache'] !== undefined) return 'config "prefixCache" is no config field: pass the index as an option, createSwarm(profiles, config, { prefixCache: prefixCache(options) }) with prefixCache from hecate-swarm/prefix (docs/prefix-cache.md)';
   return admissionConfigIssue(c['admission']);
 }
 
@@ -39,6 +37,10 @@ export function swarmOptionsIssue(options: unknown): string | undefined {
   const { clock, idSource, seed, inspect, restore, leaseIdPrefix } = options as Record<string, unknown>;
   if (leaseIdPrefix !== undefined && !(typeof leaseIdPrefix === 'string' && leaseIdPrefix.length <= 64)) return `option "leaseIdPrefix" must be a string of at most 64 characters, got ${describeValue(leaseIdPrefix)}`;
   if (restore !== undefined) return 'option "restore" is not a createSwarm option: restore a persisted swarm with restoreSwarm (docs/persistence.md)';
+  const plugin = (options as { prefixCache?: unknown }).prefixCache;
+  if (plugin !== undefined && (plugin === null || typeof plugin !== 'object' || (plugin as { kind?: unknown }).kind !== 'prefixCache' || typeof (plugin as { attach?: unknown }).attach !== 'function')) {
+    return `option "prefixCache" must be what prefixCache(options) of hecate-swarm/prefix returns, got ${describeValue(plugin)}`;
+  }
   if ('propose' in options) return 'option "propose" is not a createSwarm option: a replica of hecate-swarm/replication defers its node actors\' own marks itself (docs/replication.md)';
   if (clock !== undefined && typeof (clock as { now?: unknown } | null)?.now !== 'function') return 'option "clock" must have a now() method returning milliseconds';
   if (clock !== undefined) {

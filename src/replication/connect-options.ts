@@ -25,6 +25,8 @@ export interface ConnectSwarmOptions {
   readonly clock?: Clock;
   /** An XState inspection observer for the local Swarm. */
   readonly inspect?: SwarmOptions['inspect'];
+  /** The local Swarm's prefix-cache index, `prefixCache()` of `hecate-swarm/prefix` (local like its leases). @defaultValue none */
+  readonly prefixCache?: SwarmOptions['prefixCache'];
   /** This replica's name in proposal ids. @defaultValue a random one */
   readonly replicaId?: string;
   /** How long a lifecycle call keeps trying to put its proposal on the log before `Disconnected`. @defaultValue 10000 */

@@ -104,6 +104,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
       leaseIdPrefix: `${replicaId}:`, // leases are local: two replicas' never share an id
       ...(options.clock !== undefined ? { clock: options.clock } : {}),
       ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
+      ...(options.prefixCache !== undefined ? { prefixCache: options.prefixCache } : {}),
     };
     this.applier = new LogApplier({
       name,

@@ -10,7 +10,7 @@ import type { NodeActorRef, provideSwarm } from '../../machines/swarm.machine.js
 import { nodeKey } from '../../machines/swarm.machine.js';
 import type { NodeProfile, SwarmPlan } from '../core/types.js';
 import type { LeaseTable } from './lease-table.js';
-import type { PrefixRouter } from './prefix-router.js';
+import type { PrefixHook } from './prefix-hook.js';
 import { NodeWatchers } from './node-watchers.js';
 import { ReleaseSampler } from './release-sampler.js';
 import { SUSPECTED, TelemetryTable } from './telemetry-table.js';
@@ -28,8 +28,8 @@ export class SwarmView {
   /** Each member's node actor, found once per join (a report looks it up by id). */
   private readonly refs = new Map<string, NodeActorRef>();
   private system: Followed['system'] | undefined;
-  /** The prefix-cache router: a copy loses its entries when a node of it goes down or leaves (docs/prefix-cache.md). */
-  prefix: Pick<PrefixRouter, 'nodeLost' | 'adopt'> | undefined;
+  /** The prefix-cache hook: a copy loses its entries when a node of it goes down or leaves (docs/prefix-cache.md). */
+  prefix: Pick<PrefixHook, 'nodeLost' | 'adopt'> | undefined;
 
   constructor(
     plan: SwarmPlan,

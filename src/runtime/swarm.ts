@@ -1,7 +1,7 @@
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import { badSampleField, sampleProblem } from '../../machines/node.machine.js';
 import { nodeActorOf, provideSwarm, type RescueIndex, type SwarmEmitted } from '../../machines/swarm.machine.js';
-import { checkReleaseOutcome, checkRouteOptions } from '../core/arguments.js';
+import { checkRouteOptions } from '../core/arguments.js';
 import { resolveRequest } from '../core/cost.js';
 import { RoutingError, SwarmError } from '../core/errors.js';
 import { deepFreeze } from '../core/freeze.js';
@@ -21,12 +21,12 @@ import { plainProfile, plainSample } from './plain.js';
 import type { NodeLifecycle, SwarmContract } from './swarm-contract.js';
 import { inspectionHandle, type SwarmActor } from './inspection-handle.js';
 import { SwarmView } from './swarm-view.js';
-import { PrefixRouter, swarmPrefixHost, type PrefixStats } from './prefix-router.js';
+import { NO_PREFIX, swarmPrefixHost, type PrefixHook, type PrefixStats } from './prefix-hook.js';
 import { swarmAdmission, type Admission, type AdmitOptions, type Saturation } from './swarm-admission.js';
 import { awaitLeased, chooseRoute, unstalledRoute } from './route-choice.js';
 import { TelemetryIntake } from './telemetry-intake.js';
-import type { Growth, Lease, LeasedRoute, ReleaseOutcome, Rescue, Retirement, Revival, RouteOptions } from './types.js';
-import type { SwarmConfig, SwarmOptions, SwarmRequest, SwarmStatus, TelemetrySample, TimeSource } from './types.js';
+import { checkRelease } from './release-check.js';
+import type { Growth, Lease, LeasedRoute, ReleaseOutcome, Rescue, Retirement, Revival, RouteOptions, SwarmConfig, SwarmOptions, SwarmRequest, SwarmStatus, TelemetrySample, TimeSource } from './types.js';
 
 type RunningActor = Actor<ReturnType<typeof provideSwarm>>;
 type SwarmSnapshot = SnapshotFrom<RunningActor>;
@@ -47,7 +47,7 @@ export class Swarm implements SwarmContract<'now'> {
   readonly [kInternals]: SwarmInternals;
   private readonly actorRef: RunningActor;
   private readonly view: SwarmView;
-  private readonly prefix: PrefixRouter;
+  private readonly prefix: PrefixHook;
   private readonly leases: LeaseTable;
   private readonly admission: Admission;
   private readonly baseModel: string;
@@ -111,7 +111,7 @@ export class Swarm implements SwarmContract<'now'> {
     for (const [id, m] of context.members) if (context.alive[m.slot] === 0) down.push(id);
     this.view = new SwarmView(context.plan, [...context.members.values()].map((m) => m.profile), down, config.releaseSampleMs ?? 400, this.leases);
     this.intake = new TelemetryIntake(this.view, this.clock, config.failurePenaltyMs ?? 1000);
-    this.view.prefix = this.prefix = new PrefixRouter(config.prefixCache, swarmPrefixHost(this.view.table, () => this.actorRef.getSnapshot().context, (id) => this.leases.isOpen(id)));
+    this.view.prefix = this.prefix = options.prefixCache?.attach(swarmPrefixHost(this.view.table, () => this.actorRef.getSnapshot().context, (id) => this.leases.isOpen(id))) ?? NO_PREFIX;
     // Registered first, so the orchestrator's handlers see the view done.
     this.view.follow(this.actorRef);
     // An action that throws stops the statechart with an error (every later call says so, `Stopped`),
@@ -237,19 +237,9 @@ export class Swarm implements SwarmContract<'now'> {
   release(lease: Lease | string, outcome: ReleaseOutcome = {}): void {
     this.running();
     if (this.leases.size > 0) this.leases.expire();
-    const id: unknown = typeof lease === 'string' ? lease : lease !== null && typeof lease === 'object' ? lease.id : undefined;
-    if (!this.leases.isOpen(id)) {
-      throw new SwarmError('UnknownLease', `unknown lease "${String(id)}": never issued, already released, or expired after ${this.leaseTtlMs} ms`);
-    }
-    const { latencyMs, ok, failedNode, cachedTokens } = checkReleaseOutcome(outcome, id); // each field read once
-    const nodes = this.leases.held(id) ?? [];
-    // A failed node that has left the swarm since (removeNode drops it from every lease) is no
-    // error: there is nothing left to charge. A member the lease does not hold is a wrong name.
-    if (failedNode !== undefined && !nodes.includes(failedNode) && this.actorRef.getSnapshot().context.members.has(failedNode)) {
-      throw new SwarmError('BadTelemetry', `release of lease "${String(id)}": "failedNode" must be one of the lease's nodes (${nodes.join(', ')}), got ${String(failedNode)}`);
-    }
+    const { id, latencyMs, ok, failedNode, cachedTokens } = checkRelease(this.leases, this.leaseTtlMs, lease, outcome, (n) => this.actorRef.getSnapshot().context.members.has(n));
     const held = this.leases.end(id) ?? [];
-    this.prefix.released(id as string, cachedTokens);
+    this.prefix.released(id, cachedTokens);
     this.intake.released(held, latencyMs, ok, failedNode, this.leases.now().now);
   }
 
@@ -386,7 +376,7 @@ export class Swarm implements SwarmContract<'now'> {
     return current; // down: its telemetry is stale by definition
   }
 
-  /** The prefix-cache index's counters: prompts routed, tokens estimated and reported cached (docs/prefix-cache.md). */
+  /** The prefix-cache index's counters: prompts routed, tokens estimated and reported cached; all zero without the plug-in (docs/prefix-cache.md). */
   prefixStats(): PrefixStats {
     return this.prefix.stats();
   }

@@ -4,7 +4,7 @@ import type { GrowthRole, IdSource, ModelSpec, NodeProfile, Recovery, Relocation
 import type { PlanConfig } from '../core/plan.js';
 import type { PhiOptions } from '../core/phi.js';
 import type { EjectionOptions } from '../core/ejection.js';
-import type { PrefixCacheOptions } from '../core/prefix-cache-options.js';
+import type { PrefixPlugin } from './prefix-hook.js';
 
 /**
  * Milliseconds since an arbitrary origin, and timers on the same time line; replace it to run in
@@ -58,12 +58,6 @@ export interface SwarmConfig extends PlanConfig {
    * a 15 s ban doubling up to 300 s, at most half the nodes ejected at once
    */
   readonly ejection?: EjectionOptions;
-  /**
-   * The prefix-cache index (docs/prefix-cache.md): block sizes, the cached tokens' price, the
-   * imbalance guard, the index's memory bound; `false` turns it off (prompts only set `tokens`).
-   * @defaultValue on, with {@link PrefixCacheOptions}' defaults
-   */
-  readonly prefixCache?: false | PrefixCacheOptions;
   /** How `swarm.admit` queues when every copy is full (docs/admission.md). @defaultValue a queue of 1024, strict bands, FIFO */
   readonly admission?: AdmissionConfig;
 }
@@ -88,14 +82,21 @@ export interface SwarmOptions {
    * At most 64 characters. @defaultValue ''
    */
   readonly leaseIdPrefix?: string;
+  /**
+   * The prefix-cache index, `prefixCache(options)` of `hecate-swarm/prefix` (docs/prefix-cache.md).
+   * Without it a prompt only sets `tokens`: routes carry no `cachedTokens`, a release's
+   * `cachedTokens` is ignored and `prefixStats()` is all zeros. A restored swarm takes it again.
+   * @defaultValue none
+   */
+  readonly prefixCache?: PrefixPlugin;
 }
 
 /** A request to the swarm: the routing request, plus which model (the base model by default). */
 export interface SwarmRequest extends RoutingRequest {
   readonly model?: string;
   /**
-   * `false`: the prefix-cache index neither reads nor learns this request's prompt (no
-   * `cachedTokens`); its tokens are priced as uncached. @defaultValue true
+   * `false`: the prefix-cache index (if the swarm has one) neither reads nor learns this
+   * request's prompt (no `cachedTokens`); its tokens are priced as uncached. @defaultValue true
    */
   readonly cache?: boolean;
 }
@@ -133,7 +134,7 @@ export interface ReleaseOutcome {
   /**
    * The prompt tokens the copy found cached when it served the request (the node's report, as
    * OpenAI-compatible servers give `cached_tokens`): corrects the prefix-cache index's estimate
-   * for that copy (docs/prefix-cache.md).
+   * for that copy (docs/prefix-cache.md); checked, and ignored by a swarm without the index.
    */
   readonly cachedTokens?: number;
 }

@@ -5,6 +5,7 @@
  */
 import { PlanError } from '../core/errors.js';
 import type { NodeProfile } from '../core/types.js';
+import { prefixCache } from '../prefix/index.js';
 import { createSwarm } from '../runtime/index.js';
 import type { Swarm } from '../runtime/swarm.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
@@ -29,7 +30,7 @@ export async function openSwarm(parts: OrchestratorParts, origin: SwarmOrigin): 
     await joinReplicated(parts, nodes, replication);
   } else if (nodes !== undefined && nodes.length > 0) {
     // Declared nodes: planned now, down until their agent joins (before any listener: not events).
-    const created = createSwarm(nodes, parts.config, { clock: parts.clock });
+    const created = createSwarm(nodes, parts.config, { clock: parts.clock, prefixCache: prefixCache() });
     for (const profile of nodes) {
       parts.registry.ensure(profile);
       created.markDown(profile.id);
@@ -45,7 +46,7 @@ export function planWhenReady(parts: OrchestratorParts): void {
   const pending = [...registry.all()].filter((r) => r.presence === 'pending');
   let created: Swarm;
   try {
-    created = createSwarm(pending.map((r) => r.profile), config, { clock });
+    created = createSwarm(pending.map((r) => r.profile), config, { clock, prefixCache: prefixCache() });
   } catch (error) {
     if (error instanceof PlanError && error.code === 'InsufficientCapacity') return;
     throw error;

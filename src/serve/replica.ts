@@ -10,6 +10,7 @@ import type { AgentDirectory, DirectoryEntry } from '../replication/agent-direct
 import type { NatsAccess } from '../replication/nats-access.js';
 import type { BindingStore } from './auth/orchestrator-guard.js';
 import type { ReplicatedSwarm, ReplicationStatus } from '../replication/index.js';
+import { prefixCache } from '../prefix/index.js';
 import type { Swarm } from '../runtime/swarm.js';
 import type { SwarmContract } from '../runtime/swarm-contract.js';
 import type { Clock, SwarmConfig } from '../runtime/types.js';
@@ -60,7 +61,7 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   const { connectSwarm } = await import('../replication/index.js');
   const { openAgentDirectory } = await import('../replication/agent-directory.js');
   const access = { ...(options.nats !== undefined ? { nats: options.nats } : {}), ...(options.secret !== undefined ? { secret: options.secret } : {}) };
-  const rs: ReplicatedSwarm = await connectSwarm({ servers: options.servers, swarm: options.swarm, profiles: options.nodes, config: options.config, clock: options.clock, ...access });
+  const rs: ReplicatedSwarm = await connectSwarm({ servers: options.servers, swarm: options.swarm, profiles: options.nodes, config: options.config, clock: options.clock, prefixCache: prefixCache(), ...access });
   const onRejected = options.onRejected;
   if (onRejected !== undefined) rs.on('replication.rejected', (e) => onRejected(e.error.message));
   let directory: AgentDirectory;

@@ -53,6 +53,7 @@ import { topologyFromValue } from 'hecate-swarm/sim';
 import { ManualClock } from 'hecate-swarm';
 import { createSwarm as createSessionSwarm, type StageRunner } from 'hecate-swarm/sessions';
 import { persistSwarm, restoreSwarm, swarmDigest } from 'hecate-swarm/persistence';
+import { prefixCache } from 'hecate-swarm/prefix';
 
 const profiles: NodeProfile[] = [
   { id: 'a', memoryGb: 8, score: 2 },
@@ -76,11 +77,15 @@ const topology = topologyFromValue({ models: [{ id: 'm', layers: 2 }], nodes: [{
 const restored = restoreSwarm(profiles, swarmConfig(4, 2), persistSwarm(swarm));
 const sameDigest = swarmDigest(restored) === swarmDigest(swarm);
 restored.stop();
+const prefixed = createSwarm(profiles, swarmConfig(4, 2), { seed: 1, prefixCache: prefixCache({ tokenWeight: 1 }) });
+prefixed.route({ prompt: 'x'.repeat(256) });
+const cached = prefixed.route({ prompt: 'x'.repeat(256) }).cachedTokens;
+prefixed.stop();
 const withSessions = createSessionSwarm(profiles, swarmConfig(4, 2), { seed: 1 });
 const addOne: StageRunner<number> = async (stage, x) => x + stage.layerEnd - stage.layerStart;
 void withSessions.execute({ tokens: 1 }, 1, addOne).then((executed) => {
   withSessions.stop();
-  console.log(JSON.stringify({ status: swarm.status(), any: handle.id === swarm.actor.id && contract.status() === 'healthy' && context.members.size === 2 && alone.getSnapshot().status === 'active', load: node.getSnapshot().context.load, stages: route.stages.length, refused, topology: topology.ok, sameDigest, executed }));
+  console.log(JSON.stringify({ status: swarm.status(), any: handle.id === swarm.actor.id && contract.status() === 'healthy' && context.members.size === 2 && alone.getSnapshot().status === 'active', load: node.getSnapshot().context.load, stages: route.stages.length, refused, topology: topology.ok, sameDigest, executed, cached }));
   swarm.stop();
   node.stop();
 });
@@ -123,6 +128,7 @@ describe('the packed package', () => {
     expect(files).toContain('dist/src/testing/index.d.ts');
     expect(files).toContain('dist/src/sessions/index.d.ts');
     expect(files).toContain('dist/src/persistence/index.d.ts');
+    expect(files).toContain('dist/src/prefix/index.d.ts');
     expect(files.filter((f) => f.startsWith('dist/bench') || f.endsWith('.map'))).toEqual([]);
     expect(files.filter((f) => !/^(dist\/(src|machines)\/|examples\/|scenarios\/|LICENSE$|README\.md$|package\.json$)/.test(f))).toEqual([]);
   });
@@ -136,7 +142,7 @@ describe('the packed package', () => {
     const typecheck = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: consumer, encoding: 'utf8' });
     expect(typecheck.stdout + typecheck.stderr).toBe('');
     const out = execFileSync(process.execPath, ['out/index.js'], { cwd: consumer, encoding: 'utf8' });
-    expect(JSON.parse(out)).toEqual({ status: 'healthy', any: true, load: 0.5, stages: 1, refused: 'BadTelemetry', topology: true, sameDigest: true, executed: 5 });
+    expect(JSON.parse(out)).toEqual({ status: 'healthy', any: true, load: 0.5, stages: 1, refused: 'BadTelemetry', topology: true, sameDigest: true, executed: 5, cached: 64 });
   }, 180_000);
 
   it('is clean for publint --strict and arethetypeswrong (ESM-only profile)', () => {
@@ -149,6 +155,7 @@ describe('the packed package', () => {
     const inScope = attw.stdout.split('\n').filter((line) => /^(node16 \(from ESM\)|bundler):/.test(line));
     const entries = Object.keys((JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { exports: Record<string, unknown> }).exports);
     expect(entries).toContain('./replication');
+    expect(entries).toContain('./prefix');
     expect(entries).toContain('./examples/swarm.json');
     expect(inScope).toHaveLength(entries.length * 2); // every entry, under both resolutions
     expect(inScope.filter((line) => !line.includes('🟢'))).toEqual([]);

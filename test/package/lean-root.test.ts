@@ -36,17 +36,24 @@ describe('the root entry', () => {
   });
 
   // The size target (<= 100 KB) is a bench row (bench/package.ts, `npm run bench`; docs/performance.md).
-  // Sessions and persistence live in their own entries, so they are not in this bundle; what is
-  // (xstate's 39 KB, planning, rescue, growth, failure detection, suspect routing, counted-once
-  // throughput, the read view that follows the statechart and the argument checks) was about 130 KB;
-  // admission (slots, the ledger, the priority queue: docs/admission.md) adds about 15 KB, the
-  // prefix-cache index about 15 KB.
-  // This bound only catches a dependency or a subpath leaking back into the root: the sessions
-  // entry alone would add about 18 KB, zod about 450 KB.
-  it('bundles to at most 146 KB minified for a file that imports only createSwarm', async () => {
+  // Sessions, persistence and the prefix-cache index live in their own entries, so they are not in
+  // this bundle; what is (xstate's 39 KB, planning, rescue, growth, failure detection, suspect
+  // routing, counted-once throughput, the read view that follows the statechart and the argument
+  // checks) was about 130 KB; admission (slots, the ledger, the priority queue: docs/admission.md)
+  // adds about 15 KB, the prefix-cache hook and the prompt's check about 1 KB: 149.4 KB measured.
+  // The issue's ceiling is 150 KB. This bound also catches a dependency or a subpath leaking back
+  // into the root: the prefix entry would add about 12 KB, the sessions entry about 18 KB, zod 450 KB.
+  it('bundles to at most 150 KB minified for a file that imports only createSwarm', async () => {
     const { bytes } = await bundle(`import { createSwarm } from ${JSON.stringify(join(repo, 'dist/src/index.js'))};\nexport const make = createSwarm;`);
     expect(bytes).toBeGreaterThan(10_000);
-    expect(bytes).toBeLessThanOrEqual(146 * 1024);
+    expect(bytes).toBeLessThanOrEqual(150 * 1024);
+  });
+
+  it('the prefix subpath brings the index, and only its own files besides the root', async () => {
+    const { inputs } = await bundle(`export * from ${JSON.stringify(join(repo, 'dist/src/prefix/index.js'))};`);
+    expect(inputs.some((f) => f.startsWith('dist/src/prefix/'))).toBe(true);
+    const own = new Set(inputs.filter((f) => f.startsWith('dist/')).map((f) => f.split('/').slice(0, f.startsWith('dist/src/') ? 3 : 2).join('/')));
+    expect([...own].filter((d) => !['dist/src/core', 'dist/src/runtime', 'dist/src/prefix', 'dist/machines'].includes(d))).toEqual([]);
   });
 
   it('the sim subpath is where zod comes in', async () => {

@@ -1,4 +1,4 @@
-import type { NodeProfile, SwarmConfig } from '../../src/index.js';
+import type { NodeProfile, PrefixPlugin, SwarmConfig } from '../../src/index.js';
 import { createSwarm, type SessionSwarm, type SessionStage, type StageContext } from '../../src/sessions/index.js';
 import { DigestNodes, DigestReference, mix } from '../../src/core/digest-model.js';
 import { VirtualTimers } from '../../src/sim/load/virtual-timers.js';
@@ -30,9 +30,9 @@ export interface Call {
 export type Behaviour = { readonly kind: 'ok'; readonly ms?: number } | { readonly kind: 'reject' } | { readonly kind: 'hang' };
 
 /** A swarm on virtual timers, and fake stateful nodes (the digest model) behind a stage runner. */
-export function harness(options: { swarmConfig?: SwarmConfig } = {}) {
+export function harness(options: { swarmConfig?: SwarmConfig; prefixCache?: PrefixPlugin } = {}) {
   const timers = new VirtualTimers();
-  const swarm: SessionSwarm = createSwarm(profiles, options.swarmConfig ?? config, { clock: timers, seed: 7 });
+  const swarm: SessionSwarm = createSwarm(profiles, options.swarmConfig ?? config, { clock: timers, seed: 7, ...(options.prefixCache !== undefined ? { prefixCache: options.prefixCache } : {}) });
   const nodes = new DigestNodes();
   const calls: Call[] = [];
   /** Per node: what its calls do; default answers at once. */

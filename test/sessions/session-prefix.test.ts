@@ -1,9 +1,10 @@
 /** Sessions and the prefix cache (docs/prefix-cache.md): after a failover the new copy learns the session's prompt. */
 import { describe, expect, it } from 'vitest';
+import { prefixCache } from '../../src/prefix/index.js';
 import { config, harness, nextInput } from './session-fixtures.js';
 
-/** The fixture's swarm with room for KV caches: a quarter GB per layer (each node then holds 4 layers at most). */
-const roomy = { swarmConfig: { ...config, models: config.models.map((m) => ({ ...m, kvReserveGb: 0.25 })) } };
+/** The fixture's swarm with room for KV caches (a quarter GB per layer: each node then holds 4 layers at most) and the prefix-cache plug-in, passed through the sessions entry's createSwarm. */
+const roomy = { swarmConfig: { ...config, models: config.models.map((m) => ({ ...m, kvReserveGb: 0.25 })) }, prefixCache: prefixCache() };
 
 const prompt = 'The conversation so far, replayed into whichever copy serves it. '.repeat(20); // 1,300 characters: 20 blocks
 

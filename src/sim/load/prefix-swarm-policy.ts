@@ -2,9 +2,11 @@
  * The library's own router in W7: a real `Swarm` on the simulation's clock, every route reserved
  * and released when the answer is done with its latency. Cache-blind is today's cost (the
  * prompt's length as `tokens`, nothing cached); ours passes the prompt's token ids to `route` and
- * releases with the cached tokens the first node reported.
+ * releases with the cached tokens the first node reported; its swarm has the prefix-cache plug-in
+ * (`hecate-swarm/prefix`), cache-blind's has none.
  */
 import { RoutingError } from '../../core/errors.js';
+import { prefixCache } from '../../prefix/index.js';
 import { createSwarm } from '../../runtime/index.js';
 import type { Lease, LeasedRoute } from '../../runtime/types.js';
 import type { PrefixOutcome, PrefixPick, PrefixPolicy, PrefixRouter, PrefixRouterContext } from './prefix-router.js';
@@ -22,7 +24,7 @@ class SwarmPrefixRouter implements PrefixRouter {
   private readonly open = new Map<PromptRequest, Open>();
   constructor(private readonly context: PrefixRouterContext, private readonly withPrompt: boolean, private readonly tokensWeight?: number) {
     const { topology } = context;
-    this.swarm = createSwarm(topology.profiles, { models: [topology.spec.model] }, { clock: context.clock, seed: context.seed });
+    this.swarm = createSwarm(topology.profiles, { models: [topology.spec.model] }, { clock: context.clock, seed: context.seed, ...(withPrompt ? { prefixCache: prefixCache() } : {}) });
   }
 
   pick(now: number, request: PromptRequest): PrefixPick | undefined {

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PrefixIndex, type CopyCache } from '../../src/runtime/prefix-index.js';
+import { PrefixIndex, type CopyCache } from '../../src/prefix/prefix-index.js';
 import type { SwarmPlan } from '../../src/core/types.js';
 
 const SEEDED = { seed: 20261204, numRuns: 80 } as const;

@@ -11,16 +11,10 @@
  * text prompt whose characters are all ASCII is read through `TextEncoder.encodeInto` into bytes
  * and hashed four characters per 32-bit word; any other block packs two code units per word.
  * Which packing a block gets depends on that block's characters only, so a shared prefix has the
- * same keys whatever follows it. Pure and platform-neutral: no `node:` module.
+ * same keys whatever follows it. Pure and platform-neutral: no `node:` module. The prompt's
+ * type and its check stay in the root (src/core/prompt.ts); this hashing is `hecate-swarm/prefix`'s.
  */
-import { describeValue } from './describe.js';
-import { RoutingError } from './errors.js';
-
-/** A prompt: text, or the model's token ids. */
-export type Prompt = string | readonly number[];
-
-/** The longest prompt accepted, in characters or token ids (docs/inputs.md). */
-export const PROMPT_LIMIT = 4_194_304;
+import type { Prompt } from '../core/prompt.js';
 
 /** Where a prompt's blocks are written: the keys of its whole blocks, in chain order. */
 export interface PromptBlocks {
@@ -54,31 +48,6 @@ function fmix(h: number): number {
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
   return (h ^ (h >>> 16)) | 0;
-}
-
-/**
- * Checks a prompt: a string, or an array of integer token ids from 0 to 2³¹ − 1, at most
- * {@link PROMPT_LIMIT} long.
- * @throws {RoutingError} `InvalidRequest` naming the field.
- */
-export function checkPrompt(prompt: unknown): asserts prompt is Prompt {
-  if (typeof prompt === 'string') {
-    if (prompt.length > PROMPT_LIMIT) throw new RoutingError('InvalidRequest', `request field "prompt" has ${prompt.length} characters; at most ${PROMPT_LIMIT}`);
-    return;
-  }
-  if (!Array.isArray(prompt)) throw new RoutingError('InvalidRequest', `request field "prompt" must be a string or an array of token ids, got ${describeValue(prompt)}`);
-  if (prompt.length > PROMPT_LIMIT) throw new RoutingError('InvalidRequest', `request field "prompt" has ${prompt.length} token ids; at most ${PROMPT_LIMIT}`);
-  for (let i = 0; i < prompt.length; i++) {
-    const id: unknown = prompt[i];
-    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > 0x7fffffff) {
-      throw new RoutingError('InvalidRequest', `request field "prompt" [${i}] must be a token id, an integer from 0 to 2147483647, got ${describeValue(id)}`);
-    }
-  }
-}
-
-/** The estimated tokens of a prompt: ⌈characters ÷ 4⌉ for text, the count of ids for ids. */
-export function promptTokens(prompt: Prompt): number {
-  return typeof prompt === 'string' ? Math.ceil(prompt.length / 4) : prompt.length;
 }
 
 /** Keys out of four lanes and the previous key's low word: the block's 53-bit key; `out.prev` the next block's chain word. */

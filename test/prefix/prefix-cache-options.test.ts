@@ -1,23 +1,23 @@
 /** The prefix cache's settings, its tokens term and its imbalance guard (docs/prefix-cache.md). */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_WEIGHTS, tokensCost } from '../../src/core/cost.js';
-import { imbalanced, PREFIX_CACHE_DEFAULTS, prefixCacheIssue, promptTokensCost, resolvePrefixCache } from '../../src/core/prefix-cache-options.js';
+import { imbalanced, PREFIX_CACHE_DEFAULTS, prefixCacheIssue, promptTokensCost, resolvePrefixCache } from '../../src/prefix/prefix-cache-options.js';
 
 describe('prefixCacheIssue', () => {
-  it('takes false, nothing, and any setting within its range', () => {
+  it('takes nothing, and any setting within its range', () => {
     expect(prefixCacheIssue(undefined)).toBeUndefined();
-    expect(prefixCacheIssue(false)).toBeUndefined();
     expect(prefixCacheIssue({ textBlockChars: 32, cachedShare: 0, balanceRel: 1, tokenWeight: 5 })).toBeUndefined();
   });
 
   it.each([
-    [true, /must be false or an object/],
-    [{ textBlock: 3 }, /unknown key "textBlock"/],
-    [{ idBlockSize: 2.5 }, /"prefixCache.idBlockSize" must be an integer from 1/],
-    [{ maxBlocksPerCopy: 0 }, /"prefixCache.maxBlocksPerCopy" must be an integer from 1/],
-    [{ balanceAbs: -1 }, /"prefixCache.balanceAbs" must be a finite number >= 0/],
-    [{ cachedShare: 2 }, /"prefixCache.cachedShare" must be from 0 to 1/],
-    [{ balanceRel: 0.5 }, /"prefixCache.balanceRel" must be >= 1/],
+    [true, /prefixCache options must be an object/],
+    [false, /prefixCache options must be an object/],
+    [{ textBlock: 3 }, /prefixCache option "textBlock" is unknown/],
+    [{ idBlockSize: 2.5 }, /prefixCache option "idBlockSize" must be an integer from 1/],
+    [{ maxBlocksPerCopy: 0 }, /prefixCache option "maxBlocksPerCopy" must be an integer from 1/],
+    [{ balanceAbs: -1 }, /prefixCache option "balanceAbs" must be a finite number >= 0/],
+    [{ cachedShare: 2 }, /prefixCache option "cachedShare" must be from 0 to 1/],
+    [{ balanceRel: 0.5 }, /prefixCache option "balanceRel" must be >= 1/],
   ])('refuses %j naming the field', (value, message) => {
     expect(prefixCacheIssue(value)).toMatch(message);
   });

@@ -11,7 +11,7 @@
  * {@link DEFAULT_KV_GB_PER_TOKEN}).
  */
 import { DEFAULT_KV_GB_PER_TOKEN } from './prefix-cache-options.js';
-import type { ModelSpec, NodeProfile, SwarmPlan } from './types.js';
+import type { ModelSpec, NodeProfile, SwarmPlan } from '../core/types.js';
 
 /** Each pipeline's KV capacity in tokens, by pipeline id (0 when a node of it is unknown). */
 export function kvCapacities(plan: SwarmPlan, memoryOf: (nodeId: string) => number | undefined): Map<string, number> {

@@ -1,7 +1,7 @@
 /** Each copy's KV capacity (docs/prefix-cache.md, "Capacity"): the memory its weights leave, split on shared nodes. */
 import { describe, expect, it } from 'vitest';
-import { kvCapacities, memoryReader } from '../../src/core/kv-capacity.js';
-import { DEFAULT_KV_GB_PER_TOKEN } from '../../src/core/prefix-cache-options.js';
+import { kvCapacities, memoryReader } from '../../src/prefix/kv-capacity.js';
+import { DEFAULT_KV_GB_PER_TOKEN } from '../../src/prefix/prefix-cache-options.js';
 import type { SwarmPlan } from '../../src/core/types.js';
 import { planSwarm, validatePlan } from '../../src/core/index.js';
 

@@ -3,10 +3,10 @@
  * and the two pure rules the router applies with them: the price of a prompt's tokens given how
  * many a copy holds cached, and the imbalance guard.
  */
-import { describeValue } from './describe.js';
-import type { CostWeights } from './types.js';
+import { describeValue } from '../core/describe.js';
+import type { CostWeights } from '../core/types.js';
 
-/** How the swarm remembers what each copy has cached (`SwarmConfig.prefixCache`). */
+/** How the swarm remembers what each copy has cached: the options of `prefixCache(options)` (`hecate-swarm/prefix`). */
 export interface PrefixCacheOptions {
   /** Characters per block of a text prompt. @defaultValue 64 */
   readonly textBlockChars?: number;
@@ -56,22 +56,22 @@ export const DEFAULT_KV_GB_PER_TOKEN = 0.000128;
 
 const INTEGER_KEYS = ['textBlockChars', 'idBlockSize', 'maxBlocksPerCopy'] as const;
 
-/** What is wrong with `config.prefixCache`, or undefined. `false` turns the index off. */
+/** What is wrong with the options of `prefixCache(options)`, or undefined. */
 export function prefixCacheIssue(value: unknown): string | undefined {
-  if (value === undefined || value === false) return undefined;
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return `config "prefixCache" must be false or an object { textBlockChars?, idBlockSize?, … }, got ${describeValue(value)}`;
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return `prefixCache options must be an object { textBlockChars?, idBlockSize?, … }, got ${describeValue(value)}`;
   const o = value as Record<string, unknown>;
   for (const key in o) {
-    if (!(key in PREFIX_CACHE_DEFAULTS)) return `config "prefixCache": unknown key ${describeValue(key)} (known: ${Object.keys(PREFIX_CACHE_DEFAULTS).join(', ')})`;
+    if (!(key in PREFIX_CACHE_DEFAULTS)) return `prefixCache option ${describeValue(key)} is unknown (known: ${Object.keys(PREFIX_CACHE_DEFAULTS).join(', ')})`;
     const v = o[key];
     if (v === undefined) continue;
     const integer = (INTEGER_KEYS as readonly string[]).includes(key);
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (integer && (!Number.isInteger(v) || v < 1 || v > 1_048_576))) {
-      return `config "prefixCache.${key}" must be ${integer ? 'an integer from 1 to 1048576' : 'a finite number >= 0'}, got ${describeValue(v)}`;
+      return `prefixCache option "${key}" must be ${integer ? 'an integer from 1 to 1048576' : 'a finite number >= 0'}, got ${describeValue(v)}`;
     }
   }
-  if (typeof o['cachedShare'] === 'number' && o['cachedShare'] > 1) return `config "prefixCache.cachedShare" must be from 0 to 1, got ${o['cachedShare']}`;
-  if (typeof o['balanceRel'] === 'number' && o['balanceRel'] < 1) return `config "prefixCache.balanceRel" must be >= 1, got ${o['balanceRel']}`;
+  if (typeof o['cachedShare'] === 'number' && o['cachedShare'] > 1) return `prefixCache option "cachedShare" must be from 0 to 1, got ${o['cachedShare']}`;
+  if (typeof o['balanceRel'] === 'number' && o['balanceRel'] < 1) return `prefixCache option "balanceRel" must be >= 1, got ${o['balanceRel']}`;
   return undefined;
 }
 

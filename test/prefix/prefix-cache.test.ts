@@ -1,11 +1,17 @@
 /**
  * The prefix cache on a swarm (docs/prefix-cache.md): a prompt prefers the copy holding it, the
  * estimate and its correction, opting out, the imbalance guard, the lifecycle (down, growth,
- * retirement), and `costModel: 'original'` unchanged by a prompt.
+ * retirement), and `costModel: 'original'` unchanged by a prompt; the plug-in's options and a
+ * swarm without it.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createSwarm, ManualClock, RoutingError, swarmConfig, SwarmError, type NodeProfile, type Route, type SwarmConfig, type SwarmRequest } from '../../src/index.js';
+import { persistSwarm, restoreSwarm } from '../../src/persistence/index.js';
+import { prefixCache, type PrefixCacheOptions } from '../../src/prefix/index.js';
+
+/** The plug-in with its defaults (each swarm gets its own index). */
+const on = { seed: 1, prefixCache: prefixCache() };
 
 const equal = (n: number, memoryGb = 8): NodeProfile[] => Array.from({ length: n }, (_, i) => ({ id: `n${i}`, memoryGb, score: 2, latencyMs: 10 }));
 const system = 'You are a careful assistant. Answer in one sentence. '.repeat(40); // 2,120 characters: 33 whole blocks
@@ -13,7 +19,7 @@ const ask = (q: string) => system + q;
 
 describe('routing with a prompt', () => {
   it('sends a prompt sharing a prefix to the copy that served it, and says how much it holds', () => {
-    const swarm = createSwarm(equal(4), swarmConfig(4, 4), { seed: 1 });
+    const swarm = createSwarm(equal(4), swarmConfig(4, 4), on);
     const first = swarm.route({ prompt: ask('What is a copy?') });
     expect(first.cachedTokens).toBe(0);
     const next = swarm.route({ prompt: ask('What is a plan?') });
@@ -28,7 +34,7 @@ describe('routing with a prompt', () => {
   });
 
   it('defaults tokens to ⌈characters ÷ 4⌉ or the ids, and counts token-id prompts in ids', () => {
-    const swarm = createSwarm(equal(2), swarmConfig(4, 2), { seed: 1 });
+    const swarm = createSwarm(equal(2), swarmConfig(4, 2), on);
     const ids = Array.from({ length: 100 }, (_, i) => i);
     swarm.route({ prompt: ids });
     const again = swarm.route({ prompt: [...ids, 7, 7, 7] });
@@ -37,22 +43,26 @@ describe('routing with a prompt', () => {
     swarm.stop();
   });
 
-  it('cache: false neither reads nor learns; prefixCache: false turns the index off', () => {
-    const swarm = createSwarm(equal(2), swarmConfig(4, 2), { seed: 1 });
+  it('cache: false neither reads nor learns; without the plug-in a prompt only sets tokens', () => {
+    const swarm = createSwarm(equal(2), swarmConfig(4, 2), on);
     const r = swarm.route({ prompt: ask('a'), cache: false });
     expect(r.cachedTokens).toBeUndefined();
     expect(swarm.route({ prompt: ask('b') }).cachedTokens).toBe(0);
     expect(swarm.prefixStats().requests).toBe(1);
     swarm.stop();
-    const off = createSwarm(equal(2), { ...swarmConfig(4, 2), prefixCache: false }, { seed: 1 });
-    off.route({ prompt: ask('a') });
-    expect(off.route({ prompt: ask('a') }).cachedTokens).toBeUndefined();
-    expect(off.prefixStats()).toMatchObject({ requests: 0, blocks: 0 });
+    const off = createSwarm(equal(2), swarmConfig(4, 2), { seed: 1 });
+    const lease = off.route({ prompt: ask('a') }, { reserve: true }).lease;
+    const again = off.route({ prompt: ask('a') });
+    expect(again.cachedTokens).toBeUndefined();
+    expect(again.cost).toBe(off.route({ tokens: Math.ceil(ask('a').length / 4) }).cost);
+    off.release(lease, { cachedTokens: 100 }); // accepted, ignored
+    expect(() => off.release(lease, { cachedTokens: 1 })).toThrow(SwarmError); // released once
+    expect(off.prefixStats()).toEqual({ requests: 0, promptTokens: 0, estimatedTokens: 0, reports: 0, reportedTokens: 0, reportedEstimate: 0, guarded: 0, blocks: 0 });
     off.stop();
   });
 
   it('refuses a bad prompt, cache flag, config or reported cachedTokens with a typed error naming the field', () => {
-    const swarm = createSwarm(equal(2), swarmConfig(4, 2), { seed: 1 });
+    const swarm = createSwarm(equal(2), swarmConfig(4, 2), on);
     expect(() => swarm.route({ prompt: [1, -2] })).toThrow(RoutingError);
     expect(() => swarm.route({ prompt: 5 } as unknown as SwarmRequest)).toThrow(/"prompt"/);
     expect(() => swarm.route({ cache: 'no' } as unknown as SwarmRequest)).toThrow(/"cache"/);
@@ -62,16 +72,20 @@ describe('routing with a prompt', () => {
     swarm.release(leased.lease, { cachedTokens: 0 }); // the refused calls left it open
     expect(swarm.prefixStats()).toMatchObject({ reports: 1, reportedTokens: 0 });
     swarm.stop();
-    expect(() => createSwarm(equal(2), { ...swarmConfig(4, 2), prefixCache: { textBlockChars: 0 } }, { seed: 1 })).toThrow(/prefixCache.textBlockChars/);
-    expect(() => createSwarm(equal(2), { ...swarmConfig(4, 2), prefixCache: { blocks: 3 } } as unknown as SwarmConfig, { seed: 1 })).toThrow(/unknown key "blocks"/);
+    expect(() => prefixCache({ textBlockChars: 0 })).toThrow(/prefixCache option "textBlockChars"/);
+    expect(() => prefixCache({ blocks: 3 } as unknown as PrefixCacheOptions)).toThrow(/prefixCache option "blocks" is unknown/);
+    expect(() => prefixCache(false as unknown as PrefixCacheOptions)).toThrow(SwarmError);
+    // The settings moved from the config to the plug-in: the old field is refused, naming the new way.
+    expect(() => createSwarm(equal(2), { ...swarmConfig(4, 2), prefixCache: {} } as unknown as SwarmConfig, { seed: 1 })).toThrow(/config "prefixCache".*hecate-swarm\/prefix/);
+    expect(() => createSwarm(equal(2), swarmConfig(4, 2), { prefixCache: { tokenWeight: 1 } } as never)).toThrow(/option "prefixCache" must be what prefixCache\(options\)/);
     expect(() => createSwarm(equal(2), { models: [{ id: 'base', layers: 4, pipelines: 2, kvGbPerToken: 0 }] }, { seed: 1 })).toThrow(/kvGbPerToken/);
   });
 
   it('without the guard a long shared prompt would pile onto the cached copy; with it a burst held at once spreads', () => {
     // A 64 K-token shared prefix saves more than many reservations cost, so only the guard spreads the burst.
     const big = 'lorem ipsum dolor sit amet '.repeat(10_000);
-    const burst = (config: SwarmConfig) => {
-      const swarm = createSwarm(equal(2, 16), config, { seed: 1 });
+    const burst = (options?: PrefixCacheOptions) => {
+      const swarm = createSwarm(equal(2, 16), swarmConfig(4, 2), { seed: 1, prefixCache: prefixCache(options) });
       const counts = new Map<string, number>();
       for (let i = 0; i < 12; i++) {
         const r = swarm.route({ prompt: `${big}${i}` }, { reserve: true });
@@ -81,15 +95,15 @@ describe('routing with a prompt', () => {
       swarm.stop();
       return { counts: [...counts.values()].sort((a, b) => a - b), guarded };
     };
-    const guarded = burst(swarmConfig(4, 2));
+    const guarded = burst();
     expect((guarded.counts[1] as number) - (guarded.counts[0] as number)).toBeLessThanOrEqual(3); // balanceAbs 2, plus the request that tips it
     expect(guarded.guarded).toBeGreaterThan(0);
-    const unguarded = burst({ ...swarmConfig(4, 2), prefixCache: { balanceAbs: 1_000 } });
+    const unguarded = burst({ balanceAbs: 1_000 });
     expect(unguarded.counts).toEqual([12]); // all on the copy that served the first
   });
 
   it('weights.tokens scales the cached saving (the scan path): a reserved copy keeps a prompt it holds', () => {
-    const swarm = createSwarm(equal(2), swarmConfig(4, 2), { seed: 1 });
+    const swarm = createSwarm(equal(2), swarmConfig(4, 2), on);
     const held = swarm.route({ prompt: ask('0') }, { reserve: true }); // in flight on its copy
     const weighted = swarm.route({ prompt: ask('1'), weights: { tokens: 20 } });
     expect(weighted.pipelineId).toBe(held.pipelineId); // 20 × the saving (4.6) is more than a reservation (30)
@@ -100,8 +114,8 @@ describe('routing with a prompt', () => {
     swarm.stop();
   });
 
-  it('prefixCache.tokenWeight scales the same saving for the whole swarm, on the routing index', () => {
-    const swarm = createSwarm(equal(2), { ...swarmConfig(4, 2), prefixCache: { tokenWeight: 20 } }, { seed: 1 });
+  it('prefixCache({ tokenWeight }) scales the same saving for the whole swarm, on the routing index', () => {
+    const swarm = createSwarm(equal(2), swarmConfig(4, 2), { seed: 1, prefixCache: prefixCache({ tokenWeight: 20 }) });
     const held = swarm.route({ prompt: ask('0') }, { reserve: true });
     const next = swarm.route({ prompt: ask('1') });
     expect(next.pipelineId).toBe(held.pipelineId);
@@ -110,7 +124,7 @@ describe('routing with a prompt', () => {
   });
 
   it('corrects its estimate from the copy\'s report: a copy that evicts sooner is trusted with less', () => {
-    const swarm = createSwarm(equal(1, 4.2), swarmConfig(4, 1), { seed: 1 }); // 0.2 GB of KV: 1,562 tokens
+    const swarm = createSwarm(equal(1, 4.2), swarmConfig(4, 1), on); // 0.2 GB of KV: 1,562 tokens
     const prompts = Array.from({ length: 6 }, (_, i) => `${i}:${'q'.repeat(800)}`); // 12 blocks each
     for (const p of prompts.slice(0, 3)) swarm.route({ prompt: p });
     const r = swarm.route({ prompt: prompts[0] as string }, { reserve: true });
@@ -123,9 +137,30 @@ describe('routing with a prompt', () => {
   });
 });
 
+describe('the plug-in', () => {
+  it('gives each swarm its own index, and a restored swarm takes it again with an empty one', () => {
+    const plugin = prefixCache();
+    const a = createSwarm(equal(2), swarmConfig(4, 2), { seed: 1, prefixCache: plugin });
+    a.route({ prompt: ask('1') });
+    const b = createSwarm(equal(2), swarmConfig(4, 2), { seed: 1, prefixCache: plugin });
+    expect(b.route({ prompt: ask('2') }).cachedTokens).toBe(0); // a's index is a's
+    expect(a.route({ prompt: ask('2') }).cachedTokens).toBe(528);
+    const saved = persistSwarm(a);
+    a.stop();
+    b.stop();
+    const restored = restoreSwarm(equal(2), swarmConfig(4, 2), saved, { prefixCache: plugin });
+    expect(restored.route({ prompt: ask('3') }).cachedTokens).toBe(0); // the index is not saved
+    expect(restored.route({ prompt: ask('4') }).cachedTokens).toBe(528);
+    restored.stop();
+    const bare = restoreSwarm(equal(2), swarmConfig(4, 2), saved);
+    expect(bare.route({ prompt: ask('3') }).cachedTokens).toBeUndefined();
+    bare.stop();
+  });
+});
+
 describe('the lifecycle', () => {
   it('a copy loses its entries when a node of it goes down, and the next copy learns', () => {
-    const swarm = createSwarm(equal(4), swarmConfig(4, 2), { seed: 1 });
+    const swarm = createSwarm(equal(4), swarmConfig(4, 2), on);
     const first = swarm.route({ prompt: ask('1') });
     const node = first.stages[0]?.nodeId as string;
     swarm.markDown(node);
@@ -142,7 +177,7 @@ describe('the lifecycle', () => {
   });
 
   it('growth keeps the serving copies\' entries; a retirement wipes the copies through the node', () => {
-    const swarm = createSwarm(equal(4), swarmConfig(4, 2), { seed: 1 });
+    const swarm = createSwarm(equal(4), swarmConfig(4, 2), on);
     const first = swarm.route({ prompt: ask('1') });
     swarm.addNode({ id: 'late', memoryGb: 8, score: 2, latencyMs: 10 });
     const after = swarm.route({ prompt: ask('2') });
@@ -163,7 +198,7 @@ describe('the lifecycle', () => {
       { id: 'b1', memoryGb: 2, score: 2, latencyMs: 5 },
       { id: 'b2', memoryGb: 2, score: 2, latencyMs: 5 },
     ];
-    const swarm = createSwarm(profiles, { models: [{ id: 'base', layers: 4, pipelines: 2 }] }, { seed: 1 });
+    const swarm = createSwarm(profiles, { models: [{ id: 'base', layers: 4, pipelines: 2 }] }, on);
     swarm.markDown('a1');
     swarm.markDown('b2');
     const splice = swarm.route({ prompt: ask('1') });
@@ -179,7 +214,7 @@ describe("costModel: 'original'", () => {
       fc.property(
         fc.array(fc.record({ q: fc.nat(5), tokens: fc.option(fc.nat(5000), { nil: undefined }), reserve: fc.boolean(), load: fc.option(fc.double({ min: 0, max: 2, noNaN: true }), { nil: undefined }), node: fc.nat(3) }), { maxLength: 25 }),
         (steps) => {
-          const withPrompt = createSwarm(equal(4), swarmConfig(4, 2), { seed: 1, clock: new ManualClock(0) });
+          const withPrompt = createSwarm(equal(4), swarmConfig(4, 2), { seed: 1, clock: new ManualClock(0), prefixCache: prefixCache() });
           const without = createSwarm(equal(4), swarmConfig(4, 2), { seed: 1, clock: new ManualClock(0) });
           for (const s of steps) {
             const base: SwarmRequest = { costModel: 'original', ...(s.tokens !== undefined ? { tokens: s.tokens } : {}) };

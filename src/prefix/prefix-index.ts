@@ -16,7 +16,7 @@
  *   `maxBlocksPerCopy` blocks; a copy whose node goes down or leaves, or whose stages change,
  *   loses every entry.
  */
-import { kvCapacities } from '../core/kv-capacity.js';
+import { kvCapacities } from './kv-capacity.js';
 import type { Pipeline, SwarmPlan } from '../core/types.js';
 
 /** One block held by one copy. */

@@ -11,42 +11,12 @@
  */
 import { chainCost, type ResolvedRequest } from '../core/cost.js';
 import { isIntact, planIndex } from '../core/plan-index.js';
-import { emptyBlocks, promptBlocks, promptTokens, stringSeed, type Prompt } from '../core/prompt-blocks.js';
-import { imbalanced, promptTokensCost, resolvePrefixCache, type PrefixCacheOptions, type ResolvedPrefixCache } from '../core/prefix-cache-options.js';
-import type { NodeProfile, Pipeline, Route, SwarmPlan } from '../core/types.js';
+import { promptTokens, type Prompt } from '../core/prompt.js';
+import type { Pipeline, Route, SwarmPlan } from '../core/types.js';
+import type { PrefixHook, PrefixHost, PrefixStats } from '../runtime/prefix-hook.js';
+import { imbalanced, promptTokensCost, type ResolvedPrefixCache } from './prefix-cache-options.js';
 import { PrefixIndex, type CopyCache } from './prefix-index.js';
-import type { TelemetryTable } from './telemetry-table.js';
-
-/** What the router reads of the Swarm. */
-export interface PrefixHost {
-  readonly table: TelemetryTable;
-  plan(): SwarmPlan;
-  /** A member's memory, for the copies' KV capacity. */
-  memoryOf(nodeId: string): number | undefined;
-  /** A member's declared slots (concurrent requests), if it declares them. */
-  slotsOf(nodeId: string): number | undefined;
-  /** Whether a lease is still open (the router forgets the estimates of leases gone). */
-  isOpen(leaseId: string): boolean;
-}
-
-/** The router's counters since the swarm started (plain numbers; nothing of any prompt). */
-export interface PrefixStats {
-  /** Routes of a request with a prompt that the index read and learnt. */
-  readonly requests: number;
-  /** Their tokens. */
-  readonly promptTokens: number;
-  /** Of those, the tokens the router estimated cached on the chosen copy (`route.cachedTokens`). */
-  readonly estimatedTokens: number;
-  /** Releases that reported `cachedTokens`. */
-  readonly reports: number;
-  /** The tokens they reported cached, and what the router had estimated for the same requests. */
-  readonly reportedTokens: number;
-  readonly reportedEstimate: number;
-  /** Routes the imbalance guard sent by load instead of by cache. */
-  readonly guarded: number;
-  /** Blocks held in the index now, over every copy. */
-  readonly blocks: number;
-}
+import { emptyBlocks, promptBlocks, stringSeed } from './prompt-blocks.js';
 
 interface LeaseNote {
   readonly copy: CopyCache;
@@ -56,8 +26,7 @@ interface LeaseNote {
 }
 
 /** See the module comment. */
-export class PrefixRouter {
-  readonly options: ResolvedPrefixCache | undefined;
+export class PrefixRouter implements PrefixHook {
   private index: PrefixIndex | undefined;
   private readonly blocks = emptyBlocks();
   private readonly leases = new Map<string, LeaseNote>();
@@ -70,18 +39,15 @@ export class PrefixRouter {
   /** The chosen route's cost with its cached tokens; undefined keeps the route's own. */
   private cost: number | undefined;
 
-  constructor(options: false | PrefixCacheOptions | undefined, private readonly host: PrefixHost) {
-    this.options = options === false ? undefined : resolvePrefixCache(options);
-  }
+  constructor(readonly options: ResolvedPrefixCache, private readonly host: PrefixHost) {}
 
   /**
-   * Takes a request: false when it has no prompt, opted out or the index is off (route as
-   * before); else its prompt is hashed for `modelId` and `choose` and `finish` follow.
+   * Takes a request: false when it has no prompt or opted out (route as before); else its prompt is hashed for `modelId` and `choose` and `finish` follow.
    */
   begin(request: { readonly prompt?: Prompt; readonly cache?: boolean }, modelId: string, r: ResolvedRequest): boolean {
     const o = this.options;
     const prompt = request.prompt;
-    if (o === undefined || prompt === undefined || request.cache === false) return false;
+    if (prompt === undefined || request.cache === false) return false;
     this.hash(prompt, modelId, o);
     // The original cost model reads no prompt (tokens 0 by default); the estimate still counts the prompt's tokens.
     this.tokens = r.costModel === 'original' && r.tokens === 0 ? promptTokens(prompt) : r.tokens;
@@ -98,7 +64,7 @@ export class PrefixRouter {
   }
 
   private get built(): PrefixIndex {
-    return (this.index ??= new PrefixIndex(this.host.plan(), (id) => this.host.memoryOf(id), (this.options as ResolvedPrefixCache).maxBlocksPerCopy));
+    return (this.index ??= new PrefixIndex(this.host.plan(), (id) => this.host.memoryOf(id), this.options.maxBlocksPerCopy));
   }
 
   /** The tokens of the request in hand that `depth` blocks hold. */
@@ -108,7 +74,7 @@ export class PrefixRouter {
 
   /** The tokens term of the request in hand with `held` blocks cached. */
   private tokensTerm(held: number, r: ResolvedRequest): number {
-    const o = this.options as ResolvedPrefixCache;
+    const o = this.options;
     return promptTokensCost(this.tokens, this.cachedOf(held), o.cachedShare, r.weights, o.tokenWeight);
   }
 
@@ -201,7 +167,7 @@ export class PrefixRouter {
   private guardTrips(cached: Route['stages'], byLoad: Route['stages']): boolean {
     const [a, as] = this.loadOf(cached);
     const [b, bs] = this.loadOf(byLoad);
-    return imbalanced(a, as, b, bs, this.options as ResolvedPrefixCache);
+    return imbalanced(a, as, b, bs, this.options);
   }
 
   /** A copy's load: the requests in flight on its busiest node, and its slots (the fewest any node declares), if every node declares some. */
@@ -260,7 +226,7 @@ export class PrefixRouter {
    */
   learn(route: Route, request: { readonly prompt?: Prompt; readonly cache?: boolean; readonly model?: string }, tokens: number): void {
     const o = this.options;
-    if (o === undefined || request.prompt === undefined || request.cache === false) return;
+    if (request.prompt === undefined || request.cache === false) return;
     const index = this.built;
     const c = this.copyOf(route);
     if (c === undefined) return;
@@ -294,23 +260,4 @@ function sameStages(a: Route['stages'], b: Route['stages']): boolean {
     if (x.nodeId !== y.nodeId || x.layerStart !== y.layerStart || x.layerEnd !== y.layerEnd) return false;
   }
   return true;
-}
-
-/** The host over a Swarm's routing view and the statechart's context (members' profiles, the plan). */
-export function swarmPrefixHost(
-  table: TelemetryTable,
-  context: () => { readonly plan: SwarmPlan; readonly members: ReadonlyMap<string, { readonly profile: NodeProfile }> },
-  isOpen: (leaseId: string) => boolean,
-): PrefixHost {
-  return {
-    table,
-    plan: () => context().plan,
-    memoryOf: (id) => context().members.get(id)?.profile.memoryGb,
-    slotsOf: (id) => {
-      // Declared by the admission work when it lands (`NodeProfile.slots`); read as data until then.
-      const slots = (context().members.get(id)?.profile as { readonly slots?: unknown } | undefined)?.slots;
-      return typeof slots === 'number' && slots > 0 ? slots : undefined;
-    },
-    isOpen,
-  };
 }

@@ -1,7 +1,8 @@
 /** Prompt blocks (docs/prefix-cache.md): chained keys, prefix-stable whatever follows, text apart from ids. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkPrompt, emptyBlocks, promptBlocks, promptTokens, PROMPT_LIMIT, stringSeed, type Prompt } from '../../src/core/prompt-blocks.js';
+import { checkPrompt, promptTokens, PROMPT_LIMIT, type Prompt } from '../../src/core/prompt.js';
+import { emptyBlocks, promptBlocks, stringSeed } from '../../src/prefix/prompt-blocks.js';
 import { RoutingError } from '../../src/core/errors.js';
 
 const keysOf = (prompt: Prompt, model = 'base', size = typeof prompt === 'string' ? 64 : 16): number[] => {
