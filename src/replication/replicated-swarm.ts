@@ -238,11 +238,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     return this.link.status();
   }
 
-  /**
-   * The other replicas' reservations as this one merged them from their announcements
-   * (docs/replication.md, "Shared load"): the replicas counted and their open reservations per
-   * node, which this replica's routing cost prices with its own. Empty with `shareLoad: false`.
-   */
+  /** The other replicas' reservations per node as merged here, priced with its own (docs/replication.md, "Shared load"); empty with `shareLoad: false`. */
   sharedLoad(): SharedLoad {
     return this.load?.shared() ?? { replicas: [], inflight: {} };
   }
@@ -282,10 +278,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     return this.proposer.proposeEntry<BindingOutcome>((v, id) => ({ v: Math.max(v, 2), type: 'swarm.binding', id, nodeId, key }));
   }
 
-  /**
-   * The local Swarm's `swarmDigest`: a stable hash of the plan, the status, every member's
-   * liveness and the id counter, equal on replicas that applied the same entries.
-   */
+  /** The local Swarm's `swarmDigest` (plan, status, members' liveness, id counter): equal on replicas that applied the same entries. */
   digest(): string {
     return swarmDigest(this[kLocal]());
   }

@@ -11,11 +11,11 @@ import type { SwarmState } from '../core/state.js';
 import { swarmConfigIssue, swarmOptionsIssue } from '../core/swarm-config.js';
 import type { IdSource, NodeProfile, NodeTelemetry, Route } from '../core/types.js';
 import { baseModelId } from '../core/validate.js';
+import { isTimerClock, systemClock } from './clock.js';
 import { randomIds } from './ids.js';
 import { kInternals, type SwarmInternals, type SwarmOrigin } from './internal.js';
 import { LeaseTable } from './lease-table.js';
 import { applyCommand, join, retire, revive, runningSnapshot, takeDown, unknownNode } from './lifecycle-commands.js';
-import { isTimerClock, systemClock } from './clock.js';
 import { lifecycleOf } from './node-lifecycle.js';
 import { plainProfile, plainSample } from './plain.js';
 import type { NodeLifecycle, SwarmContract } from './swarm-contract.js';
@@ -30,7 +30,6 @@ import type { Growth, Lease, LeasedRoute, ReleaseOutcome, Rescue, Retirement, Re
 
 type RunningActor = Actor<ReturnType<typeof provideSwarm>>;
 type SwarmSnapshot = SnapshotFrom<RunningActor>;
-
 export type { SwarmActor } from './inspection-handle.js';
 
 /**
