@@ -1,12 +1,12 @@
 /**
  * `node dist-bench/bench/shared-load-sim.js [seeds] [requests] [orchestrators]`: W5 in the load
  * simulation with several orchestrators sharing the load signal at modelled announcement delays
- * (src/sim/load/shared-load-sim.ts; docs/replication.md, "Shared load"). Prints p99 against one
+ * (bench/shared-load-model.ts; docs/replication.md, "Shared load"). Prints p99 against one
  * orchestrator's on the same arrivals, per seed and as the median ratio.
  *
  *     npm run build:bench && node dist-bench/bench/shared-load-sim.js 5 20000 8
  */
-import { runSharedLoadSim, sharedLoadTable } from '../src/sim/load/shared-load-sim.js';
+import { runSharedLoadSim, sharedLoadTable } from './shared-load-model.js';
 
 const seeds = Number(process.argv[2] ?? 5);
 const requests = Number(process.argv[3] ?? 20_000);

@@ -1,7 +1,8 @@
 /** `hecate-node serve`: the HTTP orchestrator (docs/serve.md). */
 import type { ModelSpec, NodeProfile } from '../core/types.js';
 import { SERVE_DETECTOR, startOrchestrator } from '../serve/orchestrator.js';
-import { loadClientClasses, type ClientClasses } from '../serve/client-classes.js';
+import type { ClientClasses } from '../serve/client-classes.js';
+import { loadClientClasses } from './client-classes-file.js';
 import { loadTopology } from '../sim/topology.js';
 import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';

@@ -4,7 +4,8 @@
  * class past its maxInFlight is refused 429 with a retry-after.
  */
 import { describe, expect, it } from 'vitest';
-import { ClassLimits, classOf, classTokens, loadClientClasses, type ClientClasses } from '../../src/serve/client-classes.js';
+import { loadClientClasses } from '../../src/cli/client-classes-file.js';
+import { ClassLimits, classOf, classTokens, type ClientClasses } from '../../src/serve/client-classes.js';
 import { ServeError } from '../../src/serve/serve-error.js';
 
 const TOKENS: Record<string, string> = { '/cfg/critical.token': 'critical-token-0123456789\n', '/cfg/other.token': 'critical-token-0123456789' };

@@ -8,19 +8,19 @@
  * router, `routers` that see only their own reservations, and `routers` sharing at each delay,
  * as p99 against one router's on the same arrivals. Pure: no IO.
  */
-import { RoutingError } from '../../core/errors.js';
-import type { Route } from '../../core/types.js';
-import type { LoadAnnouncement } from '../../replication/load-announcement.js';
-import { MergedInflight } from '../../replication/merged-inflight.js';
-import { createSwarm } from '../../runtime/create-swarm.js';
-import { kInternals, type SharedInflight } from '../../runtime/internal.js';
-import type { Lease, LeasedRoute } from '../../runtime/types.js';
-import { runEngine, simClock, type SimClock } from './engine.js';
-import { resolveStages, buildTopology, DEFAULT_TOPOLOGY, type BuiltTopology } from './load-topology.js';
-import { measure } from './metrics.js';
-import { createRng, deriveSeed } from './rng.js';
-import type { Outcome, Pick, Router } from './router.js';
-import { fourRoutersWorkload, type Workload } from './workloads.js';
+import { RoutingError } from '../src/core/errors.js';
+import type { Route } from '../src/core/types.js';
+import type { LoadAnnouncement } from '../src/replication/load-announcement.js';
+import { MergedInflight } from '../src/replication/merged-inflight.js';
+import { createSwarm } from '../src/runtime/create-swarm.js';
+import { kInternals, type SharedInflight } from '../src/runtime/internal.js';
+import type { Lease, LeasedRoute } from '../src/runtime/types.js';
+import { runEngine, simClock, type SimClock } from '../src/sim/load/engine.js';
+import { resolveStages, buildTopology, DEFAULT_TOPOLOGY, type BuiltTopology } from '../src/sim/load/load-topology.js';
+import { measure } from '../src/sim/load/metrics.js';
+import { createRng, deriveSeed } from '../src/sim/load/rng.js';
+import type { Outcome, Pick, Router } from '../src/sim/load/router.js';
+import { fourRoutersWorkload, type Workload } from '../src/sim/load/workloads.js';
 
 /** Options of {@link runSharedLoadSim}. */
 export interface SharedLoadSimOptions {
