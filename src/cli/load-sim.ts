@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { overloadTable, runOverloadComparison, W8_DEFAULT_REQUESTS, W8_ID, type OverloadComparison } from '../sim/load/overload-comparison.js';
 import { W7_DEFAULT_REQUESTS, W7_FULL_REQUESTS, W7_WORK_LIMIT, w7Scale } from '../sim/load/prefix-requests.js';
-import { prefixTable, runPrefixSim, PREFIX_POLICIES, type PrefixSimResult } from '../sim/load/prefix-sim.js';
+import { runPrefixSim, PREFIX_POLICIES, type PrefixSimResult } from '../sim/load/prefix-sim.js';
 import { LOAD_SIM_LIMITS, runLoadSim, selectWorkloads, type LoadSimResult } from '../sim/load/run.js';
 import { runSessionSim, sessionTable, W6_ID, type SessionSimResult } from '../sim/load/session-sim.js';
 import { cdfSvgs } from '../sim/load/svg.js';
@@ -15,7 +15,7 @@ import { PREFIX_WORKLOADS } from '../sim/load/prefix-workloads.js';
 import { burstyFieldIssue, DEFAULT_BURSTY, WORKLOADS, type BurstyShape } from '../sim/load/workloads.js';
 import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { CliIO, Command } from './command.js';
-import { extraSections, resultsDocument, soloMarkdown, type ExtraResults } from './load-sim-document.js';
+import { extraSections, prefixSection, resultsDocument, soloMarkdown, type ExtraResults } from './load-sim-document.js';
 import { selectLoadSim } from './load-sim-selection.js';
 import { prepareOutputDir } from './output.js';
 
@@ -133,7 +133,7 @@ export const command: Command = {
     if (args.values['json'] === true) {
       io.stdout(`${JSON.stringify(resultsDocument(result, w6, extra), null, 2)}\n`);
     } else {
-      const tables = [result === undefined ? '' : resultsTable(result), w6 === undefined ? '' : sessionTable(w6), prefix === undefined ? '' : `${prefixTable(prefix)}\n`, overload === undefined ? '' : overloadTable(overload)];
+      const tables = [result === undefined ? '' : resultsTable(result), w6 === undefined ? '' : sessionTable(w6), prefix === undefined ? '' : prefixSection(prefix), overload === undefined ? '' : overloadTable(overload)];
       io.stdout(tables.filter((t) => t.length > 0).join('\n'));
     }
     return 0;
