@@ -4,7 +4,7 @@
  * the targets. Shared by `hecate-node load-sim --workload w8` and bench/w8-overload.ts. Plain data.
  */
 import { OVERLOAD_POLICIES, runOverload, W8_ADMISSION, W8_CLASSES, type OverloadClass, type OverloadPolicy, type OverloadResult } from './overload-sim.js';
-import { median, round } from './run.js';
+import { median } from './run.js';
 
 /** W8's id in `load-sim --workload`. */
 export const W8_ID = 'w8-overload';
@@ -15,7 +15,7 @@ export const W8_RHO = 1.5;
 /** The light load at which admission must cost nothing. */
 export const W8_LIGHT_RHO = 0.8;
 
-/** One policy at 150% load, medians over the seeds. */
+/** One policy at 150% load, medians over the seeds (unrounded: the tables round). */
 export interface OverloadRow {
   readonly policy: OverloadPolicy;
   /** Goodput ÷ capacity. */
@@ -93,11 +93,11 @@ export async function runOverloadComparison(options: OverloadComparisonOptions =
   const over = await runs(W8_RHO);
   const rows = [...over].map(([policy, rs]): OverloadRow => ({
     policy,
-    goodput: round(median(rs.map((r) => r.goodput)), 4),
+    goodput: median(rs.map((r) => r.goodput)),
     classes: W8_CLASSES.map((c, k) => {
       const of = (r: OverloadResult) => r.classes[k] as OverloadResult['classes'][number];
       const p99 = median(rs.map((r) => of(r).p99Ms ?? Infinity));
-      return { name: c.name, goodputShare: round(median(rs.map((r) => of(r).goodputShare)), 4), p99Ms: Number.isFinite(p99) ? round(p99, 1) : null };
+      return { name: c.name, goodputShare: median(rs.map((r) => of(r).goodputShare)), p99Ms: Number.isFinite(p99) ? p99 : null };
     }),
     saturated: median(rs.map((r) => r.classes.reduce((s, c) => s + c.saturated, 0))),
     deadline: median(rs.map((r) => r.classes.reduce((s, c) => s + c.deadline, 0))),
@@ -107,7 +107,7 @@ export async function runOverloadComparison(options: OverloadComparisonOptions =
   const p99None = median((low.get('none') ?? []).map((r) => r.p99DoneMs));
   const light = [...low].map(([policy, rs]): LightRow => {
     const p99 = median(rs.map((r) => r.p99DoneMs));
-    return { policy, p99Ms: round(p99, 1), p99VsNone: round(p99 / p99None, 3), goodput: round(median(rs.map((r) => r.goodput)), 4) };
+    return { policy, p99Ms: p99, p99VsNone: p99 / p99None, goodput: median(rs.map((r) => r.goodput)) };
   });
   return { workload: W8_ID, seeds, requestsPerRun: requests, classes: W8_CLASSES, admission: W8_ADMISSION, rho: W8_RHO, rows, lightRho: W8_LIGHT_RHO, light, targets: overloadTargets(rows, light) };
 }
