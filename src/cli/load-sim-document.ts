@@ -38,6 +38,16 @@ export function extraSections(extra: ExtraResults): string {
   ].join('');
 }
 
+/**
+ * ` --workload …` naming what ran, for results.md beside the request workloads when W7 or W8 ran
+ * too (without them the command never named its workloads: those bytes stay).
+ */
+export function workloadFlag(result: LoadSimResult, w6: SessionSimResult | undefined, extra: ExtraResults): string {
+  if (extra.prefix === undefined && extra.overload === undefined) return '';
+  const ids = [...result.workloads.map((w) => w.workload), ...(w6 === undefined ? [] : [W6_ID]), ...(extra.prefix?.workloads.map((w) => w.workload) ?? []), ...(extra.overload === undefined ? [] : [W8_ID])];
+  return ` --workload ${ids.join(',')}`;
+}
+
 /** results.md when the request workloads did not run: the command that repeats it, then the tables. */
 export function soloMarkdown(w6: SessionSimResult | undefined, extra: ExtraResults): string | undefined {
   const ids = [...(w6 === undefined ? [] : [W6_ID]), ...(extra.prefix?.workloads.map((w) => w.workload) ?? []), ...(extra.overload === undefined ? [] : [W8_ID])];
