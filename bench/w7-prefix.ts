@@ -1,6 +1,7 @@
 /**
  * W7, prefix sharing (docs/prefix-cache.md, "Simulation"): the field's prefix-aware routers beside
- * ours and the oracle, 10 seeds by default, printed as a table with the issue's targets. Writes
+ * ours and the oracle, 10 seeds by default, printed as a table with the issue's targets (the same
+ * `runPrefixSim` as `hecate-node load-sim --workload w7 --requests 8970`, full size). Writes
  * nothing. Run after `npm run build:bench`: `node dist-bench/bench/w7-prefix.js [seeds] [workload,...]`.
  */
 import { prefixTable, runPrefixSim } from '../src/sim/load/prefix-sim.js';

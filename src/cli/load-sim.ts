@@ -4,13 +4,19 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { overloadTable, runOverloadComparison, W8_DEFAULT_REQUESTS, W8_ID, type OverloadComparison } from '../sim/load/overload-comparison.js';
+import { W7_DEFAULT_REQUESTS, W7_FULL_REQUESTS, W7_WORK_LIMIT, w7Scale } from '../sim/load/prefix-requests.js';
+import { runPrefixSim, PREFIX_POLICIES, type PrefixSimResult } from '../sim/load/prefix-sim.js';
 import { LOAD_SIM_LIMITS, runLoadSim, selectWorkloads, type LoadSimResult } from '../sim/load/run.js';
 import { runSessionSim, sessionTable, W6_ID, type SessionSimResult } from '../sim/load/session-sim.js';
 import { cdfSvgs } from '../sim/load/svg.js';
 import { resultsTable, sharesTable } from '../sim/load/table.js';
+import { PREFIX_WORKLOADS } from '../sim/load/prefix-workloads.js';
 import { burstyFieldIssue, DEFAULT_BURSTY, WORKLOADS, type BurstyShape } from '../sim/load/workloads.js';
 import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { CliIO, Command } from './command.js';
+import { extraSections, prefixSection, resultsDocument, soloMarkdown, workloadFlag, type ExtraResults } from './load-sim-document.js';
+import { selectLoadSim } from './load-sim-selection.js';
 import { prepareOutputDir } from './output.js';
 
 /** W6's mean steps per session (32 to 128): its unit of work for the progress lines. */
@@ -23,8 +29,8 @@ const spec: ArgsSpec = {
   flags: {
     seed: { type: 'string', value: 'n', description: 'First seed (default 1); runs use seeds n, n+1, ...' },
     seeds: { type: 'string', value: 'n', description: 'Number of seeds, 1-100 (default 10); results are medians over them.' },
-    workload: { type: 'string', value: 'id[,id...]', description: 'Workloads to run, by id or prefix (default all).', multiple: true },
-    requests: { type: 'string', value: 'n', description: 'Requests per run, 100-1000000 (default 20000).' },
+    workload: { type: 'string', value: 'id[,id...]', description: 'Workloads to run, by id or prefix (default all: W1-W6; W7 and W8 run only when named).', multiple: true },
+    requests: { type: 'string', value: 'n', description: `Requests per run, 100-1000000 (default 20000; W8 ${W8_DEFAULT_REQUESTS}; W7 at most ${W7_FULL_REQUESTS}, default ${W7_DEFAULT_REQUESTS}: half size).` },
     sessions: { type: 'string', value: 'n', description: `W6's sessions per run, 1-10000 (default 48).` },
     w2: { type: 'string', value: 'on=x,off=x,period=ms,every=ms', description: `W2's shape: load while on and off, mean period, mean time between bursts (default on=${DEFAULT_BURSTY.onRho},off=${DEFAULT_BURSTY.offRho},period=${DEFAULT_BURSTY.periodMs},every=${DEFAULT_BURSTY.burstEveryMs}).` },
     out: { type: 'string', value: 'dir', description: 'Also write results.json, results.md and cdf-<workload>.svg into this directory.' },
@@ -34,14 +40,18 @@ const spec: ArgsSpec = {
 
 const SUMMARY = 'Simulate load spreading (seeded, virtual time) and compare balancers with the Swarm.';
 const DETAILS = `Workloads: ${WORKLOADS.map((w) => w.id).join(', ')}, ${W6_ID} (sessions that resume
-from a failed stage beside restart from scratch; docs/sessions.md).
+from a failed stage beside restart from scratch; docs/sessions.md). Not in the default run, only
+when named: ${PREFIX_WORKLOADS.map((w) => w.id).join(', ')} (--workload w7: prefix sharing against
+the field's prefix-aware routers, docs/prefix-cache.md; --requests n builds them at n/${W7_FULL_REQUESTS}
+of full size) and ${W8_ID} (--workload w8: overload through admission, none / fifo / ours at
+150% and 80% load, docs/admission.md).
 Policies: wrr, random, least-outstanding, p2c, p2c-peak-ewma, seed-argmin (the real Swarm),
 ours-reserve (the real Swarm with in-flight leases), ours-latency-weights (the same with the
 capability and hop priors off: an experiment), ours-detect (ours finding failures itself:
 the phi detector on the monitor's samples and ejection, no health reports), oracle-sed
 (reference: reads the truth).
 Bounds: --seeds × --requests at most ${LOAD_SIM_LIMITS.work}, --seeds × --sessions at most
-${LOAD_SIM_LIMITS.sessionWork} (docs/inputs.md). Progress goes to
+${LOAD_SIM_LIMITS.sessionWork}; W7: --requests at most ${W7_FULL_REQUESTS}, --seeds × --requests at most ${W7_WORK_LIMIT} (docs/inputs.md). Progress goes to
 stderr: a bar on a terminal, else a line at each tenth of a long run. The same flags print the same bytes.
 
 Example:
@@ -59,16 +69,23 @@ export const command: Command = {
     }
     const seed = integerFlag(args, 'seed', 0, 2 ** 31 - 1) ?? 1;
     const seeds = integerFlag(args, 'seeds', 1, LOAD_SIM_LIMITS.seeds) ?? 10;
-    const requests = integerFlag(args, 'requests', 100, LOAD_SIM_LIMITS.requests) ?? 20_000;
+    const requestsFlag = integerFlag(args, 'requests', 100, LOAD_SIM_LIMITS.requests);
+    const requests = requestsFlag ?? 20_000;
     const raw = args.values['workload'];
     const workloads = (Array.isArray(raw) ? raw : []).flatMap((w) => w.split(',')).map((w) => w.trim()).filter((w) => w.length > 0);
     const sessions = integerFlag(args, 'sessions', 1, LOAD_SIM_LIMITS.sessions) ?? 48;
-    // W6 runs sessions, not requests: it has its own simulator. An id that names only W6 selects only it.
-    const isW6 = (id: string) => W6_ID === id || W6_ID.startsWith(id);
-    const requestIds = workloads.filter((id) => !isW6(id) || WORKLOADS.some((w) => w.id === id || w.id.startsWith(id)));
-    const runW6 = workloads.length === 0 || workloads.some(isW6);
-    const runRequests = workloads.length === 0 || requestIds.length > 0;
+    const { requestIds, runRequests, runW6, w7, runW8 } = selectLoadSim(workloads);
+    const w7Requests = requestsFlag ?? W7_DEFAULT_REQUESTS;
+    if (w7.length > 0 && w7Requests > W7_FULL_REQUESTS) {
+      throw new UsageError(`flag --requests: W7 holds ${W7_FULL_REQUESTS} requests at full size, got ${w7Requests} (docs/inputs.md)`);
+    }
+    if (w7.length > 0 && seeds * w7Requests > W7_WORK_LIMIT) {
+      throw new UsageError(`--seeds × --requests is ${seeds * w7Requests}, over the limit of ${W7_WORK_LIMIT} for W7 (docs/inputs.md); use fewer seeds or requests`);
+    }
     // Each bound only for what runs: W6 alone reads no --requests, the request workloads no --sessions.
+    if (runW8 && seeds * (requestsFlag ?? W8_DEFAULT_REQUESTS) > LOAD_SIM_LIMITS.work) {
+      throw new UsageError(`--seeds × --requests is ${seeds * (requestsFlag ?? W8_DEFAULT_REQUESTS)}, over the limit of ${LOAD_SIM_LIMITS.work} for ${W8_ID} (docs/inputs.md); use fewer seeds or requests`);
+    }
     if (runRequests && seeds * requests > LOAD_SIM_LIMITS.work) {
       throw new UsageError(`--seeds × --requests is ${seeds * requests}, over the limit of ${LOAD_SIM_LIMITS.work} (docs/inputs.md); use fewer seeds or requests`);
     }
@@ -97,12 +114,27 @@ export const command: Command = {
       w6 = await runSessionSim({ seed, seeds, sessions, onProgress: progress.update });
       progress.end();
     }
-    if (outDir !== undefined) writeResults(outDir, result, w6);
+    let prefix: PrefixSimResult | undefined;
+    if (w7.length > 0) {
+      const progress = progressReporter(io, w7Requests);
+      const total = w7.length * PREFIX_POLICIES.length * seeds;
+      let done = 0;
+      prefix = runPrefixSim({ seed, seeds, scale: w7Scale(w7Requests), workloads: w7, onProgress: (label) => progress.update(++done, total, label) });
+      progress.end();
+    }
+    let overload: OverloadComparison | undefined;
+    if (runW8) {
+      const progress = progressReporter(io, requestsFlag ?? W8_DEFAULT_REQUESTS);
+      overload = await runOverloadComparison({ seed, seeds, requests: requestsFlag ?? W8_DEFAULT_REQUESTS, onProgress: progress.update });
+      progress.end();
+    }
+    const extra = { prefix, overload };
+    if (outDir !== undefined) writeResults(outDir, result, w6, extra);
     if (args.values['json'] === true) {
-      const doc = result === undefined ? w6 : w6 === undefined ? result : { ...result, sessions: w6 };
-      io.stdout(`${JSON.stringify(doc, null, 2)}\n`);
+      io.stdout(`${JSON.stringify(resultsDocument(result, w6, extra), null, 2)}\n`);
     } else {
-      io.stdout([result === undefined ? '' : resultsTable(result), w6 === undefined ? '' : sessionTable(w6)].filter((t) => t.length > 0).join('\n'));
+      const tables = [result === undefined ? '' : resultsTable(result), w6 === undefined ? '' : sessionTable(w6), prefix === undefined ? '' : prefixSection(prefix), overload === undefined ? '' : overloadTable(overload)];
+      io.stdout(tables.filter((t) => t.length > 0).join('\n'));
     }
     return 0;
   },
@@ -145,22 +177,23 @@ function w2Text(shape: BurstyShape): string {
   return ` --w2 ${keys.map(([k, f]) => `${k}=${shape[f]}`).join(',')}`;
 }
 
-/** Writes the JSON, the Markdown tables and the SVGs into `dir` (W6's figures beside them when it ran). */
-export function writeResults(dir: string, result: LoadSimResult | undefined, w6?: SessionSimResult): void {
+/** Writes the JSON, the Markdown tables and the SVGs into `dir` (W6's, W7's and W8's figures beside them when they ran). */
+export function writeResults(dir: string, result: LoadSimResult | undefined, w6?: SessionSimResult, extra: ExtraResults = {}): void {
   mkdirSync(dir, { recursive: true });
   if (result === undefined) {
-    if (w6 === undefined) return;
-    writeFileSync(resolve(dir, 'results.json'), `${JSON.stringify(w6, null, 2)}\n`);
-    writeFileSync(resolve(dir, 'results.md'), `# Load simulation results\n\nGenerated by \`hecate-node load-sim --workload ${W6_ID} --seed ${w6.seeds[0]} --seeds ${w6.seeds.length} --sessions ${w6.sessionsPerRun}\`.\n\n${sessionTable(w6)}`);
+    const md = soloMarkdown(w6, extra);
+    if (md === undefined) return;
+    writeFileSync(resolve(dir, 'results.json'), `${JSON.stringify(resultsDocument(undefined, w6, extra), null, 2)}\n`);
+    writeFileSync(resolve(dir, 'results.md'), md);
     return;
   }
-  writeFileSync(resolve(dir, 'results.json'), `${JSON.stringify(w6 === undefined ? result : { ...result, sessions: w6 }, null, 2)}\n`);
+  writeFileSync(resolve(dir, 'results.json'), `${JSON.stringify(resultsDocument(result, w6, extra), null, 2)}\n`);
   const svgs = cdfSvgs(result);
   const links = Object.keys(svgs).map((f) => `- [${f.replace(/^cdf-|\.svg$/g, '')}](${f})`);
   const sessions = w6 === undefined ? '' : `\n## Sessions under node kills (W6)\n\n${sessionTable(w6)}`;
   writeFileSync(
     resolve(dir, 'results.md'),
-    `# Load simulation results\n\nGenerated by \`hecate-node load-sim --seed ${result.seeds[0]} --seeds ${result.seeds.length} --requests ${result.requestsPerRun}${w2Text(result.bursty)}${w6 === undefined ? '' : ` --sessions ${w6.sessionsPerRun}`}\`.\n\n${resultsTable(result)}\n## Traffic share against capacity share (medians)\n\n${sharesTable(result)}${sessions}\n## Latency CDFs\n\n${links.join('\n')}\n`,
+    `# Load simulation results\n\nGenerated by \`hecate-node load-sim${workloadFlag(result, w6, extra)} --seed ${result.seeds[0]} --seeds ${result.seeds.length} --requests ${result.requestsPerRun}${w2Text(result.bursty)}${w6 === undefined ? '' : ` --sessions ${w6.sessionsPerRun}`}\`.\n\n${resultsTable(result)}\n## Traffic share against capacity share (medians)\n\n${sharesTable(result)}${sessions}${extraSections(extra)}\n## Latency CDFs\n\n${links.join('\n')}\n`,
   );
   for (const [file, svg] of Object.entries(svgs)) writeFileSync(resolve(dir, file), svg);
 }

@@ -28,3 +28,6 @@ export type { LayerCaches } from '../../core/digest-model.js';
 export { VirtualTimers } from './virtual-timers.js';
 export { runOverload, W8_CLASSES, W8_ADMISSION, OVERLOAD_POLICIES } from './overload-sim.js';
 export type { OverloadClass, OverloadOptions, OverloadPolicy, OverloadResult, OverloadClassResult } from './overload-sim.js';
+export { runOverloadComparison, overloadTable, overloadTargets, W8_ID, W8_DEFAULT_REQUESTS } from './overload-comparison.js';
+export type { OverloadComparison, OverloadComparisonOptions, OverloadRow, LightRow, OverloadTarget } from './overload-comparison.js';
+export { W7_FULL_REQUESTS, W7_DEFAULT_REQUESTS, W7_WORK_LIMIT, w7Scale } from './prefix-requests.js';
