@@ -22,6 +22,7 @@ import type { NodeLifecycle, SwarmContract } from './swarm-contract.js';
 import { inspectionHandle, type SwarmActor } from './inspection-handle.js';
 import { SwarmView } from './swarm-view.js';
 import { NO_PREFIX, swarmPrefixHost, type PrefixHook, type PrefixStats } from './prefix-hook.js';
+import { PromptAtLease } from './prompt-at-lease.js';
 import { swarmAdmission, type Admission, type AdmitOptions, type Saturation } from './swarm-admission.js';
 import { awaitLeased, chooseRoute, unstalledRoute } from './route-choice.js';
 import { TelemetryIntake } from './telemetry-intake.js';
@@ -47,6 +48,7 @@ export class Swarm implements SwarmContract<'now'> {
   private readonly actorRef: RunningActor;
   private readonly view: SwarmView;
   private readonly prefix: PrefixHook;
+  private readonly atLease = new PromptAtLease(); // admission's prompts enter the index once leased
   private readonly leases: LeaseTable;
   private readonly admission: Admission;
   private readonly baseModel: string;
@@ -54,8 +56,7 @@ export class Swarm implements SwarmContract<'now'> {
   private readonly leaseTtlMs: number;
   private readonly intake: TelemetryIntake;
   private readonly clock: TimeSource;
-  /** Whether the clock keeps timers (it is the actors' clock); heartbeats need it. */
-  private readonly timers: boolean;
+  private readonly timers: boolean; // whether the clock keeps timers (the actors' clock): heartbeats need it
   /** How many `swarm.on` handlers are running now (a command from one is refused). */
   private handling = 0;
 
@@ -120,7 +121,7 @@ export class Swarm implements SwarmContract<'now'> {
     // A snapshot carries the Swarm's data, not its node actors: each starts again with its record.
     if (snapshot !== undefined) for (const id of context.members.keys()) nodeActorOf(this.actorRef, context, id, snapshot.records.get(id));
     this.actor = inspectionHandle(this.actorRef);
-    this.admission = swarmAdmission({ actor: this.actorRef, view: this.view, leases: this.leases, clock: this.clock, route: (r) => this.route(r), lease: (route, request) => this.lease(route, resolveRequest(request).tokens) }, config.admission);
+    this.admission = swarmAdmission({ actor: this.actorRef, view: this.view, leases: this.leases, clock: this.clock, route: (r) => this.atLease.choose(() => this.route(r)), lease: (route, request) => this.atLease.leased(route, this.lease(route, resolveRequest(request).tokens), this.prefix) }, config.admission);
     this[kInternals] = {
       running: () => void this.running(),
       genesis: [given, config],
@@ -183,15 +184,14 @@ export class Swarm implements SwarmContract<'now'> {
     const prompted = this.prefix.begin(request, modelId, r); // docs/prefix-cache.md
     const choose = () => chooseRoute(this.view, this.actorRef.getSnapshot().context.plan, modelId, r, this.allowDegraded);
     const route = unstalledRoute(this.view, () => this.leases.now().now, () => (prompted ? this.prefix.choose(modelId, r, choose) : choose()));
-    if (options?.reserve !== true) return prompted ? this.prefix.finish(route) : route;
+    if (options?.reserve !== true) return !prompted || this.atLease.defer(route) ? route : this.prefix.finish(route);
     const leased = this.lease(route, r.tokens);
     return prompted ? this.prefix.finish(leased, leased.lease.id) : leased;
   }
 
   /**
-   * A route leased as `route(…, { reserve: true })` leases it, once a copy has room on its nodes' slots;
-   * until then the request waits in a bounded queue by `priority` (docs/admission.md). Rejects with
-   * `RoutingError` `Saturated` (`retryAfterMs`), `DeadlineExceeded`, `Aborted`, or what `route` throws.
+   * A route leased as `route(…, { reserve: true })` would be, once a copy has room; until then it waits in a bounded queue
+   * by `priority` (docs/admission.md). Rejects `RoutingError` `Saturated` (`retryAfterMs`), `DeadlineExceeded`, `Aborted`.
    */
   admit(request?: SwarmRequest, options?: AdmitOptions): Promise<LeasedRoute> {
     return this.admission.admit(request, options);
