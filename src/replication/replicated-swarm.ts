@@ -225,7 +225,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   private announceEvery(ms: number): void {
     const tick = () => {
       if (this.closed) return;
-      if (this.link.status() !== 'disconnected') void this.compactor?.announce().then(() => this.applier.swarm !== undefined && shareAdmission(this.applier.swarm, this.compactor?.liveReplicas ?? 1)).catch(() => undefined);
+      if (this.link.status() !== 'disconnected') void this.compactor?.announce().then(() => this.applier.swarm !== undefined && shareAdmission(this.applier.swarm, this.compactor?.liveReplicas ?? 1, this.load !== undefined)).catch(() => undefined);
       this.announceTimer = this.io.setTimeout(tick, ms);
     };
     tick();

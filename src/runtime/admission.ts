@@ -31,6 +31,8 @@ export interface AdmissionHost {
   lease(route: Route, request: SwarmRequest): LeasedRoute;
   /** Ends the leases past their time. */
   expire(): void;
+  /** The reservations other replicas announced on a node (shared load); none without it. */
+  remote?(nodeId: string): number;
 }
 
 /** A queued request, with how it ends. */
@@ -78,7 +80,7 @@ export class Admission {
   ) {
     const issue = admissionConfigIssue(config);
     if (issue !== undefined) throw new SwarmError('InvalidInput', issue);
-    this.ledger = new SlotLedger((id) => host.profileOf(id));
+    this.ledger = new SlotLedger((id) => host.profileOf(id), host.remote === undefined ? undefined : (id) => host.remote?.(id) ?? 0);
     this.queueSize = config?.queueSize ?? 1024;
     this.byDeadline = config?.order === 'deadline';
     this.shares = new Map(Object.entries(config?.shares ?? {}).map(([k, v]) => [Number(k), v] as const));

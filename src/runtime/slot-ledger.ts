@@ -45,8 +45,15 @@ export class SlotLedger {
   /** Mean time a lease was held, ms (an EWMA over ended leases), for retry-after estimates; undefined before the first. */
   meanHoldMs: number | undefined;
 
-  /** @param profileOf a member's profile (its `slots` and `score`), undefined for a stranger */
-  constructor(private readonly profileOf: (nodeId: string) => NodeProfile | undefined) {}
+  /**
+   * @param profileOf a member's profile (its `slots` and `score`), undefined for a stranger
+   * @param remote the reservations other replicas announced on a node (docs/replication.md,
+   *   "Shared load"), each counted at the share of a slot one of this copy's requests holds there
+   */
+  constructor(
+    private readonly profileOf: (nodeId: string) => NodeProfile | undefined,
+    private readonly remote: (nodeId: string) => number = () => 0,
+  ) {}
 
   /** Reservations tracked. */
   get size(): number {
@@ -77,7 +84,7 @@ export class SlotLedger {
 
   /** Whether one more request fits on every limited node of the copy (each node's slots × `headroom`). */
   fits(shape: CopyShape, headroom = 1): boolean {
-    for (const p of shape.parts) if ((this.occupied.get(p.node) ?? 0) + p.w > p.slots * headroom + EPSILON) return false;
+    for (const p of shape.parts) if ((this.occupied.get(p.node) ?? 0) + p.w * (1 + this.remote(p.node)) > p.slots * headroom + EPSILON) return false;
     return true;
   }
 

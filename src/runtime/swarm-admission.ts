@@ -39,10 +39,12 @@ export function swarmAdmission(parts: AdmissionParts, config: AdmissionConfig | 
       route: parts.route,
       lease: parts.lease,
       expire: () => leases.expire(),
+      remote: (id) => view.table.remoteOf(id),
     },
     config,
   );
   actor.on('node.alive', () => admission.wakeSoon());
+  view.table.onRemoteFreed = () => admission.wakeSoon(); // another replica released: room here
   actor.on('node.joined', () => admission.wakeSoon());
   actor.on('node.left', (e) => admission.dropNode(e.nodeId));
   return admission;

@@ -178,11 +178,21 @@ export class TelemetryTable {
    */
   setRemoteInflight(nodeId: string, count: number): void {
     const telemetry = this.get(nodeId);
-    if (telemetry === undefined || (this.remote.get(nodeId) ?? 0) === count) return;
+    const before = this.remote.get(nodeId) ?? 0;
+    if (telemetry === undefined || before === count) return;
     if (count > 0) this.remote.set(nodeId, count);
     else this.remote.delete(nodeId);
     this.price(nodeId, telemetry);
+    if (count < before) this.onRemoteFreed?.();
   }
+
+  /** How many reservations other replicas announced on `nodeId` (0 when none, or for a stranger). */
+  remoteOf(nodeId: string): number {
+    return this.remote.get(nodeId) ?? 0;
+  }
+
+  /** Told when another replica's reservations on a node went down (admission wakes its queue). */
+  onRemoteFreed: (() => void) | undefined;
 
   /** Re-prices a node's in-flight load from its local and remote counts. */
   private price(nodeId: string, telemetry: NodeTelemetry): void {
