@@ -95,7 +95,9 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
         }
       };
       // An idempotency key: claimed, checkpointed, resumed or answered from the store (its progress's signal follows `signal`).
-      const key = idempotencyKeyOf(request.headers['idempotency-key'], body.idempotencyKey);
+      // A key is its class's: another class can neither hold it nor read its answer.
+      const given = idempotencyKeyOf(request.headers['idempotency-key'], body.idempotencyKey);
+      const key = given === undefined || cls === undefined ? given : `${cls.name}/${given}`;
       const answer = key === undefined || idempotency === undefined ? await run() : await generateIdempotent(key, body, idempotency, clock, signal, run);
       metrics.requests.inc({ outcome: 'ok' });
       metrics.requestSeconds.observe((clock.now() - started) / 1000);
