@@ -58,21 +58,22 @@ const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.is
 export function admissionConfigIssue(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (!isRecordLike(value)) return `config "admission" must be an object { queueSize?, order?, shares?, window?, share?, headroom? }, got ${describeValue(value)}`;
-  const bad = unknownKey(value, ADMISSION_KEYS);
-  if (bad !== undefined) return unknownKeyMessage('config "admission"', bad, ADMISSION_KEYS);
+  const unknown = unknownKey(value, ADMISSION_KEYS);
+  if (unknown !== undefined) return unknownKeyMessage('config "admission"', unknown, ADMISSION_KEYS);
   const { queueSize, order, shares, window, share, headroom } = value as AdmissionConfig;
-  if (headroom !== undefined && !(isNumber(headroom) && headroom >= 1 && headroom <= 100)) return `config "admission.headroom" must be a number from 1 to 100, got ${describeValue(headroom)}`;
-  if (queueSize !== undefined && !(Number.isInteger(queueSize) && queueSize >= 0 && queueSize <= MAX_QUEUE_SIZE)) return `config "admission.queueSize" must be an integer from 0 to ${MAX_QUEUE_SIZE}, got ${describeValue(queueSize)}`;
-  if (order !== undefined && order !== 'fifo' && order !== 'deadline') return `config "admission.order" must be "fifo" or "deadline", got ${describeValue(order)}`;
-  if (window !== undefined && !(Number.isInteger(window) && window >= 1 && window <= 100_000)) return `config "admission.window" must be an integer from 1 to 100000, got ${describeValue(window)}`;
-  if (share !== undefined && !(isNumber(share) && share > 0 && share <= 1)) return `config "admission.share" must be a number in (0, 1], got ${describeValue(share)}`;
+  const bad = (field: string, rule: string, v: unknown) => `config "admission.${field}" must be ${rule}, got ${describeValue(v)}`;
+  if (headroom !== undefined && !(isNumber(headroom) && headroom >= 1 && headroom <= 100)) return bad('headroom', 'a number from 1 to 100', headroom);
+  if (queueSize !== undefined && !(Number.isInteger(queueSize) && queueSize >= 0 && queueSize <= MAX_QUEUE_SIZE)) return bad('queueSize', `an integer from 0 to ${MAX_QUEUE_SIZE}`, queueSize);
+  if (order !== undefined && order !== 'fifo' && order !== 'deadline') return bad('order', '"fifo" or "deadline"', order);
+  if (window !== undefined && !(Number.isInteger(window) && window >= 1 && window <= 100_000)) return bad('window', 'an integer from 1 to 100000', window);
+  if (share !== undefined && !(isNumber(share) && share > 0 && share <= 1)) return bad('share', 'a number in (0, 1]', share);
   if (shares !== undefined) {
     if (!isRecordLike(shares)) return `config "admission.shares" must be an object { "<priority>": share }, got ${describeValue(shares)}`;
     let sum = 0;
     for (const key in shares) {
       const s = (shares as Record<string, unknown>)[key];
       if (!isNumber(Number(key)) || key.trim() === '') return `config "admission.shares": key ${describeValue(key)} must be a priority (a number)`;
-      if (!(isNumber(s) && s >= 0 && s <= 1)) return `config "admission.shares.${key}" must be a number from 0 to 1, got ${describeValue(s)}`;
+      if (!(isNumber(s) && s >= 0 && s <= 1)) return bad(`shares.${key}`, 'a number from 0 to 1', s);
       sum += s;
     }
     if (sum > 1 + 1e-9) return `config "admission.shares" must sum to at most 1, got ${sum}`;

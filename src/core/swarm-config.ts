@@ -27,7 +27,7 @@ export function swarmConfigIssue(config: unknown): string | undefined {
   if (allowDegraded !== undefined && typeof allowDegraded !== 'boolean') return `config "allowDegraded" must be a boolean`;
   const detection = phiOptionsIssue(c['failureDetector'] as PhiOptions | undefined) ?? ejectionOptionsIssue(c['ejection'] as EjectionOptions | undefined);
   if (detection !== undefined) return `config ${detection}`;
-  if (c['prefixCache'] !== undefined) return 'config "prefixCache" is no config field: pass the index as an option, createSwarm(profiles, config, { prefixCache: prefixCache(options) }) with prefixCache from hecate-swarm/prefix (docs/prefix-cache.md)';
+  if (c['prefixCache'] !== undefined) return 'config "prefixCache" is an option now: createSwarm(profiles, config, { prefixCache: prefixCache(options) }), prefixCache from hecate-swarm/prefix';
   return admissionConfigIssue(c['admission']);
 }
 

@@ -50,16 +50,11 @@ export function profileIssues(profiles: readonly NodeProfile[]): PlanIssue[] {
     const nodeId = p.id;
     if (seen.has(nodeId)) issues.push({ code: 'DuplicateNode', nodeId, message: `node "${nodeId}" is listed twice` });
     seen.add(nodeId);
-    if (!isFiniteAtLeast(p.memoryGb, 0)) {
-      issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "memoryGb" must be a finite number >= 0, got ${describeValue(p.memoryGb)}` });
-    }
-    if (p.score !== undefined && !(isFiniteAtLeast(p.score, 0) && p.score > 0)) {
-      issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "score" must be a finite number > 0, got ${describeValue(p.score)}` });
-    }
-    if (p.latencyMs !== undefined && !isFiniteAtLeast(p.latencyMs, 0)) {
-      issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "latencyMs" must be a finite number >= 0, got ${describeValue(p.latencyMs)}` });
-    }
-    if (p.slots !== undefined && !isPositiveInt(p.slots)) issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "slots" must be a positive integer, got ${describeValue(p.slots)}` });
+    const bad = (field: 'memoryGb' | 'score' | 'latencyMs' | 'slots', rule: string) => issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "${field}" must be ${rule}, got ${describeValue(p[field])}` });
+    if (!isFiniteAtLeast(p.memoryGb, 0)) bad('memoryGb', 'a finite number >= 0');
+    if (p.score !== undefined && !(isFiniteAtLeast(p.score, 0) && p.score > 0)) bad('score', 'a finite number > 0');
+    if (p.latencyMs !== undefined && !isFiniteAtLeast(p.latencyMs, 0)) bad('latencyMs', 'a finite number >= 0');
+    if (p.slots !== undefined && !isPositiveInt(p.slots)) bad('slots', 'a positive integer');
   });
   return issues;
 }
@@ -80,27 +75,14 @@ export function modelIssues(models: readonly ModelSpec[]): PlanIssue[] {
     const modelId = m.id;
     if (ids.has(modelId)) issues.push({ code: 'DuplicateModel', modelId, message: `model "${modelId}" is listed twice` });
     ids.add(modelId);
-    if (!isPositiveInt(m.layers) || m.layers > PLAN_LIMITS.layers) {
-      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "layers" must be an integer from 1 to ${PLAN_LIMITS.layers}, got ${describeValue(m.layers)}` });
-    }
-    if (m.layerGb !== undefined && !(isFiniteAtLeast(m.layerGb, 0) && m.layerGb > 0)) {
-      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "layerGb" must be a finite number > 0, got ${describeValue(m.layerGb)}` });
-    }
-    if (m.pipelines !== undefined && (!isPositiveInt(m.pipelines) || m.pipelines > PLAN_LIMITS.pipelines)) {
-      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "pipelines" must be an integer from 1 to ${PLAN_LIMITS.pipelines}, got ${describeValue(m.pipelines)}` });
-    }
-    if (m.stageFactor !== undefined && !(isFiniteAtLeast(m.stageFactor, 1) && m.stageFactor <= PLAN_LIMITS.layers)) {
-      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "stageFactor" must be a finite number from 1 to ${PLAN_LIMITS.layers}, got ${describeValue(m.stageFactor)}` });
-    }
-    if (m.kvReserveGb !== undefined && !(isFiniteAtLeast(m.kvReserveGb, 0) && m.kvReserveGb <= PLAN_LIMITS.kvReserveGb)) {
-      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "kvReserveGb" must be a finite number from 0 to ${PLAN_LIMITS.kvReserveGb}, got ${describeValue(m.kvReserveGb)}` });
-    }
-    if (m.kvGbPerToken !== undefined && !(isFiniteAtLeast(m.kvGbPerToken, 0) && m.kvGbPerToken > 0 && m.kvGbPerToken <= 1)) {
-      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "kvGbPerToken" must be a finite number > 0 and <= 1 (GB per token), got ${describeValue(m.kvGbPerToken)}` });
-    }
-    if (m.kind !== undefined && m.kind !== 'base' && m.kind !== 'expert') {
-      issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "kind" must be "base" or "expert", got ${describeValue(m.kind)}` });
-    }
+    const bad = (field: 'layers' | 'layerGb' | 'pipelines' | 'stageFactor' | 'kvReserveGb' | 'kvGbPerToken' | 'kind', rule: string) => issues.push({ code: 'BadModel', modelId, message: `model "${modelId}": "${field}" must be ${rule}, got ${describeValue(m[field])}` });
+    if (!isPositiveInt(m.layers) || m.layers > PLAN_LIMITS.layers) bad('layers', `an integer from 1 to ${PLAN_LIMITS.layers}`);
+    if (m.layerGb !== undefined && !(isFiniteAtLeast(m.layerGb, 0) && m.layerGb > 0)) bad('layerGb', 'a finite number > 0');
+    if (m.pipelines !== undefined && (!isPositiveInt(m.pipelines) || m.pipelines > PLAN_LIMITS.pipelines)) bad('pipelines', `an integer from 1 to ${PLAN_LIMITS.pipelines}`);
+    if (m.stageFactor !== undefined && !(isFiniteAtLeast(m.stageFactor, 1) && m.stageFactor <= PLAN_LIMITS.layers)) bad('stageFactor', `a finite number from 1 to ${PLAN_LIMITS.layers}`);
+    if (m.kvReserveGb !== undefined && !(isFiniteAtLeast(m.kvReserveGb, 0) && m.kvReserveGb <= PLAN_LIMITS.kvReserveGb)) bad('kvReserveGb', `a finite number from 0 to ${PLAN_LIMITS.kvReserveGb}`);
+    if (m.kvGbPerToken !== undefined && !(isFiniteAtLeast(m.kvGbPerToken, 0) && m.kvGbPerToken > 0 && m.kvGbPerToken <= 1)) bad('kvGbPerToken', 'a finite number > 0 and <= 1 (GB per token)');
+    if (m.kind !== undefined && m.kind !== 'base' && m.kind !== 'expert') bad('kind', '"base" or "expert"');
     if (modelKind(models, i) === 'base') bases++;
   });
   if (bases > 1) issues.push({ code: 'BadModel', message: `only one model may be "base", found ${bases}` });

@@ -5,6 +5,7 @@
  * quarantined. Works over the runner contract, so any session can use it.
  */
 import type { SessionStage, StageContext, StageRunner } from './session-types.js';
+import { checkSpanVerifierArguments } from './span-verifier-options.js';
 
 /** One hop of another copy of a span: a node and the layers it runs of it. */
 export interface SpanHop {
@@ -74,9 +75,11 @@ export interface SpanVerifier<T> {
  * down: each hop re-run on what it was given by a one-node copy outside it; the first that
  * answers differently is quarantined. The runner remembers each session's inputs per first
  * layer and step: use one per session, or one for sessions that end.
+ * @throws {SessionError} `InvalidInput` naming a bad argument or option key.
  * @example const v = verifySpans(runner, { sample: 0.02, random, copies, quarantine: (id) => swarm.quarantine(id) });
  */
 export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOptions<T>): SpanVerifier<T> {
+  checkSpanVerifierArguments(runner, options);
   const check = options.check ?? runner;
   const same = options.same ?? Object.is;
   const verdicts: Record<SpanVerdict, number> = { agreed: 0, quarantined: 0, inconclusive: 0, skipped: 0 };
