@@ -3,7 +3,7 @@
  * (docs/serve.md, "Several orchestrators"). Checked here so a bad value is a one-line exit 2
  * before anything connects.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { readPrivateText } from '../serve/auth/secret-file.js';
 import type { NatsAccess } from '../replication/nats-access.js';
 import { stringFlag, UsageError, type FlagSpec, type ParsedArgs } from './args.js';
 
@@ -33,15 +33,10 @@ export interface ReplicationFlags {
 function readCredential(args: ParsedArgs, flag: string): string | undefined {
   const path = stringFlag(args, flag);
   if (path === undefined) return undefined;
-  let text: string;
-  let mode: number;
-  try {
-    mode = statSync(path).mode;
-    text = readFileSync(path, 'utf8').trim();
-  } catch (error) {
-    throw new UsageError(`flag --${flag}: cannot read ${path} (${String((error as { code?: unknown }).code ?? error)})`, { cause: error });
-  }
-  if (process.platform !== 'win32' && (mode & 0o077) !== 0) throw new UsageError(`flag --${flag}: ${path}: group or others can read it (mode ${(mode & 0o777).toString(8)}); chmod 600 ${path}`);
+  const read = readPrivateText(path);
+  if ('unreadable' in read) throw new UsageError(`flag --${flag}: cannot read ${path} (${read.unreadable})`, { cause: read.cause });
+  if ('open' in read) throw new UsageError(`flag --${flag}: ${path}: ${read.open}`);
+  const text = read.text;
   if (text === '') throw new UsageError(`flag --${flag}: ${path} is empty`);
   return text;
 }

@@ -17,17 +17,29 @@ export const MIN_SECRET_CHARS = 32;
  * others, or is shorter than {@link MIN_SECRET_CHARS}
  */
 export function readSecretFile(path: string): Buffer {
+  const read = readPrivateText(path);
+  if ('unreadable' in read) throw new AuthError('SecretFile', `${path}: cannot read the secret (${read.unreadable})`, { cause: read.cause });
+  if ('open' in read) throw new AuthError('SecretFile', `${path}: ${read.open}`);
+  const text = read.text;
+  if (text.length < MIN_SECRET_CHARS) throw new AuthError('SecretFile', `${path}: the secret is ${text.length} characters long; at least ${MIN_SECRET_CHARS} are needed`);
+  return Buffer.from(text, 'utf8');
+}
+
+/**
+ * A private file's text, trimmed (a secret, a password, a token): or why it cannot be read, or
+ * that group or others can read it (then it is no secret: the answer says how to fix it).
+ */
+export function readPrivateText(path: string): { readonly text: string } | { readonly unreadable: string; readonly cause: unknown } | { readonly open: string } {
   let text: string;
   let mode: number;
   try {
     mode = statSync(path).mode;
     text = readFileSync(path, 'utf8').trim();
   } catch (error) {
-    throw new AuthError('SecretFile', `${path}: cannot read the secret (${String((error as { code?: unknown }).code ?? error)})`, { cause: error });
+    return { unreadable: String((error as { code?: unknown }).code ?? error), cause: error };
   }
-  if (process.platform !== 'win32' && (mode & 0o077) !== 0) throw new AuthError('SecretFile', `${path}: group or others can read it (mode ${(mode & 0o777).toString(8)}); chmod 600 ${path}`);
-  if (text.length < MIN_SECRET_CHARS) throw new AuthError('SecretFile', `${path}: the secret is ${text.length} characters long; at least ${MIN_SECRET_CHARS} are needed`);
-  return Buffer.from(text, 'utf8');
+  if (process.platform !== 'win32' && (mode & 0o077) !== 0) return { open: `group or others can read it (mode ${(mode & 0o777).toString(8)}); chmod 600 ${path}` };
+  return { text };
 }
 
 /**
