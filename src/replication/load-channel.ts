@@ -144,7 +144,7 @@ export class LoadChannel {
   private flush(): void {
     this.pending = false;
     if (this.closed || !this.options.connected()) return;
-    const inflight: Record<string, number> = {};
+    const inflight: Record<string, number> = Object.create(null) as Record<string, number>; // node ids are data: "__proto__" too
     let any = false;
     for (const [nodeId, n] of this.load?.local() ?? []) {
       if (n <= 0) continue;

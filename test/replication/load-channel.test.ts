@@ -174,4 +174,26 @@ describe('LoadChannel', () => {
     expect(b.channel.counts.unreadable).toBe(1);
     expect(extra(b.swarm)).toEqual({});
   });
+
+  it('announces a node whatever its id, "__proto__" included', async () => {
+    const clock = new ManualClock(0);
+    const b0 = bus();
+    const make = (id: string) => {
+      const swarm = createSwarm([{ id: '__proto__', memoryGb: 24, score: 2 }], { models: [{ id: 'base', kind: 'base' as const, layers: 4 }] }, { clock, seed: 1, leaseIdPrefix: `${id}:` });
+      const channel = new LoadChannel({ replicaId: id, epoch: `${id}-1`, io: clock, transport: b0.transport(id), announceMs: 10, holdMs: 2000, connected: () => true });
+      channel.attach(swarm[kInternals].load);
+      channel.start();
+      return { swarm, channel };
+    };
+    const a = make('a');
+    const b = make('b');
+    a.swarm.route({}, { reserve: true });
+    await tick();
+    expect([...b.channel.merged.entries()]).toEqual([['__proto__', 1]]);
+    for (const r of [a, b]) {
+      r.channel.close();
+      r.swarm.stop();
+    }
+  });
 });
+
