@@ -74,6 +74,15 @@ export class LogApplier {
     this.snapshots = { store, every };
   }
 
+  /**
+   * The log's floor (write-format.ts): the highest format version applied so far, the genesis
+   * included. Only signed entries are version 2, and the admission remembers (in the snapshot too)
+   * whether one was applied; a replica without the secret reads version 1 only.
+   */
+  get floor(): number {
+    return this.host.admission?.sealed === true ? 2 : 1;
+  }
+
   /** The counters, as `ReplicatedSwarm.stats()` shows them. */
   stats(): Omit<ReplicationStats, 'rejectedMessages'> {
     return { applied: this.applied, lag: this.lag, snapshot: this.snapshotSeq, entries: this.entries, redelivered: this.redelivered, staleMarks: this.staleMarks, refused: this.refused, rejected: this.rejected };

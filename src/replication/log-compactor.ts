@@ -8,10 +8,10 @@ import { Bucket, Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
 import type { NatsConnection, QueuedIterator } from '@nats-io/transport-node';
 import type { Clock } from '../runtime/types.js';
 import { directoryBucket, idToKey, keyToId } from './agent-directory.js';
-import { writeFormat } from './log-entry.js';
 import type { LogSigner } from './log-signer.js';
 import type { LogStream } from './log-stream.js';
 import { ProgressBoard } from './replica-progress.js';
+import { writeFormat } from './write-format.js';
 
 /** Directory markers purged per boundary at most (each is one request). */
 const MARKERS_PER_PRUNE = 2000;
@@ -38,14 +38,14 @@ export interface CompactorHost {
   /** The format versions this replica reads and writes (docs/replication.md, "Upgrades"). */
   readonly reads: readonly number[];
   readonly writes: readonly number[];
+  /** The log's floor: the highest format version applied so far (write-format.ts). */
+  floor(): number;
   /** With the swarm secret: announcements are signed, and only signed ones count. */
   readonly signer?: LogSigner;
 }
 
 /** One replica's part in keeping the log short. */
 export class LogCompactor {
-  /** The format version this replica writes: the newest every live replica reads. */
-  format: number;
   /** Entries removed by this replica's trims so far. */
   trimmed = 0;
   private readonly board: ProgressBoard;
@@ -68,13 +68,26 @@ export class LogCompactor {
   private closed = false;
   /** The last snapshot this replica stored. */
   private storedSeq = 0;
+  /** When this replica started hearing the announcements (io clock); undefined until the watch is open. */
+  private hearingSince: number | undefined;
 
   constructor(
     private readonly host: CompactorHost,
     kv: KV,
   ) {
-    this.board = new ProgressBoard(kv, host.signer);
-    this.format = writeFormat(host.writes, []);
+    this.board = new ProgressBoard(kv, host.signer, () => host.floor());
+  }
+
+  /**
+   * The format version to write now (docs/replication.md, "Upgrades"): never below the log's
+   * floor, above it only after a whole liveness window of announcements heard, and only a version
+   * every live replica announced it reads.
+   */
+  format(): number {
+    const { io, graceMs, writes } = this.host;
+    const now = io.now();
+    const heardForMs = this.hearingSince === undefined ? 0 : now - this.hearingSince;
+    return writeFormat({ writes, floor: this.host.floor(), heardForMs, windowMs: graceMs, liveReads: this.board.read(now, graceMs).live.map((p) => p.reads) });
   }
 
   /** Announcements dropped for their signature. */
@@ -88,7 +101,6 @@ export class LogCompactor {
     const { io, replicaId, graceMs } = this.host;
     await this.board.announce({ replica: replicaId, seq: this.host.applied(), at: io.now(), reads: this.host.reads, ...(this.storedSeq > 0 ? { snapshot: this.storedSeq } : {}) });
     const { live } = this.board.read(io.now(), graceMs);
-    this.format = writeFormat(this.host.writes, live.map((p) => p.reads));
     this.liveReplicas = Math.max(1, live.length);
   }
 
@@ -100,6 +112,7 @@ export class LogCompactor {
   /** Starts watching the other replicas' announcements. */
   async open(): Promise<void> {
     await this.board.open();
+    this.hearingSince = this.host.io.now();
   }
 
   /** Withdraws this replica's announcement and stops watching (it closes). */

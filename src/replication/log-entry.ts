@@ -67,19 +67,6 @@ export function formatsOf(signed: boolean): readonly number[] {
   return signed ? READS_FORMATS : UNSIGNED_FORMATS;
 }
 
-/**
- * The format a writer uses: the newest it writes that every live replica announced it reads
- * (docs/replication.md, "Upgrades"). With no other replica heard, its own newest it reads; when no
- * version is read by all, the oldest it writes (a replica behind refuses it clearly).
- */
-export function writeFormat(writes: readonly number[], liveReads: readonly (readonly number[])[]): number {
-  for (let i = writes.length - 1; i >= 0; i--) {
-    const v = writes[i] as number;
-    if (liveReads.every((reads) => reads.includes(v))) return v;
-  }
-  return writes[0] as number;
-}
-
 /** The error of a format version this release does not read: it names the version and the ones it reads. */
 export function unknownFormat(what: string, version: unknown, reads: readonly number[] = UNSIGNED_FORMATS): ReplicationError {
   const fix = READS_FORMATS.includes(version as number) ? `version ${JSON.stringify(version)} is signed with the swarm secret: connect this replica with it (option "secret"; serve: --token-file)` : `upgrade it to a release that reads version ${JSON.stringify(version)}`;

@@ -24,9 +24,10 @@ export class ReplicaLoad {
   readonly channel: LoadChannel;
   private readonly dropped: () => number;
 
-  constructor(nc: NatsConnection, swarm: string, replicaId: string, epoch: string, io: Clock, options: ConnectSwarmOptions, signer: LogSigner | undefined, connected: () => boolean) {
+  /** @param floor the log's floor: announcements are signed once it is 2 (signed-load-transport.ts) */
+  constructor(nc: NatsConnection, swarm: string, replicaId: string, epoch: string, io: Clock, options: ConnectSwarmOptions, signer: LogSigner | undefined, connected: () => boolean, floor?: () => number) {
     const plain = natsLoadTransport(nc, swarm);
-    const signed = signer === undefined ? undefined : signedLoadTransport(plain, signer, options.wallClock ?? systemClock);
+    const signed = signer === undefined ? undefined : signedLoadTransport(plain, signer, options.wallClock ?? systemClock, floor);
     this.dropped = signed?.rejected ?? (() => 0);
     this.channel = new LoadChannel({ replicaId, epoch, io, transport: signed ?? plain, connected, ...(options.loadAnnounceMs !== undefined ? { announceMs: options.loadAnnounceMs } : {}), ...(options.loadHoldMs !== undefined ? { holdMs: options.loadHoldMs } : {}) });
   }

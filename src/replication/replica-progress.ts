@@ -5,7 +5,10 @@
  * (its io clock, milliseconds since the epoch), the format versions it reads, and the last snapshot
  * it stored. The log is trimmed only below what every live replica has applied; a replica unheard
  * past the grace stops holding it back, and its key is dropped. Every replica watches the keys,
- * so reading the board costs no round trip.
+ * so reading the board costs no round trip. With the swarm secret announcements are signed; an
+ * unsigned one (a replica of the release before, or without the secret) is heard only while the
+ * log's floor is 1, the upgrade window (docs/replication.md, "Upgrades"), and dropped once the log
+ * is signed.
  */
 import { Bucket, type KV, type KvWatchEntry } from '@nats-io/kv';
 import type { QueuedIterator } from '@nats-io/transport-node';
@@ -29,14 +32,20 @@ const PREFIX = 'applied.';
 /** The announcements in one swarm's bucket, as the watch last delivered them. */
 export class ProgressBoard {
   private readonly board = new Map<string, ReplicaProgress>();
+  /** The replicas whose announcement on the board is unsigned (heard only while the floor is 1). */
+  private readonly unsigned = new Set<string>();
   private watch: QueuedIterator<KvWatchEntry> | undefined;
   /** Announcements dropped because the swarm secret's signature did not verify. */
   rejected = 0;
 
-  /** @param signer with the swarm secret: announcements are signed, and only signed ones are read */
+  /**
+   * @param signer with the swarm secret: announcements are signed, and only signed ones are read once the log is signed
+   * @param floor the log's floor (write-format.ts): while it is below 2, unsigned announcements are heard too
+   */
   constructor(
     private readonly kv: KV,
     private readonly signer?: LogSigner,
+    private readonly floor: () => number = () => 1,
   ) {}
 
   /** Starts watching the announcements (every one there now, then each change). */
@@ -46,8 +55,10 @@ export class ProgressBoard {
       for await (const e of watch) {
         const replica = e.key.slice(PREFIX.length);
         const p = e.operation === 'PUT' && e.length > 0 ? this.parse(e) : undefined;
+        this.unsigned.delete(replica);
         if (p === undefined) this.board.delete(replica);
-        else this.board.set(replica, p);
+        else this.board.set(replica, p.progress);
+        if (p?.signed === false) this.unsigned.add(replica);
       }
     })().catch(() => undefined);
   }
@@ -55,12 +66,14 @@ export class ProgressBoard {
   /** Announces this replica's progress (replaces its previous one). */
   async announce(progress: ReplicaProgress): Promise<void> {
     this.board.set(progress.replica, progress);
+    this.unsigned.delete(progress.replica);
     await this.kv.put(`${PREFIX}${progress.replica}`, JSON.stringify(this.signer !== undefined ? this.signer.signed('progress', progress) : progress));
   }
 
   /** Withdraws a replica's announcement (it closed, or went silent past the grace). */
   async withdraw(replica: string): Promise<void> {
     this.board.delete(replica);
+    this.unsigned.delete(replica);
     await this.kv.delete(`${PREFIX}${replica}`);
   }
 
@@ -69,11 +82,15 @@ export class ProgressBoard {
     if (this.kv instanceof Bucket) await this.kv.purgeDeletes(olderMs);
   }
 
-  /** Every announcement, split at `now - graceMs`: `live` were heard since, `silent` not. */
+  /** Every announcement heard (unsigned ones only while the floor is 1), split at `now - graceMs`: `live` were heard since, `silent` not. */
   read(now: number, graceMs: number): { live: ReplicaProgress[]; silent: ReplicaProgress[] } {
     const live: ReplicaProgress[] = [];
     const silent: ReplicaProgress[] = [];
-    for (const p of this.board.values()) (p.at >= now - graceMs ? live : silent).push(p);
+    const hearsUnsigned = this.floor() < 2;
+    for (const [replica, p] of this.board) {
+      if (!hearsUnsigned && this.unsigned.has(replica)) continue;
+      (p.at >= now - graceMs ? live : silent).push(p);
+    }
     return { live, silent };
   }
 
@@ -82,14 +99,17 @@ export class ProgressBoard {
     this.watch?.stop();
   }
 
-  private parse(e: KvWatchEntry): ReplicaProgress | undefined {
+  /** An announcement's value and whether it is signed; undefined when it is not one to hear (a bad signature, or unsigned on a signed log). */
+  private parse(e: KvWatchEntry): { readonly progress: ReplicaProgress; readonly signed: boolean } | undefined {
     try {
       const p = e.json<ReplicaProgress>();
-      if (this.signer !== undefined && !this.signer.verify('progress', p)) {
-        this.rejected++;
-        return undefined;
-      }
-      return p !== null && typeof p === 'object' && Number.isInteger(p.seq) && typeof p.at === 'number' && Array.isArray(p.reads) ? p : undefined;
+      if (p === null || typeof p !== 'object' || !Number.isInteger(p.seq) || typeof p.at !== 'number' || !Array.isArray(p.reads)) return undefined;
+      if (this.signer === undefined) return { progress: p, signed: false };
+      if (this.signer.verify('progress', p)) return { progress: p, signed: true };
+      // Unsigned: a replica without the secret (the release before), heard during the upgrade window only.
+      if ((p as { sig?: unknown }).sig === undefined && this.floor() < 2) return { progress: p, signed: false };
+      this.rejected++;
+      return undefined;
     } catch {
       return undefined;
     }

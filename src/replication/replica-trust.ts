@@ -22,11 +22,12 @@ export class ReplicaTrust {
   readonly formats: readonly number[];
   private readonly wall: TimeSource;
 
-  constructor(swarm: string, secret: Uint8Array | string | undefined, wall: TimeSource = systemClock) {
+  /** @param floor the log's floor (write-format.ts): heartbeats follow it */
+  constructor(swarm: string, secret: Uint8Array | string | undefined, wall: TimeSource = systemClock, floor: () => number = () => 2) {
     this.wall = wall;
     this.signer = secret === undefined ? undefined : new LogSigner(secret, swarm);
     this.admission = this.signer === undefined ? undefined : new LogAdmission(this.signer);
-    this.heartbeats = new HeartbeatCodec(this.signer, wall);
+    this.heartbeats = new HeartbeatCodec(this.signer, wall, floor);
     this.formats = formatsOf(this.signer !== undefined);
   }
 

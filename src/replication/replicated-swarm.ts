@@ -23,10 +23,11 @@ import { ReplicaLoad, type SharedLoad } from './replica-load.js';
 import { LogCompactor } from './log-compactor.js';
 import { shareAdmission } from './admission-share.js';
 import type { BindingOutcome } from './key-binding-table.js';
-import { decodeEntry, encodeEntry, eventNode, writeFormat, type LogEntry } from './log-entry.js';
+import { decodeEntry, encodeEntry, eventNode, type LogEntry } from './log-entry.js';
 import { MemberForgetting } from './member-forgetting.js';
 import type { LogStream } from './log-stream.js';
 import { Proposer } from './proposer.js';
+import { ReplicaKeyBindings } from './replica-key-bindings.js';
 import { ReplicaTrust } from './replica-trust.js';
 import { ReplicaLink } from './replica-link.js';
 import { REPLICATION_EVENTS, ReplicationListeners, type ReplicationEmitted, type ReplicationStats, type ReplicationStatus } from './replication-events.js';
@@ -57,6 +58,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   private readonly proposer: Proposer;
   private readonly link: ReplicaLink;
   private readonly trust: ReplicaTrust;
+  private readonly bindings: ReplicaKeyBindings;
   private store: SnapshotStore | undefined;
   /** The shared load signal (docs/replication.md, "Shared load"); undefined with `shareLoad: false`. */
   private readonly load: ReplicaLoad | undefined;
@@ -75,7 +77,8 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     this.name = options.swarm;
     this.replicaId = options.replicaId ?? randomName();
     const io = (this.io = options.ioClock ?? systemClock);
-    const trust = (this.trust = new ReplicaTrust(options.swarm, options.secret, options.wallClock));
+    const floor = () => this.applier?.floor ?? 1; // the log's (write-format.ts): heartbeats, load and announcements follow it
+    const trust = (this.trust = new ReplicaTrust(options.swarm, options.secret, options.wallClock, floor));
     const listeners = (this.listeners = new ReplicationListeners(io));
     const emit = (event: ReplicationEmitted) => {
       if (event.type === 'replication.applied' && event.entry.type === 'swarm.event') {
@@ -87,7 +90,8 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     };
     const { name, replicaId } = this;
     const closed = () => this.closed;
-    const format = () => this.compactor?.format ?? writeFormat(trust.formats, []);
+    // Never below the log's floor; above it only as the announcements heard allow (write-format.ts).
+    const format = () => this.compactor?.format() ?? floor();
     const seal = (entry: LogEntry) => trust.seal(entry);
     this.proposer = new Proposer({ name, replicaId, io, log, proposeTimeoutMs: options.proposeTimeoutMs ?? 10_000, closed, connected: () => this.link.status() === 'connected', format, seal }, randomName());
     this.link = new ReplicaLink({
@@ -99,7 +103,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
       reconcileAll: () => this.reconcileAll(),
       emit,
     });
-    this.load = options.shareLoad === false ? undefined : new ReplicaLoad(nc, name, replicaId, randomName(), io, options, this.trust.signer, () => this.link.status() !== 'disconnected' && !this.closed);
+    this.load = options.shareLoad === false ? undefined : new ReplicaLoad(nc, name, replicaId, randomName(), io, options, this.trust.signer, () => this.link.status() !== 'disconnected' && !this.closed, floor);
     const swarmOptions = {
       leaseIdPrefix: `${replicaId}:`, // leases are local: two replicas' never share an id
       ...(options.clock !== undefined ? { clock: options.clock } : {}),
@@ -132,6 +136,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
         forget: (nodeId) => this.proposer.proposeForget(nodeId, this.applier.touched.get(nodeId) ?? 0),
       });
     }
+    this.bindings = new ReplicaKeyBindings({ who: `replica "${replicaId}" of swarm "${name}"`, signed: trust.signer !== undefined, log: this.applier.bindings, format, propose: (nodeId, key) => this.proposer.proposeEntry<BindingOutcome>((v, id) => ({ v, type: 'swarm.binding', id, nodeId, key })) });
     this[kReplica] = { log, link: this.link };
   }
 
@@ -164,6 +169,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
         member: (id) => this.applier.swarm?.node(id) !== undefined,
         reads: this.trust.formats,
         writes: this.trust.formats,
+        floor: () => this.applier.floor,
         ...(this.trust.signer !== undefined ? { signer: this.trust.signer } : {}),
       },
       store.kv,
@@ -225,6 +231,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   private announceEvery(ms: number): void {
     const tick = () => {
       if (this.closed) return;
+      if (this.link.status() === 'connected') this.bindings.flush(); // local bindings go on the log once the writers write version 2
       if (this.link.status() !== 'disconnected') void this.compactor?.announce().then(() => this.applier.swarm !== undefined && shareAdmission(this.applier.swarm, this.compactor?.liveReplicas ?? 1, this.load !== undefined)).catch(() => undefined);
       this.announceTimer = this.io.setTimeout(tick, ms);
     };
@@ -253,29 +260,24 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
 
   /** The public key agent id `nodeId` is bound to on the log, if any. */
   keyOf(nodeId: string): string | undefined {
-    return this.applier.bindings.keyOf(nodeId);
+    return this.bindings.keyOf(nodeId);
   }
 
   /**
    * Binds agent id `nodeId` to `key` through the log, unless the log bound it to a key first;
-   * resolves once applied here with whether it is `key`'s (false: another key's).
+   * resolves once applied here with whether it is `key`'s (false: another key's). While the writers
+   * write format version 1 (a rolling upgrade), the binding stays on this replica until they write 2.
    * @throws {ReplicationError} `InvalidInput` without the swarm secret (bindings are signed entries), `Disconnected`, `Closed`, `Rejected`
    */
   async bindKey(nodeId: string, key: string): Promise<boolean> {
-    const outcome = await this.proposeBinding(nodeId, key);
+    const outcome = await this.bindings.bind(nodeId, key);
     return 'bound' in outcome && outcome.bound;
   }
 
   /** Frees agent id `nodeId` through the log; resolves with whether it was bound. @throws as {@link ReplicatedSwarm.bindKey} */
   async unbindKey(nodeId: string): Promise<boolean> {
-    const outcome = await this.proposeBinding(nodeId, null);
+    const outcome = await this.bindings.unbind(nodeId);
     return 'removed' in outcome && outcome.removed;
-  }
-
-  private proposeBinding(nodeId: string, key: string | null): Promise<BindingOutcome> {
-    if (typeof nodeId !== 'string' || nodeId.length === 0 || (key !== null && (typeof key !== 'string' || key.length === 0))) return Promise.reject(new ReplicationError('InvalidInput', `a key binding needs an agent id and a key, got ${JSON.stringify(nodeId)} → ${JSON.stringify(key)}`));
-    if (this.trust.signer === undefined) return Promise.reject(new ReplicationError('InvalidInput', `replica "${this.replicaId}" of swarm "${this.name}" has no swarm secret: key bindings go on the log only signed (option "secret")`));
-    return this.proposer.proposeEntry<BindingOutcome>((v, id) => ({ v: Math.max(v, 2), type: 'swarm.binding', id, nodeId, key }));
   }
 
   /** The local Swarm's `swarmDigest` (plan, status, members' liveness, id counter): equal on replicas that applied the same entries. */

@@ -26,7 +26,7 @@ export interface StoredSnapshot {
   readonly bindings?: readonly (readonly [string, string])[];
   /** Version 2: the log's seal and the entry ids within the replay window (log-admission.ts). */
   readonly admission?: AdmissionState;
-  /** Version 2: the swarm secret's HMAC of the rest (log-signer.ts). */
+  /** With the swarm secret (any version): its HMAC of the rest (log-signer.ts). */
   readonly sig?: string;
 }
 
@@ -50,7 +50,7 @@ export class SnapshotStore {
   /**
    * Opens the swarm's bucket, creating it (one value of history, file storage, `replicas` copies)
    * if missing. With `signer` (the swarm secret) it loads only snapshots signed with it and signs
-   * those of version 2 it saves.
+   * those it saves, whatever their version.
    */
   static async open(nc: NatsConnection, swarm: string, replicas = 1, reads: readonly number[] = UNSIGNED_FORMATS, signer?: LogSigner): Promise<SnapshotStore> {
     return new SnapshotStore(await new Kvm(nc).create(`hecate_${swarm}`, { history: 1, ...(replicas !== 1 ? { replicas } : {}) }), reads, signer);
@@ -89,7 +89,8 @@ export class SnapshotStore {
     this.saving = true;
     try {
       const current = await this.kv.get(KEY);
-      const data = encoder.encode(JSON.stringify(this.signer !== undefined && snapshot.v >= 2 ? this.signer.signed('snapshot', snapshot) : snapshot));
+      // Signed at any version: a version-1 one (the upgrade window) must also be one the secret's holders trust; the release before ignores `sig`.
+      const data = encoder.encode(JSON.stringify(this.signer !== undefined ? this.signer.signed('snapshot', snapshot) : snapshot));
       if (current === null || current.operation !== 'PUT') {
         await this.kv.create(KEY, data);
         return true;

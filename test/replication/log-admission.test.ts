@@ -72,4 +72,18 @@ describe('HeartbeatCodec', () => {
     expect(receiver.rejected).toBe(4);
     expect(new HeartbeatCodec(undefined).decode('gpu')).toBe('gpu'); // no secret: the id as text
   });
+
+  it('goes and is taken as the id as text while the log\'s floor is 1 (the upgrade window), signed only once it is 2', () => {
+    const clock = new ManualClock(T);
+    let floor = 1;
+    const codec = new HeartbeatCodec(signer, clock, () => floor);
+    expect(codec.encode('gpu')).toBe('gpu'); // a replica of the release before reads it
+    expect(codec.decode('gpu')).toBe('gpu'); // and is heard
+    expect(codec.decode(new HeartbeatCodec(signer, clock).encode('desktop'))).toBe('desktop'); // a signed one too
+    expect(codec.decode(JSON.stringify({ id: 'gpu', at: T, sig: '0'.repeat(64) }))).toBeUndefined(); // a bad signature is not unsigned
+    floor = 2;
+    expect(codec.decode('gpu')).toBeUndefined();
+    expect(JSON.parse(codec.encode('gpu'))).toMatchObject({ id: 'gpu', sig: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(codec.rejected).toBe(2);
+  });
 });

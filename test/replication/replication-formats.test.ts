@@ -11,7 +11,6 @@ import { connect } from '@nats-io/transport-node';
 import { createSwarm, type NodeProfile, type SwarmConfig } from '../../src/index.js';
 import { applyEvent, restoreSwarm, swarmDigest, type LifecycleEvent, type PersistedSwarm } from '../../src/persistence/index.js';
 import { connectSwarm } from '../../src/replication/index.js';
-import { writeFormat } from '../../src/replication/log-entry.js';
 import { SnapshotStore } from '../../src/replication/snapshot-store.js';
 import { CONFIG, natsFixture, PROFILES, swarmName, until } from './replicas.js';
 import { LEGACY_CONFIG, LEGACY_PROFILES } from '../persistence/fixtures/legacy-swarm.js';
@@ -62,16 +61,6 @@ describe('the format before', () => {
     } finally {
       await nc.close();
     }
-  });
-});
-
-describe('writers', () => {
-  it('write the newest version every live replica reads, and the oldest they write when none is read by all', () => {
-    expect(writeFormat([1], [])).toBe(1);
-    expect(writeFormat([1, 2], [[1, 2], [1, 2]])).toBe(2);
-    // One replica not upgraded yet: everyone keeps writing 1, so it never halts.
-    expect(writeFormat([1, 2], [[1, 2], [1]])).toBe(1);
-    expect(writeFormat([2, 3], [[1]])).toBe(2);
   });
 });
 

@@ -136,9 +136,10 @@ describe('a log written before the secret, and a writer whose clock is off', () 
       const subject = `hecate.${name}.log`;
       await js.publish(subject, JSON.stringify({ v: 1, type: 'swarm.genesis', id: 'genesis', profiles: PROFILES, config: CONFIG, seed: 1 }), { msgID: 'genesis' });
       await js.publish(subject, JSON.stringify({ v: 1, type: 'swarm.event', id: 'old.c.1', event: { type: 'node.down', nodeId: 'phone', cause: 'manual' } }), { msgID: 'old.c.1' });
-      const a = await nats.replica(name, { secret: SECRET, snapshotEvery: 0 });
+      const a = await nats.replica(name, { secret: SECRET, snapshotEvery: 0, replicaGraceMs: 400 });
       expect(a.node('phone')?.state).toBe('down');
       expect(a.stats()).toMatchObject({ applied: 2, rejected: 0 });
+      await new Promise((r) => setTimeout(r, 500)); // a whole liveness window heard, no replica reading only 1: the writer moves to 2
       await a.markAlive('phone'); // the first signed entry: sealed from here
       await js.publish(subject, JSON.stringify({ v: 1, type: 'swarm.event', id: 'old.c.2', event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' } }), { msgID: 'old.c.2' });
       await until(() => a.stats().rejected === 1, 'the unsigned entry after the seal to be rejected');

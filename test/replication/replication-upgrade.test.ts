@@ -1,0 +1,100 @@
+/**
+ * A rolling upgrade to signed entries (docs/replication.md, "Upgrades: format versions"): a
+ * replica without the swarm secret stands for the release before (it reads and writes format
+ * version 1, and announces `reads: [1]`). While it is live, the writers with the secret keep the
+ * log at version 1, so it never halts; once it is gone (restarted with the secret), the writers
+ * move to version 2 after a liveness window, and from the first signed entry on nothing unsigned
+ * counts: neither an entry nor an announcement of `reads: [1]`.
+ */
+import { describe, expect, it } from 'vitest';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { connect } from '@nats-io/transport-node';
+import { connectSwarm } from '../../src/replication/index.js';
+import { converged, natsFixture, swarmName, until } from './replicas.js';
+
+const nats = natsFixture();
+const SECRET = 's'.repeat(64);
+/** The liveness window (replicaGraceMs): replicas announce every quarter of it. */
+const GRACE_MS = 2000;
+const K = 'k'.repeat(43);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('a rolling upgrade to signed entries', () => {
+  it('never halts a replica of the release before; moves to version 2 once it is gone; unsigned entries and announcements count for nothing after the first signed entry', async () => {
+    const name = swarmName('upgrade');
+    const nc = await connect({ servers: nats.server.url });
+    try {
+      const jsm = await jetstreamManager(nc);
+      const stream = `HECATE_${name}`;
+      /** The format version of every entry on the stream from `from` on. */
+      const versions = async (from = 1): Promise<number[]> => {
+        const { state } = await jsm.streams.info(stream);
+        const out: number[] = [];
+        for (let seq = from; seq <= state.last_seq; seq++) out.push((JSON.parse(new TextDecoder().decode((await jsm.streams.getMessage(stream, { seq }))!.data)) as { v: number }).v);
+        return out;
+      };
+
+      // B, the release before, starts the log; A, with the secret, joins it and writes at once.
+      const b = await nats.replica(name, { replicaId: 'b', replicaGraceMs: GRACE_MS });
+      const bSaid: string[] = [];
+      b.on('replication.changed', (e) => bSaid.push(e.status));
+      const a = await nats.replica(name, { replicaId: 'a', secret: SECRET, replicaGraceMs: GRACE_MS });
+      await a.markDown('phone'); // before A heard anyone for a window: the floor (1)
+      expect(await versions()).toEqual([1, 1]);
+      expect(await a.bindKey('gpu', K)).toBe(true); // a binding while B is live stays on A
+      await b.markAlive('phone');
+      await sleep(GRACE_MS + 500); // A has heard B for a whole window: B reads only version 1
+      await a.markDown('laptop');
+      expect(await versions()).toEqual([1, 1, 1, 1]);
+      await b.markDown('desktop');
+      await a.markAlive('laptop');
+      await converged([a, b], a.stats().applied);
+      expect(bSaid).not.toContain('disconnected');
+      expect(b.replication()).toBe('connected');
+      expect(b.digest()).toBe(a.digest());
+      expect(await versions()).toEqual([1, 1, 1, 1, 1, 1]); // the genesis and five events, no binding
+      expect(a.keyOf('gpu')).toBe(K);
+      expect(b.keyOf('gpu')).toBeUndefined();
+
+      // B is upgraded: stopped, then started again with the secret.
+      await b.close();
+      const upgraded = await nats.replica(name, { replicaId: 'b', secret: SECRET, replicaGraceMs: GRACE_MS });
+      expect(upgraded.digest()).toBe(a.digest());
+      const firstSigned = a.stats().applied + 1;
+      await a.markAlive('desktop'); // every live replica reads 2, and A heard them for a window
+      await until(() => upgraded.keyOf('gpu') === K, 'A\'s binding to reach the log and B');
+      await upgraded.markDown('phone'); // B's window has not passed, but the log is signed now: 2
+      await converged([a, upgraded], upgraded.stats().applied);
+      expect(upgraded.digest()).toBe(a.digest());
+      expect(await versions(firstSigned)).toEqual([2, 2, 2]); // the revival, the binding, the down
+
+      // Unsigned, after the first signed entry: a v1 entry changes nothing, and an announcement
+      // of reads: [1] does not take the writers back to version 1.
+      const digest = a.digest();
+      const dropped = a.stats().rejectedMessages;
+      await jetstream(nc).publish(`hecate.${name}.log`, JSON.stringify({ v: 1, type: 'swarm.event', id: 'evil.1', event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' } }));
+      const kv = await new Kvm(nc).open(`hecate_${name}`);
+      await kv.put('applied.old', JSON.stringify({ replica: 'old', seq: 0, at: Date.now(), reads: [1] }));
+      await until(() => a.stats().rejected === 1 && upgraded.stats().rejected === 1, 'both replicas to reject the unsigned entry');
+      await until(() => a.stats().rejectedMessages > dropped, 'A to drop the unsigned announcement');
+      for (const r of [a, upgraded]) {
+        expect(r.digest()).toBe(digest);
+        expect(r.node('gpu')?.state).toBe('alive');
+      }
+      await sleep(GRACE_MS / 2); // at least one announcement round of both with the forged one on the board
+      const after = a.stats().applied + 1;
+      await a.markAlive('phone');
+      await upgraded.markDown('laptop');
+      expect(await versions(after)).toEqual([2, 2]);
+
+      // A fresh replica of the release before refuses the signed log clearly.
+      await expect(connectSwarm({ servers: nats.server.url, swarm: name, snapshotEvery: 0, connectTimeoutMs: 3000 })).rejects.toMatchObject({
+        code: 'UnknownVersion',
+        message: expect.stringMatching(new RegExp(`log entry ${firstSigned} is format version 2; this replica reads version 1`)),
+      });
+    } finally {
+      await nc.close();
+    }
+  });
+});
