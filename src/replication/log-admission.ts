@@ -24,8 +24,11 @@ export interface AdmissionState {
   readonly recent: readonly (readonly [string, number])[];
 }
 
-/** The verdict on one entry: admitted, or refused (`verified`: its signature was good, so it is its proposer's, refused for its time). */
-export type Admission = { readonly ok: true } | { readonly ok: false; readonly why: string; readonly verified: boolean };
+/**
+ * The verdict on one entry: admitted, or refused (`verified`: its signature was good, so it is its
+ * proposer's, refused for its time; `outdated`: unsigned, after the log's first signed entry).
+ */
+export type Admission = { readonly ok: true } | { readonly ok: false; readonly why: string; readonly verified: boolean; readonly outdated?: true };
 
 const OK: Admission = { ok: true };
 
@@ -44,7 +47,7 @@ export class LogAdmission {
   admit(value: unknown, seq: number, storedAt: number): Admission {
     const v = isRecordLike(value) ? value['v'] : undefined;
     if (v === 1 && (value as Record<string, unknown>)['sig'] === undefined) {
-      return this.sealed ? { ok: false, why: `log entry ${seq} is not signed (format version 1) and the log is signed since an earlier entry`, verified: false } : OK;
+      return this.sealed ? { ok: false, why: `log entry ${seq} is not signed (format version 1) and the log is signed since an earlier entry`, verified: false, outdated: true } : OK;
     }
     if (!this.signer.verify('entry', value)) return { ok: false, why: `log entry ${seq} is not signed with the swarm secret`, verified: false };
     const { at, id } = value as { at?: unknown; id?: unknown };

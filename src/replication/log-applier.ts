@@ -31,6 +31,12 @@ export interface ApplierHost {
   own(entryId: string): boolean;
   /** An own mark on `nodeId` was stale: look at the node again. */
   stale(nodeId: string): void;
+  /**
+   * An own entry written at version 1 came after the log's first signed entry (a writer that had not
+   * seen the upgrade yet): skipped on every replica, so propose it again at the format written now
+   * (`nodeId`: a mark's node, looked at again).
+   */
+  outdated?(entryId: string, nodeId: string | undefined): void;
   /** An entry was applied, up to `seq`, with `pending` messages still behind it on the stream. */
   advanced(seq: number, pending: number): void;
   /** A snapshot boundary was applied (`stored`: this replica's save of it went in). */
@@ -112,7 +118,9 @@ export class LogApplier {
         // Before its version is read: a forged entry of an unknown version must not halt anyone.
         const verdict = admission.admit(value, seq, storedAt);
         if (!verdict.ok) {
-          this.reject(seq, verdict.why, verdict.verified ? (value as { id?: unknown }).id : undefined, pending);
+          const { id, basis, event } = value as { id?: unknown; basis?: unknown; event?: { type?: unknown; nodeId?: unknown } };
+          this.reject(seq, verdict.why, verdict.verified ? id : undefined, pending);
+          if (verdict.outdated === true && typeof id === 'string' && this.host.own(id)) this.host.outdated?.(id, basis !== undefined && typeof event?.nodeId === 'string' ? event.nodeId : undefined);
           return;
         }
       }

@@ -13,6 +13,8 @@ import { ReplicationError } from './replication-error.js';
 interface Waiter {
   resolve(value: unknown): void;
   reject(error: Error): void;
+  /** Makes the entry (given its version and id): to propose it again at another version. */
+  readonly make: (v: number, id: string) => LogEntry;
 }
 
 /** What proposing needs to know of the replica. */
@@ -63,9 +65,24 @@ export class Proposer {
   proposeEntry<T>(make: (v: number, id: string) => LogEntry): Promise<T> {
     if (this.host.closed()) return Promise.reject(new ReplicationError('Closed', `replica "${this.host.replicaId}" of swarm "${this.host.name}" is closed`));
     const entry = make(this.host.format(), `${this.prefix}${++this.counter}`);
-    const applied = new Promise<T>((resolve, reject) => this.waiters.set(entry.id, { resolve: resolve as (v: unknown) => void, reject }));
+    const applied = new Promise<T>((resolve, reject) => this.waiters.set(entry.id, { resolve: resolve as (v: unknown) => void, reject, make }));
     this.publish(entry, this.host.proposeTimeoutMs).catch((error: Error) => this.settle(entry.id, undefined, error));
     return applied;
+  }
+
+  /**
+   * An own entry was written at version 1 after the log's first signed entry, so every replica
+   * skipped it (docs/replication.md, "Upgrades"): a call's entry is proposed again, under a new
+   * id, at the format written now; a mark on `nodeId` may be proposed again on the same view.
+   */
+  again(entryId: string, nodeId: string | undefined): void {
+    if (nodeId !== undefined) this.marked.delete(nodeId);
+    const waiter = this.waiters.get(entryId);
+    if (waiter === undefined || this.host.closed()) return;
+    this.waiters.delete(entryId);
+    const entry = waiter.make(this.host.format(), `${this.prefix}${++this.counter}`);
+    this.waiters.set(entry.id, waiter);
+    this.publish(entry, this.host.proposeTimeoutMs).catch((error: Error) => this.settle(entry.id, undefined, error));
   }
 
   /**

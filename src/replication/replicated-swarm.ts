@@ -120,6 +120,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
       settle: (id, result, error) => this.proposer.settle(id, result, error),
       own: (id) => this.proposer.own(id),
       stale: (nodeId) => this.reconcile(nodeId),
+      outdated: (id, nodeId) => { this.proposer.again(id, nodeId); if (nodeId !== undefined) this.reconcile(nodeId); }, // proposed again at the format written now
       advanced: (seq, pending) => this.link.advanced(seq, pending),
       boundary: (seq, stored) => void (stored ? this.compactor?.stored(seq) : this.compactor?.boundary()),
       format,

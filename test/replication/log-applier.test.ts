@@ -6,7 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/index.js';
 import { LogApplier, type ApplierHost } from '../../src/replication/log-applier.js';
+import { LogAdmission } from '../../src/replication/log-admission.js';
 import { encodeEntry } from '../../src/replication/log-entry.js';
+import { LogSigner } from '../../src/replication/log-signer.js';
 import { CONFIG, PROFILES } from './replicas.js';
 
 function applier(): LogApplier {
@@ -56,6 +58,44 @@ describe('LogApplier', () => {
     );
     expect(a.stats().applied).toBe(3);
     expect(a.swarm?.node('gpu')?.state).toBe('down');
+    a.swarm?.stop();
+  });
+
+  it('says when an own unsigned entry came after the log\'s first signed one (skipped alike everywhere), so it is proposed again', () => {
+    const signer = new LogSigner('s'.repeat(32), 'unit');
+    const outdated: [string, string | undefined][] = [];
+    const a = new LogApplier({
+      name: 'unit',
+      swarmOptions: { clock: new ManualClock() },
+      built: () => undefined,
+      settle: () => undefined,
+      own: (id) => id.startsWith('me.'),
+      stale: () => undefined,
+      outdated: (id, nodeId) => outdated.push([id, nodeId]),
+      advanced: () => undefined,
+      boundary: () => undefined,
+      format: () => 1,
+      reads: [1, 2],
+      admission: new LogAdmission(signer),
+      emit: () => undefined,
+    });
+    const T = 1_800_000_000_000;
+    const unsigned = (id: string, basis?: number) => encodeEntry({ v: 1, type: 'swarm.event', id, event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' }, ...(basis !== undefined ? { basis } : {}) });
+    a.receive(1, encodeEntry({ v: 1, type: 'swarm.genesis', id: 'genesis', profiles: PROFILES, config: CONFIG, seed: 1 }), 0, T);
+    a.receive(2, unsigned('me.c.1'), 0, T); // the upgrade window: applied
+    expect(a.floor).toBe(1);
+    expect(a.swarm?.node('gpu')?.state).toBe('down');
+    a.receive(3, encodeEntry(signer.signed('entry', { v: 2, type: 'swarm.event', id: 'other.c.1', event: { type: 'node.alive', nodeId: 'gpu', cause: 'manual' }, at: T })), 0, T);
+    expect(a.floor).toBe(2);
+    a.receive(4, unsigned('me.c.2'), 0, T);
+    a.receive(5, unsigned('other.c.2'), 0, T);
+    a.receive(6, unsigned('me.c.3', 3), 0, T);
+    expect(outdated).toEqual([
+      ['me.c.2', undefined],
+      ['me.c.3', 'gpu'],
+    ]);
+    expect(a.stats()).toMatchObject({ applied: 6, rejected: 3 });
+    expect(a.swarm?.node('gpu')?.state).toBe('alive');
     a.swarm?.stop();
   });
 });
