@@ -45,6 +45,12 @@ export interface AgentDirectoryOptions {
   readonly secret?: Uint8Array | string;
   /** Signs and checks with this wall clock. @defaultValue systemClock */
   readonly wallClock?: TimeSource;
+  /**
+   * The swarm log's format floor (`stats().floor`): while it is 1 (an upgrade window,
+   * docs/replication.md, "Upgrades"), unsigned entries and heartbeats (an orchestrator without the
+   * secret) are taken too. @defaultValue 2: signed only
+   */
+  floor?(): number;
 }
 
 /** The shared directory of one swarm's agents. */
@@ -72,12 +78,14 @@ export async function openAgentDirectory(options: AgentDirectoryOptions): Promis
   const nc: NatsConnection = await connectNats(options.servers, options.nats);
   const signer = options.secret === undefined ? undefined : new LogSigner(options.secret, options.swarm);
   const wall = options.wallClock ?? systemClock;
-  const codec = new HeartbeatCodec(signer, wall);
+  const floor = options.floor ?? (() => 2);
+  const codec = new HeartbeatCodec(signer, wall, floor);
   const signedAt = new Map<string, number>();
   let rejected = 0;
   /** The entry a put holds, or undefined when it is not signed with the secret or older than the one held. */
   const take = (id: string, value: SignedDirectoryEntry): DirectoryEntry | undefined => {
     if (signer === undefined) return value;
+    if (value.sig === undefined && floor() < 2 && value.profile?.id === id) return { profile: value.profile, url: value.url }; // the upgrade window
     const at = value.at;
     if (!signer.verify('directory', value) || typeof at !== 'number' || at < (signedAt.get(id) ?? -Infinity) || value.profile?.id !== id) {
       rejected++;

@@ -90,8 +90,8 @@ export class LogApplier {
   }
 
   /** The counters, as `ReplicatedSwarm.stats()` shows them. */
-  stats(): Omit<ReplicationStats, 'rejectedMessages'> {
-    return { applied: this.applied, lag: this.lag, snapshot: this.snapshotSeq, entries: this.entries, redelivered: this.redelivered, staleMarks: this.staleMarks, refused: this.refused, rejected: this.rejected };
+  stats(): Omit<ReplicationStats, 'rejectedMessages' | 'format'> {
+    return { applied: this.applied, lag: this.lag, snapshot: this.snapshotSeq, entries: this.entries, redelivered: this.redelivered, staleMarks: this.staleMarks, refused: this.refused, rejected: this.rejected, floor: this.floor };
   }
 
   /**

@@ -48,6 +48,13 @@ export interface ReplicationStats {
   readonly rejected: number;
   /** With the swarm secret: heartbeats, progress announcements and directory entries dropped for their signature or age. */
   readonly rejectedMessages: number;
+  /**
+   * The log's format floor: the highest format version applied so far (1 while the log is unsigned,
+   * e.g. during a rolling upgrade; 2 from its first signed entry). docs/replication.md, "Upgrades".
+   */
+  readonly floor: number;
+  /** The format version this replica writes now: never below the floor (docs/replication.md, "Upgrades"). */
+  readonly format: number;
 }
 
 /** The replication events' types, to tell them from the Swarm's own on `on`. */

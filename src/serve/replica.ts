@@ -66,7 +66,7 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   if (onRejected !== undefined) rs.on('replication.rejected', (e) => onRejected(e.error.message));
   let directory: AgentDirectory;
   try {
-    directory = await openAgentDirectory({ servers: options.servers, swarm: options.swarm, onChange: options.onAgent, onHeartbeat: options.onHeard, ...access });
+    directory = await openAgentDirectory({ servers: options.servers, swarm: options.swarm, onChange: options.onAgent, onHeartbeat: options.onHeard, floor: () => rs.stats().floor, ...access });
   } catch (error) {
     await rs.close();
     throw error;

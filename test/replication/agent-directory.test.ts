@@ -18,7 +18,7 @@ afterAll(async () => {
   await server.dispose();
 });
 
-const open = async (swarm: string) => {
+const open = async (swarm: string, extra: { secret?: string; floor?: () => number } = {}) => {
   const seen = new Map<string, DirectoryEntry>();
   const heard: string[] = [];
   const directory = await openAgentDirectory({
@@ -29,6 +29,7 @@ const open = async (swarm: string) => {
       else seen.set(id, entry);
     },
     onHeartbeat: (id) => heard.push(id),
+    ...extra,
   });
   opened.push(directory);
   return { directory, seen, heard };
@@ -70,6 +71,34 @@ describe('openAgentDirectory', () => {
       await nc.flush();
       await expect.poll(() => a.heard).toEqual(['gpu:0', 'n2']);
       await expect.poll(() => other.heard).toEqual(['n9']);
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('with the secret, takes an orchestrator without it (unsigned entries, heartbeats as text) only while the log\'s floor is 1', async () => {
+    const secret = 'd'.repeat(64);
+    let floor = 1;
+    const upgraded = await open('dir-up', { secret, floor: () => floor });
+    const sealed = await open('dir-up', { secret, floor: () => 2 });
+    const old = await open('dir-up'); // an orchestrator of the release before
+    const nc: NatsConnection = await connect({ servers: server.url });
+    try {
+      await old.directory.put({ profile: { id: 'n1', memoryGb: 4 }, url: 'http://127.0.0.1:9001' });
+      nc.publish('hecate.dir-up.hb', 'n1');
+      await nc.flush();
+      await expect.poll(() => upgraded.seen.get('n1')).toEqual({ profile: { id: 'n1', memoryGb: 4 }, url: 'http://127.0.0.1:9001' });
+      await expect.poll(() => upgraded.heard).toEqual(['n1']);
+      await expect.poll(() => sealed.directory.rejected()).toBe(2); // signed only: the entry and the heartbeat dropped
+      expect(sealed.seen.has('n1')).toBe(false);
+      floor = 2; // the log's first signed entry
+      nc.publish('hecate.dir-up.hb', 'n1');
+      await nc.flush();
+      await expect.poll(() => upgraded.directory.rejected()).toBe(1);
+      expect(upgraded.heard).toEqual(['n1']);
+      // What the upgraded one signs, the release before reads.
+      await upgraded.directory.put({ profile: { id: 'n2', memoryGb: 4 }, url: 'http://127.0.0.1:9002' });
+      await expect.poll(() => old.seen.get('n2')).toMatchObject({ profile: { id: 'n2', memoryGb: 4 }, url: 'http://127.0.0.1:9002' });
     } finally {
       await nc.close();
     }

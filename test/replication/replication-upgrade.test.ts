@@ -56,6 +56,7 @@ describe('a rolling upgrade to signed entries', () => {
       expect(await versions()).toEqual([1, 1, 1, 1, 1, 1]); // the genesis and five events, no binding
       expect(a.keyOf('gpu')).toBe(K);
       expect(b.keyOf('gpu')).toBeUndefined();
+      expect(a.stats()).toMatchObject({ floor: 1, format: 1 });
 
       // B is upgraded: stopped, then started again with the secret.
       await b.close();
@@ -68,6 +69,7 @@ describe('a rolling upgrade to signed entries', () => {
       await converged([a, upgraded], upgraded.stats().applied);
       expect(upgraded.digest()).toBe(a.digest());
       expect(await versions(firstSigned)).toEqual([2, 2, 2]); // the revival, the binding, the down
+      for (const r of [a, upgraded]) expect(r.stats()).toMatchObject({ floor: 2, format: 2 });
 
       // Unsigned, after the first signed entry: a v1 entry changes nothing, and an announcement
       // of reads: [1] does not take the writers back to version 1.
