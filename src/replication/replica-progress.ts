@@ -82,14 +82,16 @@ export class ProgressBoard {
     if (this.kv instanceof Bucket) await this.kv.purgeDeletes(olderMs);
   }
 
-  /** Every announcement heard (unsigned ones only while the floor is 1), split at `now - graceMs`: `live` were heard since, `silent` not. */
+  /** Every announcement, split at `now - graceMs`: `live` were heard since (unsigned ones only while the floor is 1), `silent` not. */
   read(now: number, graceMs: number): { live: ReplicaProgress[]; silent: ReplicaProgress[] } {
     const live: ReplicaProgress[] = [];
     const silent: ReplicaProgress[] = [];
     const hearsUnsigned = this.floor() < 2;
     for (const [replica, p] of this.board) {
-      if (!hearsUnsigned && this.unsigned.has(replica)) continue;
-      (p.at >= now - graceMs ? live : silent).push(p);
+      const heard = p.at >= now - graceMs;
+      // Once the log is signed, an unsigned announcement is not live; an old one is still cleared away.
+      if (heard && !hearsUnsigned && this.unsigned.has(replica)) continue;
+      (heard ? live : silent).push(p);
     }
     return { live, silent };
   }
