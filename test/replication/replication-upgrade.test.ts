@@ -4,14 +4,16 @@
  * version 1, and announces `reads: [1]`). While it is live, the writers with the secret keep the
  * log at version 1, so it never halts; once it is gone (restarted with the secret), the writers
  * move to version 2 after a liveness window, and from the first signed entry on nothing unsigned
- * counts: neither an entry nor an announcement of `reads: [1]`.
+ * counts: neither an entry nor an announcement of `reads: [1]`. Snapshots follow the entries: version
+ * 1, signed by a replica with the secret, so one restarted with it can start from one.
  */
 import { describe, expect, it } from 'vitest';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { connectSwarm } from '../../src/replication/index.js';
-import { converged, natsFixture, swarmName, until } from './replicas.js';
+import { LogSigner } from '../../src/replication/log-signer.js';
+import { CONFIG, converged, natsFixture, PROFILES, swarmName, until } from './replicas.js';
 
 const nats = natsFixture();
 const SECRET = 's'.repeat(64);
@@ -36,10 +38,10 @@ describe('a rolling upgrade to signed entries', () => {
       };
 
       // B, the release before, starts the log; A, with the secret, joins it and writes at once.
-      const b = await nats.replica(name, { replicaId: 'b', replicaGraceMs: GRACE_MS });
+      const b = await nats.replica(name, { replicaId: 'b', replicaGraceMs: GRACE_MS, snapshotEvery: 3 });
       const bSaid: string[] = [];
       b.on('replication.changed', (e) => bSaid.push(e.status));
-      const a = await nats.replica(name, { replicaId: 'a', secret: SECRET, replicaGraceMs: GRACE_MS });
+      const a = await nats.replica(name, { replicaId: 'a', secret: SECRET, replicaGraceMs: GRACE_MS, snapshotEvery: 3 });
       await a.markDown('phone'); // before A heard anyone for a window: the floor (1)
       expect(await versions()).toEqual([1, 1]);
       expect(await a.bindKey('gpu', K)).toBe(true); // a binding while B is live stays on A
@@ -57,12 +59,21 @@ describe('a rolling upgrade to signed entries', () => {
       expect(a.keyOf('gpu')).toBe(K);
       expect(b.keyOf('gpu')).toBeUndefined();
       expect(a.stats()).toMatchObject({ floor: 1, format: 1 });
+      const kv = await new Kvm(nc).open(`hecate_${name}`);
+      // The snapshots (at 3 and 6, by either) follow the entries: version 1, which B reads.
+      let held: { v: number; seq: number } | undefined;
+      for (let i = 0; i < 250 && held === undefined; i++) {
+        held = (await kv.get('snapshot'))?.json<{ v: number; seq: number }>();
+        if (held === undefined) await sleep(20);
+      }
+      expect(held).toMatchObject({ v: 1 });
+      expect(held!.seq).toBeGreaterThanOrEqual(3);
 
       // B is upgraded: stopped, then started again with the secret. From its stop on, A writes 2
       // (its binding may go on the log at its next announcement, before any call).
       const firstSigned = a.stats().applied + 1;
       await b.close();
-      const upgraded = await nats.replica(name, { replicaId: 'b', secret: SECRET, replicaGraceMs: GRACE_MS });
+      const upgraded = await nats.replica(name, { replicaId: 'b', secret: SECRET, replicaGraceMs: GRACE_MS, snapshotEvery: 3 });
       await a.markAlive('desktop'); // every live replica reads 2, and A heard them for a window
       await until(() => upgraded.keyOf('gpu') === K, 'A\'s binding to reach the log and B');
       await upgraded.markDown('phone'); // B's window has not passed, but the log is signed now: 2
@@ -76,7 +87,6 @@ describe('a rolling upgrade to signed entries', () => {
       const digest = a.digest();
       const dropped = [a, upgraded].map((r) => r.stats().rejectedMessages);
       await jetstream(nc).publish(`hecate.${name}.log`, JSON.stringify({ v: 1, type: 'swarm.event', id: 'evil.1', event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' } }));
-      const kv = await new Kvm(nc).open(`hecate_${name}`);
       await kv.put('applied.old', JSON.stringify({ replica: 'old', seq: 0, at: Date.now(), reads: [1] }));
       await until(() => a.stats().rejected === 1 && upgraded.stats().rejected === 1, 'both replicas to reject the unsigned entry');
       await until(() => a.stats().rejectedMessages > dropped[0]! && upgraded.stats().rejectedMessages > dropped[1]!, 'both to drop the unsigned announcement');
@@ -94,6 +104,33 @@ describe('a rolling upgrade to signed entries', () => {
         code: 'UnknownVersion',
         message: expect.stringMatching(new RegExp(`log entry ${firstSigned} is format version 2; this replica reads version 1`)),
       });
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('writes the snapshots of an unsigned log in version 1, signed, so a replica restarted with the secret starts from one', async () => {
+    const name = swarmName('upgrade-snap');
+    const nc = await connect({ servers: nats.server.url });
+    try {
+      const subject = `hecate.${name}.log`;
+      await (await jetstreamManager(nc)).streams.add({ name: `HECATE_${name}`, subjects: [subject], storage: StorageType.File, duplicate_window: 120_000_000_000 });
+      const js = jetstream(nc);
+      await js.publish(subject, JSON.stringify({ v: 1, type: 'swarm.genesis', id: 'genesis', profiles: PROFILES, config: CONFIG, seed: 1 }), { msgID: 'genesis' });
+      for (const [n, type] of [[1, 'node.down'], [2, 'node.alive'], [3, 'node.down']] as const) await js.publish(subject, JSON.stringify({ v: 1, type: 'swarm.event', id: `old.c.${n}`, event: { type, nodeId: 'phone', cause: 'manual' } }), { msgID: `old.c.${n}` });
+      const a = await nats.replica(name, { secret: SECRET, snapshotEvery: 2 });
+      const kv = await new Kvm(nc).open(`hecate_${name}`);
+      let held: { v: number; seq: number } | undefined;
+      for (let i = 0; i < 250 && held === undefined; i++) {
+        held = (await kv.get('snapshot'))?.json<{ v: number; seq: number }>();
+        if (held === undefined) await sleep(20);
+      }
+      expect(held).toMatchObject({ v: 1 }); // the floor is 1 and A has not heard anyone for a window
+      expect(new LogSigner(SECRET, name).verify('snapshot', held)).toBe(true);
+      const c = await nats.replica(name, { secret: SECRET });
+      expect(c.stats()).toMatchObject({ applied: 4, floor: 1 });
+      expect(c.stats().snapshot).toBeGreaterThanOrEqual(2); // a signed one of version 1: an unsigned one it would not trust
+      expect(c.digest()).toBe(a.digest());
     } finally {
       await nc.close();
     }
