@@ -20,8 +20,15 @@ export interface PrefixCacheOptions {
    */
   readonly tokenWeight?: number;
   /**
+   * Affinity: when some copy holds at least this share of the prompt's tokens (more than the copy
+   * load would choose), the request goes to the copy holding the most (the cheapest of them),
+   * unless the guard trips; below it the cost decides. 1 leaves every choice to the cost.
+   * @defaultValue 0.3 (SGLang's `cache_threshold`)
+   */
+  readonly cacheThreshold?: number;
+  /**
    * The guard's absolute threshold: the cached copy must hold more than this many more requests
-   * in flight than the copy load would choose (without declared slots on both). @defaultValue 2
+   * in flight than the copy load would choose (without declared slots on both). @defaultValue 32
    */
   readonly balanceAbs?: number;
   /** The same, as a share of the copies' slots, when both declare slots. @defaultValue 0.25 */
@@ -41,7 +48,8 @@ export const PREFIX_CACHE_DEFAULTS: ResolvedPrefixCache = Object.freeze({
   idBlockSize: 16,
   cachedShare: 0.1,
   tokenWeight: 1,
-  balanceAbs: 2,
+  cacheThreshold: 0.3,
+  balanceAbs: 32,
   balanceAbsFill: 0.25,
   balanceRel: 1.5,
   maxBlocksPerCopy: 8192,
@@ -70,6 +78,7 @@ export function prefixCacheIssue(value: unknown): string | undefined {
       return `prefixCache option "${key}" must be ${integer ? 'an integer from 1 to 1048576' : 'a finite number >= 0'}, got ${describeValue(v)}`;
     }
   }
+  if (typeof o['cacheThreshold'] === 'number' && o['cacheThreshold'] > 1) return `prefixCache option "cacheThreshold" must be from 0 to 1, got ${o['cacheThreshold']}`;
   if (typeof o['cachedShare'] === 'number' && o['cachedShare'] > 1) return `prefixCache option "cachedShare" must be from 0 to 1, got ${o['cachedShare']}`;
   if (typeof o['balanceRel'] === 'number' && o['balanceRel'] < 1) return `prefixCache option "balanceRel" must be >= 1, got ${o['balanceRel']}`;
   return undefined;

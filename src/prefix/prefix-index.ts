@@ -69,6 +69,7 @@ export class PrefixIndex {
   /** Block key → its holder, or a map of its holders by copy slot when several copies hold it (most blocks have one). */
   private readonly blocks = new Map<number, Entry | Map<number, Entry>>();
   readonly copies = new Map<string, CopyCache>();
+  private readonly bySlot = new Map<number, CopyCache>();
   private byNode = new Map<string, CopyCache[]>();
   private nextSlot = 0;
   private clock = 0;
@@ -100,6 +101,7 @@ export class PrefixIndex {
       if (c === undefined) {
         c = new CopyCache(this.nextSlot++, p.id, p, shape);
         this.copies.set(p.id, c);
+        this.bySlot.set(c.slot, c);
       } else if (c.shape !== shape) {
         this.wipe(c);
         c.shape = shape;
@@ -118,6 +120,7 @@ export class PrefixIndex {
       if (seen.has(id)) continue;
       this.wipe(c);
       this.copies.delete(id);
+      this.bySlot.delete(c.slot);
     }
     this.byNode = byNode;
   }
@@ -137,6 +140,17 @@ export class PrefixIndex {
       else hi = mid - 1;
     }
     return lo;
+  }
+
+  /** Calls `visit` with each copy holding block `key` (in the order they took it), until it returns false. */
+  holders(key: number, visit: (c: CopyCache) => boolean): void {
+    const h = this.blocks.get(key);
+    if (h === undefined) return;
+    if (!(h instanceof Map)) {
+      visit(this.bySlot.get(h.slot) as CopyCache);
+      return;
+    }
+    for (const slot of h.keys()) if (!visit(this.bySlot.get(slot) as CopyCache)) return;
   }
 
   /** How many of `keys[0..count)` copy `c` holds, from the first. */

@@ -18,6 +18,9 @@ import { imbalanced, promptTokensCost, type ResolvedPrefixCache } from './prefix
 import { PrefixIndex, type CopyCache } from './prefix-index.js';
 import { emptyBlocks, promptBlocks, stringSeed } from './prompt-blocks.js';
 
+/** Affinity prices at most this many copies holding a prompt's deepest block (the lookup never scans every copy). */
+const HOLDERS_VISITED = 16;
+
 interface LeaseNote {
   readonly copy: CopyCache;
   readonly generation: number;
@@ -101,6 +104,7 @@ export class PrefixRouter implements PrefixHook {
     this.cost = loadChain + this.tokensTerm(loadHeld, r);
     const deepest = loadHeld === count ? count : index.deepest(keys, count);
     if (loadHeld >= deepest) return fallback; // the cheapest copy by load holds the most: nothing can beat it
+    if (this.cachedOf(deepest) >= this.options.cacheThreshold * this.tokens && this.tokens > 0) return this.affine(modelId, r, fallback, loadCopy, deepest);
     // A copy holding more of the prompt may be cheaper: only those whose chain plus the best
     // possible tokens term beats the best so far are visited (in id order; ties stay with the first).
     const floor = this.tokensTerm(deepest, r);
@@ -131,6 +135,43 @@ export class PrefixRouter implements PrefixHook {
     this.held = found.held;
     this.cost = found.cost;
     return { modelId, pipelineId: pipeline.id, stages: pipeline.stages, cost: found.cost, hops: pipeline.stages.length - 1, degraded: false };
+  }
+
+  /**
+   * Affinity (docs/prefix-cache.md): some copy holds at least `cacheThreshold` of the prompt, more
+   * than the load copy does: the cheapest intact copy among the first {@link HOLDERS_VISITED} that took
+   * the deepest block goes, unless the guard sends the request by load.
+   */
+  private affine(modelId: string, r: ResolvedRequest, fallback: Route, loadCopy: CopyCache, deepest: number): Route {
+    const index = this.index as PrefixIndex;
+    const nodes = this.host.table.nodes;
+    const suspects = this.suspect(fallback);
+    const layers = this.layersOf(modelId);
+    let best: CopyCache | undefined;
+    let bestChain = Infinity;
+    let visited = 0;
+    index.holders(this.blocks.keys[deepest - 1] as number, (c) => {
+      if (++visited > HOLDERS_VISITED) return false;
+      if (c === loadCopy || !isIntact(c.pipeline, nodes)) return true;
+      if (!suspects && c.pipeline.stages.some((s) => nodes[s.nodeId]?.suspect === true)) return true;
+      const chain = chainCost(c.pipeline.stages, nodes, r, this.host.table.extra, layers);
+      if (chain < bestChain) {
+        best = c;
+        bestChain = chain;
+      }
+      return true;
+    });
+    const found = best as CopyCache | undefined;
+    if (found === undefined) return fallback;
+    const pipeline = found.pipeline;
+    if (this.guardTrips(pipeline.stages, fallback.stages)) {
+      this.counters.guarded++;
+      return fallback;
+    }
+    this.chosen = found;
+    this.held = deepest;
+    this.cost = bestChain + this.tokensTerm(deepest, r);
+    return { modelId, pipelineId: pipeline.id, stages: pipeline.stages, cost: this.cost, hops: pipeline.stages.length - 1, degraded: false };
   }
 
   /** The non-default request: every intact copy of the model, priced by the scan's own chain cost. */

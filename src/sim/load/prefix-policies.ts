@@ -6,6 +6,7 @@
  * copy now holds the prompt and never hear of evictions; Dynamo's reads the nodes' caches, as its
  * KV events tell it.
  */
+import { PREFIX_CACHE_DEFAULTS } from '../../prefix/prefix-cache-options.js';
 import { BlockCache } from './block-cache.js';
 import type { CopySample, PrefixPick, PrefixPolicy, PrefixRouter, PrefixRouterContext } from './prefix-router.js';
 import type { PromptRequest } from './prefix-workloads.js';
@@ -194,8 +195,8 @@ export const dynamoCost: PrefixPolicy = {
     })(context),
 };
 
-/** The oracle's guard: ours' defaults (two conditions, in-flight requests). */
-export const ORACLE_GUARD = Object.freeze({ abs: 2, rel: 1.5 });
+/** The oracle's guard: ours' defaults (two conditions, in-flight requests; `PREFIX_CACHE_DEFAULTS`). */
+export const ORACLE_GUARD = Object.freeze({ abs: PREFIX_CACHE_DEFAULTS.balanceAbs, rel: PREFIX_CACHE_DEFAULTS.balanceRel });
 
 /**
  * The oracle (a reference): our rule with every cache known exactly, and what is on its way into
@@ -219,3 +220,4 @@ export const oracleCache: PrefixPolicy = {
       }
     })(context),
 };
+
