@@ -27,6 +27,14 @@ export interface PrefixCacheOptions {
    */
   readonly cacheThreshold?: number;
   /**
+   * Where a prompt goes that no copy holds `cacheThreshold` of: `'fill'`, the copy that has taken
+   * the fewest new prompt tokens for its KV memory, so new prefixes spread over the caches;
+   * `'cost'`, the cheapest copy by the cost, its cached tokens priced at `cachedShare`
+   * (for copies of very different speeds: fill does not weigh speed). Either way the guard
+   * applies. @defaultValue 'fill'
+   */
+  readonly placement?: 'fill' | 'cost';
+  /**
    * The guard's absolute threshold: the cached copy must hold more than this many more requests
    * in flight than the copy load would choose (without declared slots on both). @defaultValue 32
    */
@@ -40,7 +48,7 @@ export interface PrefixCacheOptions {
 }
 
 /** Every setting with its default filled in. */
-export type ResolvedPrefixCache = { readonly [K in keyof PrefixCacheOptions]-?: number };
+export type ResolvedPrefixCache = { readonly [K in Exclude<keyof PrefixCacheOptions, 'placement'>]-?: number } & { readonly placement: 'fill' | 'cost' };
 
 /** The defaults (docs/prefix-cache.md). */
 export const PREFIX_CACHE_DEFAULTS: ResolvedPrefixCache = Object.freeze({
@@ -49,6 +57,7 @@ export const PREFIX_CACHE_DEFAULTS: ResolvedPrefixCache = Object.freeze({
   cachedShare: 0.1,
   tokenWeight: 1,
   cacheThreshold: 0.3,
+  placement: 'fill',
   balanceAbs: 32,
   balanceAbsFill: 0.25,
   balanceRel: 1.5,
@@ -73,6 +82,10 @@ export function prefixCacheIssue(value: unknown): string | undefined {
     if (!(key in PREFIX_CACHE_DEFAULTS)) return `prefixCache option ${describeValue(key)} is unknown (known: ${Object.keys(PREFIX_CACHE_DEFAULTS).join(', ')})`;
     const v = o[key];
     if (v === undefined) continue;
+    if (key === 'placement') {
+      if (v !== 'fill' && v !== 'cost') return `prefixCache option "placement" must be "fill" or "cost", got ${describeValue(v)}`;
+      continue;
+    }
     const integer = (INTEGER_KEYS as readonly string[]).includes(key);
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (integer && (!Number.isInteger(v) || v < 1 || v > 1_048_576))) {
       return `prefixCache option "${key}" must be ${integer ? 'an integer from 1 to 1048576' : 'a finite number >= 0'}, got ${describeValue(v)}`;

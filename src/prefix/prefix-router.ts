@@ -103,8 +103,10 @@ export class PrefixRouter implements PrefixHook {
     const loadChain = chainCost(loadCopy.pipeline.stages, nodes, r, this.host.table.extra, this.layersOf(modelId));
     this.cost = loadChain + this.tokensTerm(loadHeld, r);
     const deepest = loadHeld === count ? count : index.deepest(keys, count);
+    const affine = this.tokens > 0 && this.cachedOf(deepest) >= this.options.cacheThreshold * this.tokens;
+    if (!affine && this.options.placement === 'fill') return this.place(modelId, r, fallback, loadCopy);
     if (loadHeld >= deepest) return fallback; // the cheapest copy by load holds the most: nothing can beat it
-    if (this.cachedOf(deepest) >= this.options.cacheThreshold * this.tokens && this.tokens > 0) return this.affine(modelId, r, fallback, loadCopy, deepest);
+    if (affine) return this.affine(modelId, r, fallback, loadCopy, deepest);
     // A copy holding more of the prompt may be cheaper: only those whose chain plus the best
     // possible tokens term beats the best so far are visited (in id order; ties stay with the first).
     const floor = this.tokensTerm(deepest, r);
@@ -174,6 +176,28 @@ export class PrefixRouter implements PrefixHook {
     return { modelId, pipelineId: pipeline.id, stages: pipeline.stages, cost: this.cost, hops: pipeline.stages.length - 1, degraded: false };
   }
 
+  /**
+   * A prompt no copy holds `cacheThreshold` of (placement `'fill'`): the least-filled intact copy
+   * of the model (docs/prefix-cache.md), unless the guard sends it by load.
+   */
+  private place(modelId: string, r: ResolvedRequest, fallback: Route, loadCopy: CopyCache): Route {
+    const index = this.index as PrefixIndex;
+    const nodes = this.host.table.nodes;
+    const suspects = this.suspect(fallback);
+    const found = index.fills.least(modelId, (c) => isIntact(c.pipeline, nodes) && (suspects || !c.pipeline.stages.some((s) => nodes[s.nodeId]?.suspect === true)));
+    if (found === undefined || found === loadCopy) return fallback;
+    const pipeline = found.pipeline;
+    if (this.guardTrips(pipeline.stages, fallback.stages)) {
+      this.counters.guarded++;
+      return fallback;
+    }
+    const { keys, count } = this.blocks;
+    this.chosen = found;
+    this.held = index.depth(found, keys, count);
+    this.cost = chainCost(pipeline.stages, nodes, r, this.host.table.extra, this.layersOf(modelId)) + this.tokensTerm(this.held, r);
+    return { modelId, pipelineId: pipeline.id, stages: pipeline.stages, cost: this.cost, hops: pipeline.stages.length - 1, degraded: false };
+  }
+
   /** The non-default request: every intact copy of the model, priced by the scan's own chain cost. */
   private scan(modelId: string, r: ResolvedRequest, suspects: boolean, consider: (p: Pipeline, chain: number) => void): void {
     const nodes = this.host.table.nodes;
@@ -232,7 +256,9 @@ export class PrefixRouter implements PrefixHook {
     const estimate = c === undefined ? 0 : this.cachedOf(this.held);
     if (c !== undefined) {
       const { keys, count } = this.blocks;
-      (this.index as PrefixIndex).record(c, keys, count, this.held, this.blockTokens);
+      const index = this.index as PrefixIndex;
+      index.record(c, keys, count, this.held, this.blockTokens);
+      index.fills.grew(c.pipeline.modelId, c, this.tokens - estimate, c.capacity);
       this.counters.requests++;
       this.counters.promptTokens += this.tokens;
       this.counters.estimatedTokens += estimate;
@@ -274,7 +300,9 @@ export class PrefixRouter implements PrefixHook {
     this.hash(request.prompt, route.modelId, o);
     this.tokens = tokens;
     const { keys, count } = this.blocks;
-    index.record(c, keys, count, index.depth(c, keys, count), this.blockTokens);
+    const held = index.depth(c, keys, count);
+    index.record(c, keys, count, held, this.blockTokens);
+    index.fills.grew(c.pipeline.modelId, c, tokens - this.cachedOf(held), c.capacity);
   }
 
   /** A node went down or left: the copies through it lose their entries. */

@@ -12,8 +12,8 @@ import { prefixCache, type PrefixCacheOptions } from '../../src/prefix/index.js'
 
 /** The plug-in with its defaults (each swarm gets its own index). */
 const on = { seed: 1, prefixCache: prefixCache() };
-/** Affinity off: every choice by the cost (its tokens term). */
-const costOnly = { seed: 1, prefixCache: prefixCache({ cacheThreshold: 1 }) };
+/** Affinity and fill placement off: every choice by the cost (its tokens term). */
+const costOnly = { seed: 1, prefixCache: prefixCache({ cacheThreshold: 1, placement: 'cost' }) };
 
 const equal = (n: number, memoryGb = 8): NodeProfile[] => Array.from({ length: n }, (_, i) => ({ id: `n${i}`, memoryGb, score: 2, latencyMs: 10 }));
 const system = 'You are a careful assistant. Answer in one sentence. '.repeat(40); // 2,120 characters: 33 whole blocks
@@ -90,10 +90,35 @@ describe('routing with a prompt', () => {
     const next = swarm.route({ prompt: ask('1') });
     expect(next.pipelineId).toBe(held.pipelineId); // 528 of 530 tokens held: over cacheThreshold 0.3
     expect(next.cachedTokens).toBe(528);
-    const short = swarm.route({ prompt: ask('2') + 'x'.repeat(5_000) }); // 528 of 1,780 tokens held: under it, the cost decides
-    expect(short.pipelineId).not.toBe(held.pipelineId);
+    const short = swarm.route({ prompt: ask('2') + 'x'.repeat(5_000) }); // 528 of 1,780 tokens held: under it, placed by fill
+    expect(short.pipelineId).not.toBe(held.pipelineId); // the other copy has taken no new prompt tokens yet
     expect(short.cachedTokens).toBe(0);
     swarm.stop();
+  });
+
+  it('places new prompts on the least-filled copy: spread by the tokens they bring, in proportion to the KV memory', () => {
+    const swarm = createSwarm(equal(4), swarmConfig(4, 4), on);
+    const prompt = (i: number) => `${i}:`.padEnd(2_048, String(i % 10)); // 512 tokens, no block shared
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 8; i++) {
+      const r = swarm.route({ prompt: prompt(i) }, { reserve: true }); // reserved: load alone would avoid the copies in use
+      counts.set(r.pipelineId, (counts.get(r.pipelineId) ?? 0) + 1);
+    }
+    expect([...counts.values()]).toEqual([2, 2, 2, 2]);
+    swarm.stop();
+    // Twice the KV memory takes twice the new prompts: a node of 16 GB beside one of 8 (4 layers of 1 GB each).
+    const mixed = createSwarm([{ id: 'big', memoryGb: 16, score: 2, latencyMs: 10 }, { id: 'small', memoryGb: 8, score: 2, latencyMs: 10 }], swarmConfig(4, 2), on);
+    const byNode = new Map<string, number>();
+    for (let i = 0; i < 30; i++) {
+      const r = mixed.route({ prompt: prompt(i) });
+      const node = r.stages[0]?.nodeId as string;
+      byNode.set(node, (byNode.get(node) ?? 0) + 1);
+    }
+    const big = byNode.get('big') ?? 0;
+    const small = byNode.get('small') ?? 0;
+    expect(big / small).toBeGreaterThan(2.5); // (16 − 4) ÷ (8 − 4) = 3 × the KV memory
+    expect(big / small).toBeLessThan(3.5);
+    mixed.stop();
   });
 
   it('without the guard a shared prompt would pile onto the cached copy; with it a burst held at once spreads', () => {
@@ -131,7 +156,7 @@ describe('routing with a prompt', () => {
   });
 
   it('prefixCache({ tokenWeight }) scales the same saving for the whole swarm, on the routing index', () => {
-    const swarm = createSwarm(equal(2), swarmConfig(4, 2), { seed: 1, prefixCache: prefixCache({ tokenWeight: 20, cacheThreshold: 1 }) });
+    const swarm = createSwarm(equal(2), swarmConfig(4, 2), { seed: 1, prefixCache: prefixCache({ tokenWeight: 20, cacheThreshold: 1, placement: 'cost' }) });
     const held = swarm.route({ prompt: ask('0') }, { reserve: true });
     const next = swarm.route({ prompt: ask('1') });
     expect(next.pipelineId).toBe(held.pipelineId);
