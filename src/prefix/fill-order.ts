@@ -54,7 +54,7 @@ export class FillOrder<C extends FillSlot> {
     if (heap.length === 0) this.heaps.delete(modelId);
   }
 
-  /** `c` recorded `tokens` new prompt tokens, of a capacity of `capacity` tokens. */
+  /** `c` took `tokens` new prompt tokens, of a capacity of `capacity` tokens. */
   grew(modelId: string, c: C, tokens: number, capacity: number): void {
     const heap = this.heaps.get(modelId);
     if (heap === undefined || heap[c.heapAt] !== c || tokens <= 0 || capacity <= 0) return;

@@ -36,7 +36,8 @@ export interface PrefixCacheOptions {
   readonly placement?: 'fill' | 'cost';
   /**
    * The guard's absolute threshold: the cached copy must hold more than this many more requests
-   * in flight than the copy load would choose (without declared slots on both). @defaultValue 32
+   * in flight than the copy load would choose (without declared slots on both). @defaultValue 64
+   * (SGLang's `balance_abs_threshold`)
    */
   readonly balanceAbs?: number;
   /** The same, as a share of the copies' slots, when both declare slots. @defaultValue 0.25 */
@@ -58,7 +59,7 @@ export const PREFIX_CACHE_DEFAULTS: ResolvedPrefixCache = Object.freeze({
   tokenWeight: 1,
   cacheThreshold: 0.3,
   placement: 'fill',
-  balanceAbs: 32,
+  balanceAbs: 64,
   balanceAbsFill: 0.25,
   balanceRel: 1.5,
   maxBlocksPerCopy: 8192,

@@ -39,19 +39,19 @@ describe('promptTokensCost', () => {
 
 describe('imbalanced', () => {
   const o = PREFIX_CACHE_DEFAULTS;
-  it('needs both conditions on in-flight counts: more than 32 more, and more than 1.5 times', () => {
-    expect(imbalanced(33, undefined, 0, undefined, o)).toBe(true);
-    expect(imbalanced(32, undefined, 0, undefined, o)).toBe(false); // 32 more is not more than 32
-    expect(imbalanced(100, undefined, 66, undefined, o)).toBe(true);
-    expect(imbalanced(99, undefined, 66, undefined, o)).toBe(false); // 1.5 times is not more than 1.5 times
-    expect(imbalanced(100, undefined, 67, undefined, o)).toBe(false); // 33 more, but not 1.5 times
+  it('needs both conditions on in-flight counts: more than 64 more, and more than 1.5 times', () => {
+    expect(imbalanced(65, undefined, 0, undefined, o)).toBe(true);
+    expect(imbalanced(64, undefined, 0, undefined, o)).toBe(false); // 64 more is not more than 64
+    expect(imbalanced(200, undefined, 132, undefined, o)).toBe(true);
+    expect(imbalanced(198, undefined, 132, undefined, o)).toBe(false); // 1.5 times is not more than 1.5 times
+    expect(imbalanced(200, undefined, 135, undefined, o)).toBe(false); // 65 more, but not 1.5 times
   });
 
   it('weighs load against declared slots when both copies have them', () => {
     expect(imbalanced(3, 16, 0, 16, o)).toBe(false); // 3 of 16 is under a quarter
     expect(imbalanced(5, 16, 0, 16, o)).toBe(true);
     expect(imbalanced(8, 32, 2, 4, o)).toBe(false); // a quarter full against a half full
-    expect(imbalanced(33, 16, 0, undefined, o)).toBe(true); // one without slots: counts
+    expect(imbalanced(65, 16, 0, undefined, o)).toBe(true); // one without slots: counts
     expect(imbalanced(5, 16, 0, undefined, o)).toBe(false);
   });
 });
