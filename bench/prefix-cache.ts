@@ -1,7 +1,7 @@
 /**
  * The prefix-cache index (docs/prefix-cache.md, docs/performance.md): routing a 4,096-token
  * prompt (about 16 K characters) at 1,000 copies in steady state, the shared prefix held by
- * every copy, hashing included; the hashing alone; the same route without a prompt as the
+ * every copy, hashing included; a new prompt no copy holds (placed by fill); the hashing alone; the same route without a prompt as the
  * baseline, interleaved in the same process; and the index's memory, in bytes per cached block
  * and per copy. Run alone (`node dist-bench/bench/prefix-cache.js`) it prints a table.
  */
@@ -70,6 +70,10 @@ export function prefixCacheBench(log: (line: string) => void = () => undefined):
   );
   const cached = swarm.route({ prompt: next() }).cachedTokens ?? 0;
   const [reservedNs] = medianNs([{ name: 'reserve + release', fn: () => swarm.release(swarm.route({ prompt: next() }, { reserve: true }).lease, {}) }], { rounds: QUICK ? 2 : 5 });
+  // New prompts, no block shared with anything held: each goes by fill (the least-filled copy), then is held there.
+  const body = text(16_376, 9);
+  let fresh = 0;
+  const [newNs] = medianNs([{ name: 'route a new prompt', fn: () => void swarm.route({ prompt: String(fresh++).padStart(8, '0') + body }) }], { rounds: QUICK ? 2 : 5 });
   const stats = swarm.prefixStats();
   swarm.stop();
   log('prefix cache: memory');
@@ -89,6 +93,7 @@ export function prefixCacheBench(log: (line: string) => void = () => undefined):
     },
     { name: 'prompt hashing alone (256 blocks of 64 characters)', size, median: round(hashNs as number), unit: 'ns/op', target: 'reported', pass: true },
     { name: 'route + release, reserved, with a prompt', size, median: round(reservedNs as number), unit: 'ns/op', target: 'reported', pass: true },
+    { name: 'swarm.route with a new prompt (no copy holds any of it: placed by fill)', size, median: round(newNs as number), unit: 'ns/op', target: 'reported', pass: true },
     { name: 'estimated cached tokens of a route (steady state)', size, median: cached, unit: 'tokens', target: `reported (copies warmed: ${holders.size}, blocks held: ${stats.blocks})`, pass: true },
     { name: 'index memory, distinct prompts', size: memory.distinctSize, median: round(memory.distinct), unit: 'bytes/block', target: 'reported', pass: true },
     { name: 'index memory, one prefix on every copy', size: memory.sharedSize, median: round(memory.shared), unit: 'bytes/block', target: 'reported', pass: true },

@@ -1,13 +1,15 @@
 /**
  * `hecate-swarm/prefix`: the prefix-cache index (docs/prefix-cache.md), its own entry so a swarm
  * that routes without prompts does not carry it. Plug it into a swarm through its options:
- * `createSwarm(profiles, config, { prefixCache: prefixCache({ tokenWeight: 1 }) })`.
+ * `createSwarm(profiles, config, { prefixCache: prefixCache({ balanceAbs: 64 }) })`.
  * @packageDocumentation
  */
 export { prefixCache } from './prefix-cache.js';
 export { PrefixRouter } from './prefix-router.js';
 export { PrefixIndex } from './prefix-index.js';
 export type { CopyCache } from './prefix-index.js';
+export { FillOrder, FILL_VISITED } from './fill-order.js';
+export type { FillSlot } from './fill-order.js';
 export { PREFIX_CACHE_DEFAULTS, DEFAULT_KV_GB_PER_TOKEN, prefixCacheIssue, resolvePrefixCache, promptTokensCost, imbalanced } from './prefix-cache-options.js';
 export type { PrefixCacheOptions, ResolvedPrefixCache } from './prefix-cache-options.js';
 export { promptBlocks, emptyBlocks, stringSeed } from './prompt-blocks.js';

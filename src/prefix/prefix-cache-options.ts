@@ -20,8 +20,24 @@ export interface PrefixCacheOptions {
    */
   readonly tokenWeight?: number;
   /**
+   * Affinity: when some copy holds at least this share of the prompt's tokens (more than the copy
+   * load would choose), the request goes to the copy holding the most (the cheapest of them),
+   * unless the guard trips; below it the cost decides. 1 leaves every choice to the cost.
+   * @defaultValue 0.3 (SGLang's `cache_threshold`)
+   */
+  readonly cacheThreshold?: number;
+  /**
+   * Where a prompt goes that no copy holds `cacheThreshold` of: `'fill'`, the copy that has taken
+   * the fewest new prompt tokens for its KV memory, so new prefixes spread over the caches;
+   * `'cost'`, the cheapest copy by the cost, its cached tokens priced at `cachedShare`
+   * (for copies of very different speeds: fill does not weigh speed). Either way the guard
+   * applies. @defaultValue 'fill'
+   */
+  readonly placement?: 'fill' | 'cost';
+  /**
    * The guard's absolute threshold: the cached copy must hold more than this many more requests
-   * in flight than the copy load would choose (without declared slots on both). @defaultValue 2
+   * in flight than the copy load would choose (without declared slots on both). @defaultValue 64
+   * (SGLang's `balance_abs_threshold`)
    */
   readonly balanceAbs?: number;
   /** The same, as a share of the copies' slots, when both declare slots. @defaultValue 0.25 */
@@ -33,7 +49,7 @@ export interface PrefixCacheOptions {
 }
 
 /** Every setting with its default filled in. */
-export type ResolvedPrefixCache = { readonly [K in keyof PrefixCacheOptions]-?: number };
+export type ResolvedPrefixCache = { readonly [K in Exclude<keyof PrefixCacheOptions, 'placement'>]-?: number } & { readonly placement: 'fill' | 'cost' };
 
 /** The defaults (docs/prefix-cache.md). */
 export const PREFIX_CACHE_DEFAULTS: ResolvedPrefixCache = Object.freeze({
@@ -41,7 +57,9 @@ export const PREFIX_CACHE_DEFAULTS: ResolvedPrefixCache = Object.freeze({
   idBlockSize: 16,
   cachedShare: 0.1,
   tokenWeight: 1,
-  balanceAbs: 2,
+  cacheThreshold: 0.3,
+  placement: 'fill',
+  balanceAbs: 64,
   balanceAbsFill: 0.25,
   balanceRel: 1.5,
   maxBlocksPerCopy: 8192,
@@ -65,11 +83,16 @@ export function prefixCacheIssue(value: unknown): string | undefined {
     if (!(key in PREFIX_CACHE_DEFAULTS)) return `prefixCache option ${describeValue(key)} is unknown (known: ${Object.keys(PREFIX_CACHE_DEFAULTS).join(', ')})`;
     const v = o[key];
     if (v === undefined) continue;
+    if (key === 'placement') {
+      if (v !== 'fill' && v !== 'cost') return `prefixCache option "placement" must be "fill" or "cost", got ${describeValue(v)}`;
+      continue;
+    }
     const integer = (INTEGER_KEYS as readonly string[]).includes(key);
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (integer && (!Number.isInteger(v) || v < 1 || v > 1_048_576))) {
       return `prefixCache option "${key}" must be ${integer ? 'an integer from 1 to 1048576' : 'a finite number >= 0'}, got ${describeValue(v)}`;
     }
   }
+  if (typeof o['cacheThreshold'] === 'number' && o['cacheThreshold'] > 1) return `prefixCache option "cacheThreshold" must be from 0 to 1, got ${o['cacheThreshold']}`;
   if (typeof o['cachedShare'] === 'number' && o['cachedShare'] > 1) return `prefixCache option "cachedShare" must be from 0 to 1, got ${o['cachedShare']}`;
   if (typeof o['balanceRel'] === 'number' && o['balanceRel'] < 1) return `prefixCache option "balanceRel" must be >= 1, got ${o['balanceRel']}`;
   return undefined;

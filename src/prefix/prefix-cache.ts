@@ -13,7 +13,7 @@ import { PrefixRouter } from './prefix-router.js';
  * `createSwarm`): routes of requests with a prompt go to the copy that holds the most of it
  * cached, unless the imbalance guard sends them by load.
  * @throws {SwarmError} `InvalidInput` naming the bad option
- * @example createSwarm(profiles, swarmConfig(12, 2), { prefixCache: prefixCache({ tokenWeight: 1 }) })
+ * @example createSwarm(profiles, swarmConfig(12, 2), { prefixCache: prefixCache({ balanceAbs: 64 }) })
  */
 export function prefixCache(options?: PrefixCacheOptions): PrefixPlugin {
   const issue = prefixCacheIssue(options);

@@ -16,6 +16,7 @@
  *   `maxBlocksPerCopy` blocks; a copy whose node goes down or leaves, or whose stages change,
  *   loses every entry.
  */
+import { FillOrder, type FillSlot } from './fill-order.js';
 import { kvCapacities } from './kv-capacity.js';
 import type { Pipeline, SwarmPlan } from '../core/types.js';
 
@@ -38,7 +39,9 @@ interface Entry {
 }
 
 /** One copy's cache, as the index estimates it. */
-export class CopyCache {
+export class CopyCache implements FillSlot {
+  fill = 0;
+  heapAt = -1;
   /** Tokens the copy's KV memory holds (from the plan). */
   capacity = 0;
   /** Tokens the index lets it hold now: the capacity, lowered when reports show the copy evicts sooner. */
@@ -69,6 +72,9 @@ export class PrefixIndex {
   /** Block key → its holder, or a map of its holders by copy slot when several copies hold it (most blocks have one). */
   private readonly blocks = new Map<number, Entry | Map<number, Entry>>();
   readonly copies = new Map<string, CopyCache>();
+  private readonly bySlot = new Map<number, CopyCache>();
+  /** The copies of each model by fill: where a new prompt goes. */
+  readonly fills = new FillOrder<CopyCache>();
   private byNode = new Map<string, CopyCache[]>();
   private nextSlot = 0;
   private clock = 0;
@@ -97,15 +103,19 @@ export class PrefixIndex {
       seen.add(p.id);
       const shape = shapeOf(p);
       let c = this.copies.get(p.id);
+      const capacity = capacities.get(p.id) ?? 0;
       if (c === undefined) {
         c = new CopyCache(this.nextSlot++, p.id, p, shape);
         this.copies.set(p.id, c);
-      } else if (c.shape !== shape) {
-        this.wipe(c);
+        this.bySlot.set(c.slot, c);
+        this.fills.add(p.modelId, c, capacity);
+      } else if (c.shape !== shape || (c.capacity > 0) !== (capacity > 0)) {
+        if (c.shape !== shape) this.wipe(c);
         c.shape = shape;
+        this.fills.reset(p.modelId, c, capacity);
       }
       c.pipeline = p;
-      c.capacity = capacities.get(p.id) ?? 0;
+      c.capacity = capacity;
       c.limit = c.capacity;
       this.evict(c);
       for (const s of p.stages) {
@@ -118,13 +128,18 @@ export class PrefixIndex {
       if (seen.has(id)) continue;
       this.wipe(c);
       this.copies.delete(id);
+      this.bySlot.delete(c.slot);
+      this.fills.remove(c.pipeline.modelId, c);
     }
     this.byNode = byNode;
   }
 
   /** A node went down or left: every copy through it loses its entries (its KV cache spans every stage). */
   nodeLost(nodeId: string): void {
-    for (const c of this.byNode.get(nodeId) ?? []) this.wipe(c);
+    for (const c of this.byNode.get(nodeId) ?? []) {
+      this.wipe(c);
+      this.fills.reset(c.pipeline.modelId, c, c.capacity);
+    }
   }
 
   /** How many of `keys[0..count)` any copy holds, from the first: the deepest match anywhere. */
@@ -137,6 +152,17 @@ export class PrefixIndex {
       else hi = mid - 1;
     }
     return lo;
+  }
+
+  /** Calls `visit` with each copy holding block `key` (in the order they took it), until it returns false. */
+  holders(key: number, visit: (c: CopyCache) => boolean): void {
+    const h = this.blocks.get(key);
+    if (h === undefined) return;
+    if (!(h instanceof Map)) {
+      visit(this.bySlot.get(h.slot) as CopyCache);
+      return;
+    }
+    for (const slot of h.keys()) if (!visit(this.bySlot.get(slot) as CopyCache)) return;
   }
 
   /** How many of `keys[0..count)` copy `c` holds, from the first. */

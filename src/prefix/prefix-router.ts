@@ -18,6 +18,9 @@ import { imbalanced, promptTokensCost, type ResolvedPrefixCache } from './prefix
 import { PrefixIndex, type CopyCache } from './prefix-index.js';
 import { emptyBlocks, promptBlocks, stringSeed } from './prompt-blocks.js';
 
+/** Affinity prices at most this many copies holding a prompt's deepest block (the lookup never scans every copy). */
+const HOLDERS_VISITED = 16;
+
 interface LeaseNote {
   readonly copy: CopyCache;
   readonly generation: number;
@@ -100,7 +103,10 @@ export class PrefixRouter implements PrefixHook {
     const loadChain = chainCost(loadCopy.pipeline.stages, nodes, r, this.host.table.extra, this.layersOf(modelId));
     this.cost = loadChain + this.tokensTerm(loadHeld, r);
     const deepest = loadHeld === count ? count : index.deepest(keys, count);
+    const affine = this.tokens > 0 && this.cachedOf(deepest) >= this.options.cacheThreshold * this.tokens;
+    if (!affine && this.options.placement === 'fill') return this.place(modelId, r, fallback, loadCopy);
     if (loadHeld >= deepest) return fallback; // the cheapest copy by load holds the most: nothing can beat it
+    if (affine) return this.affine(modelId, r, fallback, loadCopy, deepest);
     // A copy holding more of the prompt may be cheaper: only those whose chain plus the best
     // possible tokens term beats the best so far are visited (in id order; ties stay with the first).
     const floor = this.tokensTerm(deepest, r);
@@ -131,6 +137,65 @@ export class PrefixRouter implements PrefixHook {
     this.held = found.held;
     this.cost = found.cost;
     return { modelId, pipelineId: pipeline.id, stages: pipeline.stages, cost: found.cost, hops: pipeline.stages.length - 1, degraded: false };
+  }
+
+  /**
+   * Affinity (docs/prefix-cache.md): some copy holds at least `cacheThreshold` of the prompt, more
+   * than the load copy does: the cheapest intact copy among the first {@link HOLDERS_VISITED} that took
+   * the deepest block goes, unless the guard sends the request by load.
+   */
+  private affine(modelId: string, r: ResolvedRequest, fallback: Route, loadCopy: CopyCache, deepest: number): Route {
+    const index = this.index as PrefixIndex;
+    const nodes = this.host.table.nodes;
+    const suspects = this.suspect(fallback);
+    const layers = this.layersOf(modelId);
+    let best: CopyCache | undefined;
+    let bestChain = Infinity;
+    let visited = 0;
+    index.holders(this.blocks.keys[deepest - 1] as number, (c) => {
+      if (++visited > HOLDERS_VISITED) return false;
+      if (c === loadCopy || !isIntact(c.pipeline, nodes)) return true;
+      if (!suspects && c.pipeline.stages.some((s) => nodes[s.nodeId]?.suspect === true)) return true;
+      const chain = chainCost(c.pipeline.stages, nodes, r, this.host.table.extra, layers);
+      if (chain < bestChain) {
+        best = c;
+        bestChain = chain;
+      }
+      return true;
+    });
+    const found = best as CopyCache | undefined;
+    if (found === undefined) return fallback;
+    const pipeline = found.pipeline;
+    if (this.guardTrips(pipeline.stages, fallback.stages)) {
+      this.counters.guarded++;
+      return fallback;
+    }
+    this.chosen = found;
+    this.held = deepest;
+    this.cost = bestChain + this.tokensTerm(deepest, r);
+    return { modelId, pipelineId: pipeline.id, stages: pipeline.stages, cost: this.cost, hops: pipeline.stages.length - 1, degraded: false };
+  }
+
+  /**
+   * A prompt no copy holds `cacheThreshold` of (placement `'fill'`): the least-filled intact copy
+   * of the model (docs/prefix-cache.md), unless the guard sends it by load.
+   */
+  private place(modelId: string, r: ResolvedRequest, fallback: Route, loadCopy: CopyCache): Route {
+    const index = this.index as PrefixIndex;
+    const nodes = this.host.table.nodes;
+    const suspects = this.suspect(fallback);
+    const found = index.fills.least(modelId, (c) => isIntact(c.pipeline, nodes) && (suspects || !c.pipeline.stages.some((s) => nodes[s.nodeId]?.suspect === true)));
+    if (found === undefined || found === loadCopy) return fallback;
+    const pipeline = found.pipeline;
+    if (this.guardTrips(pipeline.stages, fallback.stages)) {
+      this.counters.guarded++;
+      return fallback;
+    }
+    const { keys, count } = this.blocks;
+    this.chosen = found;
+    this.held = index.depth(found, keys, count);
+    this.cost = chainCost(pipeline.stages, nodes, r, this.host.table.extra, this.layersOf(modelId)) + this.tokensTerm(this.held, r);
+    return { modelId, pipelineId: pipeline.id, stages: pipeline.stages, cost: this.cost, hops: pipeline.stages.length - 1, degraded: false };
   }
 
   /** The non-default request: every intact copy of the model, priced by the scan's own chain cost. */
@@ -191,7 +256,9 @@ export class PrefixRouter implements PrefixHook {
     const estimate = c === undefined ? 0 : this.cachedOf(this.held);
     if (c !== undefined) {
       const { keys, count } = this.blocks;
-      (this.index as PrefixIndex).record(c, keys, count, this.held, this.blockTokens);
+      const index = this.index as PrefixIndex;
+      index.record(c, keys, count, this.held, this.blockTokens);
+      index.fills.grew(c.pipeline.modelId, c, this.tokens - estimate, c.capacity);
       this.counters.requests++;
       this.counters.promptTokens += this.tokens;
       this.counters.estimatedTokens += estimate;
@@ -233,7 +300,9 @@ export class PrefixRouter implements PrefixHook {
     this.hash(request.prompt, route.modelId, o);
     this.tokens = tokens;
     const { keys, count } = this.blocks;
-    index.record(c, keys, count, index.depth(c, keys, count), this.blockTokens);
+    const held = index.depth(c, keys, count);
+    index.record(c, keys, count, held, this.blockTokens);
+    index.fills.grew(c.pipeline.modelId, c, tokens - this.cachedOf(held), c.capacity);
   }
 
   /** A node went down or left: the copies through it lose their entries. */

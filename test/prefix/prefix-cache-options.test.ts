@@ -16,6 +16,7 @@ describe('prefixCacheIssue', () => {
     [{ idBlockSize: 2.5 }, /prefixCache option "idBlockSize" must be an integer from 1/],
     [{ maxBlocksPerCopy: 0 }, /prefixCache option "maxBlocksPerCopy" must be an integer from 1/],
     [{ balanceAbs: -1 }, /prefixCache option "balanceAbs" must be a finite number >= 0/],
+    [{ cacheThreshold: 1.5 }, /prefixCache option "cacheThreshold" must be from 0 to 1, got 1.5/],
     [{ cachedShare: 2 }, /prefixCache option "cachedShare" must be from 0 to 1/],
     [{ balanceRel: 0.5 }, /prefixCache option "balanceRel" must be >= 1/],
   ])('refuses %j naming the field', (value, message) => {
@@ -38,18 +39,19 @@ describe('promptTokensCost', () => {
 
 describe('imbalanced', () => {
   const o = PREFIX_CACHE_DEFAULTS;
-  it('needs both conditions on in-flight counts: more than 2 more, and more than 1.5 times', () => {
-    expect(imbalanced(3, undefined, 0, undefined, o)).toBe(true);
-    expect(imbalanced(2, undefined, 0, undefined, o)).toBe(false); // 2 more is not more than 2
-    expect(imbalanced(10, undefined, 6, undefined, o)).toBe(true);
-    expect(imbalanced(9, undefined, 6, undefined, o)).toBe(false); // 1.5 times is not more than 1.5 times
-    expect(imbalanced(10, undefined, 7, undefined, o)).toBe(false); // 3 more, but not 1.5 times
+  it('needs both conditions on in-flight counts: more than 64 more, and more than 1.5 times', () => {
+    expect(imbalanced(65, undefined, 0, undefined, o)).toBe(true);
+    expect(imbalanced(64, undefined, 0, undefined, o)).toBe(false); // 64 more is not more than 64
+    expect(imbalanced(200, undefined, 132, undefined, o)).toBe(true);
+    expect(imbalanced(198, undefined, 132, undefined, o)).toBe(false); // 1.5 times is not more than 1.5 times
+    expect(imbalanced(200, undefined, 135, undefined, o)).toBe(false); // 65 more, but not 1.5 times
   });
 
   it('weighs load against declared slots when both copies have them', () => {
     expect(imbalanced(3, 16, 0, 16, o)).toBe(false); // 3 of 16 is under a quarter
     expect(imbalanced(5, 16, 0, 16, o)).toBe(true);
     expect(imbalanced(8, 32, 2, 4, o)).toBe(false); // a quarter full against a half full
-    expect(imbalanced(3, 16, 0, undefined, o)).toBe(true); // one without slots: counts
+    expect(imbalanced(65, 16, 0, undefined, o)).toBe(true); // one without slots: counts
+    expect(imbalanced(5, 16, 0, undefined, o)).toBe(false);
   });
 });

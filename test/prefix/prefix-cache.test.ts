@@ -12,6 +12,8 @@ import { prefixCache, type PrefixCacheOptions } from '../../src/prefix/index.js'
 
 /** The plug-in with its defaults (each swarm gets its own index). */
 const on = { seed: 1, prefixCache: prefixCache() };
+/** Affinity and fill placement off: every choice by the cost (its tokens term). */
+const costOnly = { seed: 1, prefixCache: prefixCache({ cacheThreshold: 1, placement: 'cost' }) };
 
 const equal = (n: number, memoryGb = 8): NodeProfile[] => Array.from({ length: n }, (_, i) => ({ id: `n${i}`, memoryGb, score: 2, latencyMs: 10 }));
 const system = 'You are a careful assistant. Answer in one sentence. '.repeat(40); // 2,120 characters: 33 whole blocks
@@ -81,14 +83,50 @@ describe('routing with a prompt', () => {
     expect(() => createSwarm(equal(2), { models: [{ id: 'base', layers: 4, pipelines: 2, kvGbPerToken: 0 }] }, { seed: 1 })).toThrow(/kvGbPerToken/);
   });
 
-  it('without the guard a long shared prompt would pile onto the cached copy; with it a burst held at once spreads', () => {
-    // A 64 K-token shared prefix saves more than many reservations cost, so only the guard spreads the burst.
-    const big = 'lorem ipsum dolor sit amet '.repeat(10_000);
+  it('affinity: a request goes to the copy holding its prefix though load prefers another, until the guard trips', () => {
+    const swarm = createSwarm(equal(2), swarmConfig(4, 2), on);
+    const held = swarm.route({ prompt: ask('0') }, { reserve: true }); // in flight on its copy: load prefers the other
+    expect(swarm.route({ tokens: 528 }).pipelineId).not.toBe(held.pipelineId);
+    const next = swarm.route({ prompt: ask('1') });
+    expect(next.pipelineId).toBe(held.pipelineId); // 528 of 530 tokens held: over cacheThreshold 0.3
+    expect(next.cachedTokens).toBe(528);
+    const short = swarm.route({ prompt: ask('2') + 'x'.repeat(5_000) }); // 528 of 1,780 tokens held: under it, placed by fill
+    expect(short.pipelineId).not.toBe(held.pipelineId); // the other copy has taken no new prompt tokens yet
+    expect(short.cachedTokens).toBe(0);
+    swarm.stop();
+  });
+
+  it('places new prompts on the least-filled copy: spread by the tokens they bring, in proportion to the KV memory', () => {
+    const swarm = createSwarm(equal(4), swarmConfig(4, 4), on);
+    const prompt = (i: number) => `${i}:`.padEnd(2_048, String(i % 10)); // 512 tokens, no block shared
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 8; i++) {
+      const r = swarm.route({ prompt: prompt(i) }, { reserve: true }); // reserved: load alone would avoid the copies in use
+      counts.set(r.pipelineId, (counts.get(r.pipelineId) ?? 0) + 1);
+    }
+    expect([...counts.values()]).toEqual([2, 2, 2, 2]);
+    swarm.stop();
+    // Twice the KV memory takes twice the new prompts: a node of 16 GB beside one of 8 (4 layers of 1 GB each).
+    const mixed = createSwarm([{ id: 'big', memoryGb: 16, score: 2, latencyMs: 10 }, { id: 'small', memoryGb: 8, score: 2, latencyMs: 10 }], swarmConfig(4, 2), on);
+    const byNode = new Map<string, number>();
+    for (let i = 0; i < 30; i++) {
+      const r = mixed.route({ prompt: prompt(i) });
+      const node = r.stages[0]?.nodeId as string;
+      byNode.set(node, (byNode.get(node) ?? 0) + 1);
+    }
+    const big = byNode.get('big') ?? 0;
+    const small = byNode.get('small') ?? 0;
+    expect(big / small).toBeGreaterThan(2.5); // (16 − 4) ÷ (8 − 4) = 3 × the KV memory
+    expect(big / small).toBeLessThan(3.5);
+    mixed.stop();
+  });
+
+  it('without the guard a shared prompt would pile onto the cached copy; with it a burst held at once spreads', () => {
     const burst = (options?: PrefixCacheOptions) => {
       const swarm = createSwarm(equal(2, 16), swarmConfig(4, 2), { seed: 1, prefixCache: prefixCache(options) });
       const counts = new Map<string, number>();
-      for (let i = 0; i < 12; i++) {
-        const r = swarm.route({ prompt: `${big}${i}` }, { reserve: true });
+      for (let i = 0; i < 150; i++) {
+        const r = swarm.route({ prompt: ask(String(i)) }, { reserve: true });
         counts.set(r.pipelineId, (counts.get(r.pipelineId) ?? 0) + 1);
       }
       const guarded = swarm.prefixStats().guarded;
@@ -96,14 +134,17 @@ describe('routing with a prompt', () => {
       return { counts: [...counts.values()].sort((a, b) => a - b), guarded };
     };
     const guarded = burst();
-    expect((guarded.counts[1] as number) - (guarded.counts[0] as number)).toBeLessThanOrEqual(3); // balanceAbs 2, plus the request that tips it
+    expect(guarded.counts).toHaveLength(2);
+    expect((guarded.counts[1] as number) - (guarded.counts[0] as number)).toBeLessThanOrEqual(65); // balanceAbs 64, plus the request that tips it
     expect(guarded.guarded).toBeGreaterThan(0);
     const unguarded = burst({ balanceAbs: 1_000 });
-    expect(unguarded.counts).toEqual([12]); // all on the copy that served the first
+    expect(unguarded.counts).toEqual([150]); // all on the copy that served the first
+    const tight = burst({ balanceAbs: 2 });
+    expect((tight.counts[1] as number) - (tight.counts[0] as number)).toBeLessThanOrEqual(3);
   });
 
-  it('weights.tokens scales the cached saving (the scan path): a reserved copy keeps a prompt it holds', () => {
-    const swarm = createSwarm(equal(2), swarmConfig(4, 2), on);
+  it('below the affinity threshold, weights.tokens scales the cached saving (the scan path): a reserved copy keeps a prompt it holds', () => {
+    const swarm = createSwarm(equal(2), swarmConfig(4, 2), costOnly);
     const held = swarm.route({ prompt: ask('0') }, { reserve: true }); // in flight on its copy
     const weighted = swarm.route({ prompt: ask('1'), weights: { tokens: 20 } });
     expect(weighted.pipelineId).toBe(held.pipelineId); // 20 × the saving (4.6) is more than a reservation (30)
@@ -115,7 +156,7 @@ describe('routing with a prompt', () => {
   });
 
   it('prefixCache({ tokenWeight }) scales the same saving for the whole swarm, on the routing index', () => {
-    const swarm = createSwarm(equal(2), swarmConfig(4, 2), { seed: 1, prefixCache: prefixCache({ tokenWeight: 20 }) });
+    const swarm = createSwarm(equal(2), swarmConfig(4, 2), { seed: 1, prefixCache: prefixCache({ tokenWeight: 20, cacheThreshold: 1, placement: 'cost' }) });
     const held = swarm.route({ prompt: ask('0') }, { reserve: true });
     const next = swarm.route({ prompt: ask('1') });
     expect(next.pipelineId).toBe(held.pipelineId);

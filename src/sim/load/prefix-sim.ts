@@ -10,13 +10,13 @@ import { CLIENT_TIMEOUT_MS, TTFT_LIMIT_MS, W7_TOPOLOGY, W7C_TOPOLOGY } from './p
 import { runPrefixEngine, type PrefixTrace } from './prefix-engine.js';
 import { dynamoCost, gieScorers, oracleCache, prefixOnly, roundRobin, sglangCacheAware } from './prefix-policies.js';
 import type { PrefixPolicy } from './prefix-router.js';
-import { cacheBlind, oursPrefix, oursTokens12 } from './prefix-swarm-policy.js';
+import { cacheBlind, oursPrefix } from './prefix-swarm-policy.js';
 import { PREFIX_WORKLOADS, type PrefixWorkload, type PrefixWorkloadSpec } from './prefix-workloads.js';
 import { createRng, deriveSeed } from './rng.js';
 import { median, round } from './run.js';
 
 /** Every W7 policy, in report order (the oracle first: it is measured first). */
-export const PREFIX_POLICIES: readonly PrefixPolicy[] = [oracleCache, roundRobin, cacheBlind, prefixOnly, sglangCacheAware, gieScorers, dynamoCost, oursPrefix, oursTokens12];
+export const PREFIX_POLICIES: readonly PrefixPolicy[] = [oracleCache, roundRobin, cacheBlind, prefixOnly, sglangCacheAware, gieScorers, dynamoCost, oursPrefix];
 
 /** Each workload's reference rate, requests per second (fixed before the policies were compared). */
 export const W7_RATES: Readonly<Record<PrefixWorkloadSpec['id'], number>> = Object.freeze({

@@ -22,7 +22,7 @@ interface Open {
 class SwarmPrefixRouter implements PrefixRouter {
   private readonly swarm;
   private readonly open = new Map<PromptRequest, Open>();
-  constructor(private readonly context: PrefixRouterContext, private readonly withPrompt: boolean, private readonly tokensWeight?: number) {
+  constructor(private readonly context: PrefixRouterContext, private readonly withPrompt: boolean) {
     const { topology } = context;
     this.swarm = createSwarm(topology.profiles, { models: [topology.spec.model] }, { clock: context.clock, seed: context.seed, ...(withPrompt ? { prefixCache: prefixCache() } : {}) });
   }
@@ -30,7 +30,7 @@ class SwarmPrefixRouter implements PrefixRouter {
   pick(now: number, request: PromptRequest): PrefixPick | undefined {
     let route: LeasedRoute;
     try {
-      route = this.swarm.route(this.withPrompt ? { prompt: Array.from(request.ids), ...(this.tokensWeight !== undefined ? { weights: { tokens: this.tokensWeight } } : {}) } : { tokens: request.ids.length }, { reserve: true });
+      route = this.swarm.route(this.withPrompt ? { prompt: Array.from(request.ids) } : { tokens: request.ids.length }, { reserve: true });
     } catch (error) {
       if (error instanceof RoutingError && error.code === 'NoHealthyPipeline') return undefined;
       throw error;
@@ -74,16 +74,3 @@ export const oursPrefix: PrefixPolicy = {
   create: (context) => new SwarmPrefixRouter(context, true),
 };
 
-/** The tokens weight of the {@link oursTokens12} experiment. */
-export const EXPERIMENT_TOKENS_WEIGHT = 12;
-
-/**
- * An experiment beside ours, not a default: the same router with the tokens weight at
- * {@link EXPERIMENT_TOKENS_WEIGHT} (the request's `weights.tokens`), pricing a prompt token nearer
- * what prefill costs next to the latency term on this hardware (docs/prefix-cache.md, "Simulation").
- */
-export const oursTokens12: PrefixPolicy = {
-  id: 'ours-tokens-12',
-  label: `ours with weights.tokens ${EXPERIMENT_TOKENS_WEIGHT} (experiment; real Swarm, scan path)`,
-  create: (context) => new SwarmPrefixRouter(context, true, EXPERIMENT_TOKENS_WEIGHT),
-};
