@@ -7,17 +7,20 @@
  *
  * An indexed min-heap per model: recording a prompt moves its copy down in O(log copies); the
  * least-filled eligible copy is found by walking the heap in order, at most
- * {@link FILL_VISITED} copies, never by scanning every copy. A copy added or wiped starts at the
- * model's lowest fill, level with the others, so a new or emptied copy takes its share of new
- * prompts from then on, not every one until it catches up.
+ * {@link FILL_VISITED} copies, never by scanning every copy. A copy that cannot take a prompt
+ * when it is passed over (broken, suspect) is raised just past the copy that took it, so it
+ * never falls behind while it is out and does not take every new prompt when it is back; a copy
+ * added or wiped starts level with the least-filled one for the same reason.
  */
 
-/** What the order keeps of a copy: its fill and its place in its model's heap. */
+/** What the order keeps of a copy: its fill, its model and its place in that model's heap. */
 export interface FillSlot {
   readonly id: string;
-  /** New prompt tokens recorded ÷ the copy's capacity in tokens (Infinity when it holds none). */
+  /** New prompt tokens recorded ÷ the copy's capacity in tokens (a capacity of 0 counts as 1 token). */
   fill: number;
-  /** Its index in its model's heap, -1 when out. */
+  /** The model whose heap holds it, undefined when out. */
+  fillModel: string | undefined;
+  /** Its index in that heap, -1 when out. */
   heapAt: number;
 }
 
@@ -28,69 +31,81 @@ export const FILL_VISITED = 16;
 export class FillOrder<C extends FillSlot> {
   private readonly heaps = new Map<string, C[]>();
 
-  /** Adds `c` to `modelId`'s order at the model's lowest fill (0 for its first copy). */
-  add(modelId: string, c: C, capacity: number): void {
+  /** Adds `c` to `modelId`'s order (taking it out of any other first), level with its least-filled copy. */
+  add(modelId: string, c: C): void {
+    this.remove(c);
     let heap = this.heaps.get(modelId);
     if (heap === undefined) this.heaps.set(modelId, (heap = []));
-    c.fill = capacity > 0 ? this.level(heap) : Infinity;
+    c.fill = heap[0]?.fill ?? 0;
+    c.fillModel = modelId;
     c.heapAt = heap.length;
     heap.push(c);
     this.up(heap, c.heapAt);
   }
 
-  /** Takes `c` out of `modelId`'s order. */
-  remove(modelId: string, c: C): void {
-    const heap = this.heaps.get(modelId);
-    if (heap === undefined || c.heapAt < 0 || heap[c.heapAt] !== c) return;
+  /** Takes `c` out of its model's order. */
+  remove(c: C): void {
+    const heap = c.fillModel === undefined ? undefined : this.heaps.get(c.fillModel);
+    if (heap === undefined || heap[c.heapAt] !== c) return;
     const at = c.heapAt;
     const last = heap.pop() as C;
-    c.heapAt = -1;
     if (last !== c) {
       heap[at] = last;
       last.heapAt = at;
       this.down(heap, at);
       this.up(heap, last.heapAt);
     }
-    if (heap.length === 0) this.heaps.delete(modelId);
+    if (heap.length === 0) this.heaps.delete(c.fillModel as string);
+    c.heapAt = -1;
+    c.fillModel = undefined;
   }
 
-  /** `c` took `tokens` new prompt tokens, of a capacity of `capacity` tokens. */
-  grew(modelId: string, c: C, tokens: number, capacity: number): void {
-    const heap = this.heaps.get(modelId);
-    if (heap === undefined || heap[c.heapAt] !== c || tokens <= 0 || capacity <= 0) return;
-    c.fill += tokens / capacity;
+  /** `c` took `tokens` new prompt tokens, of a capacity of `capacity` tokens (0 counts as 1). */
+  grew(c: C, tokens: number, capacity: number): void {
+    const heap = c.fillModel === undefined ? undefined : this.heaps.get(c.fillModel);
+    if (heap === undefined || heap[c.heapAt] !== c || !(tokens > 0)) return;
+    c.fill += tokens / Math.max(capacity, 1);
     this.down(heap, c.heapAt);
   }
 
-  /** `c` was wiped, or its capacity changed from none to some: it starts again at the model's lowest fill. */
-  reset(modelId: string, c: C, capacity: number): void {
-    this.remove(modelId, c);
-    this.add(modelId, c, capacity);
-  }
-
-  /** The least-filled copy of `modelId` that `eligible` accepts, among the {@link FILL_VISITED} least filled. */
+  /**
+   * The least-filled copy of `modelId` that `eligible` accepts, among the {@link FILL_VISITED}
+   * least filled; the copies passed over are raised just past its fill (or past the copies not
+   * looked at, when none was eligible).
+   */
   least(modelId: string, eligible: (c: C) => boolean): C | undefined {
     const heap = this.heaps.get(modelId);
     if (heap === undefined || heap.length === 0) return undefined;
     // Walk the heap in fill order: a small frontier of heap positions, smallest fill first.
     const frontier = [0];
+    const passed: C[] = [];
+    let found: C | undefined;
     for (let visited = 0; visited < FILL_VISITED && frontier.length > 0; visited++) {
       let k = 0;
-      for (let i = 1; i < frontier.length; i++) if (before(heap, frontier[i] as number, frontier[k] as number)) k = i;
+      for (let i = 1; i < frontier.length; i++) if (less(heap[frontier[i] as number] as C, heap[frontier[k] as number] as C)) k = i;
       const at = frontier[k] as number;
       frontier[k] = frontier[frontier.length - 1] as number;
       frontier.pop();
       const c = heap[at] as C;
-      if (eligible(c)) return c;
+      if (eligible(c)) {
+        found = c;
+        break;
+      }
+      passed.push(c);
       if (2 * at + 1 < heap.length) frontier.push(2 * at + 1);
       if (2 * at + 2 < heap.length) frontier.push(2 * at + 2);
     }
-    return undefined;
-  }
-
-  private level(heap: readonly C[]): number {
-    const top = heap[0];
-    return top === undefined || top.fill === Infinity ? 0 : top.fill;
+    // Raised after the walk (moving them during it would reorder the heap under the frontier), just
+    // past the copy that took the prompt, or the first not looked at: the next walk reaches those first.
+    let ref = found?.fill;
+    if (ref === undefined) for (const at of frontier) ref = Math.min(ref ?? Infinity, (heap[at] as C).fill);
+    const to = above(ref ?? passed[passed.length - 1]?.fill ?? 0);
+    for (const c of passed) {
+      if (c.fill >= to) continue;
+      c.fill = to;
+      this.down(heap, c.heapAt);
+    }
+    return found;
   }
 
   private up(heap: C[], at: number): void {
@@ -128,11 +143,12 @@ export class FillOrder<C extends FillSlot> {
   }
 }
 
+/** The next double above `x` (x finite and ≥ 0). */
+function above(x: number): number {
+  return x === 0 ? Number.MIN_VALUE : x + x * Number.EPSILON;
+}
+
 /** Fill order, ties by id (deterministic). */
 function less(a: FillSlot, b: FillSlot): boolean {
   return a.fill < b.fill || (a.fill === b.fill && a.id < b.id);
-}
-
-function before<C extends FillSlot>(heap: readonly C[], i: number, j: number): boolean {
-  return less(heap[i] as C, heap[j] as C);
 }

@@ -22,7 +22,7 @@ export interface PrefixCacheOptions {
   /**
    * Affinity: when some copy holds at least this share of the prompt's tokens (more than the copy
    * load would choose), the request goes to the copy holding the most (the cheapest of them),
-   * unless the guard trips; below it the cost decides. 1 leaves every choice to the cost.
+   * unless the guard trips; below it `placement` decides. 1 leaves affinity to whole prompts.
    * @defaultValue 0.3 (SGLang's `cache_threshold`)
    */
   readonly cacheThreshold?: number;

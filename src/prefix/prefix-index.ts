@@ -41,6 +41,7 @@ interface Entry {
 /** One copy's cache, as the index estimates it. */
 export class CopyCache implements FillSlot {
   fill = 0;
+  fillModel: string | undefined = undefined;
   heapAt = -1;
   /** Tokens the copy's KV memory holds (from the plan). */
   capacity = 0;
@@ -108,11 +109,11 @@ export class PrefixIndex {
         c = new CopyCache(this.nextSlot++, p.id, p, shape);
         this.copies.set(p.id, c);
         this.bySlot.set(c.slot, c);
-        this.fills.add(p.modelId, c, capacity);
-      } else if (c.shape !== shape || (c.capacity > 0) !== (capacity > 0)) {
-        if (c.shape !== shape) this.wipe(c);
+        this.fills.add(p.modelId, c);
+      } else if (c.shape !== shape) {
+        this.wipe(c);
         c.shape = shape;
-        this.fills.reset(p.modelId, c, capacity);
+        this.fills.add(p.modelId, c);
       }
       c.pipeline = p;
       c.capacity = capacity;
@@ -129,7 +130,7 @@ export class PrefixIndex {
       this.wipe(c);
       this.copies.delete(id);
       this.bySlot.delete(c.slot);
-      this.fills.remove(c.pipeline.modelId, c);
+      this.fills.remove(c);
     }
     this.byNode = byNode;
   }
@@ -138,7 +139,7 @@ export class PrefixIndex {
   nodeLost(nodeId: string): void {
     for (const c of this.byNode.get(nodeId) ?? []) {
       this.wipe(c);
-      this.fills.reset(c.pipeline.modelId, c, c.capacity);
+      this.fills.add(c.pipeline.modelId, c);
     }
   }
 

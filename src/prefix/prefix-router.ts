@@ -36,6 +36,8 @@ export class PrefixRouter implements PrefixHook {
   private readonly counters = { requests: 0, promptTokens: 0, estimatedTokens: 0, reports: 0, reportedTokens: 0, reportedEstimate: 0, guarded: 0 };
   // The request in hand, between begin and finish.
   private tokens = 0;
+  /** The prompt's own size in tokens (the caller's `tokens` may say otherwise): what its fill counts. */
+  private promptSize = 0;
   private blockTokens = 0;
   private chosen: CopyCache | undefined;
   private held = 0;
@@ -52,8 +54,9 @@ export class PrefixRouter implements PrefixHook {
     const prompt = request.prompt;
     if (prompt === undefined || request.cache === false) return false;
     this.hash(prompt, modelId, o);
+    this.promptSize = promptTokens(prompt);
     // The original cost model reads no prompt (tokens 0 by default); the estimate still counts the prompt's tokens.
-    this.tokens = r.costModel === 'original' && r.tokens === 0 ? promptTokens(prompt) : r.tokens;
+    this.tokens = r.costModel === 'original' && r.tokens === 0 ? this.promptSize : r.tokens;
     this.chosen = undefined;
     this.held = 0;
     return true;
@@ -73,6 +76,12 @@ export class PrefixRouter implements PrefixHook {
   /** The tokens of the request in hand that `depth` blocks hold. */
   private cachedOf(depth: number): number {
     return Math.floor(Math.min(this.tokens, depth * this.blockTokens));
+  }
+
+  /** What the prompt in hand adds to copy `c`'s fill with `held` blocks cached: its uncached tokens, at most the copy's capacity (one fill). */
+  private uncached(c: CopyCache, held: number): number {
+    const size = this.promptSize;
+    return Math.min(size - Math.min(size, held * this.blockTokens), Math.max(c.capacity, 1));
   }
 
   /** The tokens term of the request in hand with `held` blocks cached. */
@@ -164,7 +173,8 @@ export class PrefixRouter implements PrefixHook {
       return true;
     });
     const found = best as CopyCache | undefined;
-    if (found === undefined) return fallback;
+    // No holder can take it (broken, suspect): a new prompt as far as the copies that can are concerned.
+    if (found === undefined) return this.options.placement === 'fill' ? this.place(modelId, r, fallback, loadCopy) : fallback;
     const pipeline = found.pipeline;
     if (this.guardTrips(pipeline.stages, fallback.stages)) {
       this.counters.guarded++;
@@ -258,7 +268,7 @@ export class PrefixRouter implements PrefixHook {
       const { keys, count } = this.blocks;
       const index = this.index as PrefixIndex;
       index.record(c, keys, count, this.held, this.blockTokens);
-      index.fills.grew(c.pipeline.modelId, c, this.tokens - estimate, c.capacity);
+      index.fills.grew(c, this.uncached(c, this.held), c.capacity);
       this.counters.requests++;
       this.counters.promptTokens += this.tokens;
       this.counters.estimatedTokens += estimate;
@@ -299,10 +309,11 @@ export class PrefixRouter implements PrefixHook {
     if (c === undefined) return;
     this.hash(request.prompt, route.modelId, o);
     this.tokens = tokens;
+    this.promptSize = promptTokens(request.prompt);
     const { keys, count } = this.blocks;
     const held = index.depth(c, keys, count);
     index.record(c, keys, count, held, this.blockTokens);
-    index.fills.grew(c.pipeline.modelId, c, tokens - this.cachedOf(held), c.capacity);
+    index.fills.grew(c, this.uncached(c, held), c.capacity);
   }
 
   /** A node went down or left: the copies through it lose their entries. */

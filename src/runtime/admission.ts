@@ -187,10 +187,11 @@ export class Admission {
 
   private enter(request: SwarmRequest, options: AdmitOptions | undefined, fixed: Route | undefined): Promise<LeasedRoute> {
     const o = checkAdmitOptions(options);
+    const now = this.host.clock.now();
+    // Waiters first: routing them after this request would overwrite the prompt its route defers to its lease.
+    if (this.queued > 0) this.serve(now);
     const route = fixed ?? this.host.route(request); // checks the request, throws as route does
     if (o.signal?.aborted === true) throw aborted(route.modelId, o.signal);
-    const now = this.host.clock.now();
-    if (this.queued > 0) this.serve(now);
     const queue = this.queues.get(route.modelId);
     const leased = queue === undefined || queue.size === 0 ? this.place(request, route, fixed !== undefined) : undefined;
     if (leased !== undefined) {

@@ -32,6 +32,20 @@ describe('admit with a prompt', () => {
     swarm.stop();
   });
 
+  it('records an admitted prompt while another model\'s request waits (routing the waiter first)', async () => {
+    const two: NodeProfile[] = ['a', 'b', 'c', 'd'].map((id, i) => ({ id, memoryGb: 8, score: 2, latencyMs: 10, slots: i < 2 ? 1 : 4 }));
+    const swarm = createSwarm(two, { models: [{ id: 'x', layers: 4, pipelines: 2 }, { id: 'y', layers: 4, pipelines: 2 }] }, { seed: 1, prefixCache: prefixCache() });
+    const xs = swarm.state().plan.pipelines.filter((p) => p.modelId === 'x').length;
+    for (let i = 0; i < xs; i++) await swarm.admit({ model: 'x', prompt: `${i}` });
+    void swarm.admit({ model: 'x', prompt: 'waits' }).catch(() => undefined); // every x copy is full
+    expect(swarm.saturation().queued).toBe(1);
+    const first = await swarm.admit({ model: 'y', prompt: system + 'one' });
+    expect(first.cachedTokens).toBe(0); // recorded: without the fix it was left unrecorded (undefined)
+    const again = await swarm.admit({ model: 'y', prompt: system + 'one' });
+    expect(again.cachedTokens).toBeGreaterThan(0);
+    swarm.stop();
+  });
+
   it('corrects the estimate with an admitted lease\'s report, as for a reserved route', async () => {
     const swarm = createSwarm(nodes, swarmConfig(4, 1), { seed: 1, prefixCache: prefixCache() });
     const first = await swarm.admit({ prompt: system + 'one' });

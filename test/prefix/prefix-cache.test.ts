@@ -121,6 +121,36 @@ describe('routing with a prompt', () => {
     mixed.stop();
   });
 
+  it('fill counts the prompt\'s own size: tokens 0 or 10¹² neither pin nor stall placement; copies without KV memory take turns', () => {
+    const prompt = (i: number) => `${i}:`.padEnd(2_048, String(i % 10));
+    const spread = (memoryGb: number, tokens?: number) => {
+      const swarm = createSwarm(equal(4, memoryGb), swarmConfig(4, 4), on);
+      const counts = new Map<string, number>();
+      for (let i = 0; i < 40; i++) {
+        const r = swarm.route({ prompt: prompt(i), ...(tokens !== undefined ? { tokens } : {}) }, { reserve: true });
+        counts.set(r.pipelineId, (counts.get(r.pipelineId) ?? 0) + 1);
+      }
+      swarm.stop();
+      return [...counts.values()];
+    };
+    expect(spread(8, 0)).toEqual([10, 10, 10, 10]);
+    expect(spread(8, 1e12)).toEqual([10, 10, 10, 10]);
+    expect(spread(4)).toEqual([10, 10, 10, 10]); // 4 layers of 1 GB on 4 GB: no KV memory at all
+  });
+
+  it('a copy back from down takes its turn of new prompts, not every one until it catches up', () => {
+    const swarm = createSwarm(equal(4), swarmConfig(4, 4), on);
+    const prompt = (i: number) => `${i}:`.padEnd(2_048, String(i % 10));
+    let i = 0;
+    for (; i < 40; i++) swarm.route({ prompt: prompt(i) });
+    swarm.markDown('n0');
+    for (; i < 340; i++) swarm.route({ prompt: prompt(i) });
+    swarm.markAlive('n0');
+    const next = Array.from({ length: 8 }, () => swarm.route({ prompt: prompt(i++) }).stages[0]?.nodeId);
+    expect(next.filter((n) => n === 'n0')).toHaveLength(2);
+    swarm.stop();
+  });
+
   it('without the guard a shared prompt would pile onto the cached copy; with it a burst held at once spreads', () => {
     const burst = (options?: PrefixCacheOptions) => {
       const swarm = createSwarm(equal(2, 16), swarmConfig(4, 2), { seed: 1, prefixCache: prefixCache(options) });
