@@ -9,6 +9,8 @@ import { LogApplier, type ApplierHost } from '../../src/replication/log-applier.
 import { LogAdmission } from '../../src/replication/log-admission.js';
 import { encodeEntry } from '../../src/replication/log-entry.js';
 import { LogSigner } from '../../src/replication/log-signer.js';
+import { persistSwarm } from '../../src/persistence/persist-swarm.js';
+import type { Swarm } from '../../src/runtime/swarm.js';
 import { CONFIG, PROFILES } from './replicas.js';
 
 function applier(): LogApplier {
@@ -97,5 +99,55 @@ describe('LogApplier', () => {
     expect(a.stats()).toMatchObject({ applied: 6, rejected: 3 });
     expect(a.swarm?.node('gpu')?.state).toBe('alive');
     a.swarm?.stop();
+  });
+
+  it('applies hostile version-1 entries (any sig or at) in the upgrade window exactly as a replica without the secret does, and refuses every one after the seal', () => {
+    const signer = new LogSigner('s'.repeat(32), 'unit');
+    const T = 1_800_000_000_000;
+    const host = (admission?: LogAdmission): ApplierHost => ({
+      name: 'unit',
+      swarmOptions: { clock: new ManualClock() },
+      built: () => undefined,
+      settle: () => undefined,
+      own: () => false,
+      stale: () => undefined,
+      advanced: () => undefined,
+      boundary: () => undefined,
+      format: () => 1,
+      emit: () => undefined,
+      ...(admission !== undefined ? { admission, reads: [1, 2] } : {}),
+    });
+    const withSecret = new LogApplier(host(new LogAdmission(signer)));
+    const without = new LogApplier(host());
+    const down = (nodeId: string) => ({ type: 'node.down', nodeId, cause: 'manual' });
+    const hostile: unknown[] = [
+      { v: 1, type: 'swarm.genesis', id: 'genesis', profiles: PROFILES, config: CONFIG, seed: 1 },
+      { v: 1, type: 'swarm.event', id: 'evil.1', event: down('gpu'), sig: 'x' },
+      { v: 1, type: 'swarm.event', id: 'evil.2', event: down('phone'), sig: null },
+      { v: 1, type: 'swarm.event', id: 'evil.3', event: down('laptop'), sig: '0'.repeat(64), at: T },
+      { v: 1, type: 'swarm.event', id: 'evil.4', event: down('desktop'), at: 'soon' },
+      // Even one a secret holder signed (no writer signs version 1) is taken as the release before takes it.
+      signer.signed('entry', { v: 1, type: 'swarm.event', id: 'evil.5', event: { type: 'node.alive', nodeId: 'gpu' }, at: T - 3_600_000 }),
+      { v: 1, type: 'swarm.event', id: 'evil.6', event: { type: 'node.alive', nodeId: 'phone' } },
+    ];
+    hostile.forEach((value, i) => {
+      const data = new TextEncoder().encode(JSON.stringify(value));
+      withSecret.receive(i + 1, data, 0, T);
+      without.receive(i + 1, data, 0, T);
+    });
+    const digest = (a: LogApplier) => JSON.stringify(persistSwarm(a.swarm as Swarm));
+    expect(digest(withSecret)).toBe(digest(without));
+    expect(withSecret.stats()).toMatchObject({ applied: 7, entries: 7, rejected: 0, floor: 1 });
+    expect(withSecret.swarm?.node('laptop')?.state).toBe('down');
+    expect(withSecret.swarm?.node('gpu')?.state).toBe('alive');
+    // The seal: a signed version-2 entry; from then on no version-1 entry is applied, signed or not.
+    withSecret.receive(8, encodeEntry(signer.signed('entry', { v: 2, type: 'swarm.event', id: 'r.c.1', event: { type: 'node.alive', nodeId: 'laptop' }, at: T })), 0, T);
+    expect(withSecret.floor).toBe(2);
+    withSecret.receive(9, encodeEntry(signer.signed('entry', { v: 1, type: 'swarm.event', id: 'evil.7', event: down('laptop'), at: T })), 0, T);
+    withSecret.receive(10, new TextEncoder().encode(JSON.stringify({ v: 1, type: 'swarm.event', id: 'evil.8', event: down('laptop'), sig: 'x' })), 0, T);
+    expect(withSecret.stats()).toMatchObject({ applied: 10, rejected: 2 });
+    expect(withSecret.swarm?.node('laptop')?.state).toBe('alive');
+    withSecret.swarm?.stop();
+    without.swarm?.stop();
   });
 });
