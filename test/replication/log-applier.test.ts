@@ -119,7 +119,7 @@ describe('LogApplier', () => {
     });
     const withSecret = new LogApplier(host(new LogAdmission(signer)));
     const without = new LogApplier(host());
-    const down = (nodeId: string) => ({ type: 'node.down', nodeId, cause: 'manual' });
+    const down = (nodeId: string) => ({ type: 'node.down', nodeId, cause: 'manual' }) as const;
     const hostile: unknown[] = [
       { v: 1, type: 'swarm.genesis', id: 'genesis', profiles: PROFILES, config: CONFIG, seed: 1 },
       { v: 1, type: 'swarm.event', id: 'evil.1', event: down('gpu'), sig: 'x' },
