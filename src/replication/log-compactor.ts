@@ -75,19 +75,33 @@ export class LogCompactor {
     private readonly host: CompactorHost,
     kv: KV,
   ) {
-    this.board = new ProgressBoard(kv, host.signer, () => host.floor());
+    this.board = new ProgressBoard(kv, host.signer, () => host.floor(), () => host.io.now());
   }
 
   /**
    * The format version to write now (docs/replication.md, "Upgrades"): never below the log's
-   * floor, above it only after a whole liveness window of announcements heard, and only a version
-   * every live replica announced it reads.
+   * floor, above it only after a whole liveness window of announcements heard without a break (on
+   * NATS, the watch running), only a version every live replica announced it reads, and a whole
+   * window after an announcement lacking it was last live or withdrawn.
    */
   format(): number {
     const { io, graceMs, writes } = this.host;
     const now = io.now();
-    const heardForMs = this.hearingSince === undefined ? 0 : now - this.hearingSince;
-    return writeFormat({ writes, floor: this.host.floor(), heardForMs, windowMs: graceMs, liveReads: this.board.read(now, graceMs).live.map((p) => p.reads) });
+    const heardForMs = this.hearingSince === undefined || !this.board.watching ? 0 : now - this.hearingSince;
+    const liveReads = this.board.read(now, graceMs).live.map((p) => p.reads);
+    return writeFormat({ writes, floor: this.host.floor(), heardForMs, windowMs: graceMs, liveReads, recent: this.board.recent(graceMs) });
+  }
+
+  /**
+   * The connection to NATS dropped or came back: announcements were not heard meanwhile, so the
+   * liveness window starts again from the reconnect (a watch that ended is opened again).
+   */
+  relisten(change: 'disconnect' | 'reconnect'): void {
+    if (this.closed) return;
+    this.hearingSince = undefined;
+    if (change === 'disconnect') return;
+    if (this.board.watching) this.hearingSince = this.host.io.now();
+    else void this.open().catch(() => undefined);
   }
 
   /** Announcements dropped for their signature. */

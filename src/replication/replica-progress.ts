@@ -35,36 +35,52 @@ export class ProgressBoard {
   /** The replicas whose announcement on the board is unsigned (heard only while the floor is 1). */
   private readonly unsigned = new Set<string>();
   private watch: QueuedIterator<KvWatchEntry> | undefined;
+  /**
+   * Per replica and the versions it read (`<replica>|<reads>`): when (io clock) its announcement
+   * was last seen live, or was withdrawn or replaced (write-format.ts, `recent`).
+   */
+  private readonly seen = new Map<string, { readonly reads: readonly number[]; readonly at: number }>();
   /** Announcements dropped because the swarm secret's signature did not verify. */
   rejected = 0;
+  /** Whether the watch runs (it ends when its consumer fails: nothing is heard then). */
+  watching = false;
 
   /**
    * @param signer with the swarm secret: announcements are signed, and only signed ones are read once the log is signed
    * @param floor the log's floor (write-format.ts): while it is below 2, unsigned announcements are heard too
+   * @param now this replica's io clock (ms since the epoch)
    */
   constructor(
     private readonly kv: KV,
     private readonly signer?: LogSigner,
     private readonly floor: () => number = () => 1,
+    private readonly now: () => number = () => Date.now(),
   ) {}
 
   /** Starts watching the announcements (every one there now, then each change). */
   async open(): Promise<void> {
     const watch = (this.watch = await this.kv.watch({ key: `${PREFIX}>` }));
+    this.watching = true;
     void (async () => {
       for await (const e of watch) {
         const replica = e.key.slice(PREFIX.length);
         const p = e.operation === 'PUT' && e.length > 0 ? this.parse(e) : undefined;
+        this.gone(replica);
         this.unsigned.delete(replica);
         if (p === undefined) this.board.delete(replica);
         else this.board.set(replica, p.progress);
         if (p?.signed === false) this.unsigned.add(replica);
       }
-    })().catch(() => undefined);
+    })()
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.watch === watch) this.watching = false;
+      });
   }
 
   /** Announces this replica's progress (replaces its previous one). */
   async announce(progress: ReplicaProgress): Promise<void> {
+    this.gone(progress.replica);
     this.board.set(progress.replica, progress);
     this.unsigned.delete(progress.replica);
     await this.kv.put(`${PREFIX}${progress.replica}`, JSON.stringify(this.signer !== undefined ? this.signer.signed('progress', progress) : progress));
@@ -72,6 +88,7 @@ export class ProgressBoard {
 
   /** Withdraws a replica's announcement (it closed, or went silent past the grace). */
   async withdraw(replica: string): Promise<void> {
+    this.gone(replica);
     this.board.delete(replica);
     this.unsigned.delete(replica);
     await this.kv.delete(`${PREFIX}${replica}`);
@@ -91,14 +108,36 @@ export class ProgressBoard {
       const heard = p.at >= now - graceMs;
       // Once the log is signed, an unsigned announcement is not live; an old one is still cleared away.
       if (heard && !hearsUnsigned && this.unsigned.has(replica)) continue;
+      if (heard) this.seen.set(`${replica}|${p.reads.join(',')}`, { reads: p.reads, at: this.now() });
       (heard ? live : silent).push(p);
     }
     return { live, silent };
   }
 
+  /**
+   * The announcements seen live, withdrawn or replaced within the last `windowMs` (io clock), with
+   * how long ago (write-format.ts, `recent`); older ones are forgotten.
+   */
+  recent(windowMs: number): { readonly reads: readonly number[]; readonly agoMs: number }[] {
+    const now = this.now();
+    const out: { readonly reads: readonly number[]; readonly agoMs: number }[] = [];
+    for (const [key, { reads, at }] of this.seen) {
+      if (now - at >= windowMs) this.seen.delete(key);
+      else out.push({ reads, agoMs: now - at });
+    }
+    return out;
+  }
+
   /** Stops watching. */
   close(): void {
+    this.watching = false;
     this.watch?.stop();
+  }
+
+  /** The replica's announcement on the board leaves it (withdrawn, or replaced): remembered as seen now, whatever its age (a stale view may call a live one silent). */
+  private gone(replica: string): void {
+    const p = this.board.get(replica);
+    if (p !== undefined && (this.floor() < 2 || !this.unsigned.has(replica))) this.seen.set(`${replica}|${p.reads.join(',')}`, { reads: p.reads, at: this.now() });
   }
 
   /** An announcement's value and whether it is signed; undefined when it is not one to hear (a bad signature, or unsigned on a signed log). */

@@ -194,7 +194,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
       if (nodeId !== undefined) this.onHeartbeat(nodeId);
     });
     const running = () => !this.closed;
-    void this.log.watch((change) => this.link.changed(change), running);
+    void this.log.watch((change) => { this.compactor?.relisten(change); this.link.changed(change); }, running); // (the liveness window starts again: write-format.ts)
     const ready = this.link.caughtUpWith(last);
     const applier = this.applier;
     void this.log.consume(() => applier.applied + 1, (seq, data, pending, storedAt) => applier.receive(seq, data, pending, storedAt), running, (e) => e instanceof ReplicationError, this.io).catch((error: Error) => {
