@@ -163,7 +163,8 @@ export class LogCompactor {
       const { live, silent } = this.board.read(io.now(), graceMs);
       for (const p of silent) await this.board.withdraw(p.replica);
       if (silent.length > 0) void this.board.purgeMarkers(graceMs).catch(() => undefined);
-      const snapshot = Math.max(this.storedSeq, ...live.map((p) => p.snapshot ?? 0));
+      // With the secret, only snapshots a replica with it stored count (one without it may have won the save: a restart with the secret cannot start from it).
+      const snapshot = Math.max(this.storedSeq, ...live.map((p) => (this.board.signed(p.replica) ? (p.snapshot ?? 0) : 0)));
       const floor = Math.min(snapshot, this.host.applied(), ...live.map((p) => p.seq));
       const below = floor - marginEntries + 1;
       const { first } = await log.bounds();

@@ -128,6 +128,11 @@ export class ProgressBoard {
     return out;
   }
 
+  /** Whether the replica's announcement is signed with the secret (or this replica has none: every one counts alike). */
+  signed(replica: string): boolean {
+    return !this.unsigned.has(replica) || this.signer === undefined;
+  }
+
   /** Stops watching. */
   close(): void {
     this.watching = false;

@@ -4,38 +4,13 @@
  * are live, and remembers for a window an announcement that was live or withdrawn.
  */
 import { describe, expect, it } from 'vitest';
-import type { KV, KvWatchEntry } from '@nats-io/kv';
 import { ManualClock } from '../../src/index.js';
-import { ProgressBoard, type ReplicaProgress } from '../../src/replication/replica-progress.js';
+import { ProgressBoard } from '../../src/replication/replica-progress.js';
+import { fakeKv } from './fake-kv.js';
 
 const T = 1_800_000_000_000;
 const GRACE = 2000;
 
-/** A KV bucket of announcements whose watch delivers what `push` and `remove` say. */
-function fakeKv() {
-  const queue: KvWatchEntry[] = [];
-  let wake: (() => void) | undefined;
-  const deliver = (e: Partial<KvWatchEntry>) => {
-    queue.push(e as KvWatchEntry);
-    wake?.();
-  };
-  const watch = {
-    stop: () => undefined,
-    async *[Symbol.asyncIterator]() {
-      for (;;) {
-        while (queue.length > 0) yield queue.shift() as KvWatchEntry;
-        await new Promise<void>((r) => (wake = r));
-      }
-    },
-  };
-  const kv = { watch: async () => watch, put: async () => 0, delete: async () => undefined } as unknown as KV;
-  const entry = (p: ReplicaProgress) => JSON.stringify(p);
-  return {
-    kv,
-    push: (p: ReplicaProgress) => deliver({ key: `applied.${p.replica}`, operation: 'PUT', length: entry(p).length, json: <T>() => JSON.parse(entry(p)) as T }),
-    remove: (replica: string) => deliver({ key: `applied.${replica}`, operation: 'DEL', length: 0 }),
-  };
-}
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
 describe('ProgressBoard', () => {
