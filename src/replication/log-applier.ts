@@ -90,7 +90,7 @@ export class LogApplier {
   }
 
   /** The counters, as `ReplicatedSwarm.stats()` shows them. */
-  stats(): Omit<ReplicationStats, 'rejectedMessages' | 'format'> {
+  stats(): Omit<ReplicationStats, 'rejectedMessages' | 'format' | 'heldBy'> {
     return { applied: this.applied, lag: this.lag, snapshot: this.snapshotSeq, entries: this.entries, redelivered: this.redelivered, staleMarks: this.staleMarks, refused: this.refused, rejected: this.rejected, floor: this.floor };
   }
 

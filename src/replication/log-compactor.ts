@@ -92,6 +92,17 @@ export class LogCompactor {
     return writeFormat({ writes, floor: this.host.floor(), heardForMs, windowMs: graceMs, liveReads, recent: this.board.recent(graceMs) });
   }
 
+  /** The replicas whose announcements, live or within the last window, lack the newest format this replica writes (`stats().heldBy`). */
+  heldBy(): string[] {
+    const { io, graceMs, writes } = this.host;
+    const newest = writes[writes.length - 1] as number;
+    if (this.host.floor() >= newest) return [];
+    const held = new Set<string>();
+    for (const p of this.board.read(io.now(), graceMs).live) if (!p.reads.includes(newest)) held.add(p.replica);
+    for (const r of this.board.recent(graceMs)) if (!r.reads.includes(newest)) held.add(r.replica);
+    return [...held].sort();
+  }
+
   /**
    * The connection to NATS dropped or came back: announcements were not heard meanwhile, so the
    * liveness window starts again from the reconnect (a watch that ended is opened again).

@@ -14,6 +14,9 @@ import { Bucket, type KV, type KvWatchEntry } from '@nats-io/kv';
 import type { QueuedIterator } from '@nats-io/transport-node';
 import type { LogSigner } from './log-signer.js';
 
+/** How far ahead of this replica's clock an announcement's `at` may be and still be heard (as a signed log entry's skew). */
+export const ANNOUNCED_AHEAD_MS = 30_000;
+
 /** One replica's announcement. */
 export interface ReplicaProgress {
   readonly replica: string;
@@ -39,7 +42,7 @@ export class ProgressBoard {
    * Per replica and the versions it read (`<replica>|<reads>`): when (io clock) its announcement
    * was last seen live, or was withdrawn or replaced (write-format.ts, `recent`).
    */
-  private readonly seen = new Map<string, { readonly reads: readonly number[]; readonly at: number }>();
+  private readonly seen = new Map<string, { readonly replica: string; readonly reads: readonly number[]; readonly at: number }>();
   /** Announcements dropped because the swarm secret's signature did not verify. */
   rejected = 0;
   /** Whether the watch runs (it ends when its consumer fails: nothing is heard then). */
@@ -99,16 +102,20 @@ export class ProgressBoard {
     if (this.kv instanceof Bucket) await this.kv.purgeDeletes(olderMs);
   }
 
-  /** Every announcement, split at `now - graceMs`: `live` were heard since (unsigned ones only while the floor is 1), `silent` not. */
+  /**
+   * Every announcement, split at `now - graceMs`: `live` were heard since (unsigned ones only while
+   * the floor is 1), `silent` not; one said more than {@link ANNOUNCED_AHEAD_MS} ahead of `now` is
+   * not heard (it would hold the trim and the format for ever).
+   */
   read(now: number, graceMs: number): { live: ReplicaProgress[]; silent: ReplicaProgress[] } {
     const live: ReplicaProgress[] = [];
     const silent: ReplicaProgress[] = [];
     const hearsUnsigned = this.floor() < 2;
     for (const [replica, p] of this.board) {
-      const heard = p.at >= now - graceMs;
+      const heard = p.at >= now - graceMs && p.at <= now + ANNOUNCED_AHEAD_MS;
       // Once the log is signed, an unsigned announcement is not live; an old one is still cleared away.
       if (heard && !hearsUnsigned && this.unsigned.has(replica)) continue;
-      if (heard) this.seen.set(`${replica}|${p.reads.join(',')}`, { reads: p.reads, at: this.now() });
+      if (heard) this.seen.set(`${replica}|${p.reads.join(',')}`, { replica, reads: p.reads, at: this.now() });
       (heard ? live : silent).push(p);
     }
     return { live, silent };
@@ -118,12 +125,12 @@ export class ProgressBoard {
    * The announcements seen live, withdrawn or replaced within the last `windowMs` (io clock), with
    * how long ago (write-format.ts, `recent`); older ones are forgotten.
    */
-  recent(windowMs: number): { readonly reads: readonly number[]; readonly agoMs: number }[] {
+  recent(windowMs: number): { readonly replica: string; readonly reads: readonly number[]; readonly agoMs: number }[] {
     const now = this.now();
-    const out: { readonly reads: readonly number[]; readonly agoMs: number }[] = [];
-    for (const [key, { reads, at }] of this.seen) {
+    const out: { readonly replica: string; readonly reads: readonly number[]; readonly agoMs: number }[] = [];
+    for (const [key, { replica, reads, at }] of this.seen) {
       if (now - at >= windowMs) this.seen.delete(key);
-      else out.push({ reads, agoMs: now - at });
+      else out.push({ replica, reads, agoMs: now - at });
     }
     return out;
   }
@@ -139,10 +146,10 @@ export class ProgressBoard {
     this.watch?.stop();
   }
 
-  /** The replica's announcement on the board leaves it (withdrawn, or replaced): remembered as seen now, whatever its age (a stale view may call a live one silent). */
+  /** The replica's announcement on the board leaves it (withdrawn, or replaced): remembered as seen now, whatever its age (a stale view may call a live one silent), unless it was never heard (said too far ahead). */
   private gone(replica: string): void {
     const p = this.board.get(replica);
-    if (p !== undefined && (this.floor() < 2 || !this.unsigned.has(replica))) this.seen.set(`${replica}|${p.reads.join(',')}`, { reads: p.reads, at: this.now() });
+    if (p !== undefined && p.at <= this.now() + ANNOUNCED_AHEAD_MS && (this.floor() < 2 || !this.unsigned.has(replica))) this.seen.set(`${replica}|${p.reads.join(',')}`, { replica, reads: p.reads, at: this.now() });
   }
 
   /** An announcement's value and whether it is signed; undefined when it is not one to hear (a bad signature, or unsigned on a signed log). */

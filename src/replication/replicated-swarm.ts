@@ -254,7 +254,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   /** This replica's counters: the last applied sequence, entries applied, redeliveries skipped, stale marks, refusals, rejections. */
   stats(): ReplicationStats {
     const rejectedMessages = this.trust.heartbeats.rejected + (this.compactor?.rejected ?? 0) + (this.store?.rejected ?? 0) + (this.load?.rejected() ?? 0);
-    return { ...this.applier.stats(), rejectedMessages, format: this.compactor?.format() ?? this.applier.floor };
+    return { ...this.applier.stats(), rejectedMessages, format: this.compactor?.format() ?? this.applier.floor, heldBy: this.compactor?.heldBy() ?? [] };
   }
 
   // ── key bindings (docs/replication.md, "Key bindings") ──

@@ -58,7 +58,7 @@ describe('a rolling upgrade to signed entries', () => {
       expect(await versions()).toEqual([1, 1, 1, 1, 1, 1]); // the genesis and five events, no binding
       expect(a.keyOf('gpu')).toBe(K);
       expect(b.keyOf('gpu')).toBeUndefined();
-      expect(a.stats()).toMatchObject({ floor: 1, format: 1 });
+      expect(a.stats()).toMatchObject({ floor: 1, format: 1, heldBy: ['b'] });
       const kv = await new Kvm(nc).open(`hecate_${name}`);
       // The snapshots (at 3 and 6, by either) follow the entries: version 1, which B reads.
       let held: { v: number; seq: number } | undefined;
