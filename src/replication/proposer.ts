@@ -62,10 +62,17 @@ export class Proposer {
     return this.proposeEntry<T>((v, id) => ({ v, type: 'swarm.event', id, event }));
   }
 
-  /** Proposes an entry made by `make` (given its version and id); resolves with what applying it here returned. */
-  proposeEntry<T>(make: (v: number, id: string) => LogEntry): Promise<T> {
+  /**
+   * Proposes an entry made by `make` (given its version and id); resolves with what applying it
+   * here returned. `minFormat`: the least format version the entry has (a key binding is signed,
+   * version 2); while the writers write below it, the call is refused (`Refused`), never written
+   * at a version no replica takes it in.
+   */
+  proposeEntry<T>(make: (v: number, id: string) => LogEntry, minFormat = 1): Promise<T> {
     if (this.host.closed()) return Promise.reject(new ReplicationError('Closed', `replica "${this.host.replicaId}" of swarm "${this.host.name}" is closed`));
-    const entry = make(this.host.format(), this.nextId());
+    const v = this.host.format();
+    if (v < minFormat) return Promise.reject(new ReplicationError('Refused', `replica "${this.host.replicaId}" of swarm "${this.host.name}" writes format version ${v} now (a replica of the release before is live, or was within the liveness window): this entry is version ${minFormat} at least; try again once the writers write it (stats().format)`));
+    const entry = make(v, this.nextId());
     const applied = new Promise<T>((resolve, reject) => this.waiters.set(entry.id, { resolve: resolve as (v: unknown) => void, reject, make }));
     this.publish(entry, this.host.proposeTimeoutMs).catch((error: Error) => this.settle(entry.id, undefined, error));
     return applied;

@@ -137,7 +137,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
         forget: (nodeId) => this.proposer.proposeForget(nodeId, this.applier.touched.get(nodeId) ?? 0),
       });
     }
-    this.bindings = new ReplicaKeyBindings({ who: `replica "${replicaId}" of swarm "${name}"`, signed: trust.signer !== undefined, log: this.applier.bindings, format, propose: (nodeId, key) => this.proposer.proposeEntry<BindingOutcome>((v, id) => ({ v, type: 'swarm.binding', id, nodeId, key })) });
+    this.bindings = new ReplicaKeyBindings({ who: `replica "${replicaId}" of swarm "${name}"`, signed: trust.signer !== undefined, log: this.applier.bindings, format, propose: (nodeId, key) => this.proposer.proposeEntry<BindingOutcome>((v, id) => ({ v, type: 'swarm.binding', id, nodeId, key }), 2) });
     this[kReplica] = { log, link: this.link };
   }
 

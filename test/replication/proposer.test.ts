@@ -32,4 +32,12 @@ describe('Proposer.again', () => {
     p.again('me.c.9', 'gpu'); // not pending: nothing proposed
     expect(published).toHaveLength(2);
   });
+
+  it('refuses, clearly, an entry of a version above the one the writers write now (a key binding while they write 1), and writes nothing', async () => {
+    const published: unknown[] = [];
+    const log = { publish: async (_id: string, data: Uint8Array) => void published.push(JSON.parse(new TextDecoder().decode(data))) } as unknown as LogStream;
+    const p = new Proposer({ name: 'unit', replicaId: 'me', io: new ManualClock(), log, proposeTimeoutMs: 1000, closed: () => false, connected: () => true, format: () => 1, seal: (e) => e }, 'c');
+    await expect(p.proposeEntry((v, id) => ({ v, type: 'swarm.binding', id, nodeId: 'a', key: 'k' }), 2)).rejects.toMatchObject({ code: 'Refused', message: expect.stringMatching(/writes format version 1 now .* version 2 at least/) });
+    expect(published).toEqual([]);
+  });
 });
