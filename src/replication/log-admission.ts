@@ -63,6 +63,11 @@ export class LogAdmission {
     return OK;
   }
 
+  /** Whether `value` is a version-2 entry signed with the swarm secret (its time and id not checked). */
+  signed(value: unknown): boolean {
+    return isRecordLike(value) && typeof value['v'] === 'number' && value['v'] >= 2 && this.signer.verify('entry', value);
+  }
+
   /** The state to snapshot. */
   save(): AdmissionState {
     return { sealed: this.sealed, recent: [...this.recent] };

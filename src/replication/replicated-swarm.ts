@@ -147,9 +147,9 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
    */
   async start(last: number, first = 1): Promise<void> {
     const { profiles, config } = this.options;
+    if (last > 1) this.applier.tail(await this.log.entryAt(last)); // a signed log: unsigned messages are not taken while catching up
     if (last === 0 && profiles !== undefined && config !== undefined) {
-      // Signed with the secret (version 2, the log sealed from its first entry); version 1 without.
-      const genesis: GenesisEntry = { v: this.trust.signer !== undefined ? 2 : 1, type: 'swarm.genesis', id: 'genesis', profiles: profiles.map(plainProfile), config, seed: this.options.seed ?? 1 };
+      const genesis: GenesisEntry = { v: this.trust.signer !== undefined ? 2 : 1, type: 'swarm.genesis', id: 'genesis', profiles: profiles.map(plainProfile), config, seed: this.options.seed ?? 1 }; // signed with the secret (version 2, the log sealed from its first entry); version 1 without
       // A genesis no replica could build from must not reach the log: plan it here first (throws PlanError, SwarmError).
       new Swarm(genesis.profiles, genesis.config, { seed: genesis.seed }).stop();
       await this.log.writeGenesis(encodeEntry(this.trust.seal(genesis)));

@@ -150,4 +150,24 @@ describe('LogApplier', () => {
     withSecret.swarm?.stop();
     without.swarm?.stop();
   });
+
+  it('with the secret, is at floor 2 from the connect when the stream\'s last entry is signed, while it catches up on an unsigned prefix', () => {
+    const signer = new LogSigner('s'.repeat(32), 'unit');
+    const T = 1_800_000_000_000;
+    const make = () =>
+      new LogApplier({ name: 'unit', swarmOptions: { clock: new ManualClock() }, built: () => undefined, settle: () => undefined, own: () => false, stale: () => undefined, advanced: () => undefined, boundary: () => undefined, format: () => 1, reads: [1, 2], admission: new LogAdmission(signer), emit: () => undefined });
+    const signedEntry = signer.signed('entry', { v: 2, type: 'swarm.event', id: 'r.c.1.x', event: { type: 'node.alive', nodeId: 'gpu' }, at: T });
+    const a = make();
+    a.tail(encodeEntry(signedEntry));
+    expect(a.floor).toBe(2); // before any entry is applied: unsigned heartbeats and announcements are not taken
+    a.receive(1, encodeEntry({ v: 1, type: 'swarm.genesis', id: 'genesis', profiles: PROFILES, config: CONFIG, seed: 1 }), 1, T);
+    expect(a.floor).toBe(2);
+    a.swarm?.stop();
+    // An unsigned last entry, a forged version 2 one, or bytes that are not JSON say nothing.
+    for (const last of [encodeEntry({ v: 1, type: 'swarm.event', id: 'x', event: { type: 'node.alive', nodeId: 'gpu' } }), encodeEntry({ ...signedEntry, id: 'forged' }), new TextEncoder().encode('not json')]) {
+      const b = make();
+      b.tail(last);
+      expect(b.floor).toBe(1);
+    }
+  });
 });
