@@ -9,6 +9,7 @@ import { LogApplier, type ApplierHost } from '../../src/replication/log-applier.
 import { LogAdmission } from '../../src/replication/log-admission.js';
 import { encodeEntry } from '../../src/replication/log-entry.js';
 import { LogSigner } from '../../src/replication/log-signer.js';
+import type { SnapshotStore, StoredSnapshot } from '../../src/replication/snapshot-store.js';
 import { persistSwarm } from '../../src/persistence/persist-swarm.js';
 import type { Swarm } from '../../src/runtime/swarm.js';
 import { CONFIG, PROFILES } from './replicas.js';
@@ -156,7 +157,7 @@ describe('LogApplier', () => {
     const T = 1_800_000_000_000;
     const make = () =>
       new LogApplier({ name: 'unit', swarmOptions: { clock: new ManualClock() }, built: () => undefined, settle: () => undefined, own: () => false, stale: () => undefined, advanced: () => undefined, boundary: () => undefined, format: () => 1, reads: [1, 2], admission: new LogAdmission(signer), emit: () => undefined });
-    const signedEntry = signer.signed('entry', { v: 2, type: 'swarm.event', id: 'r.c.1.x', event: { type: 'node.alive', nodeId: 'gpu' }, at: T });
+    const signedEntry = signer.signed('entry', { v: 2, type: 'swarm.event' as const, id: 'r.c.1.x', event: { type: 'node.alive' as const, nodeId: 'gpu' }, at: T });
     const a = make();
     a.tail(encodeEntry(signedEntry));
     expect(a.floor).toBe(2); // before any entry is applied: unsigned heartbeats and announcements are not taken
@@ -169,5 +170,29 @@ describe('LogApplier', () => {
       b.tail(last);
       expect(b.floor).toBe(1);
     }
+  });
+
+  it('keeps the floor in the snapshot: a replica started from one of a signed log is at 2 and skips version-1 entries', async () => {
+    const signer = new LogSigner('s'.repeat(32), 'unit');
+    const T = 1_800_000_000_000;
+    const make = () =>
+      new LogApplier({ name: 'unit', swarmOptions: { clock: new ManualClock() }, built: () => undefined, settle: () => undefined, own: () => false, stale: () => undefined, advanced: () => undefined, boundary: () => undefined, format: () => 2, reads: [1, 2], admission: new LogAdmission(signer), emit: () => undefined });
+    const saved: StoredSnapshot[] = [];
+    const a = make();
+    a.saveTo({ save: async (snapshot: StoredSnapshot) => (saved.push(snapshot), true) } as unknown as SnapshotStore, 3);
+    const genesis = { v: 1, type: 'swarm.genesis', id: 'genesis', profiles: PROFILES, config: CONFIG, seed: 1 } as const;
+    a.receive(1, encodeEntry(genesis), 2, T);
+    a.receive(2, encodeEntry({ v: 1, type: 'swarm.event', id: 'old.1', event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' } }), 1, T);
+    a.receive(3, encodeEntry(signer.signed('entry', { v: 2, type: 'swarm.event', id: 'r.c.1.x', event: { type: 'node.alive', nodeId: 'gpu' }, at: T })), 0, T);
+    a.swarm?.stop();
+    expect(saved).toHaveLength(1);
+    expect(saved[0]).toMatchObject({ v: 2, seq: 3, admission: { sealed: true } });
+    const b = make();
+    b.restore(genesis, saved[0]!);
+    expect(b.floor).toBe(2);
+    b.receive(4, encodeEntry({ v: 1, type: 'swarm.event', id: 'old.2', event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' } }), 0, T);
+    expect(b.stats()).toMatchObject({ applied: 4, rejected: 1 });
+    expect(b.swarm?.node('gpu')?.state).toBe('alive');
+    b.swarm?.stop();
   });
 });
