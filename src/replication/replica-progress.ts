@@ -118,6 +118,7 @@ export class ProgressBoard {
       if (heard) this.seen.set(`${replica}|${p.reads.join(',')}`, { replica, reads: p.reads, at: this.now() });
       (heard ? live : silent).push(p);
     }
+    this.recent(graceMs); // forgets the ones older than the window (replica ids change at each restart)
     return { live, silent };
   }
 
