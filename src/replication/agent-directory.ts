@@ -48,7 +48,8 @@ export interface AgentDirectoryOptions {
   /**
    * The swarm log's format floor (`stats().floor`): while it is 1 (an upgrade window,
    * docs/replication.md, "Upgrades"), unsigned entries and heartbeats (an orchestrator without the
-   * secret) are taken too. @defaultValue 2: signed only
+   * secret) are taken too; once it is 2, the entries taken unsigned are dropped (`onChange(id,
+   * undefined)`, counted in `rejected()`) at the next entry or heartbeat. @defaultValue 2: signed only
    */
   floor?(): number;
 }
@@ -81,11 +82,26 @@ export async function openAgentDirectory(options: AgentDirectoryOptions): Promis
   const floor = options.floor ?? (() => 2);
   const codec = new HeartbeatCodec(signer, wall, floor);
   const signedAt = new Map<string, number>();
+  /** Ids whose entry was taken unsigned (the upgrade window): dropped once the log is signed. */
+  const unsigned = new Set<string>();
   let rejected = 0;
+  /** Once the log's floor is 2, the entries taken unsigned go as if their agents left (looked at on each entry and heartbeat). */
+  const sealed = () => {
+    if (unsigned.size === 0 || floor() < 2) return;
+    for (const id of unsigned) {
+      rejected++;
+      options.onChange(id, undefined);
+    }
+    unsigned.clear();
+  };
   /** The entry a put holds, or undefined when it is not signed with the secret or older than the one held. */
   const take = (id: string, value: SignedDirectoryEntry): DirectoryEntry | undefined => {
     if (signer === undefined) return value;
-    if (value.sig === undefined && floor() < 2 && value.profile?.id === id) return { profile: value.profile, url: value.url }; // the upgrade window
+    if (value.sig === undefined && floor() < 2 && value.profile?.id === id) {
+      unsigned.add(id); // the upgrade window
+      return { profile: value.profile, url: value.url };
+    }
+    unsigned.delete(id);
     const at = value.at;
     if (!signer.verify('directory', value) || typeof at !== 'number' || at < (signedAt.get(id) ?? -Infinity) || value.profile?.id !== id) {
       rejected++;
@@ -106,7 +122,9 @@ export async function openAgentDirectory(options: AgentDirectoryOptions): Promis
     if (empty) markReady();
     void (async () => {
       for await (const e of watch) {
+        sealed();
         const id = keyToId(e.key);
+        if (e.operation !== 'PUT') unsigned.delete(id);
         if (e.operation === 'PUT') {
           let value: SignedDirectoryEntry | undefined;
           try {
@@ -126,6 +144,7 @@ export async function openAgentDirectory(options: AgentDirectoryOptions): Promis
     if (onHeartbeat !== undefined) {
       heartbeats = nc.subscribe(`hecate.${options.swarm}.hb`, {
         callback: (error, msg) => {
+          sealed();
           const id = error === null ? codec.decode(msg.string()) : undefined;
           if (id !== undefined) onHeartbeat(id);
         },

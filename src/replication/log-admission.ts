@@ -2,9 +2,10 @@
  * Which log entries a replica with the swarm secret applies (docs/replication.md, "Signed
  * entries"): from format version 2 on, only entries whose `sig` verifies, signed (`at`, the
  * writer's wall clock) within {@link ENTRY_SKEW_MS} of the time the stream stored them, and whose id
- * was not applied in the last {@link REPLAY_WINDOW_MS} of stream time. Unsigned entries (format 1)
- * are a log written before the swarm had a secret: applied until the log's first signed entry
- * (the seal), refused after it. Every check reads only the log (the stream's stored time, not this
+ * was not applied in the last {@link REPLAY_WINDOW_MS} of stream time. Format 1 entries are a log
+ * written before the swarm had a secret: every one is applied, whatever its `sig` or `at` (as a
+ * replica without the secret applies it), until the log's first signed version-2 entry (the seal),
+ * and every one is refused after it. Every check reads only the log (the stream's stored time, not this
  * replica's clock), so every replica admits the same entries; the seal and the window are in the
  * snapshot.
  */
@@ -46,7 +47,9 @@ export class LogAdmission {
    */
   admit(value: unknown, seq: number, storedAt: number): Admission {
     const v = isRecordLike(value) ? value['v'] : undefined;
-    if (v === 1 && (value as Record<string, unknown>)['sig'] === undefined) {
+    // Version 1 is taken as the release before takes it, whatever its `sig` or `at` (no writer signs
+    // one): a replica without the secret applies it, so every replica must, until the seal.
+    if (v === 1) {
       return this.sealed ? { ok: false, why: `log entry ${seq} is not signed (format version 1) and the log is signed since an earlier entry`, verified: false, outdated: true } : OK;
     }
     if (!this.signer.verify('entry', value)) return { ok: false, why: `log entry ${seq} is not signed with the swarm secret`, verified: false };
@@ -58,6 +61,11 @@ export class LogAdmission {
     if (typeof id === 'string') this.remember(id, storedAt);
     this.sealed = true;
     return OK;
+  }
+
+  /** Whether `value` is a version-2 entry signed with the swarm secret (its time and id not checked). */
+  signed(value: unknown): boolean {
+    return isRecordLike(value) && typeof value['v'] === 'number' && value['v'] >= 2 && this.signer.verify('entry', value);
   }
 
   /** The state to snapshot. */

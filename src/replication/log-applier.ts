@@ -65,6 +65,8 @@ export class LogApplier {
   /** Messages still on the stream behind the last one delivered. */
   private lag = 0;
   private snapshotSeq = 0;
+  /** With the secret: the stream's last entry at connect was signed (version 2). */
+  private signedTail = false;
   private entries = 0;
   private redelivered = 0;
   private staleMarks = 0;
@@ -86,11 +88,26 @@ export class LogApplier {
    * whether one was applied; a replica without the secret reads version 1 only.
    */
   get floor(): number {
-    return this.host.admission?.sealed === true ? 2 : 1;
+    return this.host.admission?.sealed === true || this.signedTail ? 2 : 1;
+  }
+
+  /**
+   * The stream's last entry when the replica connected: with the secret, if it is a signed
+   * version-2 one, the log is signed, so the floor is 2 while the replica catches up on an unsigned
+   * prefix too (unsigned heartbeats and announcements are not taken meanwhile).
+   */
+  tail(data: Uint8Array | undefined): void {
+    const admission = this.host.admission;
+    if (admission === undefined || data === undefined) return;
+    try {
+      this.signedTail = admission.signed(parseEntry(data, 0));
+    } catch {
+      // not JSON: says nothing
+    }
   }
 
   /** The counters, as `ReplicatedSwarm.stats()` shows them. */
-  stats(): Omit<ReplicationStats, 'rejectedMessages' | 'format'> {
+  stats(): Omit<ReplicationStats, 'rejectedMessages' | 'format' | 'heldBy'> {
     return { applied: this.applied, lag: this.lag, snapshot: this.snapshotSeq, entries: this.entries, redelivered: this.redelivered, staleMarks: this.staleMarks, refused: this.refused, rejected: this.rejected, floor: this.floor };
   }
 

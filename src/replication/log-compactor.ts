@@ -75,19 +75,44 @@ export class LogCompactor {
     private readonly host: CompactorHost,
     kv: KV,
   ) {
-    this.board = new ProgressBoard(kv, host.signer, () => host.floor());
+    this.board = new ProgressBoard(kv, host.signer, () => host.floor(), () => host.io.now());
   }
 
   /**
    * The format version to write now (docs/replication.md, "Upgrades"): never below the log's
-   * floor, above it only after a whole liveness window of announcements heard, and only a version
-   * every live replica announced it reads.
+   * floor, above it only after a whole liveness window of announcements heard without a break (on
+   * NATS, the watch running), only a version every live replica announced it reads, and a whole
+   * window after an announcement lacking it was last live or withdrawn.
    */
   format(): number {
     const { io, graceMs, writes } = this.host;
     const now = io.now();
-    const heardForMs = this.hearingSince === undefined ? 0 : now - this.hearingSince;
-    return writeFormat({ writes, floor: this.host.floor(), heardForMs, windowMs: graceMs, liveReads: this.board.read(now, graceMs).live.map((p) => p.reads) });
+    const heardForMs = this.hearingSince === undefined || !this.board.watching ? 0 : now - this.hearingSince;
+    const liveReads = this.board.read(now, graceMs).live.map((p) => p.reads);
+    return writeFormat({ writes, floor: this.host.floor(), heardForMs, windowMs: graceMs, liveReads, recent: this.board.recent(graceMs) });
+  }
+
+  /** The replicas whose announcements, live or within the last window, lack the newest format this replica writes (`stats().heldBy`). */
+  heldBy(): string[] {
+    const { io, graceMs, writes } = this.host;
+    const newest = writes[writes.length - 1] as number;
+    if (this.host.floor() >= newest) return [];
+    const held = new Set<string>();
+    for (const p of this.board.read(io.now(), graceMs).live) if (!p.reads.includes(newest)) held.add(p.replica);
+    for (const r of this.board.recent(graceMs)) if (!r.reads.includes(newest)) held.add(r.replica);
+    return [...held].sort();
+  }
+
+  /**
+   * The connection to NATS dropped or came back: announcements were not heard meanwhile, so the
+   * liveness window starts again from the reconnect (a watch that ended is opened again).
+   */
+  relisten(change: 'disconnect' | 'reconnect'): void {
+    if (this.closed) return;
+    this.hearingSince = undefined;
+    if (change === 'disconnect') return;
+    if (this.board.watching) this.hearingSince = this.host.io.now();
+    else void this.open().catch(() => undefined);
   }
 
   /** Announcements dropped for their signature. */
@@ -149,7 +174,8 @@ export class LogCompactor {
       const { live, silent } = this.board.read(io.now(), graceMs);
       for (const p of silent) await this.board.withdraw(p.replica);
       if (silent.length > 0) void this.board.purgeMarkers(graceMs).catch(() => undefined);
-      const snapshot = Math.max(this.storedSeq, ...live.map((p) => p.snapshot ?? 0));
+      // With the secret, only snapshots a replica with it stored count (one without it may have won the save: a restart with the secret cannot start from it).
+      const snapshot = Math.max(this.storedSeq, ...live.map((p) => (this.board.signed(p.replica) ? (p.snapshot ?? 0) : 0)));
       const floor = Math.min(snapshot, this.host.applied(), ...live.map((p) => p.seq));
       const below = floor - marginEntries + 1;
       const { first } = await log.bounds();

@@ -9,8 +9,8 @@ import { ReplicationError } from './replication-error.js';
  * message. The first entry is the genesis: the profiles, config and id seed every replica builds
  * its Swarm from. Every other entry is a lifecycle event in its wire form (`Swarm.apply`),
  * applied by every replica in stream order. `id` names the entry
- * (`<replica>.<connection>.<n>`: its proposer, a random name of its connection, a counter) and is
- * the publish's `Nats-Msg-Id`.
+ * (`<replica>.<connection>.<n>.<random>`: its proposer, a random name of its connection, a counter,
+ * a random name no one can guess before it is published) and is the publish's `Nats-Msg-Id`.
  */
 export type LogEntry = (
   | { readonly v: number; readonly type: 'swarm.genesis'; readonly id: string; readonly profiles: readonly NodeProfile[]; readonly config: SwarmConfig; readonly seed: number }

@@ -60,6 +60,16 @@ export class LogStream {
     return { first: state.first_seq, last: state.last_seq, messages: state.messages, bytes: state.bytes };
   }
 
+  /** The stream's message at `seq`, or undefined (none, trimmed away, or the stream not answering). */
+  async entryAt(seq: number): Promise<Uint8Array | undefined> {
+    try {
+      const m = await this.jsm.streams.getMessage(this.stream, { seq });
+      return m === null ? undefined : m.data;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The stream's first message (the genesis), or undefined (none, or trimmed away). */
   async first(): Promise<Uint8Array | undefined> {
     try {

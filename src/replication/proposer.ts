@@ -6,6 +6,7 @@
 import type { OwnMark } from '../../machines/swarm-context.js';
 import type { LifecycleEvent } from '../persistence/persisted.js';
 import type { Clock } from '../runtime/types.js';
+import { randomName } from './connect-options.js';
 import { encodeEntry, type LogEntry } from './log-entry.js';
 import type { LogStream } from './log-stream.js';
 import { ReplicationError } from './replication-error.js';
@@ -61,10 +62,17 @@ export class Proposer {
     return this.proposeEntry<T>((v, id) => ({ v, type: 'swarm.event', id, event }));
   }
 
-  /** Proposes an entry made by `make` (given its version and id); resolves with what applying it here returned. */
-  proposeEntry<T>(make: (v: number, id: string) => LogEntry): Promise<T> {
+  /**
+   * Proposes an entry made by `make` (given its version and id); resolves with what applying it
+   * here returned. `minFormat`: the least format version the entry has (a key binding is signed,
+   * version 2); while the writers write below it, the call is refused (`Refused`), never written
+   * at a version no replica takes it in.
+   */
+  proposeEntry<T>(make: (v: number, id: string) => LogEntry, minFormat = 1): Promise<T> {
     if (this.host.closed()) return Promise.reject(new ReplicationError('Closed', `replica "${this.host.replicaId}" of swarm "${this.host.name}" is closed`));
-    const entry = make(this.host.format(), `${this.prefix}${++this.counter}`);
+    const v = this.host.format();
+    if (v < minFormat) return Promise.reject(new ReplicationError('Refused', `replica "${this.host.replicaId}" of swarm "${this.host.name}" writes format version ${v} now (a replica of the release before is live, or was within the liveness window): this entry is version ${minFormat} at least; try again once the writers write it (stats().format)`));
+    const entry = make(v, this.nextId());
     const applied = new Promise<T>((resolve, reject) => this.waiters.set(entry.id, { resolve: resolve as (v: unknown) => void, reject, make }));
     this.publish(entry, this.host.proposeTimeoutMs).catch((error: Error) => this.settle(entry.id, undefined, error));
     return applied;
@@ -80,7 +88,7 @@ export class Proposer {
     const waiter = this.waiters.get(entryId);
     if (waiter === undefined || this.host.closed()) return;
     this.waiters.delete(entryId);
-    const entry = waiter.make(this.host.format(), `${this.prefix}${++this.counter}`);
+    const entry = waiter.make(this.host.format(), this.nextId());
     this.waiters.set(entry.id, waiter);
     this.publish(entry, this.host.proposeTimeoutMs).catch((error: Error) => this.settle(entry.id, undefined, error));
   }
@@ -105,11 +113,20 @@ export class Proposer {
     const key = `${kind}@${basis}`;
     if (this.marked.get(nodeId) === key) return; // proposed already on this view of the node
     this.marked.set(nodeId, key);
-    const entry: LogEntry = { v: this.host.format(), type: 'swarm.event', id: `${this.prefix}${++this.counter}`, event, basis };
+    const entry: LogEntry = { v: this.host.format(), type: 'swarm.event', id: this.nextId(), event, basis };
     this.publish(entry, 2000).catch(() => {
       // Lost with the connection: reconciled after the reconnect.
       if (this.marked.get(nodeId) === key) this.marked.delete(nodeId);
     });
+  }
+
+  /**
+   * A new entry id: the prefix, a counter and a random name. The id is the publish's
+   * `Nats-Msg-Id`, so an id a client of the NATS server could guess would let it publish first
+   * under it: the stream would drop the real entry as a duplicate and the call never settle.
+   */
+  private nextId(): string {
+    return `${this.prefix}${++this.counter}.${randomName()}`;
   }
 
   /** Settles the call that proposed `entryId`, if it is pending here. */

@@ -14,6 +14,9 @@ import { Bucket, type KV, type KvWatchEntry } from '@nats-io/kv';
 import type { QueuedIterator } from '@nats-io/transport-node';
 import type { LogSigner } from './log-signer.js';
 
+/** How far ahead of this replica's clock an announcement's `at` may be and still be heard (as a signed log entry's skew). */
+export const ANNOUNCED_AHEAD_MS = 30_000;
+
 /** One replica's announcement. */
 export interface ReplicaProgress {
   readonly replica: string;
@@ -35,36 +38,52 @@ export class ProgressBoard {
   /** The replicas whose announcement on the board is unsigned (heard only while the floor is 1). */
   private readonly unsigned = new Set<string>();
   private watch: QueuedIterator<KvWatchEntry> | undefined;
+  /**
+   * Per replica and the versions it read (`<replica>|<reads>`): when (io clock) its announcement
+   * was last seen live, or was withdrawn or replaced (write-format.ts, `recent`).
+   */
+  private readonly seen = new Map<string, { readonly replica: string; readonly reads: readonly number[]; readonly at: number }>();
   /** Announcements dropped because the swarm secret's signature did not verify. */
   rejected = 0;
+  /** Whether the watch runs (it ends when its consumer fails: nothing is heard then). */
+  watching = false;
 
   /**
    * @param signer with the swarm secret: announcements are signed, and only signed ones are read once the log is signed
    * @param floor the log's floor (write-format.ts): while it is below 2, unsigned announcements are heard too
+   * @param now this replica's io clock (ms since the epoch)
    */
   constructor(
     private readonly kv: KV,
     private readonly signer?: LogSigner,
     private readonly floor: () => number = () => 1,
+    private readonly now: () => number = () => Date.now(),
   ) {}
 
   /** Starts watching the announcements (every one there now, then each change). */
   async open(): Promise<void> {
     const watch = (this.watch = await this.kv.watch({ key: `${PREFIX}>` }));
+    this.watching = true;
     void (async () => {
       for await (const e of watch) {
         const replica = e.key.slice(PREFIX.length);
         const p = e.operation === 'PUT' && e.length > 0 ? this.parse(e) : undefined;
+        this.gone(replica);
         this.unsigned.delete(replica);
         if (p === undefined) this.board.delete(replica);
         else this.board.set(replica, p.progress);
         if (p?.signed === false) this.unsigned.add(replica);
       }
-    })().catch(() => undefined);
+    })()
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.watch === watch) this.watching = false;
+      });
   }
 
   /** Announces this replica's progress (replaces its previous one). */
   async announce(progress: ReplicaProgress): Promise<void> {
+    this.gone(progress.replica);
     this.board.set(progress.replica, progress);
     this.unsigned.delete(progress.replica);
     await this.kv.put(`${PREFIX}${progress.replica}`, JSON.stringify(this.signer !== undefined ? this.signer.signed('progress', progress) : progress));
@@ -72,6 +91,7 @@ export class ProgressBoard {
 
   /** Withdraws a replica's announcement (it closed, or went silent past the grace). */
   async withdraw(replica: string): Promise<void> {
+    this.gone(replica);
     this.board.delete(replica);
     this.unsigned.delete(replica);
     await this.kv.delete(`${PREFIX}${replica}`);
@@ -82,23 +102,55 @@ export class ProgressBoard {
     if (this.kv instanceof Bucket) await this.kv.purgeDeletes(olderMs);
   }
 
-  /** Every announcement, split at `now - graceMs`: `live` were heard since (unsigned ones only while the floor is 1), `silent` not. */
+  /**
+   * Every announcement, split at `now - graceMs`: `live` were heard since (unsigned ones only while
+   * the floor is 1), `silent` not; one said more than {@link ANNOUNCED_AHEAD_MS} ahead of `now` is
+   * not heard (it would hold the trim and the format for ever).
+   */
   read(now: number, graceMs: number): { live: ReplicaProgress[]; silent: ReplicaProgress[] } {
     const live: ReplicaProgress[] = [];
     const silent: ReplicaProgress[] = [];
     const hearsUnsigned = this.floor() < 2;
     for (const [replica, p] of this.board) {
-      const heard = p.at >= now - graceMs;
+      const heard = p.at >= now - graceMs && p.at <= now + ANNOUNCED_AHEAD_MS;
       // Once the log is signed, an unsigned announcement is not live; an old one is still cleared away.
       if (heard && !hearsUnsigned && this.unsigned.has(replica)) continue;
+      if (heard) this.seen.set(`${replica}|${p.reads.join(',')}`, { replica, reads: p.reads, at: this.now() });
       (heard ? live : silent).push(p);
     }
+    this.recent(graceMs); // forgets the ones older than the window (replica ids change at each restart)
     return { live, silent };
+  }
+
+  /**
+   * The announcements seen live, withdrawn or replaced within the last `windowMs` (io clock), with
+   * how long ago (write-format.ts, `recent`); older ones are forgotten.
+   */
+  recent(windowMs: number): { readonly replica: string; readonly reads: readonly number[]; readonly agoMs: number }[] {
+    const now = this.now();
+    const out: { readonly replica: string; readonly reads: readonly number[]; readonly agoMs: number }[] = [];
+    for (const [key, { replica, reads, at }] of this.seen) {
+      if (now - at >= windowMs) this.seen.delete(key);
+      else out.push({ replica, reads, agoMs: now - at });
+    }
+    return out;
+  }
+
+  /** Whether the replica's announcement is signed with the secret (or this replica has none: every one counts alike). */
+  signed(replica: string): boolean {
+    return !this.unsigned.has(replica) || this.signer === undefined;
   }
 
   /** Stops watching. */
   close(): void {
+    this.watching = false;
     this.watch?.stop();
+  }
+
+  /** The replica's announcement on the board leaves it (withdrawn, or replaced): remembered as seen now, whatever its age (a stale view may call a live one silent), unless it was never heard (said too far ahead). */
+  private gone(replica: string): void {
+    const p = this.board.get(replica);
+    if (p !== undefined && p.at <= this.now() + ANNOUNCED_AHEAD_MS && (this.floor() < 2 || !this.unsigned.has(replica))) this.seen.set(`${replica}|${p.reads.join(',')}`, { replica, reads: p.reads, at: this.now() });
   }
 
   /** An announcement's value and whether it is signed; undefined when it is not one to hear (a bad signature, or unsigned on a signed log). */

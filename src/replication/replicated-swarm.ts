@@ -137,7 +137,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
         forget: (nodeId) => this.proposer.proposeForget(nodeId, this.applier.touched.get(nodeId) ?? 0),
       });
     }
-    this.bindings = new ReplicaKeyBindings({ who: `replica "${replicaId}" of swarm "${name}"`, signed: trust.signer !== undefined, log: this.applier.bindings, format, propose: (nodeId, key) => this.proposer.proposeEntry<BindingOutcome>((v, id) => ({ v, type: 'swarm.binding', id, nodeId, key })) });
+    this.bindings = new ReplicaKeyBindings({ who: `replica "${replicaId}" of swarm "${name}"`, signed: trust.signer !== undefined, log: this.applier.bindings, format, propose: (nodeId, key) => this.proposer.proposeEntry<BindingOutcome>((v, id) => ({ v, type: 'swarm.binding', id, nodeId, key }), 2) });
     this[kReplica] = { log, link: this.link };
   }
 
@@ -147,9 +147,9 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
    */
   async start(last: number, first = 1): Promise<void> {
     const { profiles, config } = this.options;
+    if (last > 1) this.applier.tail(await this.log.entryAt(last)); // a signed log: unsigned messages are not taken while catching up
     if (last === 0 && profiles !== undefined && config !== undefined) {
-      // Signed with the secret (version 2, the log sealed from its first entry); version 1 without.
-      const genesis: GenesisEntry = { v: this.trust.signer !== undefined ? 2 : 1, type: 'swarm.genesis', id: 'genesis', profiles: profiles.map(plainProfile), config, seed: this.options.seed ?? 1 };
+      const genesis: GenesisEntry = { v: this.trust.signer !== undefined ? 2 : 1, type: 'swarm.genesis', id: 'genesis', profiles: profiles.map(plainProfile), config, seed: this.options.seed ?? 1 }; // signed with the secret (version 2, the log sealed from its first entry); version 1 without
       // A genesis no replica could build from must not reach the log: plan it here first (throws PlanError, SwarmError).
       new Swarm(genesis.profiles, genesis.config, { seed: genesis.seed }).stop();
       await this.log.writeGenesis(encodeEntry(this.trust.seal(genesis)));
@@ -194,7 +194,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
       if (nodeId !== undefined) this.onHeartbeat(nodeId);
     });
     const running = () => !this.closed;
-    void this.log.watch((change) => this.link.changed(change), running);
+    void this.log.watch((change) => { this.compactor?.relisten(change); this.link.changed(change); }, running); // (the liveness window starts again: write-format.ts)
     const ready = this.link.caughtUpWith(last);
     const applier = this.applier;
     void this.log.consume(() => applier.applied + 1, (seq, data, pending, storedAt) => applier.receive(seq, data, pending, storedAt), running, (e) => e instanceof ReplicationError, this.io).catch((error: Error) => {
@@ -254,7 +254,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   /** This replica's counters: the last applied sequence, entries applied, redeliveries skipped, stale marks, refusals, rejections. */
   stats(): ReplicationStats {
     const rejectedMessages = this.trust.heartbeats.rejected + (this.compactor?.rejected ?? 0) + (this.store?.rejected ?? 0) + (this.load?.rejected() ?? 0);
-    return { ...this.applier.stats(), rejectedMessages, format: this.compactor?.format() ?? this.applier.floor };
+    return { ...this.applier.stats(), rejectedMessages, format: this.compactor?.format() ?? this.applier.floor, heldBy: this.compactor?.heldBy() ?? [] };
   }
 
   // ── key bindings (docs/replication.md, "Key bindings") ──

@@ -55,6 +55,13 @@ export interface ReplicationStats {
   readonly floor: number;
   /** The format version this replica writes now: never below the floor (docs/replication.md, "Upgrades"). */
   readonly format: number;
+  /**
+   * The replicas whose announcements (live, or live or withdrawn within the last liveness window)
+   * do not read the newest format this replica writes, so hold it below it: during an upgrade,
+   * replicas of the release before (or a client of the NATS server announcing as one). Empty once
+   * the floor is the newest.
+   */
+  readonly heldBy: readonly string[];
 }
 
 /** The replication events' types, to tell them from the Swarm's own on `on`. */

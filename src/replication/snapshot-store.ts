@@ -81,35 +81,49 @@ export class SnapshotStore {
 
   /**
    * Saves `snapshot` unless a save is under way or the bucket holds one at least as recent;
-   * compare-and-set on the bucket's revision, so two replicas saving at once keep the later.
-   * Resolves with whether it was stored.
+   * compare-and-set on the bucket's revision, so two replicas saving at once keep the later. With
+   * the secret, a held snapshot it did not sign is overwritten, and when another replica's save
+   * came in between (the compare-and-set failed) it looks again: one it did not sign and not later
+   * than this one (a replica without the secret saving the same boundary) is overwritten still, so
+   * the bucket keeps a snapshot a replica with the secret can start from. Resolves with whether it
+   * was stored.
    */
   async save(snapshot: StoredSnapshot): Promise<boolean> {
     if (this.saving) return false;
     this.saving = true;
     try {
-      const current = await this.kv.get(KEY);
       // Signed at any version: a version-1 one (the upgrade window) must also be one the secret's holders trust; the release before ignores `sig`.
       const data = encoder.encode(JSON.stringify(this.signer !== undefined ? this.signer.signed('snapshot', snapshot) : snapshot));
-      if (current === null || current.operation !== 'PUT') {
-        await this.kv.create(KEY, data);
-        return true;
+      for (let attempt = 0; ; attempt++) {
+        const current = await this.kv.get(KEY);
+        const held = current === null || current.operation !== 'PUT' ? undefined : this.held(current);
+        if (held !== undefined && held.trusted && held.seq >= snapshot.seq) return false;
+        if (attempt > 0 && (held === undefined || held.seq > snapshot.seq || attempt > 3)) return false;
+        try {
+          if (current === null || current.operation !== 'PUT') await this.kv.create(KEY, data);
+          else await this.kv.update(KEY, data, current.revision);
+          return true;
+        } catch (error) {
+          // Another replica saved first: without the secret, the next boundary will do.
+          if (this.signer === undefined) throw error;
+        }
       }
-      let stored = 0;
-      try {
-        const held = current.json<StoredSnapshot>();
-        // One the secret did not sign (forged, say with a far sequence to stop every later save) is overwritten.
-        if (this.signer === undefined || this.signer.verify('snapshot', held)) stored = held.seq;
-      } catch {
-        // not a snapshot: overwrite it
-      }
-      if (stored >= snapshot.seq) return false;
-      await this.kv.update(KEY, data, current.revision);
-      return true;
     } catch {
-      return false; // another replica saved first, or the connection went: the next one will do
+      return false; // the connection went: the next one will do
     } finally {
       this.saving = false;
+    }
+  }
+
+  /** The sequence of the snapshot the bucket holds, and whether it is one to keep (signed with the secret, when this replica has it). */
+  private held(current: { json<T>(): T }): { readonly seq: number; readonly trusted: boolean } {
+    try {
+      const held = current.json<StoredSnapshot>();
+      const seq = typeof held?.seq === 'number' ? held.seq : 0;
+      // One the secret did not sign (forged, say with a far sequence to stop every later save) is overwritten.
+      return { seq, trusted: this.signer === undefined || this.signer.verify('snapshot', held) };
+    } catch {
+      return { seq: 0, trusted: false }; // not a snapshot: overwrite it
     }
   }
 }

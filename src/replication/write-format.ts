@@ -21,23 +21,30 @@ export interface WriteFormatInput {
   readonly windowMs: number;
   /** The versions each live replica announced it reads (this one's own included or not: it reads what it writes). */
   readonly liveReads: readonly (readonly number[])[];
+  /**
+   * Announcements last seen live, or withdrawn, a while ago (`agoMs`, this replica's io clock),
+   * with the versions each read: a version one of them lacked is written only a whole window
+   * after (a replica that went silent or was withdrawn by a stale view may still be live).
+   */
+  readonly recent?: readonly { readonly reads: readonly number[]; readonly agoMs: number }[];
 }
 
 /**
  * The format a writer uses: the floor (the least version it writes at or above it) until it has
  * heard announcements for `windowMs`; then the newest version it writes, at or above the floor,
- * that every live replica reads; when none is, the floor (a replica behind it halts clearly on
+ * that every live replica reads and no announcement lacked within the last `windowMs`
+ * (`recent`); when none is, the floor (a replica behind it halts clearly on
  * the log anyway).
  */
 export function writeFormat(input: WriteFormatInput): number {
-  const { writes, floor, heardForMs, windowMs, liveReads } = input;
+  const { writes, floor, heardForMs, windowMs, liveReads, recent = [] } = input;
   const eligible = writes.filter((v) => v >= floor);
   // A floor above what this replica writes cannot happen (it would have halted reading the log): write its newest.
   const atFloor = eligible[0] ?? (writes[writes.length - 1] as number);
   if (heardForMs < windowMs) return atFloor;
   for (let i = eligible.length - 1; i >= 0; i--) {
     const v = eligible[i] as number;
-    if (liveReads.every((reads) => reads.includes(v))) return v;
+    if (liveReads.every((reads) => reads.includes(v)) && recent.every((r) => r.agoMs >= windowMs || r.reads.includes(v))) return v;
   }
   return atFloor;
 }

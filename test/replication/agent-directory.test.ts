@@ -94,8 +94,10 @@ describe('openAgentDirectory', () => {
       floor = 2; // the log's first signed entry
       nc.publish('hecate.dir-up.hb', 'n1');
       await nc.flush();
-      await expect.poll(() => upgraded.directory.rejected()).toBe(1);
+      // The unsigned heartbeat is dropped, and so is the entry taken unsigned in the window.
+      await expect.poll(() => upgraded.directory.rejected()).toBe(2);
       expect(upgraded.heard).toEqual(['n1']);
+      expect(upgraded.seen.has('n1')).toBe(false);
       // What the upgraded one signs, the release before reads.
       await upgraded.directory.put({ profile: { id: 'n2', memoryGb: 4 }, url: 'http://127.0.0.1:9002' });
       await expect.poll(() => old.seen.get('n2')).toMatchObject({ profile: { id: 'n2', memoryGb: 4 }, url: 'http://127.0.0.1:9002' });

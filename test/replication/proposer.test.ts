@@ -17,15 +17,27 @@ describe('Proposer.again', () => {
     const p = new Proposer({ name: 'unit', replicaId: 'me', io: new ManualClock(), log, proposeTimeoutMs: 1000, closed: () => false, connected: () => true, format: () => format, seal: (e) => e }, 'c');
     const call = p.propose<string>({ type: 'node.down', nodeId: 'gpu', cause: 'manual' });
     await Promise.resolve();
-    expect(published).toEqual([{ v: 1, type: 'swarm.event', id: 'me.c.1', event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' } }]);
+    // `<replica>.<connection>.<n>.<random>`: no client of the NATS server can take the id first.
+    const id = /^me\.c\.\d+\.[0-9a-z]{8}$/;
+    expect(published).toEqual([{ v: 1, type: 'swarm.event', id: expect.stringMatching(id), event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' } }]);
+    const firstId = published[0]!.id;
     format = 2;
-    p.again('me.c.1', undefined);
+    p.again(firstId, undefined);
     await Promise.resolve();
-    expect(published[1]).toEqual({ v: 2, type: 'swarm.event', id: 'me.c.2', event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' } });
-    p.settle('me.c.1', 'old', undefined); // the skipped one settles nothing any more
-    p.settle('me.c.2', 'applied', undefined);
+    expect(published[1]).toEqual({ v: 2, type: 'swarm.event', id: expect.stringMatching(id), event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' } });
+    expect(published[1]!.id).not.toBe(firstId);
+    p.settle(firstId, 'old', undefined); // the skipped one settles nothing any more
+    p.settle(published[1]!.id, 'applied', undefined);
     await expect(call).resolves.toBe('applied');
     p.again('me.c.9', 'gpu'); // not pending: nothing proposed
     expect(published).toHaveLength(2);
+  });
+
+  it('refuses, clearly, an entry of a version above the one the writers write now (a key binding while they write 1), and writes nothing', async () => {
+    const published: unknown[] = [];
+    const log = { publish: async (_id: string, data: Uint8Array) => void published.push(JSON.parse(new TextDecoder().decode(data))) } as unknown as LogStream;
+    const p = new Proposer({ name: 'unit', replicaId: 'me', io: new ManualClock(), log, proposeTimeoutMs: 1000, closed: () => false, connected: () => true, format: () => 1, seal: (e) => e }, 'c');
+    await expect(p.proposeEntry((v, id) => ({ v, type: 'swarm.binding', id, nodeId: 'a', key: 'k' }), 2)).rejects.toMatchObject({ code: 'Refused', message: expect.stringMatching(/writes format version 1 now .* version 2 at least/) });
+    expect(published).toEqual([]);
   });
 });

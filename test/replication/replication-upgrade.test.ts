@@ -58,7 +58,7 @@ describe('a rolling upgrade to signed entries', () => {
       expect(await versions()).toEqual([1, 1, 1, 1, 1, 1]); // the genesis and five events, no binding
       expect(a.keyOf('gpu')).toBe(K);
       expect(b.keyOf('gpu')).toBeUndefined();
-      expect(a.stats()).toMatchObject({ floor: 1, format: 1 });
+      expect(a.stats()).toMatchObject({ floor: 1, format: 1, heldBy: ['b'] });
       const kv = await new Kvm(nc).open(`hecate_${name}`);
       // The snapshots (at 3 and 6, by either) follow the entries: version 1, which B reads.
       let held: { v: number; seq: number } | undefined;
@@ -69,11 +69,15 @@ describe('a rolling upgrade to signed entries', () => {
       expect(held).toMatchObject({ v: 1 });
       expect(held!.seq).toBeGreaterThanOrEqual(3);
 
-      // B is upgraded: stopped, then started again with the secret. From its stop on, A writes 2
-      // (its binding may go on the log at its next announcement, before any call).
+      // B is upgraded: stopped, then started again with the secret. A writes 2 a whole window
+      // after B's announcement of reads: [1] was withdrawn (its binding may go on the log at its
+      // next announcement then, before any call).
       const firstSigned = a.stats().applied + 1;
+      const stopping = Date.now();
       await b.close();
       const upgraded = await nats.replica(name, { replicaId: 'b', secret: SECRET, replicaGraceMs: GRACE_MS, snapshotEvery: 3 });
+      await until(() => a.stats().format === 2, 'A to write version 2 a window after B stopped', 4 * GRACE_MS);
+      expect(Date.now() - stopping).toBeGreaterThanOrEqual(GRACE_MS); // not before: B's withdrawal counts as B heard
       await a.markAlive('desktop'); // every live replica reads 2, and A heard them for a window
       await until(() => upgraded.keyOf('gpu') === K, 'A\'s binding to reach the log and B');
       await upgraded.markDown('phone'); // B's window has not passed, but the log is signed now: 2

@@ -34,4 +34,13 @@ describe('writeFormat', () => {
     expect(rule(1, W, [[1]], [1])).toBe(1); // a replica without the secret: version 1 only
     expect(rule(2, 0, [], [2, 3])).toBe(2);
   });
+
+  it('goes above the floor only a whole window after an announcement lacking the version was last live or withdrawn', () => {
+    const at = (recent: { reads: number[]; agoMs: number }[]) => writeFormat({ writes: [1, 2], floor: 1, heardForMs: W, windowMs: W, liveReads: [[1, 2]], recent });
+    expect(at([{ reads: [1], agoMs: 0 }])).toBe(1); // withdrawn just now (a stop, or a stale view's cleanup)
+    expect(at([{ reads: [1], agoMs: W - 1 }])).toBe(1);
+    expect(at([{ reads: [1], agoMs: W }])).toBe(2);
+    expect(at([{ reads: [1, 2], agoMs: 0 }])).toBe(2); // it read 2: nothing to wait for
+    expect(writeFormat({ writes: [1, 2], floor: 2, heardForMs: 0, windowMs: W, liveReads: [], recent: [{ reads: [1], agoMs: 0 }] })).toBe(2); // never below the floor
+  });
 });
