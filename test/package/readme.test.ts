@@ -166,7 +166,8 @@ describe('the README in a fresh project', () => {
       if (out !== null) steps[steps.length - 1]?.expect.push(out[1] as string);
       else if (line.trim() !== '' && !line.startsWith('#')) steps.push({ command: line.replaceAll('8080', port), expect: [] });
     }
-    expect(steps.some((s) => /kill -9 "\$\(cat a1\.pid\)"/.test(s.command))).toBe(true);
+    const victim = steps.map((s) => /kill -9 "\$\(cat (a\d)\.pid\)"/.exec(s.command)?.[1]).find((id) => id !== undefined);
+    expect(victim).toBeDefined();
     // One bash runs the commands in order; a marker after each splits the output, and before the
     // kill -9 a probe records what the pid file points at.
     const script = ['set -u'];
@@ -196,12 +197,12 @@ describe('the README in a fresh project', () => {
         for (const line of step.expect) expect(printed.some((p) => expected(line).test(p)), `"${step.command}" should print "${line}"; it printed ${JSON.stringify(segments[i])}`).toBe(true);
       });
       const probe = /^@@probe (.*)$/m.exec(stdout)?.[1] ?? '';
-      expect(probe).toMatch(/^(\S*\/)?node \S*hecate-node agent --id a1 /); // node itself, not npm's wrapper
+      expect(probe).toMatch(new RegExp(`^(\\S*/)?node \\S*hecate-node agent --id ${victim} `)); // node itself, not npm's wrapper
       const killed = Number(/^@@pid (\d+)$/m.exec(stdout)?.[1]);
       expect(alive(killed)).toBe(false);
-      // The others were stopped with SIGTERM: each exits and removes its pid file; a1's stays.
+      // The others were stopped with SIGTERM: each exits and removes its pid file; the killed one's stays.
       for (let i = 0; i < 100 && pids().length > 1; i++) await new Promise((r) => setTimeout(r, 100));
-      expect(pids().map(([f]) => f)).toEqual(['a1.pid']);
+      expect(pids().map(([f]) => f)).toEqual([`${victim}.pid`]);
     } finally {
       for (const [, pid] of pids()) if (alive(pid)) process.kill(pid, 'SIGKILL');
       try {
