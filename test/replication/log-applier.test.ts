@@ -14,8 +14,9 @@ import { persistSwarm } from '../../src/persistence/persist-swarm.js';
 import type { Swarm } from '../../src/runtime/swarm.js';
 import { CONFIG, PROFILES } from './replicas.js';
 
-function applier(): LogApplier {
-  const host: ApplierHost = {
+/** A host that does nothing, with `extra` over it. */
+function unitHost(extra: Partial<ApplierHost> = {}): ApplierHost {
+  return {
     name: 'unit',
     swarmOptions: { clock: new ManualClock() },
     built: () => undefined,
@@ -26,7 +27,12 @@ function applier(): LogApplier {
     boundary: () => undefined,
     format: () => 1,
     emit: () => undefined,
+    ...extra,
   };
+}
+
+function applier(): LogApplier {
+  const host = unitHost();
   const a = new LogApplier(host);
   a.receive(1, encodeEntry({ v: 1, type: 'swarm.genesis', id: 'genesis', profiles: PROFILES, config: CONFIG, seed: 1 }), 0);
   a.receive(2, encodeEntry({ v: 1, type: 'swarm.event', id: 'x.y.1', event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' } }), 3);
@@ -105,19 +111,7 @@ describe('LogApplier', () => {
   it('applies hostile version-1 entries (any sig or at) in the upgrade window exactly as a replica without the secret does, and refuses every one after the seal', () => {
     const signer = new LogSigner('s'.repeat(32), 'unit');
     const T = 1_800_000_000_000;
-    const host = (admission?: LogAdmission): ApplierHost => ({
-      name: 'unit',
-      swarmOptions: { clock: new ManualClock() },
-      built: () => undefined,
-      settle: () => undefined,
-      own: () => false,
-      stale: () => undefined,
-      advanced: () => undefined,
-      boundary: () => undefined,
-      format: () => 1,
-      emit: () => undefined,
-      ...(admission !== undefined ? { admission, reads: [1, 2] } : {}),
-    });
+    const host = (admission?: LogAdmission): ApplierHost => unitHost(admission !== undefined ? { admission, reads: [1, 2] } : {});
     const withSecret = new LogApplier(host(new LogAdmission(signer)));
     const without = new LogApplier(host());
     const down = (nodeId: string) => ({ type: 'node.down', nodeId, cause: 'manual' }) as const;
