@@ -42,7 +42,7 @@ interface Entry {
 export class CopyCache implements FillSlot {
   fill = 0;
   fillModel: string | undefined = undefined;
-  heapAt = -1;
+  readonly at = [-1];
   /** Tokens the copy's KV memory holds (from the plan). */
   capacity = 0;
   /** Tokens the index lets it hold now: the capacity, lowered when reports show the copy evicts sooner. */

@@ -12,15 +12,16 @@ export interface HeapItem {
 
 /** A min-heap on `less`, with O(log n) push, pop and removal of any item it holds. */
 export class IndexedHeap<T extends HeapItem> {
-  private readonly items: T[] = [];
+  /** The heap array (a subclass may walk it; only this class reorders it). */
+  protected readonly items: T[] = [];
 
   /**
    * @param less whether `a` comes before `b` (a strict order: ties broken by the caller)
    * @param slot which entry of an item's `at` this heap owns
    */
   constructor(
-    private readonly less: (a: T, b: T) => boolean,
-    private readonly slot: number,
+    protected readonly less: (a: T, b: T) => boolean,
+    protected readonly slot: number,
   ) {}
 
   /** How many items it holds. */
@@ -68,7 +69,7 @@ export class IndexedHeap<T extends HeapItem> {
     return true;
   }
 
-  private up(i: number): void {
+  protected up(i: number): void {
     const items = this.items;
     const item = items[i] as T;
     while (i > 0) {
@@ -83,7 +84,7 @@ export class IndexedHeap<T extends HeapItem> {
     item.at[this.slot] = i;
   }
 
-  private down(i: number): void {
+  protected down(i: number): void {
     const items = this.items;
     const n = items.length;
     const item = items[i] as T;

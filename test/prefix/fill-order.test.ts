@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { FILL_VISITED, FillOrder, type FillSlot } from '../../src/prefix/fill-order.js';
 
-const slot = (id: string): FillSlot => ({ id, fill: 0, fillModel: undefined, heapAt: -1 });
+const slot = (id: string): FillSlot => ({ id, fill: 0, fillModel: undefined, at: [-1] });
 
 describe('FillOrder', () => {
   it('gives the least-filled eligible copy, ties by id, and levels a copy added again (wiped) or new', () => {
@@ -21,7 +21,7 @@ describe('FillOrder', () => {
     order.add('m', d);
     expect(d.fill).toBeCloseTo(0.2);
     order.remove(b);
-    expect([b.heapAt, b.fillModel]).toEqual([-1, undefined]);
+    expect([b.at[0], b.fillModel]).toEqual([-1, undefined]);
     expect(order.least('m', () => true)).toBe(a);
     expect(order.least('other', () => true)).toBeUndefined();
     order.add('other', a); // moved to another model's order: out of the first
@@ -77,7 +77,7 @@ describe('FillOrder', () => {
     expect(order.least('m', (s) => s === slots[FILL_VISITED])).toBe(slots[FILL_VISITED]);
   });
 
-  it('property: least is the minimum (fill, id) over eligible copies, and heapAt always indexes the heap', () => {
+  it('property: least is the minimum (fill, id) over eligible copies, and a copy\'s place says whether it is in the order', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 1_000 }), fc.boolean()), { minLength: 1, maxLength: 60 }), (ops) => {
         const order = new FillOrder<FillSlot>();
@@ -96,7 +96,7 @@ describe('FillOrder', () => {
         const eligible = (s: FillSlot) => Number(s.id.slice(1)) % 3 !== 0;
         const expected = [...inOrder].filter(eligible).sort((x, y) => x.fill - y.fill || (x.id < y.id ? -1 : 1))[0];
         expect(order.least('m', eligible)).toBe(expected);
-        for (const s of slots) expect(s.heapAt >= 0).toBe(inOrder.has(s));
+        for (const s of slots) expect((s.at[0] as number) >= 0).toBe(inOrder.has(s));
       }),
       { seed: 7, numRuns: 300 },
     );
