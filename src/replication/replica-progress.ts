@@ -105,17 +105,20 @@ export class ProgressBoard {
   /**
    * Every announcement, split at `now - graceMs`: `live` were heard since (unsigned ones only while
    * the floor is 1), `silent` not; one said more than {@link ANNOUNCED_AHEAD_MS} ahead of `now` is
-   * not heard (it would hold the trim and the format for ever).
+   * silent (a forged one would hold the trim and the format for ever), but is remembered as seen
+   * now (`recent`, this replica's clock): a live replica whose clock runs ahead still holds the
+   * format at each read, a forgery only one window past its withdrawal at the next boundary.
    */
   read(now: number, graceMs: number): { live: ReplicaProgress[]; silent: ReplicaProgress[] } {
     const live: ReplicaProgress[] = [];
     const silent: ReplicaProgress[] = [];
     const hearsUnsigned = this.floor() < 2;
     for (const [replica, p] of this.board) {
-      const heard = p.at >= now - graceMs && p.at <= now + ANNOUNCED_AHEAD_MS;
+      const ahead = p.at > now + ANNOUNCED_AHEAD_MS;
+      const heard = p.at >= now - graceMs && !ahead;
       // Once the log is signed, an unsigned announcement is not live; an old one is still cleared away.
       if (heard && !hearsUnsigned && this.unsigned.has(replica)) continue;
-      if (heard) this.seen.set(`${replica}|${p.reads.join(',')}`, { replica, reads: p.reads, at: this.now() });
+      if (heard || (ahead && (hearsUnsigned || !this.unsigned.has(replica)))) this.seen.set(`${replica}|${p.reads.join(',')}`, { replica, reads: p.reads, at: this.now() });
       (heard ? live : silent).push(p);
     }
     this.recent(graceMs); // forgets the ones older than the window (replica ids change at each restart)
@@ -147,10 +150,10 @@ export class ProgressBoard {
     this.watch?.stop();
   }
 
-  /** The replica's announcement on the board leaves it (withdrawn, or replaced): remembered as seen now, whatever its age (a stale view may call a live one silent), unless it was never heard (said too far ahead). */
+  /** The replica's announcement on the board leaves it (withdrawn, or replaced): remembered as seen now, whatever its age (a stale view may call a live one silent) or however far ahead its clock said it (this replica's time counts). */
   private gone(replica: string): void {
     const p = this.board.get(replica);
-    if (p !== undefined && p.at <= this.now() + ANNOUNCED_AHEAD_MS && (this.floor() < 2 || !this.unsigned.has(replica))) this.seen.set(`${replica}|${p.reads.join(',')}`, { replica, reads: p.reads, at: this.now() });
+    if (p !== undefined && (this.floor() < 2 || !this.unsigned.has(replica))) this.seen.set(`${replica}|${p.reads.join(',')}`, { replica, reads: p.reads, at: this.now() });
   }
 
   /** An announcement's value and whether it is signed; undefined when it is not one to hear (a bad signature, or unsigned on a signed log). */

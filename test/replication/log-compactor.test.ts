@@ -45,16 +45,19 @@ describe('LogCompactor', () => {
     await c.withdraw();
   });
 
-  it('writes version 2 under a forged announcement said years ahead, and names an unsigned announcer that holds the format down', async () => {
+  it('writes version 2 a window after a forged announcement said years ahead is cleared away, and names an unsigned announcer that holds the format down', async () => {
     const clock = new ManualClock(T);
     const { c, push, trims } = compactor(clock, 20);
     await c.open();
     push({ replica: 'ghost', seq: 0, at: T + 10 * 365 * 86_400_000, reads: [1] });
     await tick();
     clock.advance(60_000); // a whole window heard
-    expect(c.format()).toBe(2);
-    expect(await c.stored(12)).toBe(12); // the ghost does not hold the trim at 0
+    expect(c.format()).toBe(1); // on the board, it lacks version 2 as a live replica whose clock runs ahead would
+    expect(await c.stored(12)).toBe(12); // the ghost does not hold the trim at 0, and is withdrawn at the boundary
     expect(trims).toEqual([12]);
+    expect(c.format()).toBe(1);
+    clock.advance(60_000); // a window after its withdrawal
+    expect(c.format()).toBe(2);
     push({ replica: 'old', seq: 20, at: clock.now(), reads: [1] });
     await tick();
     expect(c.format()).toBe(1);
