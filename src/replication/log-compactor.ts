@@ -10,7 +10,9 @@ import type { Clock } from '../runtime/types.js';
 import { directoryBucket, idToKey, keyToId } from './agent-directory.js';
 import type { LogSigner } from './log-signer.js';
 import type { LogStream } from './log-stream.js';
+import { readHeld } from './held-snapshot.js';
 import { ProgressBoard } from './replica-progress.js';
+import { trimSnapshot } from './trim-snapshot.js';
 import { writeFormat } from './write-format.js';
 
 /** Directory markers purged per boundary at most (each is one request). */
@@ -73,7 +75,7 @@ export class LogCompactor {
 
   constructor(
     private readonly host: CompactorHost,
-    kv: KV,
+    private readonly kv: KV,
   ) {
     this.board = new ProgressBoard(kv, host.signer, () => host.floor(), () => host.io.now());
   }
@@ -113,6 +115,11 @@ export class LogCompactor {
     if (change === 'disconnect') return;
     if (this.board.watching) this.hearingSince = this.host.io.now();
     else void this.open().catch(() => undefined);
+  }
+
+  /** Without the secret: whether a replica with it was live within the last window (its signed snapshot in the bucket is kept, and bounds the trim). */
+  secretAround(): boolean {
+    return this.host.signer === undefined && this.board.secretAround(this.host.graceMs);
   }
 
   /** Announcements dropped for their signature. */
@@ -175,7 +182,11 @@ export class LogCompactor {
       for (const p of silent) await this.board.withdraw(p.replica);
       if (silent.length > 0) void this.board.purgeMarkers(graceMs).catch(() => undefined);
       // With the secret, only snapshots a replica with it stored count (one without it may have won the save: a restart with the secret cannot start from it).
-      const snapshot = Math.max(this.storedSeq, ...live.map((p) => (this.board.signed(p.replica) ? (p.snapshot ?? 0) : 0)));
+      const announced = Math.max(this.storedSeq, ...live.map((p) => (this.board.signed(p.replica) ? (p.snapshot ?? 0) : 0)));
+      // Never past a snapshot a replica restarted with the secret can start from (its own may have been overwritten by one without it).
+      const secretAround = this.secretAround();
+      const held = this.host.signer !== undefined || secretAround ? await readHeld(this.kv, this.host.signer) : undefined;
+      const snapshot = trimSnapshot({ announced, secret: this.host.signer !== undefined, secretAround, held });
       const floor = Math.min(snapshot, this.host.applied(), ...live.map((p) => p.seq));
       const below = floor - marginEntries + 1;
       const { first } = await log.bounds();

@@ -43,6 +43,8 @@ export class ProgressBoard {
    * was last seen live, or was withdrawn or replaced (write-format.ts, `recent`).
    */
   private readonly seen = new Map<string, { readonly replica: string; readonly reads: readonly number[]; readonly at: number }>();
+  /** When (io clock) an announcement carrying a signature (a replica with the secret) was last seen live, replaced or withdrawn. */
+  private secretAt: number | undefined;
   /** Announcements dropped because the swarm secret's signature did not verify. */
   rejected = 0;
   /** Whether the watch runs (it ends when its consumer fails: nothing is heard then). */
@@ -118,6 +120,7 @@ export class ProgressBoard {
       const heard = p.at >= now - graceMs && !ahead;
       // Once the log is signed, an unsigned announcement is not live; an old one is still cleared away.
       if (heard && !hearsUnsigned && this.unsigned.has(replica)) continue;
+      if (heard && (p as { sig?: unknown }).sig !== undefined) this.secretAt = this.now();
       if (heard || (ahead && (hearsUnsigned || !this.unsigned.has(replica)))) this.seen.set(`${replica}|${p.reads.join(',')}`, { replica, reads: p.reads, at: this.now() });
       (heard ? live : silent).push(p);
     }
@@ -139,6 +142,11 @@ export class ProgressBoard {
     return out;
   }
 
+  /** Whether an announcement carrying a signature (a replica with the secret; not verified without it) was live, replaced or withdrawn within the last `windowMs` (io clock). */
+  secretAround(windowMs: number): boolean {
+    return this.secretAt !== undefined && this.now() - this.secretAt < windowMs;
+  }
+
   /** Whether the replica's announcement is signed with the secret (or this replica has none: every one counts alike). */
   signed(replica: string): boolean {
     return !this.unsigned.has(replica) || this.signer === undefined;
@@ -153,6 +161,7 @@ export class ProgressBoard {
   /** The replica's announcement on the board leaves it (withdrawn, or replaced): remembered as seen now, whatever its age (a stale view may call a live one silent) or however far ahead its clock said it (this replica's time counts). */
   private gone(replica: string): void {
     const p = this.board.get(replica);
+    if ((p as { sig?: unknown } | undefined)?.sig !== undefined) this.secretAt = this.now();
     if (p !== undefined && (this.floor() < 2 || !this.unsigned.has(replica))) this.seen.set(`${replica}|${p.reads.join(',')}`, { replica, reads: p.reads, at: this.now() });
   }
 

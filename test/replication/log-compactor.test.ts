@@ -15,40 +15,68 @@ import { fakeKv } from './fake-kv.js';
 const T = 1_800_000_000_000;
 const SECRET = 's'.repeat(64);
 
-function compactor(clock: ManualClock, applied: number) {
-  const { kv, push } = fakeKv();
+function compactor(clock: ManualClock, applied: number, secret = true) {
+  const { kv, push, snapshot } = fakeKv();
   const trims: number[] = [];
   const log = { bounds: async () => ({ first: 1, last: applied, messages: applied, bytes: 0 }), trim: async (below: number) => (trims.push(below), below - 1) } as unknown as LogStream;
   const c = new LogCompactor(
-    { swarm: 'unit', replicaId: 'w', io: clock, log, nc: {} as NatsConnection, marginEntries: 1, graceMs: 60_000, directoryGraceMs: 20_000, applied: () => applied, member: () => true, reads: [1, 2], writes: [1, 2], floor: () => 1, signer: new LogSigner(SECRET, 'unit') },
+    { swarm: 'unit', replicaId: 'w', io: clock, log, nc: {} as NatsConnection, marginEntries: 1, graceMs: 60_000, directoryGraceMs: 20_000, applied: () => applied, member: () => true, ...(secret ? { reads: [1, 2], writes: [1, 2], signer: new LogSigner(SECRET, 'unit') } : { reads: [1], writes: [1] }), floor: () => 1 },
     kv,
   );
-  return { c, push, trims };
+  return { c, push, trims, snapshot };
 }
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
 describe('LogCompactor', () => {
-  it('with the secret, trims below its own or signed snapshots only; an unsigned announcement still holds the minimum', async () => {
+  it('with the secret, trims below the signed snapshot the bucket holds only; an unsigned announcement still holds the minimum', async () => {
     const clock = new ManualClock(T);
-    const { c, push, trims } = compactor(clock, 20);
+    const { c, push, trims, snapshot } = compactor(clock, 20);
+    const signer = new LogSigner(SECRET, 'unit');
     await c.open();
-    // A replica without the secret (the release before) stored the snapshot at 16 (it won the save), and applied 20.
+    snapshot(signer.signed('snapshot', { v: 1, seq: 12 }));
+    // A replica without the secret (the release before) announced the snapshot at 16, and applied 20.
     push({ replica: 'o', seq: 20, at: T, reads: [1], snapshot: 16 });
     // Another with the secret stored the one at 8, signed.
-    push(new LogSigner(SECRET, 'unit').signed('progress', { replica: 'x', seq: 20, at: T, reads: [1, 2], snapshot: 8 }));
+    push(signer.signed('progress', { replica: 'x', seq: 20, at: T, reads: [1, 2], snapshot: 8 }));
     await tick();
-    expect(await c.stored(12)).toBe(12); // below its own 12 (margin 1), not the unsigned 16
+    expect(await c.stored(12)).toBe(12); // below the bucket's signed 12 (margin 1), not the unsigned 16
     expect(trims).toEqual([12]);
+    snapshot({ v: 1, seq: 16 }); // the unsigned one won the bucket: its own 12 is gone, a restart with the secret could not start from it
+    expect(await c.stored(14)).toBe(0);
+    snapshot(signer.signed('snapshot', { v: 1, seq: 16 }));
     push({ replica: 'o', seq: 10, at: T, reads: [1], snapshot: 16 }); // an unsigned replica behind holds the trim back
     await tick();
     expect(await c.boundary()).toBe(10);
     await c.withdraw();
   });
 
+  it('without the secret, while a replica with it is around, trims no further than the signed snapshot the bucket holds (none: no trim)', async () => {
+    const clock = new ManualClock(T);
+    const { c, push, trims, snapshot } = compactor(clock, 20, false);
+    await c.open();
+    push(new LogSigner(SECRET, 'unit').signed('progress', { replica: 'x', seq: 20, at: T, reads: [1, 2], snapshot: 8 }));
+    await tick();
+    expect(c.secretAround()).toBe(false); // not read yet
+    snapshot({ v: 1, seq: 12 }); // its own, unsigned, won the bucket
+    expect(await c.stored(12)).toBe(0);
+    expect(c.secretAround()).toBe(true);
+    snapshot(new LogSigner(SECRET, 'unit').signed('snapshot', { v: 1, seq: 8 }));
+    expect(await c.stored(16)).toBe(8);
+    clock.advance(60_001); // x went silent: withdrawn at this boundary, so around for a window more
+    snapshot({ v: 1, seq: 16 });
+    expect(await c.stored(16)).toBe(0);
+    clock.advance(60_000); // nobody with the secret heard for a window: its own snapshot counts again
+    expect(c.secretAround()).toBe(false);
+    expect(await c.stored(16)).toBe(16);
+    expect(trims).toEqual([8, 16]);
+    await c.withdraw();
+  });
+
   it('writes version 2 a window after a forged announcement said years ahead is cleared away, and names an unsigned announcer that holds the format down', async () => {
     const clock = new ManualClock(T);
-    const { c, push, trims } = compactor(clock, 20);
+    const { c, push, trims, snapshot } = compactor(clock, 20);
     await c.open();
+    snapshot(new LogSigner(SECRET, 'unit').signed('snapshot', { v: 1, seq: 12 }));
     push({ replica: 'ghost', seq: 0, at: T + 10 * 365 * 86_400_000, reads: [1] });
     await tick();
     clock.advance(60_000); // a whole window heard
