@@ -68,6 +68,9 @@ export class LogCompactor {
   private purgingMarkers = false;
   private rechecks = 0;
   private closed = false;
+  /** Whether the watch was opened once (after that, one that ends is opened again at each announcement). */
+  private opened = false;
+  private reopening = false;
   /** The last snapshot this replica stored. */
   private storedSeq = 0;
   /** When this replica started hearing the announcements (io clock); undefined until the watch is open. */
@@ -114,7 +117,16 @@ export class LogCompactor {
     this.hearingSince = undefined;
     if (change === 'disconnect') return;
     if (this.board.watching) this.hearingSince = this.host.io.now();
-    else void this.open().catch(() => undefined);
+    else this.reopen();
+  }
+
+  /** Opens the announcements' watch again if it ended (at a reconnect, and at each announcement while an attempt failed). */
+  private reopen(): void {
+    if (this.closed || this.board.watching || this.reopening) return;
+    this.reopening = true;
+    void this.open()
+      .catch(() => undefined)
+      .finally(() => (this.reopening = false));
   }
 
   /** Without the secret: whether a replica with it was live within the last window (its signed snapshot in the bucket is kept, and bounds the trim). */
@@ -131,6 +143,7 @@ export class LogCompactor {
   async announce(): Promise<void> {
     if (this.closed) return;
     const { io, replicaId, graceMs } = this.host;
+    if (this.opened) this.reopen(); // a watch that ended, or an open that failed, is tried again
     await this.board.announce({ replica: replicaId, seq: this.host.applied(), at: io.now(), reads: this.host.reads, ...(this.storedSeq > 0 ? { snapshot: this.storedSeq } : {}) });
     const { live } = this.board.read(io.now(), graceMs);
     this.liveReplicas = Math.max(1, live.length);
@@ -143,6 +156,7 @@ export class LogCompactor {
 
   /** Starts watching the other replicas' announcements. */
   async open(): Promise<void> {
+    this.opened = true;
     await this.board.open();
     this.hearingSince = this.host.io.now();
   }

@@ -92,4 +92,22 @@ describe('LogCompactor', () => {
     expect(c.heldBy()).toEqual(['old']);
     await c.withdraw();
   });
+
+  it('opens the announcements\' watch again at the next announcement when opening it failed (it would write the floor for good)', async () => {
+    const clock = new ManualClock(T);
+    const { c } = compactor(clock, 20);
+    const kv = (c as unknown as { kv: { watch: () => Promise<unknown> } }).kv;
+    const watch = kv.watch;
+    let failures = 1;
+    kv.watch = async () => {
+      if (failures-- > 0) throw new Error('cut off');
+      return watch();
+    };
+    await expect(c.open()).rejects.toThrow('cut off');
+    await c.announce();
+    await tick();
+    clock.advance(60_000); // a whole window heard since
+    expect(c.format()).toBe(2);
+    await c.withdraw();
+  });
 });
