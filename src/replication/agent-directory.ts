@@ -101,12 +101,12 @@ export async function openAgentDirectory(options: AgentDirectoryOptions): Promis
       unsigned.add(id); // the upgrade window
       return { profile: value.profile, url: value.url };
     }
-    unsigned.delete(id);
     const at = value.at;
     if (!signer.verify('directory', value) || typeof at !== 'number' || at < (signedAt.get(id) ?? -Infinity) || value.profile?.id !== id) {
       rejected++;
-      return undefined;
+      return undefined; // an entry taken unsigned stays marked: a bad signature must not keep it past the seal
     }
+    unsigned.delete(id);
     signedAt.set(id, at);
     return { profile: value.profile, url: value.url };
   };

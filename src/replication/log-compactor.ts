@@ -10,7 +10,9 @@ import type { Clock } from '../runtime/types.js';
 import { directoryBucket, idToKey, keyToId } from './agent-directory.js';
 import type { LogSigner } from './log-signer.js';
 import type { LogStream } from './log-stream.js';
+import { readHeld } from './held-snapshot.js';
 import { ProgressBoard } from './replica-progress.js';
+import { trimSnapshot } from './trim-snapshot.js';
 import { writeFormat } from './write-format.js';
 
 /** Directory markers purged per boundary at most (each is one request). */
@@ -66,6 +68,9 @@ export class LogCompactor {
   private purgingMarkers = false;
   private rechecks = 0;
   private closed = false;
+  /** Whether the watch was opened once (after that, one that ends is opened again at each announcement). */
+  private opened = false;
+  private reopening = false;
   /** The last snapshot this replica stored. */
   private storedSeq = 0;
   /** When this replica started hearing the announcements (io clock); undefined until the watch is open. */
@@ -73,7 +78,7 @@ export class LogCompactor {
 
   constructor(
     private readonly host: CompactorHost,
-    kv: KV,
+    private readonly kv: KV,
   ) {
     this.board = new ProgressBoard(kv, host.signer, () => host.floor(), () => host.io.now());
   }
@@ -112,7 +117,21 @@ export class LogCompactor {
     this.hearingSince = undefined;
     if (change === 'disconnect') return;
     if (this.board.watching) this.hearingSince = this.host.io.now();
-    else void this.open().catch(() => undefined);
+    else this.reopen();
+  }
+
+  /** Opens the announcements' watch again if it ended (at a reconnect, and at each announcement while an attempt failed). */
+  private reopen(): void {
+    if (this.closed || this.board.watching || this.reopening) return;
+    this.reopening = true;
+    void this.open()
+      .catch(() => undefined)
+      .finally(() => (this.reopening = false));
+  }
+
+  /** Without the secret: whether a replica with it was live within the last window (its signed snapshot in the bucket is kept, and bounds the trim). */
+  secretAround(): boolean {
+    return this.host.signer === undefined && this.board.secretAround(this.host.graceMs);
   }
 
   /** Announcements dropped for their signature. */
@@ -124,6 +143,7 @@ export class LogCompactor {
   async announce(): Promise<void> {
     if (this.closed) return;
     const { io, replicaId, graceMs } = this.host;
+    if (this.opened) this.reopen(); // a watch that ended, or an open that failed, is tried again
     await this.board.announce({ replica: replicaId, seq: this.host.applied(), at: io.now(), reads: this.host.reads, ...(this.storedSeq > 0 ? { snapshot: this.storedSeq } : {}) });
     const { live } = this.board.read(io.now(), graceMs);
     this.liveReplicas = Math.max(1, live.length);
@@ -136,6 +156,7 @@ export class LogCompactor {
 
   /** Starts watching the other replicas' announcements. */
   async open(): Promise<void> {
+    this.opened = true;
     await this.board.open();
     this.hearingSince = this.host.io.now();
   }
@@ -175,7 +196,11 @@ export class LogCompactor {
       for (const p of silent) await this.board.withdraw(p.replica);
       if (silent.length > 0) void this.board.purgeMarkers(graceMs).catch(() => undefined);
       // With the secret, only snapshots a replica with it stored count (one without it may have won the save: a restart with the secret cannot start from it).
-      const snapshot = Math.max(this.storedSeq, ...live.map((p) => (this.board.signed(p.replica) ? (p.snapshot ?? 0) : 0)));
+      const announced = Math.max(this.storedSeq, ...live.map((p) => (this.board.signed(p.replica) ? (p.snapshot ?? 0) : 0)));
+      // Never past a snapshot a replica restarted with the secret can start from (its own may have been overwritten by one without it).
+      const secretAround = this.secretAround();
+      const held = this.host.signer !== undefined || secretAround ? await readHeld(this.kv, this.host.signer) : undefined;
+      const snapshot = trimSnapshot({ announced, secret: this.host.signer !== undefined, secretAround, held });
       const floor = Math.min(snapshot, this.host.applied(), ...live.map((p) => p.seq));
       const below = floor - marginEntries + 1;
       const { first } = await log.bounds();

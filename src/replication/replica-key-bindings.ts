@@ -43,22 +43,32 @@ export class ReplicaKeyBindings {
    */
   async bind(nodeId: string, key: string): Promise<BindingOutcome> {
     this.check(nodeId, key);
-    if (this.host.format() < 2) {
-      const onLog = this.host.log.keyOf(nodeId);
-      return onLog !== undefined ? { bound: onLog === key, key: onLog } : this.local.apply(nodeId, key);
+    if (this.host.format() >= 2) {
+      try {
+        await this.flushOne(nodeId); // a local binding made first goes first
+        return await this.host.propose(nodeId, key);
+      } catch (error) {
+        if (!refused(error)) throw error;
+        // The writers went back to version 1 between this check and the proposal's: bound here, as at version 1.
+      }
     }
-    await this.flushOne(nodeId); // a local binding made first goes first
-    return this.host.propose(nodeId, key);
+    const onLog = this.host.log.keyOf(nodeId);
+    return onLog !== undefined ? { bound: onLog === key, key: onLog } : this.local.apply(nodeId, key);
   }
 
-  /** Frees `nodeId`: here, and on the log when the writers write version 2. */
+  /** Frees `nodeId`: here, and on the log when the writers write version 2 (refused there meanwhile: here only, as at version 1). */
   async unbind(nodeId: string): Promise<BindingOutcome> {
     this.check(nodeId, null);
     const local = this.local.apply(nodeId, null);
     const removedHere = 'removed' in local && local.removed;
     if (this.host.format() < 2) return local;
-    const onLog = await this.host.propose(nodeId, null);
-    return { removed: removedHere || ('removed' in onLog && onLog.removed) };
+    try {
+      const onLog = await this.host.propose(nodeId, null);
+      return { removed: removedHere || ('removed' in onLog && onLog.removed) };
+    } catch (error) {
+      if (!refused(error)) throw error;
+      return local;
+    }
   }
 
   /** Once the writers write version 2: puts every local binding on the log (one at a time; a failed one is tried at the next call). */
@@ -84,4 +94,9 @@ export class ReplicaKeyBindings {
     await this.host.propose(nodeId, key);
     if (this.local.keyOf(nodeId) === key) this.local.apply(nodeId, null);
   }
+}
+
+/** Whether `error` is the proposal's refusal of a version-2 entry while the writers write version 1 (proposer.ts). */
+function refused(error: unknown): boolean {
+  return error instanceof ReplicationError && error.code === 'Refused';
 }

@@ -43,6 +43,8 @@ export class ProgressBoard {
    * was last seen live, or was withdrawn or replaced (write-format.ts, `recent`).
    */
   private readonly seen = new Map<string, { readonly replica: string; readonly reads: readonly number[]; readonly at: number }>();
+  /** When (io clock) an announcement carrying a signature (a replica with the secret) was last seen live, replaced or withdrawn. */
+  private secretAt: number | undefined;
   /** Announcements dropped because the swarm secret's signature did not verify. */
   rejected = 0;
   /** Whether the watch runs (it ends when its consumer fails: nothing is heard then). */
@@ -105,17 +107,21 @@ export class ProgressBoard {
   /**
    * Every announcement, split at `now - graceMs`: `live` were heard since (unsigned ones only while
    * the floor is 1), `silent` not; one said more than {@link ANNOUNCED_AHEAD_MS} ahead of `now` is
-   * not heard (it would hold the trim and the format for ever).
+   * silent (a forged one would hold the trim and the format for ever), but is remembered as seen
+   * now (`recent`, this replica's clock): a live replica whose clock runs ahead still holds the
+   * format at each read, a forgery only one window past its withdrawal at the next boundary.
    */
   read(now: number, graceMs: number): { live: ReplicaProgress[]; silent: ReplicaProgress[] } {
     const live: ReplicaProgress[] = [];
     const silent: ReplicaProgress[] = [];
     const hearsUnsigned = this.floor() < 2;
     for (const [replica, p] of this.board) {
-      const heard = p.at >= now - graceMs && p.at <= now + ANNOUNCED_AHEAD_MS;
+      const ahead = p.at > now + ANNOUNCED_AHEAD_MS;
+      const heard = p.at >= now - graceMs && !ahead;
       // Once the log is signed, an unsigned announcement is not live; an old one is still cleared away.
       if (heard && !hearsUnsigned && this.unsigned.has(replica)) continue;
-      if (heard) this.seen.set(`${replica}|${p.reads.join(',')}`, { replica, reads: p.reads, at: this.now() });
+      if (heard && (p as { sig?: unknown }).sig !== undefined) this.secretAt = this.now();
+      if (heard || (ahead && (hearsUnsigned || !this.unsigned.has(replica)))) this.seen.set(`${replica}|${p.reads.join(',')}`, { replica, reads: p.reads, at: this.now() });
       (heard ? live : silent).push(p);
     }
     this.recent(graceMs); // forgets the ones older than the window (replica ids change at each restart)
@@ -136,6 +142,11 @@ export class ProgressBoard {
     return out;
   }
 
+  /** Whether an announcement carrying a signature (a replica with the secret; not verified without it) was live, replaced or withdrawn within the last `windowMs` (io clock). */
+  secretAround(windowMs: number): boolean {
+    return this.secretAt !== undefined && this.now() - this.secretAt < windowMs;
+  }
+
   /** Whether the replica's announcement is signed with the secret (or this replica has none: every one counts alike). */
   signed(replica: string): boolean {
     return !this.unsigned.has(replica) || this.signer === undefined;
@@ -147,10 +158,11 @@ export class ProgressBoard {
     this.watch?.stop();
   }
 
-  /** The replica's announcement on the board leaves it (withdrawn, or replaced): remembered as seen now, whatever its age (a stale view may call a live one silent), unless it was never heard (said too far ahead). */
+  /** The replica's announcement on the board leaves it (withdrawn, or replaced): remembered as seen now, whatever its age (a stale view may call a live one silent) or however far ahead its clock said it (this replica's time counts). */
   private gone(replica: string): void {
     const p = this.board.get(replica);
-    if (p !== undefined && p.at <= this.now() + ANNOUNCED_AHEAD_MS && (this.floor() < 2 || !this.unsigned.has(replica))) this.seen.set(`${replica}|${p.reads.join(',')}`, { replica, reads: p.reads, at: this.now() });
+    if ((p as { sig?: unknown } | undefined)?.sig !== undefined) this.secretAt = this.now();
+    if (p !== undefined && (this.floor() < 2 || !this.unsigned.has(replica))) this.seen.set(`${replica}|${p.reads.join(',')}`, { replica, reads: p.reads, at: this.now() });
   }
 
   /** An announcement's value and whether it is signed; undefined when it is not one to hear (a bad signature, or unsigned on a signed log). */

@@ -178,7 +178,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     await this.compactor.open();
     await this.compactor.announce().catch(() => undefined); // learns the write format; holds the trim back from here
     const trimmed = first > 1;
-    if (every > 0) this.applier.saveTo(store, every);
+    if (every > 0) this.applier.saveTo(store.keepingSigned(() => this.compactor?.secretAround() === true), every);
     if (every > 0 || trimmed) {
       const stored = await store.load();
       if (stored !== undefined && stored.seq <= last && stored.seq + 1 >= first) {
@@ -186,7 +186,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
         if (genesis !== undefined) this.applier.restore(genesis, stored);
       }
       if (trimmed && this.applier.swarm === undefined) {
-        throw new ReplicationError('Trimmed', `the log of swarm "${this.name}" starts at entry ${first} (trimmed) and the KV snapshot ${stored === undefined ? 'is missing' : `at ${stored.seq}${stored.genesis === undefined ? ' has no genesis' : ' does not reach it'}`}: no replica can start from it`);
+        throw new ReplicationError('Trimmed', `the log of swarm "${this.name}" starts at entry ${first} (trimmed) and the KV snapshot ${stored === undefined ? (store.rejected > 0 ? 'is an unsigned snapshot (not signed with this swarm secret)' : 'is missing') : `at ${stored.seq}${stored.genesis === undefined ? ' has no genesis' : ' does not reach it'}`}: no replica can start from it`);
       }
     }
     this.log.listen((text) => {

@@ -1,5 +1,6 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { describeHeld } from './held-snapshot.js';
 import type { PersistedSwarm } from '../persistence/persisted.js';
 import type { AdmissionState } from './log-admission.js';
 import { UNSIGNED_FORMATS, unknownFormat, type LogEntry } from './log-entry.js';
@@ -37,6 +38,12 @@ const encoder = new TextEncoder();
 export class SnapshotStore {
   private saving = false;
 
+  /**
+   * Without the secret: whether a replica with it is around (log-compactor.ts), so a signed
+   * snapshot in the bucket is not overwritten (a replica restarted with the secret starts from it).
+   */
+  private keepSigned: () => boolean = () => false;
+
   /** Snapshots the secret's signature did not verify, skipped by {@link SnapshotStore.load}. */
   rejected = 0;
 
@@ -54,6 +61,12 @@ export class SnapshotStore {
    */
   static async open(nc: NatsConnection, swarm: string, replicas = 1, reads: readonly number[] = UNSIGNED_FORMATS, signer?: LogSigner): Promise<SnapshotStore> {
     return new SnapshotStore(await new Kvm(nc).create(`hecate_${swarm}`, { history: 1, ...(replicas !== 1 ? { replicas } : {}) }), reads, signer);
+  }
+
+  /** Without the secret, keeps a signed snapshot in the bucket while `around()` says a replica with the secret is; returns this store. */
+  keepingSigned(around: () => boolean): this {
+    this.keepSigned = around;
+    return this;
   }
 
   /**
@@ -98,6 +111,7 @@ export class SnapshotStore {
         const current = await this.kv.get(KEY);
         const held = current === null || current.operation !== 'PUT' ? undefined : this.held(current);
         if (held !== undefined && held.trusted && held.seq >= snapshot.seq) return false;
+        if (held?.signed === true && this.signer === undefined && this.keepSigned()) return false; // a replica with the secret is around: it could not start from ours
         if (attempt > 0 && (held === undefined || held.seq > snapshot.seq || attempt > 3)) return false;
         try {
           if (current === null || current.operation !== 'PUT') await this.kv.create(KEY, data);
@@ -116,14 +130,13 @@ export class SnapshotStore {
   }
 
   /** The sequence of the snapshot the bucket holds, and whether it is one to keep (signed with the secret, when this replica has it). */
-  private held(current: { json<T>(): T }): { readonly seq: number; readonly trusted: boolean } {
+  private held(current: { json<T>(): T }): { readonly seq: number; readonly trusted: boolean; readonly signed: boolean } {
     try {
-      const held = current.json<StoredSnapshot>();
-      const seq = typeof held?.seq === 'number' ? held.seq : 0;
+      const held = describeHeld(current.json<unknown>(), this.signer);
       // One the secret did not sign (forged, say with a far sequence to stop every later save) is overwritten.
-      return { seq, trusted: this.signer === undefined || this.signer.verify('snapshot', held) };
+      return { seq: held.seq, trusted: this.signer === undefined || held.verifies, signed: held.signed };
     } catch {
-      return { seq: 0, trusted: false }; // not a snapshot: overwrite it
+      return { seq: 0, trusted: false, signed: false }; // not a snapshot: overwrite it
     }
   }
 }

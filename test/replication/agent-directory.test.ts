@@ -3,9 +3,10 @@
  * orchestrator puts, another sees (opened before or after), leaves go everywhere, swarms do not
  * mix, and every directory hears the swarm's heartbeat subject.
  */
+import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { idToKey, keyToId, openAgentDirectory, type AgentDirectory, type DirectoryEntry } from '../../src/replication/agent-directory.js';
+import { directoryBucket, idToKey, keyToId, openAgentDirectory, type AgentDirectory, type DirectoryEntry } from '../../src/replication/agent-directory.js';
 import { NatsServer } from './nats-server.js';
 
 let server: NatsServer;
@@ -101,6 +102,27 @@ describe('openAgentDirectory', () => {
       // What the upgraded one signs, the release before reads.
       await upgraded.directory.put({ profile: { id: 'n2', memoryGb: 4 }, url: 'http://127.0.0.1:9002' });
       await expect.poll(() => old.seen.get('n2')).toMatchObject({ profile: { id: 'n2', memoryGb: 4 }, url: 'http://127.0.0.1:9002' });
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('with the secret, an entry taken unsigned in the window stays marked after a put with a bad signature for its id: dropped once the log is signed', async () => {
+    let floor = 1;
+    const upgraded = await open('dir-badsig', { secret: 'd'.repeat(64), floor: () => floor });
+    const old = await open('dir-badsig'); // an orchestrator of the release before
+    await old.directory.put({ profile: { id: 'a', memoryGb: 4 }, url: 'http://127.0.0.1:9001' });
+    await expect.poll(() => upgraded.seen.has('a')).toBe(true);
+    // Someone without the secret puts a forged signed entry for the same id: dropped, and the unsigned one stays marked.
+    const forged = { profile: { id: 'a', memoryGb: 4 }, url: 'http://127.0.0.1:9009', at: Date.now(), sig: 'forged' };
+    const nc: NatsConnection = await connect({ servers: server.url });
+    try {
+      await (await new Kvm(nc).open(directoryBucket('dir-badsig'))).put(idToKey('a'), JSON.stringify(forged));
+      await expect.poll(() => upgraded.directory.rejected()).toBe(1);
+      floor = 2; // the log's first signed entry
+      nc.publish('hecate.dir-badsig.hb', 'x'); // looked at on each heartbeat
+      await nc.flush();
+      await expect.poll(() => upgraded.seen.has('a')).toBe(false);
     } finally {
       await nc.close();
     }

@@ -7,8 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { KeyBindingTable } from '../../src/replication/key-binding-table.js';
 import { ReplicaKeyBindings } from '../../src/replication/replica-key-bindings.js';
+import { ReplicationError } from '../../src/replication/replication-error.js';
 
-function replica(signed = true) {
+function replica(signed = true, refuse = false) {
   const log = new KeyBindingTable();
   const proposed: [string, string | null][] = [];
   let format = 1;
@@ -18,6 +19,8 @@ function replica(signed = true) {
     log,
     format: () => format,
     propose: async (nodeId, key) => {
+      // The writers went back to version 1 after the caller looked at the format (the proposer refuses then).
+      if (refuse) throw new ReplicationError('Refused', 'replica "r" of swarm "s" writes format version 1 now');
       proposed.push([nodeId, key]);
       return log.apply(nodeId, key); // as if applied from the log
     },
@@ -67,5 +70,16 @@ describe('ReplicaKeyBindings', () => {
   it('refuses an empty id or key, and any binding without the swarm secret', async () => {
     await expect(replica().bindings.bind('', 'k')).rejects.toMatchObject({ code: 'InvalidInput', message: expect.stringMatching(/needs an agent id and a key/) });
     await expect(replica(false).bindings.bind('gpu', 'k')).rejects.toMatchObject({ code: 'InvalidInput', message: expect.stringMatching(/replica "r" of swarm "s" has no swarm secret/) });
+  });
+
+  it('binds and unbinds here when the proposal is refused (the writers went back to version 1 meanwhile): no Refused reaches the caller', async () => {
+    const { bindings, proposed, upgrade } = replica(true, true);
+    upgrade();
+    expect(await bindings.bind('gpu', 'k1')).toEqual({ bound: true, key: 'k1' });
+    expect(await bindings.bind('gpu', 'k2')).toEqual({ bound: false, key: 'k1' }); // its local k1 could not go first: it stays
+    expect(bindings.keyOf('gpu')).toBe('k1');
+    expect(await bindings.unbind('gpu')).toEqual({ removed: true });
+    expect(bindings.keyOf('gpu')).toBeUndefined();
+    expect(proposed).toEqual([]);
   });
 });

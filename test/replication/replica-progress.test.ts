@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/index.js';
 import { ANNOUNCED_AHEAD_MS, ProgressBoard } from '../../src/replication/replica-progress.js';
+import { writeFormat } from '../../src/replication/write-format.js';
 import { fakeKv } from './fake-kv.js';
 
 const T = 1_800_000_000_000;
@@ -53,7 +54,30 @@ describe('ProgressBoard', () => {
     const { live, silent } = board.read(clock.now(), GRACE);
     expect(live.map((p) => p.replica)).toEqual(['skewed']);
     expect(silent.map((p) => p.replica)).toEqual(['ghost']); // so it is cleared away at the next boundary
-    expect(board.recent(GRACE).map((r) => r.replica)).toEqual(['skewed']);
+    // Still remembered as seen now (this replica's clock) while it is on the board: it lacks version 2 for a window more.
+    expect(board.recent(GRACE).map((r) => r.replica).sort()).toEqual(['ghost', 'skewed']);
+    await board.withdraw('ghost');
+    clock.advance(GRACE);
+    board.read(clock.now(), GRACE);
+    expect(board.recent(GRACE).map((r) => r.replica)).toEqual(['skewed']); // forgotten a window after its withdrawal
+    board.close();
+  });
+
+  it('a live version-1 replica whose clock runs 31 s ahead holds the writer at version 1 (it re-announces every quarter window)', async () => {
+    const clock = new ManualClock(T);
+    const { kv, push } = fakeKv();
+    const board = new ProgressBoard(kv, undefined, () => 1, () => clock.now());
+    await board.open();
+    const formats: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      push({ replica: 'old', seq: 3 + i, at: clock.now() + ANNOUNCED_AHEAD_MS + 1000, reads: [1] });
+      push({ replica: 'new', seq: 3 + i, at: clock.now(), reads: [1, 2] });
+      await tick();
+      const live = board.read(clock.now(), GRACE).live.map((p) => p.reads);
+      formats.push(writeFormat({ writes: [1, 2], floor: 1, heardForMs: 10 * GRACE, windowMs: GRACE, liveReads: live, recent: board.recent(GRACE) }));
+      clock.advance(GRACE / 4);
+    }
+    expect(formats).toEqual(Array.from({ length: 12 }, () => 1));
     board.close();
   });
 });

@@ -6,7 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
+import { LogSigner } from '../../src/replication/log-signer.js';
 import { TcpCut } from './nats-server.js';
 import { converged, natsFixture, swarmName, until } from './replicas.js';
 
@@ -52,5 +54,49 @@ describe('a writer cut off from NATS during the upgrade window', () => {
       await nc.close();
       await relay.close();
     }
+  });
+
+  it('a replica without the secret keeps the signed snapshot and trims no further while one with it is around: that one restarts from it', async () => {
+    const name = swarmName('upgrade-restart');
+    const nc = await connect({ servers: nats.server.url });
+    try {
+      const opts = { replicaGraceMs: 60_000, snapshotEvery: 4, trimMargin: 1 };
+      const o = await nats.replica(name, { replicaId: 'o', ...opts });
+      const w = await nats.replica(name, { replicaId: 'w', secret: SECRET, ...opts });
+      for (let i = 0; i < 10; i++) {
+        await o[i % 2 ? 'markAlive' : 'markDown']('phone');
+        await converged([o, w], o.stats().applied);
+      }
+      await sleep(200);
+      await w.close();
+      for (let i = 0; i < 10; i++) await o[i % 2 ? 'markAlive' : 'markDown']('phone');
+      await sleep(400); // o's boundaries pass: it saves and trims
+      const kv = await new Kvm(nc).open(`hecate_${name}`);
+      const held = (await kv.get('snapshot'))?.json<{ seq: number }>();
+      expect(new LogSigner(SECRET, name).verify('snapshot', held)).toBe(true); // not overwritten by o's unsigned one
+      const first = (await (await jetstreamManager(nc)).streams.info(`HECATE_${name}`)).state.first_seq;
+      expect(first).toBeLessThanOrEqual(held?.seq ?? 0); // not trimmed past it
+      const w2 = await nats.replica(name, { replicaId: 'w2', secret: SECRET, ...opts });
+      await converged([o, w2], o.stats().applied);
+      expect(w2.digest()).toBe(o.digest());
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('a replica with the secret on a log trimmed under an unsigned snapshot says so (Trimmed, "unsigned snapshot")', async () => {
+    const name = swarmName('upgrade-unsigned');
+    const opts = { replicaGraceMs: 60_000, snapshotEvery: 4, trimMargin: 1 };
+    const o = await nats.replica(name, { replicaId: 'o', ...opts });
+    for (let i = 0; i < 10; i++) await o[i % 2 ? 'markAlive' : 'markDown']('phone');
+    const nc = await connect({ servers: nats.server.url });
+    try {
+      const jsm = await jetstreamManager(nc);
+      for (let i = 0; i < 100 && (await jsm.streams.info(`HECATE_${name}`)).state.first_seq === 1; i++) await sleep(50);
+      expect((await jsm.streams.info(`HECATE_${name}`)).state.first_seq).toBeGreaterThan(1); // trimmed under o's unsigned snapshot
+    } finally {
+      await nc.close();
+    }
+    await expect(nats.replica(name, { replicaId: 'w', secret: SECRET, ...opts, connectTimeoutMs: 5000 })).rejects.toMatchObject({ code: 'Trimmed', message: expect.stringMatching(/the KV snapshot is an unsigned snapshot/) });
   });
 });
