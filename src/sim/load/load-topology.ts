@@ -4,7 +4,8 @@
  * Swarm would serve.
  */
 import { planSwarm } from '../../core/plan.js';
-import type { ModelSpec, NodeProfile, Stage, SwarmPlan } from '../../core/types.js';
+import { RoutingError } from '../../core/errors.js';
+import type { ModelSpec, NodeProfile, Route, Stage, SwarmPlan } from '../../core/types.js';
 
 /** One machine of the simulated swarm. */
 export interface SimNodeSpec extends NodeProfile {
@@ -124,4 +125,27 @@ function capacityOf(stages: readonly SimStage[], nodes: readonly SimNode[]): num
 
 function idleLatency(stages: readonly SimStage[], hopMs: number): number {
   return stages.reduce((sum, s) => sum + s.meanMs, 0) + hopMs * (stages.length + 1);
+}
+
+/**
+ * A real Swarm's route as the simulator runs it: the copy's index and its stages (the planned
+ * ones when the route runs on the same nodes and layers, else resolved).
+ * @throws Error for a pipeline the simulation does not know
+ */
+export function simRoute(topology: BuiltTopology, route: Route): { readonly pipeline: number; readonly stages: readonly SimStage[] } {
+  const index = topology.pipelineIndex.get(route.pipelineId);
+  if (index === undefined) throw new Error(`the swarm routed to pipeline "${route.pipelineId}" that the simulation does not know`);
+  const planned = (topology.pipelines[index] as { stages: readonly SimStage[] }).stages;
+  const same = planned.length === route.stages.length && planned.every((s, i) => s.nodeId === route.stages[i]?.nodeId && s.layers === (route.stages[i]?.layerEnd ?? 0) - (route.stages[i]?.layerStart ?? 0));
+  return { pipeline: index, stages: same ? planned : resolveStages(route.stages, topology.nodes, topology.nodeIndex, topology.spec.msPerLayer) };
+}
+
+/** `route()`'s result, or undefined when the swarm has no healthy copy (the simulator drops the request). */
+export function routeOrNone<R>(route: () => R): R | undefined {
+  try {
+    return route();
+  } catch (error) {
+    if (error instanceof RoutingError && error.code === 'NoHealthyPipeline') return undefined;
+    throw error;
+  }
 }

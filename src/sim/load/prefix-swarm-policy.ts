@@ -5,13 +5,12 @@
  * releases with the cached tokens the first node reported; its swarm has the prefix-cache plug-in
  * (`hecate-swarm/prefix`), cache-blind's has none.
  */
-import { RoutingError } from '../../core/errors.js';
 import { prefixCache } from '../../prefix/index.js';
 import { createSwarm } from '../../runtime/index.js';
-import type { Lease, LeasedRoute } from '../../runtime/types.js';
+import type { Lease } from '../../runtime/types.js';
 import type { PrefixOutcome, PrefixPick, PrefixPolicy, PrefixRouter, PrefixRouterContext } from './prefix-router.js';
 import type { PromptRequest } from './prefix-workloads.js';
-import { resolveStages } from './load-topology.js';
+import { routeOrNone, simRoute } from './load-topology.js';
 
 interface Open {
   readonly lease: Lease;
@@ -28,20 +27,10 @@ class SwarmPrefixRouter implements PrefixRouter {
   }
 
   pick(now: number, request: PromptRequest): PrefixPick | undefined {
-    let route: LeasedRoute;
-    try {
-      route = this.swarm.route(this.withPrompt ? { prompt: Array.from(request.ids) } : { tokens: request.ids.length }, { reserve: true });
-    } catch (error) {
-      if (error instanceof RoutingError && error.code === 'NoHealthyPipeline') return undefined;
-      throw error;
-    }
-    const { topology } = this.context;
-    const index = topology.pipelineIndex.get(route.pipelineId);
-    if (index === undefined) throw new Error(`the swarm routed to pipeline "${route.pipelineId}" that the simulation does not know`);
+    const route = routeOrNone(() => this.swarm.route(this.withPrompt ? { prompt: Array.from(request.ids) } : { tokens: request.ids.length }, { reserve: true }));
+    if (route === undefined) return undefined;
     this.open.set(request, { lease: route.lease, t0: now, cachedTokens: 0 });
-    const planned = topology.pipelines[index] as { stages: PrefixPick['stages'] };
-    const same = planned.stages.length === route.stages.length && planned.stages.every((s, i) => s.nodeId === route.stages[i]?.nodeId);
-    return { pipeline: index, stages: same ? planned.stages : resolveStages(route.stages, topology.nodes, topology.nodeIndex, topology.spec.msPerLayer), token: route.lease };
+    return { ...simRoute(this.context.topology, route), token: route.lease };
   }
 
   first(_now: number, _pick: PrefixPick, request: PromptRequest, outcome: PrefixOutcome): void {

@@ -4,13 +4,12 @@
  * design routes on the cost argmin alone; ours reserves each route (`{ reserve: true }`) and releases
  * it with the observed latency, so the next route sees it at once.
  */
-import { RoutingError } from '../../core/errors.js';
 import type { CostModel, CostWeights, Route } from '../../core/types.js';
 import type { PhiOptions } from '../../core/phi.js';
 import { createSwarm, ManualClock } from '../../runtime/index.js';
 import type { Lease, LeasedRoute, SwarmConfig } from '../../runtime/types.js';
 import type { Outcome, Pick, Policy, Router, RouterContext } from './router.js';
-import { resolveStages, type SimStage } from './load-topology.js';
+import { routeOrNone, simRoute } from './load-topology.js';
 
 /** Options of the Swarm-backed policies. */
 export interface SwarmPolicyOptions {
@@ -55,23 +54,13 @@ class SwarmRouter implements Router {
 
   pick(): Pick | undefined {
     this.sync();
-    let route: Route | LeasedRoute;
-    try {
-      const request = {
-        ...(this.options.weights !== undefined ? { weights: this.options.weights } : {}),
-        ...(this.options.costModel !== undefined ? { costModel: this.options.costModel } : {}),
-      };
-      route = this.options.reserve ? this.swarm.route(request, { reserve: true }) : this.swarm.route(request);
-    } catch (error) {
-      if (error instanceof RoutingError && error.code === 'NoHealthyPipeline') return undefined;
-      throw error;
-    }
-    const { topology } = this.context;
-    const index = topology.pipelineIndex.get(route.pipelineId);
-    if (index === undefined) throw new Error(`the swarm routed to pipeline "${route.pipelineId}" that the simulation does not know`);
-    const planned = topology.pipelines[index] as { stages: readonly SimStage[] };
-    const stages = sameNodes(planned.stages, route) ? planned.stages : resolveStages(route.stages, topology.nodes, topology.nodeIndex, topology.spec.msPerLayer);
-    return { pipeline: index, stages, ...('lease' in route ? { token: route.lease } : {}) };
+    const request = {
+      ...(this.options.weights !== undefined ? { weights: this.options.weights } : {}),
+      ...(this.options.costModel !== undefined ? { costModel: this.options.costModel } : {}),
+    };
+    const route: Route | LeasedRoute | undefined = routeOrNone(() => (this.options.reserve ? this.swarm.route(request, { reserve: true }) : this.swarm.route(request)));
+    if (route === undefined) return undefined;
+    return { ...simRoute(this.context.topology, route), ...('lease' in route ? { token: route.lease } : {}) };
   }
 
   done(_now: number, pick: Pick, outcome: Outcome): void {
@@ -96,11 +85,6 @@ class SwarmRouter implements Router {
     if (alive) this.swarm.markAlive(nodeId);
     else this.swarm.markDown(nodeId);
   }
-}
-
-function sameNodes(stages: readonly SimStage[], route: Route): boolean {
-  if (stages.length !== route.stages.length) return false;
-  return stages.every((s, i) => s.nodeId === route.stages[i]?.nodeId && s.layers === (route.stages[i]?.layerEnd ?? 0) - (route.stages[i]?.layerStart ?? 0));
 }
 
 /** The seed: the real Swarm's argmin of the seed's cost formula (`costModel: 'original'`), no reservation; telemetry only from the monitor. */
