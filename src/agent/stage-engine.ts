@@ -1,0 +1,65 @@
+/**
+ * The seam between an agent and the compute it serves: one interface, three kinds of engine
+ * (the stand-in digest, the reference Llama engine, a user's own). The agent owns the HTTP, the
+ * signatures, the slots and the bounds; an engine owns its weights and its per-session caches
+ * (docs/engine.md).
+ */
+import type { Tensor } from '../wire/tensor.js';
+
+/** A contiguous layer range of one model, half-open, as the plan gives it to the agent. */
+export interface StageSpan {
+  readonly modelId: string;
+  readonly layerStart: number;
+  readonly layerEnd: number;
+  /** The model's whole layer count: the span is the first stage when layerStart is 0, the last when layerEnd equals it. */
+  readonly layers: number;
+}
+
+/** One step of one session on one span. */
+export interface StageStep {
+  readonly sessionId: string;
+  readonly span: StageSpan;
+  /** The step's index in its session (0 for the prompt's step). */
+  readonly step: number;
+  /**
+   * The step's input: token ids (`i32` `[tokens]`) on the first stage, the previous stage's
+   * activations (`[tokens, hidden]`) after it.
+   */
+  readonly input: Tensor;
+  /** Aborted when the session is dropped or the caller hangs up: stop computing. */
+  readonly signal: AbortSignal;
+}
+
+/** What an engine holds, for `/v1/health`, `/metrics` and the conformance runner. */
+export interface EngineHoldings {
+  /** Sessions with any cache held. */
+  readonly sessions: number;
+  /** Tokens cached over every session and span (KV rows, or steps for the digest engine). */
+  readonly cachedTokens: number;
+  /** Bytes of memory the engine holds: weights plus caches. */
+  readonly memoryBytes: number;
+  /** The spans loaded. */
+  readonly spans: readonly StageSpan[];
+}
+
+/** A stage engine: loads spans, runs steps, rebuilds and drops sessions' caches. */
+export interface StageEngine {
+  /** A short name for logs and `/v1/health`: `digest`, `reference`, … */
+  readonly kind: string;
+  /** Makes `span` servable (reads its weights); resolves once it is. Idempotent. */
+  load(span: StageSpan, signal?: AbortSignal): Promise<void>;
+  /**
+   * Runs one step: the input through the span's layers, appending to the session's caches; the
+   * output is the next stage's input, or (last stage) the logits of the input's last token.
+   */
+  step(call: StageStep): Promise<Tensor>;
+  /**
+   * Drops whatever `sessionId` holds on `span`, then runs `inputs` (oldest first) through it to
+   * rebuild its caches, and returns their outputs in order (a later replacement's replay).
+   */
+  rebuild(sessionId: string, span: StageSpan, inputs: readonly Tensor[], signal: AbortSignal): Promise<readonly Tensor[]>;
+  /** Drops every cache of `sessionId`; false if it held none. */
+  drop(sessionId: string): boolean;
+  /** What it holds now. */
+  holds(): EngineHoldings;
+}
