@@ -7,7 +7,9 @@ import base from './vitest.config.js';
 
 /** The files `test:fast` leaves to `npm test`, each for the reason beside it. */
 export const SLOW_TESTS = [
-  'test/serve/**', // orchestrators and agents: CLI processes, sockets, real time (the chaos file alone ~60 s)
+  'test/orchestrator/**', // orchestrators and agents: CLI processes, sockets, real time (the chaos file alone ~60 s)
+  'test/agent/agent-slots.test.ts', // agents over real sockets and real time
+  'test/agent/session-drops.test.ts', // agents over real sockets and real time
   'test/replication/**', // nats-server processes
   'test/package/**', // npm pack and npm install into fresh projects, the README walkthrough
   'test/cli/bounds.test.ts', // the CLI as a process (and a FIFO)
@@ -19,6 +21,7 @@ export const SLOW_TESTS = [
   'test/examples.test.ts', // examples/lifecycle.mjs in a Node process
   'test/readme-chart.test.ts', // the CLI as a process
   'test/scripts/provision.test.ts', // installer shell scripts
+  'test/agent/engines/llama-cpp.test.ts', // llama.cpp through node-llama-cpp (732 MB, provisioned on first run)
   'test/sim/load-cli.test.ts', // W1–W6 simulated whole through the CLI's code: the longest in-process file (~6 s)
 ];
 

@@ -14,8 +14,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AgentKey } from '../src/serve/auth/agent-key.js';
-import { signedHeaders, type RequestSigner } from '../src/serve/auth/client-headers.js';
+import type { AgentKey } from '../src/wire/agent-key.js';
+import { signedHeaders, type RequestSigner } from '../src/wire/signed-headers.js';
 
 const FLOOD_ROLE = process.argv[2] === '--flood';
 const FLOOD = Number((FLOOD_ROLE ? process.argv[5] : process.argv[2]) ?? 2000);

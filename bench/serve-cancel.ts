@@ -16,7 +16,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cancelRun } from '../test/serve/cancel-run.js';
+import { cancelRun } from '../test/orchestrator/cancel-run.js';
 
 const BIN = 'dist/src/cli/main.js';
 const generates = Number(process.argv[2] ?? 200);

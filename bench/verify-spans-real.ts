@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expectedDigest } from '../src/serve/stage-work.js';
+import { expectedDigest } from '../src/wire/digest.js';
 
 const LIAR = process.argv[2] ?? 'n4';
 const GENERATIONS = Number(process.argv[3] ?? 1000);

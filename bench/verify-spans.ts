@@ -17,8 +17,8 @@
 import { runLayers, type LayerCaches } from '../src/core/digest-model.js';
 import { ManualClock } from '../src/runtime/clock.js';
 import type { NodeProfile } from '../src/core/types.js';
-import { hashText, promptDigest } from '../src/serve/stage-work.js';
-import { DEFAULT_VERIFY_SAMPLE, verifiedRunner, type SpanChecks } from '../src/serve/verify-span.js';
+import { hashText, promptDigest } from '../src/wire/digest.js';
+import { DEFAULT_VERIFY_SAMPLE, verifiedRunner, type SpanChecks } from '../src/orchestrator/verify-span.js';
 import { createSwarm, openSession, type SessionSwarm } from '../src/sessions/index.js';
 import type { StageRunner } from '../src/sessions/session-types.js';
 

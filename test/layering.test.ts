@@ -67,9 +67,18 @@ function violations(files: Readonly<Record<string, string>>): string[] {
         for (const up of ['src/sessions', 'src/persistence', 'src/prefix', 'src/testing', 'src/sim', 'src/cli']) if (within(to, up)) out.push(`${path} → ${spec} (runtime must not import ${up})`);
       }
       if ((within(path, 'src/sessions') || within(path, 'src/persistence') || within(path, 'src/prefix')) && to !== undefined) {
-        for (const up of ['src/testing', 'src/sim', 'src/cli', 'src/serve']) if (within(to, up)) out.push(`${path} → ${spec} (${path.split('/')[1]} must not import ${up})`);
+        for (const up of ['src/testing', 'src/sim', 'src/cli', 'src/orchestrator', 'src/agent', 'src/wire', 'src/net']) if (within(to, up)) out.push(`${path} → ${spec} (${path.split('/')[1]} must not import ${up})`);
       }
-      if (within(path, 'src/serve') && to !== undefined && within(to, 'src/sim')) out.push(`${path} → ${spec} (serve must not import the simulator)`);
+      // Two programs (docs/design.md §11): they share only what both speak, src/wire and src/net.
+      if (within(path, 'src/agent') && to !== undefined) {
+        for (const other of ['src/orchestrator', 'src/sim', 'src/cli', 'src/replication']) if (within(to, other)) out.push(`${path} → ${spec} (the agent must not import ${other})`);
+      }
+      if (within(path, 'src/orchestrator') && to !== undefined) {
+        for (const other of ['src/agent', 'src/sim', 'src/cli']) if (within(to, other)) out.push(`${path} → ${spec} (the orchestrator must not import ${other})`);
+      }
+      if (within(path, 'src/wire') && to !== undefined && !within(to, 'src/wire') && !within(to, 'src/core')) out.push(`${path} → ${spec} (the wire imports only src/core)`);
+      if (within(path, 'src/net') && to !== undefined && !within(to, 'src/net') && !within(to, 'src/wire') && !within(to, 'src/core') && !within(to, 'src/runtime/types.js')) out.push(`${path} → ${spec} (net imports only the wire, core and the runtime's types)`);
+      if (to !== undefined && !within(path, 'src/cli') && (within(to, 'src/agent') || within(to, 'src/orchestrator')) && !within(path, 'src/agent') && !within(path, 'src/orchestrator')) out.push(`${path} → ${spec} (only the CLI starts a program)`);
       if (within(path, 'src/testing') && to !== undefined) {
         for (const up of ['src/sim', 'src/cli']) if (within(to, up)) out.push(`${path} → ${spec} (testing must not import ${up})`);
       }
@@ -101,7 +110,11 @@ describe('layering', () => {
         'src/core/io.ts': "import { readFileSync } from 'node:fs';\nimport path from 'path';\nimport { nanoid } from 'nanoid';",
         'machines/swarm.machine.ts': "import { a } from '../src/core/a.js';\nimport { b } from '../src/runtime/b.js';\nimport { c } from '../src/sim/c.js';\nimport { d } from '../src/cli/d.js';",
         'src/runtime/swarm.ts': "import { a } from '../../machines/a.js';\nimport { b } from '../sim/b.js';\nimport { c } from '../cli/c.js';\nimport { d } from '../prefix/d.js';",
-        'src/prefix/prefix-router.ts': "import { a } from '../runtime/a.js';\nimport { b } from '../serve/b.js';",
+        'src/prefix/prefix-router.ts': "import { a } from '../runtime/a.js';\nimport { b } from '../orchestrator/b.js';",
+        'src/agent/agent.ts': "import { a } from '../wire/a.js';\nimport { b } from '../orchestrator/b.js';\nimport { c } from '../sim/c.js';",
+        'src/orchestrator/generate.ts': "import { a } from '../net/a.js';\nimport { b } from '../agent/b.js';",
+        'src/wire/frames.ts': "import { a } from '../core/a.js';\nimport { b } from '../net/b.js';",
+        'src/sim/report.ts': "import { a } from '../agent/a.js';",
         'src/cli/main.ts': "import { a } from '../runtime/a.js';\nimport { b } from 'node:fs';",
       }),
     ).toEqual([
@@ -116,29 +129,66 @@ describe('layering', () => {
       'src/runtime/swarm.ts → ../sim/b.js (runtime must not import src/sim)',
       'src/runtime/swarm.ts → ../cli/c.js (runtime must not import src/cli)',
       'src/runtime/swarm.ts → ../prefix/d.js (runtime must not import src/prefix)',
-      'src/prefix/prefix-router.ts → ../serve/b.js (prefix must not import src/serve)',
+      'src/prefix/prefix-router.ts → ../orchestrator/b.js (prefix must not import src/orchestrator)',
+      'src/prefix/prefix-router.ts → ../orchestrator/b.js (only the CLI starts a program)',
+      'src/agent/agent.ts → ../orchestrator/b.js (the agent must not import src/orchestrator)',
+      'src/agent/agent.ts → ../sim/c.js (the agent must not import src/sim)',
+      'src/orchestrator/generate.ts → ../agent/b.js (the orchestrator must not import src/agent)',
+      'src/wire/frames.ts → ../net/b.js (the wire imports only src/core)',
+      'src/sim/report.ts → ../agent/a.js (only the CLI starts a program)',
     ]);
   });
 
-  it('keeps src/serve (HTTP, fastify, prom-client) out of the library: only the CLI imports it', () => {
+  it('keeps the two programs (HTTP, fastify, prom-client) out of the library: only the CLI imports them', () => {
+    const programs = ['src/orchestrator', 'src/agent', 'src/net'];
     const offenders: string[] = [];
     for (const file of [...tsFiles('src'), ...tsFiles('machines')]) {
       const path = file.split(sep).join('/');
-      if (within(path, 'src/cli') || within(path, 'src/serve')) continue;
+      if (within(path, 'src/cli') || programs.some((p) => within(path, p))) continue;
       for (const spec of importsOf(readFileSync(join(root, file), 'utf8'))) {
         const to = target(path, spec);
-        if ((to !== undefined && within(to, 'src/serve')) || /^(fastify|prom-client)(\/|$)/.test(spec)) offenders.push(`${path} → ${spec}`);
+        if ((to !== undefined && programs.some((p) => within(to, p))) || /^(fastify|prom-client|undici)(\/|$)/.test(spec)) offenders.push(`${path} → ${spec}`);
       }
     }
-    expect(tsFiles('src/serve').length).toBeGreaterThan(0);
+    for (const p of programs) expect(tsFiles(p).length).toBeGreaterThan(0);
     expect(offenders).toEqual([]);
+  });
+
+  it('has no import loop in the two programs and what they share, type-only imports included', () => {
+    const graph = new Map<string, string[]>();
+    for (const file of ['src/orchestrator', 'src/agent', 'src/wire', 'src/net'].flatMap(tsFiles)) {
+      const path = file.split(sep).join('/');
+      const deps = importsOf(readFileSync(join(root, file), 'utf8')).map((spec) => target(path, spec)?.replace(/\.js$/, '.ts')).filter((t): t is string => t !== undefined);
+      graph.set(path, deps);
+    }
+    const loops: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const stack: string[] = [];
+    const visit = (file: string): void => {
+      state.set(file, 'open');
+      stack.push(file);
+      for (const dep of graph.get(file) ?? []) {
+        if (!graph.has(dep)) continue;
+        if (state.get(dep) === 'open') loops.push([...stack.slice(stack.indexOf(dep)), dep].join(' → '));
+        else if (!state.has(dep)) visit(dep);
+      }
+      stack.pop();
+      state.set(file, 'done');
+    };
+    for (const file of graph.keys()) if (!state.has(file)) visit(file);
+    expect(loops).toEqual([]);
+  });
+
+  it('keeps every file of the two programs and what they share at 400 lines or fewer', () => {
+    const long = ['src/orchestrator', 'src/agent', 'src/wire', 'src/net'].flatMap(tsFiles).map((f) => [f, readFileSync(join(root, f), 'utf8').split('\n').length] as const).filter(([, n]) => n > 400);
+    expect(long).toEqual([]);
   });
 
   it('keeps src/replication (NATS) above the runtime: no library layer imports it, only it imports @nats-io', () => {
     const offenders: string[] = [];
     for (const file of [...tsFiles('src'), ...tsFiles('machines')]) {
       const path = file.split(sep).join('/');
-      const above = within(path, 'src/replication') || within(path, 'src/serve') || within(path, 'src/cli');
+      const above = within(path, 'src/replication') || within(path, 'src/orchestrator') || within(path, 'src/cli');
       for (const spec of importsOf(readFileSync(join(root, file), 'utf8'))) {
         const to = target(path, spec);
         if (!above && to !== undefined && within(to, 'src/replication')) offenders.push(`${path} → ${spec} (below replication)`);
@@ -151,7 +201,7 @@ describe('layering', () => {
 
   it('holds for the tree: CLI → runtime → machines → core, core pure', () => {
     const files: Record<string, string> = {};
-    for (const dir of ['src/core', 'machines', 'src/runtime', 'src/sessions', 'src/persistence', 'src/prefix', 'src/serve', 'src/testing']) for (const file of tsFiles(dir)) files[file] = readFileSync(join(root, file), 'utf8');
+    for (const dir of ['src/core', 'machines', 'src/runtime', 'src/sessions', 'src/persistence', 'src/prefix', 'src/orchestrator', 'src/agent', 'src/wire', 'src/net', 'src/sim', 'src/testing']) for (const file of tsFiles(dir)) files[file] = readFileSync(join(root, file), 'utf8');
     expect(Object.keys(files).some((f) => f.startsWith('src/core/'))).toBe(true);
     expect(violations(files)).toEqual([]);
   });

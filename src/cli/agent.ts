@@ -1,5 +1,5 @@
 /** `hecate-node agent`: a stand-in stage server that joins an orchestrator (docs/serve.md). */
-import { startAgent } from '../serve/agent.js';
+import { startAgent } from '../agent/agent.js';
 import { helpText, integerFlag, parseCommandArgs, requiredFlag, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
 import { listening, numberFlag, PID_FILE_FLAG, untilSignal, withPidFile } from './process-flags.js';

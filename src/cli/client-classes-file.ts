@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { describeValue, isRecordLike } from '../core/describe.js';
-import type { ClientClass, ClientClasses } from '../serve/client-classes.js';
+import type { ClientClass, ClientClasses } from '../orchestrator/client-classes.js';
 import { InputError, parseJsonText, type Loaded } from '../sim/input-error.js';
 
 const CLASS_KEYS = new Set(['name', 'priority', 'maxInFlight', 'deadlineMs', 'tokenFile']);

@@ -1,6 +1,6 @@
 /** The flags of `hecate-node serve` for its edges (docs/security.md, docs/serve.md "Limits"). */
-import { DEFAULT_FORGET_AFTER_MS } from '../serve/forget-silent.js';
-import { DEFAULT_MAX_NODES, type EdgeOptions } from '../serve/join-edge.js';
+import { DEFAULT_FORGET_AFTER_MS } from '../orchestrator/forget-silent.js';
+import { DEFAULT_MAX_NODES, type EdgeOptions } from '../orchestrator/join-edge.js';
 import { integerFlag, stringFlag, UsageError, type FlagSpec, type ParsedArgs } from './args.js';
 import { numberFlag } from './process-flags.js';
 

@@ -1,6 +1,6 @@
 /** The flags of `hecate-node serve` for idempotent generations (docs/serve.md, "Idempotent generation"). */
-import { DEFAULT_CHECKPOINT_EVERY, DEFAULT_CHECKPOINT_TTL_MS, DEFAULT_CLAIM_LEASE_MS } from '../serve/idempotent-generate.js';
-import type { IdempotencyOptions } from '../serve/open-idempotency.js';
+import { DEFAULT_CHECKPOINT_EVERY, DEFAULT_CHECKPOINT_TTL_MS, DEFAULT_CLAIM_LEASE_MS } from '../orchestrator/idempotent-generate.js';
+import type { IdempotencyOptions } from '../orchestrator/open-idempotency.js';
 import { integerFlag, UsageError, type FlagSpec, type ParsedArgs } from './args.js';
 
 /** The flags. */

@@ -3,7 +3,7 @@
  * (docs/serve.md, "Several orchestrators"). Checked here so a bad value is a one-line exit 2
  * before anything connects.
  */
-import { readPrivateText } from '../serve/auth/secret-file.js';
+import { readPrivateText } from '../net/secret-file.js';
 import type { NatsAccess } from '../replication/nats-access.js';
 import { stringFlag, UsageError, type FlagSpec, type ParsedArgs } from './args.js';
 

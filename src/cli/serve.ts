@@ -1,7 +1,7 @@
 /** `hecate-node serve`: the HTTP orchestrator (docs/serve.md). */
 import type { ModelSpec, NodeProfile } from '../core/types.js';
-import { SERVE_DETECTOR, startOrchestrator } from '../serve/orchestrator.js';
-import type { ClientClasses } from '../serve/client-classes.js';
+import { SERVE_DETECTOR, startOrchestrator } from '../orchestrator/orchestrator.js';
+import type { ClientClasses } from '../orchestrator/client-classes.js';
 import { loadClientClasses } from './client-classes-file.js';
 import { loadTopology } from '../sim/topology.js';
 import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
@@ -12,7 +12,7 @@ import { NATS_ACCESS_FLAGS, replicationFlags } from './replication-flags.js';
 import { SERVE_TRUST_FLAGS, serveTrust } from './trust-flags.js';
 import { EDGE_FLAGS, edgeFlags } from './edge-flags.js';
 import { IDEMPOTENCY_FLAGS, idempotencyFlags } from './idempotency-flags.js';
-import { DEFAULT_VERIFY_SAMPLE } from '../serve/verify-span.js';
+import { DEFAULT_VERIFY_SAMPLE } from '../orchestrator/verify-span.js';
 
 const spec: ArgsSpec = {
   flags: {

@@ -5,11 +5,11 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { AuthError } from '../serve/auth/auth-error.js';
-import { loadAgentKey, type AgentKey } from '../serve/auth/agent-key.js';
-import { KeyBindings } from '../serve/auth/key-bindings.js';
-import { ensureSecretFile, readSecretFile } from '../serve/auth/secret-file.js';
-import { readPemFile, type TlsOptions } from '../serve/tls-options.js';
+import { AuthError } from '../wire/auth-error.js';
+import { loadAgentKey, type AgentKey } from '../wire/agent-key.js';
+import { KeyBindings } from '../orchestrator/auth/key-bindings.js';
+import { ensureSecretFile, readSecretFile } from '../net/secret-file.js';
+import { readPemFile, type TlsOptions } from '../net/tls-options.js';
 import { stringFlag, UsageError, type FlagSpec, type ParsedArgs } from './args.js';
 import { isLoopbackHost } from './loopback.js';
 

@@ -5,7 +5,7 @@
  * orchestrator watches the bucket, so it can call an agent that joined another one (or joined
  * before it started). The same connection listens to the swarm's heartbeat subject, so an
  * orchestrator hears every agent, whichever orchestrator it heartbeats to. Not part of the
- * subpath's API: `src/serve` loads it, here because only src/replication loads NATS.
+ * subpath's API: `src/orchestrator` loads it, here because only src/replication loads NATS.
  */
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';

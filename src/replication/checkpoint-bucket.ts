@@ -4,7 +4,7 @@
  * one key per idempotency key, every record kept `ttlMs` after its last write (the bucket's max
  * age) and at most {@link CHECKPOINT_MAX_VALUE} bytes. Compare-and-set by revision: a key is
  * claimed with a create, and every later write names the revision it read. Not part of the
- * subpath's API: `src/serve` loads it, here because only src/replication loads NATS.
+ * subpath's API: `src/orchestrator` loads it, here because only src/replication loads NATS.
  *
  * With the swarm secret, every record is stored as `{ key, value, sig }` signed like the log
  * (docs/security.md, "NATS"), its key inside so a record cannot be moved to another key: a record
@@ -31,7 +31,7 @@ export interface CheckpointBucketOptions {
   readonly secret?: Uint8Array;
 }
 
-/** The store as `src/serve` uses it (the shape of its `CheckpointStore`). */
+/** The store as `src/orchestrator` uses it (the shape of its `CheckpointStore`). */
 export interface CheckpointBucket {
   create(key: string, value: string): Promise<number | undefined>;
   get(key: string): Promise<{ readonly value: string; readonly revision: number } | undefined>;

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectSwarm, type ReplicatedSwarm } from '../../src/replication/index.js';
-import { startCli, stopAll } from '../serve/processes.js';
+import { startCli, stopAll } from '../orchestrator/processes.js';
 import { cli } from '../cli/run-cli.js';
 import { NatsServer } from './nats-server.js';
 import { CONFIG, PROFILES, swarmName, until } from './replicas.js';

@@ -1,0 +1,125 @@
+/**
+ * The agents' side of the orchestrator: `POST /v1/nodes` (join), `/v1/nodes/:id/heartbeat` and
+ * `/v1/nodes/:id/leave`. The registry takes the connection facts (URL, joins, heartbeat times);
+ * the swarm takes the lifecycle, through the one Swarm contract (awaited: a replica's commands
+ * resolve once the log applies them), and the answers read the state back from it.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { PlanError } from '../core/errors.js';
+import type { NodeProfile } from '../core/types.js';
+import { bindJoinKey } from './auth/orchestrator-guard.js';
+import { agentState, type AgentState } from './node-registry.js';
+import { joinBodySchema, nodeParamsSchema, type JoinBody } from '../wire/member-protocol.js';
+import { planWhenReady } from './open-swarm.js';
+import type { OrchestratorParts } from './orchestrator-parts.js';
+import { ServeError } from '../wire/serve-error.js';
+import { admitJoin, refuseSpentSource, type JoinEdge } from './join-edge.js';
+
+/** Registers the join, heartbeat and leave routes. */
+export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorParts, edge?: JoinEdge): void {
+  // A spent source's join of a new id is refused before its signature is checked (join-edge.ts).
+  const early = edge === undefined ? [] : [async (request: FastifyRequest) => refuseSpentSource(parts, edge, request.body, request.socket.remoteAddress ?? request.ip)];
+  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema }, preValidation: early }, async (request) => {
+    const body = edge === undefined ? request.body : admitJoin(parts, edge, request.body, request.socket.remoteAddress ?? request.ip);
+    await bindJoinKey(request); // an id is bound to its key only by a join the edge admitted
+    return join(parts, body, edge);
+  });
+  app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema } }, (request) => heartbeat(parts, request.params.id));
+  app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema } }, (request) => leave(parts, request.params.id));
+}
+
+function stateOf(parts: OrchestratorParts, id: string): AgentState {
+  const record = parts.registry.get(id);
+  return record === undefined ? 'absent' : agentState(record, parts.seat.lifecycle(id));
+}
+
+/** The models an agent serves layers of, in a join's answer: it refuses stage calls outside them. */
+type JoinAnswer = { id: string; rejoin: boolean; state: AgentState; models: { id: string; layers: number }[] };
+
+/** An agent joins (or joins again, restarted): into the swarm, or waiting for one. */
+export async function join(parts: OrchestratorParts, body: JoinBody, edge?: JoinEdge): Promise<JoinAnswer> {
+  const answered = await joined(parts, body);
+  edge?.silent.joined(body.id);
+  return { ...answered, models: parts.models.map((m) => ({ id: m.id, layers: m.layers })) };
+}
+
+async function joined(parts: OrchestratorParts, body: JoinBody): Promise<{ id: string; rejoin: boolean; state: AgentState }> {
+  const { registry, seat, clock, events, metrics, log } = parts;
+  const profile: NodeProfile = { id: body.id, memoryGb: body.memoryGb, ...(body.score !== undefined ? { score: body.score } : {}), ...(body.latencyMs !== undefined ? { latencyMs: body.latencyMs } : {}), ...(body.slots !== undefined ? { slots: body.slots } : {}) };
+  const record = registry.ensure(profile);
+  const rejoin = record.joins > 0;
+  const url = body.url.replace(/\/+$/, '');
+  // Shared first: the other orchestrators must be able to call it once it is in the plan.
+  await seat.replica?.directory.put({ profile, url });
+  record.joins++;
+  record.url = url;
+  registry.beat(record, clock.now());
+  metrics.joins.inc({ kind: rejoin ? 'rejoin' : 'join' });
+  const swarm = seat.swarm;
+  if (swarm === undefined) {
+    record.profile = profile;
+    record.presence = 'pending';
+    events.publish('node.joined', { at: clock.now(), nodeId: body.id, url, rejoin });
+    planWhenReady(parts);
+    return { id: body.id, rejoin, state: stateOf(parts, body.id) };
+  }
+  if (swarm.node(body.id) === undefined) {
+    record.profile = profile;
+    const growth = await swarm.addNode(profile);
+    log(`agent "${body.id}" joined the running swarm as ${growth.role}`);
+  }
+  record.presence = 'joined';
+  events.publish('node.joined', { at: clock.now(), nodeId: body.id, url, rejoin });
+  // A heartbeat brings back a node the detector took down (node.alive, cause heartbeat); one
+  // marked down (never joined, left) or ejected needs the orchestrator's word: it joined again.
+  swarm.heartbeat(body.id);
+  if (swarm.node(body.id)?.state === 'down') await swarm.markAlive(body.id);
+  return { id: body.id, rejoin, state: stateOf(parts, body.id) };
+}
+
+/** A heartbeat of a joined agent: to the swarm's detector, and its time to the registry. */
+export async function heartbeat(parts: OrchestratorParts, id: string): Promise<{ id: string; state: AgentState }> {
+  const { registry, seat, clock, metrics } = parts;
+  const record = registry.get(id);
+  if (record === undefined || record.url === undefined || record.presence === 'left') throw new ServeError('UnknownNode', 404, `no agent "${id}" has joined; POST /v1/nodes first`, { field: 'id' });
+  record.heartbeats++;
+  metrics.heartbeats.inc();
+  const swarm = seat.swarm;
+  if (swarm === undefined || swarm.node(id) === undefined) {
+    registry.beat(record, clock.now());
+    return { id, state: stateOf(parts, id) };
+  }
+  swarm.heartbeat(id);
+  // Replicated, the beat comes back through NATS to every orchestrator, this one too (open-swarm.ts).
+  if (seat.replica === undefined) registry.beat(record, clock.now());
+  // Joined, heartbeating, yet down by hand: a declared node's initial down that another
+  // orchestrator proposed after this agent joined (docs/serve.md). It is here: alive.
+  const node = swarm.node(id);
+  if (node?.state === 'down' && node.cause === 'manual') await swarm.markAlive(id);
+  return { id, state: stateOf(parts, id) };
+}
+
+/** An agent leaves: out of the plan if it can do without it, else kept in it, down. */
+export async function leave(parts: OrchestratorParts, id: string): Promise<{ id: string; how: string }> {
+  const { registry, seat, clock, events, metrics } = parts;
+  const record = registry.get(id);
+  if (record === undefined || record.url === undefined) throw new ServeError('UnknownNode', 404, `no agent "${id}" has joined`, { field: 'id' });
+  let how = 'left';
+  const swarm = seat.swarm;
+  if (swarm !== undefined && swarm.node(id) !== undefined) {
+    try {
+      await swarm.removeNode(id);
+      how = 'removed';
+    } catch (error) {
+      // The plan cannot do without it (no room to relocate): keep it in the plan, down.
+      if (!(error instanceof PlanError)) throw error;
+      await swarm.markDown(id);
+      how = 'marked down';
+    }
+  }
+  await seat.replica?.directory.remove(id);
+  record.presence = 'left';
+  metrics.leaves.inc();
+  events.publish('node.left', { at: clock.now(), nodeId: id, how });
+  return { id, how };
+}

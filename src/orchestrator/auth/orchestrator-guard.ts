@@ -1,0 +1,151 @@
+/**
+ * The orchestrator's checks (docs/security.md): joins, heartbeats and leaves must be signed with
+ * the swarm secret (401 otherwise) and by the agent's own key, and an id belongs to the key of its
+ * first admitted join (409 for any other, whatever the URL); `DELETE /v1/nodes/:id/key` (the
+ * swarm secret, signed or as a bearer token) is the only way to free an id; `POST /v1/generate`
+ * needs the client token when one is configured.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { systemClock } from '../../runtime/clock.js';
+import type { TimeSource } from '../../runtime/types.js';
+import { ServeError } from '../../wire/serve-error.js';
+import { AGENT_KEY_HEADERS, verifyAgentSignature } from '../../wire/agent-key.js';
+import { KeyBindings } from './key-bindings.js';
+import { NonceCache } from '../../wire/nonce-cache.js';
+import { rawBody, keepRawBody } from '../../net/raw-body.js';
+import { DEFAULT_MAX_SKEW_MS, sameSecret, verifySignature, type SignedParts } from '../../wire/request-signing.js';
+
+/** The orchestrator's credentials. */
+export interface OrchestratorAuth {
+  /** The swarm secret: agents sign their joins, heartbeats and leaves with it; it signs the stage calls. */
+  readonly secret: Uint8Array;
+  /** When set, `POST /v1/generate` needs `authorization: Bearer <token>`. */
+  readonly clientToken?: Uint8Array;
+  /** The tokens of the client classes (`--classes`, docs/serve.md): each is a client token too. */
+  readonly classTokens?: readonly string[];
+  /**
+   * Checks the requests' timestamps: wall time, like the agents' (not the orchestrator's clock,
+   * which a test may hold still). @defaultValue systemClock
+   */
+  readonly clock?: TimeSource;
+  /** @defaultValue 30000 */
+  readonly maxSkewMs?: number;
+  /**
+   * Keeps the id → key bindings in this file, so they outlive a restart. @defaultValue none:
+   * in memory, for as long as the orchestrator runs
+   */
+  readonly bindingsFile?: string;
+}
+
+/**
+ * Where the id → key bindings live: the orchestrator's own ({@link KeyBindings}, its file), or,
+ * replicated (`--nats`), the swarm's log, so every orchestrator holds the same (docs/security.md).
+ */
+export interface BindingStore {
+  keyOf(id: string): string | undefined;
+  /** Binds `id` to `key` unless bound already; true when it is `key`'s now. */
+  claim(id: string, key: string): boolean | Promise<boolean>;
+  /** Frees `id`; true when it was bound. */
+  release(id: string): boolean | Promise<boolean>;
+}
+
+/** The agents' routes, by fastify route pattern: what each is called in messages. */
+const MEMBER_ROUTES: ReadonlyMap<string, 'join' | 'heartbeat' | 'leave'> = new Map([
+  ['/v1/nodes', 'join'],
+  ['/v1/nodes/:id/heartbeat', 'heartbeat'],
+  ['/v1/nodes/:id/leave', 'leave'],
+]);
+const ADMIN_ROUTE = '/v1/nodes/:id/key';
+
+const verified = new WeakMap<object, SignedParts>();
+/** A verified join of an id bound to no key yet, by request: binds it once the join is admitted. */
+const pendingClaims = new WeakMap<object, () => Promise<void>>();
+
+const mismatch = (id: string, what: string): ServeError =>
+  new ServeError('KeyMismatch', 409, `agent "${id}" is bound to another key: its ${what} is refused (an admin frees the id with DELETE /v1/nodes/${id}/key)`, { field: 'id' });
+
+/**
+ * Binds the id of `request`, a verified join of an id bound to no key, to the key that signed it;
+ * the join route calls it once the edge admitted the join (join-edge.ts), before the join starts,
+ * so a join refused there (400 `url`, 429, 503 `Full`) leaves no binding behind, and of two first
+ * joins of one id the second is refused. Alone the binding is made at once; replicated (`--nats`)
+ * it resolves once the log applied it, and the first bind on the log wins on every orchestrator.
+ * A no-op for any other request.
+ * @throws {ServeError} 409 `KeyMismatch` when another key bound the id since the request was verified
+ * @throws {ReplicationError} replicated, when the bind cannot reach the log (`Disconnected`, 503)
+ */
+export async function bindJoinKey(request: FastifyRequest): Promise<void> {
+  const claim = pendingClaims.get(request.raw);
+  pendingClaims.delete(request.raw);
+  await claim?.();
+}
+
+const bearer = (request: FastifyRequest): string | undefined => /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+
+/**
+ * Registers the checks and the admin route on the orchestrator's app (before its routes are added).
+ * @param replicated the swarm's replicated bindings (`--nats`): then `auth.bindingsFile` is neither read nor written
+ * @throws {AuthError} `StateFile` when `auth.bindingsFile` exists but cannot be read
+ */
+export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, log: (line: string) => void, replicated?: BindingStore): void {
+  const bindings: BindingStore = replicated ?? new KeyBindings(auth.bindingsFile);
+  const clock = auth.clock ?? systemClock;
+  const maxSkewMs = auth.maxSkewMs ?? DEFAULT_MAX_SKEW_MS;
+  const nonces = new NonceCache(2 * maxSkewMs);
+  const secretText = Buffer.from(auth.secret).toString('utf8');
+  keepRawBody(app);
+
+  const checkSecret = (request: FastifyRequest, bearerToo: boolean): void => {
+    const token = bearerToo ? bearer(request) : undefined;
+    if (token !== undefined) {
+      if (!sameSecret(token, secretText)) throw new ServeError('Unauthenticated', 401, 'header authorization: not the swarm secret', { field: 'authorization' });
+      return;
+    }
+    const verdict = verifySignature(auth.secret, { method: request.method, path: request.url, headers: request.headers, body: rawBody(request) }, clock.now(), nonces, maxSkewMs);
+    if (!verdict.ok) throw new ServeError('Unauthenticated', 401, verdict.reason, { field: 'headers' });
+    verified.set(request.raw, verdict.parts);
+  };
+
+  app.addHook('preValidation', async (request) => {
+    const route = request.routeOptions.url;
+    if (route === undefined) return;
+    if (MEMBER_ROUTES.has(route)) checkSecret(request, false);
+    else if (route === ADMIN_ROUTE) checkSecret(request, true);
+    else if (route === '/v1/generate' && auth.clientToken !== undefined) {
+      const token = bearer(request);
+      const accepted = token !== undefined && (sameSecret(token, Buffer.from(auth.clientToken).toString('utf8')) || (auth.classTokens ?? []).some((t) => sameSecret(token, t)));
+      if (!accepted) throw new ServeError('Unauthenticated', 401, 'header authorization: POST /v1/generate needs "Bearer <client token>" (--client-token-file)', { field: 'authorization' });
+    }
+  });
+
+  // After validation: the id is well formed, and the join's body is the one the agent signed.
+  app.addHook('preHandler', async (request) => {
+    const what = MEMBER_ROUTES.get(request.routeOptions.url ?? '');
+    if (what === undefined) return;
+    const id = what === 'join' ? (request.body as { id: string }).id : (request.params as { id: string }).id;
+    const key = request.headers[AGENT_KEY_HEADERS.key];
+    const signature = request.headers[AGENT_KEY_HEADERS.signature];
+    const parts = verified.get(request.raw);
+    if (typeof key !== 'string' || typeof signature !== 'string' || parts === undefined) throw new ServeError('Unauthenticated', 401, `agent "${id}": the ${what} is not signed by the agent's key (headers ${AGENT_KEY_HEADERS.key}, ${AGENT_KEY_HEADERS.signature})`, { field: 'headers' });
+    if (!verifyAgentSignature(key, signature, id, parts)) throw new ServeError('Unauthenticated', 401, `agent "${id}": header ${AGENT_KEY_HEADERS.signature} does not verify with the key sent`, { field: 'headers' });
+    const bound = bindings.keyOf(id);
+    if (bound !== undefined && bound !== key) {
+      log(`refused a ${what} for "${id}" signed by another key than the one it joined with`);
+      throw mismatch(id, what);
+    }
+    if (what === 'join' && bound === undefined) {
+      pendingClaims.set(request.raw, async () => {
+        if (await bindings.claim(id, key)) return;
+        log(`refused a join for "${id}": another key bound the id first`);
+        throw mismatch(id, what);
+      });
+    }
+  });
+
+  app.delete<{ Params: { id: string } }>(ADMIN_ROUTE, { schema: { params: { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } } } }, async (request) => {
+    const { id } = request.params;
+    const removed = await bindings.release(id);
+    log(removed ? `the key binding of "${id}" was removed: its next join binds a key again` : `no key binding of "${id}" to remove`);
+    return { id, removed };
+  });
+}

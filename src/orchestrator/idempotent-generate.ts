@@ -1,0 +1,87 @@
+/**
+ * An idempotent `POST /v1/generate` (docs/serve.md, "Idempotent generation"): the key is claimed
+ * in the checkpoint store; a finished key answers with its stored result; otherwise the
+ * generation runs from the key's checkpoint, writing one every `checkpointEvery` steps (awaited,
+ * so a takeover recomputes at most that many), and ends with its answer stored, or — cancelled by
+ * the client, failed, or the orchestrator shutting down — with its progress checkpointed and the
+ * key let go.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Clock } from '../runtime/types.js';
+import type { GenerateReply, GenerateRequest } from './generate-protocol.js';
+import { requestFingerprint, type CheckpointStore } from './generate-checkpoint.js';
+import { claimGenerate } from './idempotency-claim.js';
+import { promptDigest } from '../wire/digest.js';
+
+/** @defaultValue of `checkpointEvery` */
+export const DEFAULT_CHECKPOINT_EVERY = 8;
+/** @defaultValue of `claimLeaseMs` */
+export const DEFAULT_CLAIM_LEASE_MS = 3000;
+/** @defaultValue of `checkpointTtlMs` */
+export const DEFAULT_CHECKPOINT_TTL_MS = 600_000;
+
+/** How idempotent generations are kept. */
+export interface IdempotencySettings {
+  readonly store: CheckpointStore;
+  /** This orchestrator's name in the records. */
+  readonly owner: string;
+  /** A claim ends this long after its holder's last renewal (renewed every third of it). */
+  readonly leaseMs: number;
+  /** A checkpoint after every this many steps. */
+  readonly checkpointEvery: number;
+  readonly log?: (line: string) => void;
+}
+
+/** What `generate` is given to resume and checkpoint: where it starts, what to do after each step, when to stop. */
+export interface GenerateProgress {
+  /** The step inputs at layer 0 so far, oldest first: the first is the prompt's digest, the last the next step's input. */
+  readonly inputs: readonly number[];
+  /** Called after each step with the steps done and the step's output; resolves when the generation may go on. */
+  afterStep(done: number, output: number): Promise<void>;
+  /** Aborted when the client went away or the key was taken over: the stage calls stop. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Runs `run` under idempotency key `key`: the stored answer of a finished key, else `run` from
+ * the key's checkpoint.
+ * @throws {IdempotencyError} `InProgress`, `KeyReused`, `Unavailable` (claiming), `ClaimLost` (taken over while running); whatever `run` throws.
+ */
+export async function generateIdempotent(key: string, request: GenerateRequest, settings: IdempotencySettings, clock: Clock, cancel: AbortSignal, run: (progress: GenerateProgress) => Promise<GenerateReply>): Promise<GenerateReply> {
+  const outcome = await claimGenerate(settings.store, key, requestFingerprint(request), promptDigest(request.prompt), {
+    owner: settings.owner,
+    clock,
+    leaseMs: settings.leaseMs,
+    onWriteError: (error) => settings.log?.(`idempotency key "${key}": a checkpoint write failed (${String(error)}); going on, a takeover would recompute more`),
+  });
+  if (outcome.kind === 'done') return outcome.reply;
+  const { claim } = outcome;
+  const held = [...outcome.inputs];
+  const every = settings.checkpointEvery;
+  const progress: GenerateProgress = {
+    inputs: outcome.inputs,
+    signal: AbortSignal.any([cancel, claim.signal]),
+    async afterStep(done, output) {
+      held.push(output);
+      if (done < request.steps && done % every === 0) await claim.checkpoint(done, held);
+    },
+  };
+  try {
+    const reply = await run(progress);
+    await claim.finish(reply);
+    return reply;
+  } catch (error) {
+    if (claim.signal.aborted) throw claim.signal.reason;
+    await claim.pause(Math.min(held.length - 1, request.steps - 1), held); // a finished step count is an answer, not a checkpoint
+    throw error;
+  }
+}
+
+/** Aborted when the client goes away before its answer is sent (the connection closed first). */
+export function cancelOnDisconnect(response: ServerResponse): AbortSignal {
+  const cancel = new AbortController();
+  response.once('close', () => {
+    if (!response.writableFinished) cancel.abort(new Error('the client closed the connection before the answer'));
+  });
+  return cancel.signal;
+}

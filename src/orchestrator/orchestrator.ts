@@ -1,0 +1,155 @@
+/**
+ * The HTTP orchestrator of `hecate-node serve`: it embeds a Swarm with failure detection and runs
+ * sessions over the agents that join it. Nodes join, heartbeat and leave over HTTP
+ * (`agent-routes.ts`); the Swarm owns each agent's lifecycle and its events go out on
+ * `GET /v1/events` (`swarm-events.ts`); `GET /v1/status` and `GET /metrics` read it from the swarm
+ * (`status-routes.ts`); `POST /v1/generate` runs a session (`generate-route.ts`).
+ */
+import type { AdmissionConfig } from '../core/admission-config.js';
+import type { EjectionOptions } from '../core/ejection.js';
+import type { PhiOptions } from '../core/phi.js';
+import type { ModelSpec, NodeProfile } from '../core/types.js';
+import { systemClock } from '../runtime/clock.js';
+import type { CommitMode, SwarmContract } from '../runtime/swarm-contract.js';
+import type { Clock, SwarmConfig } from '../runtime/types.js';
+import type { NatsAccess } from '../replication/nats-access.js';
+import { registerAgentRoutes } from './agent-routes.js';
+import { guardOrchestrator, type OrchestratorAuth } from './auth/orchestrator-guard.js';
+import { classTokens, type ClientClasses } from './client-classes.js';
+import type { DrainReport } from './drain-gate.js';
+import { registerGenerateRoute } from './generate-route.js';
+import { asServeError } from './error-answers.js';
+import { createHttpApp, listen } from '../net/http-app.js';
+import { openSwarm } from './open-swarm.js';
+import { createParts } from './orchestrator-parts.js';
+import { detectorBounds, SERVE_DETECTOR } from './serve-detector.js';
+import { createPeerPoster } from '../net/peer-post.js';
+import { registerStatusRoutes } from './status-routes.js';
+import { serverTls, type TlsOptions } from '../net/tls-options.js';
+import { createJoinEdge, workModel, type EdgeOptions } from './join-edge.js';
+import { checkIdempotencyOptions, openIdempotency, type IdempotencyOptions } from './open-idempotency.js';
+import { spanChecks, type VerifyOptions } from './verify-span.js';
+
+/** Options of {@link startOrchestrator}. */
+export interface OrchestratorOptions extends EdgeOptions, IdempotencyOptions, VerifyOptions {
+  /** @defaultValue '127.0.0.1' */
+  readonly host?: string;
+  /** @defaultValue 0 (any free port) */
+  readonly port?: number;
+  /** @defaultValue one base model `base` of 12 layers in 2 copies */
+  readonly models?: readonly ModelSpec[];
+  /**
+   * Nodes declared up front (a topology file): the Swarm is planned over them at start, each down
+   * until its agent joins. Without them the Swarm is planned when the joined agents can hold every
+   * copy, and later agents grow it.
+   */
+  readonly nodes?: readonly NodeProfile[];
+  /** @defaultValue {@link SERVE_DETECTOR} */
+  readonly failureDetector?: PhiOptions;
+  /** Passive ejection (docs/detection.md). @defaultValue the library's: 5 consecutive failed stage calls */
+  readonly ejection?: EjectionOptions;
+  /**
+   * Longer than a stall the detector forgives (docs/serve.md): a stalled agent's calls wait for it
+   * rather than time out, fail and eject it. @defaultValue 5000
+   */
+  readonly stageTimeoutMs?: number;
+  /** Resumes per step. @defaultValue 3 */
+  readonly retries?: number;
+  /** A generation must finish within this. @defaultValue 60000 */
+  readonly deadlineMs?: number;
+  /**
+   * The orchestrator's one clock: the embedded Swarm's (detector, leases, session deadlines), every
+   * event's `at`, the registry's heartbeat times, a generation's `ms`, the request histogram and the
+   * event stream's keep-alive. A `ManualClock` makes all of it move only when told.
+   * @defaultValue systemClock
+   */
+  readonly clock?: Clock;
+  /**
+   * One of several orchestrators on one swarm (docs/serve.md, "Several orchestrators"): its
+   * membership and lifecycle events go through the NATS JetStream log of swarm `swarm`, agents'
+   * addresses through a KV bucket, heartbeats through a core NATS subject. Needs `nodes` (every
+   * orchestrator plans over the same declared nodes) and the optional NATS packages.
+   */
+  readonly replication?: { readonly servers: readonly string[]; readonly swarm: string; readonly nats?: NatsAccess };
+  /**
+   * The swarm secret and the client token (docs/security.md): joins, heartbeats and leaves must be
+   * signed with the secret and by the agent's key, an id stays bound to the key it first joined
+   * with, stage calls are signed. Without it nothing is checked (an embedding that guards the
+   * network itself); `hecate-node serve` always sets it.
+   */
+  readonly auth?: OrchestratorAuth;
+  /** Serve over https with `cert` and `key`; trust `ca` when calling agents over https. */
+  readonly tls?: TlsOptions;
+  /** How `POST /v1/generate` waits when every copy is full (docs/admission.md); `--queue-size` sets `queueSize`. @defaultValue the library's */
+  readonly admission?: AdmissionConfig;
+  /** Client classes (`--classes`, docs/serve.md "Classes"): a caller's priority, deadline and limit by its token. */
+  readonly classes?: ClientClasses;
+  readonly log?: (line: string) => void;
+}
+
+export type { OrchestratorAuth } from './auth/orchestrator-guard.js';
+export { detectorBounds, SERVE_DETECTOR } from './serve-detector.js';
+
+/** A running orchestrator. */
+export interface RunningOrchestrator {
+  readonly url: string;
+  /** The embedded swarm, once planned: the local Swarm, or (replicated) the replica through its log. */
+  swarm(): SwarmContract<CommitMode> | undefined;
+  /**
+   * Stops admitting generations (503 `Draining` with `Retry-After`), waits up to `graceMs` for the
+   * running ones, hands back the rest, and waits for their agents to be told (docs/serve.md,
+   * "Draining"). Then `close()`.
+   */
+  drain(graceMs: number): Promise<DrainReport>;
+  close(): Promise<void>;
+}
+
+/** Starts the orchestrator and listens. */
+export async function startOrchestrator(options: OrchestratorOptions = {}): Promise<RunningOrchestrator> {
+  const log = options.log ?? (() => {});
+  const clock = options.clock ?? systemClock;
+  const models = options.models ?? [{ id: 'base', kind: 'base', layers: 12, pipelines: 2 }];
+  const failureDetector = options.failureDetector ?? SERVE_DETECTOR;
+  const sessionOptions = { stageTimeoutMs: options.stageTimeoutMs ?? 5000, retries: options.retries ?? 3, deadlineMs: options.deadlineMs ?? 60_000 };
+  // A generation's lease outlives its deadline: an admitted slot is never freed while its work runs (docs/admission.md).
+  const leaseTtlMs = Math.max(30_000, sessionOptions.deadlineMs + 5_000);
+  const config: SwarmConfig = { models, failureDetector, leaseTtlMs, ...(options.ejection !== undefined ? { ejection: options.ejection } : {}), ...(options.admission !== undefined ? { admission: options.admission } : {}) };
+  checkIdempotencyOptions(options);
+  const parts = createParts(clock, models, config, log);
+  await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes } : {}), ...(options.replication !== undefined ? { replication: { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) } } : {}) });
+
+  const idempotency = await openIdempotency(parts, options, options.replication === undefined ? undefined : { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) });
+  const app = createHttpApp(serverTls(options.tls), asServeError);
+  if (options.auth !== undefined) guardOrchestrator(app, options.classes === undefined ? options.auth : { ...options.auth, classTokens: classTokens(options.classes) }, log, parts.seat.replica?.bindings);
+  const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
+  const edge = createJoinEdge(parts, options);
+  registerAgentRoutes(app, parts, edge);
+  const generation = registerGenerateRoute(app, parts, sessionOptions, workModel(options), poster.post, options.classes, idempotency, spanChecks(parts, options));
+  registerStatusRoutes(app, parts, failureDetector, sessionOptions);
+  app.addHook('onClose', async () => {
+    edge.silent.close();
+    parts.events.close();
+    poster.close();
+    await idempotency.store.close();
+    const replica = parts.seat.replica;
+    if (replica !== undefined) await replica.close();
+    else parts.seat.local()?.stop();
+  });
+
+  const url = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0);
+  const bounds = detectorBounds(failureDetector);
+  log(`orchestrator on ${url}; detector: suspect after ${bounds.suspectAfterMs} ms, down after ${bounds.downAfterMs} ms of silence (1 s heartbeats)`);
+  return {
+    url,
+    swarm: () => parts.seat.swarm,
+    async drain(graceMs) {
+      const report = await generation.gate.drain(graceMs, clock);
+      await generation.drops.settled();
+      return report;
+    },
+    async close() {
+      parts.events.close();
+      await app.close();
+    },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * Serve's verification by redundant execution (docs/security.md, "Verification"): a share of a
+ * generation's stage calls run again on another copy of their span — the plan's other pipelines,
+ * hop by hop — and a node the majority of three outvotes is quarantined through the swarm's
+ * lifecycle command (`quarantine`: down with cause `integrity`, the statechart's to write).
+ */
+import { uniform } from '../core/random.js';
+import type { Swarm } from '../runtime/swarm.js';
+import type { SessionStage, StageRunner } from '../sessions/session-types.js';
+import { verifySpans, type SpanHop, type SpanVerdict } from '../sessions/span-verifier.js';
+import type { OrchestratorParts } from './orchestrator-parts.js';
+import { hashText } from '../wire/digest.js';
+
+/**
+ * The share of stage calls verified by default, 1 in 80: on the chaos topology about 1.7% extra
+ * stage calls and 4.7% extra layer-tokens, a node lying on 10% of its calls quarantined within
+ * about 300 generations (bench/verify-spans.ts; docs/security.md).
+ */
+export const DEFAULT_VERIFY_SAMPLE = 0.0125;
+
+/** Orchestrator options of verification. */
+export interface VerifyOptions {
+  /** The share of stage calls run again on another copy, in [0, 1]; 0 turns verification off. @defaultValue {@link DEFAULT_VERIFY_SAMPLE} */
+  readonly verifySample?: number;
+  /** Seeds which calls are verified (with each session's id). @defaultValue 0 */
+  readonly verifySeed?: number;
+}
+
+/** What a generation verifies with. */
+export interface SpanChecks {
+  readonly sample: number;
+  readonly seed: number;
+  /** Quarantines a node: the seated swarm's lifecycle command (through the log when replicated). */
+  quarantine(nodeId: string): unknown;
+  /** Told each verdict (the metrics). */
+  verdict(kind: SpanVerdict, stage: SessionStage): void;
+}
+
+/** The orchestrator's {@link SpanChecks}, or undefined when verification is off. */
+export function spanChecks(parts: OrchestratorParts, options: VerifyOptions): SpanChecks | undefined {
+  const sample = options.verifySample ?? DEFAULT_VERIFY_SAMPLE;
+  if (!(sample > 0)) return undefined;
+  return {
+    sample,
+    seed: options.verifySeed ?? 0,
+    quarantine: (nodeId) => parts.seat.require().quarantine(nodeId),
+    verdict: (kind) => parts.metrics.verifications.inc({ verdict: kind }),
+  };
+}
+
+/**
+ * The other copies of `[layerStart, layerEnd)` in `swarm`'s plan: for each other pipeline of the
+ * model, the hops of its stages over the span, if every one is alive and none is excluded;
+ * fewest hops first.
+ */
+export function planCopies(swarm: Swarm, modelId: string, layerStart: number, layerEnd: number, exclude: ReadonlySet<string>): SpanHop[][] {
+  const state = swarm.state();
+  const out: SpanHop[][] = [];
+  for (const p of state.plan.pipelines) {
+    if (p.modelId !== modelId) continue;
+    const hops: SpanHop[] = [];
+    let at = layerStart;
+    for (const s of p.stages) {
+      if (s.layerEnd <= at || s.layerStart >= layerEnd) continue;
+      if (s.layerStart > at || exclude.has(s.nodeId) || !Object.hasOwn(state.nodes, s.nodeId) || state.nodes[s.nodeId]?.alive !== true) break;
+      const end = Math.min(s.layerEnd, layerEnd);
+      hops.push({ nodeId: s.nodeId, layerStart: at, layerEnd: end });
+      at = end;
+    }
+    if (at === layerEnd && hops.length > 0) out.push(hops);
+  }
+  return out.sort((a, b) => a.length - b.length);
+}
+
+/**
+ * `runner` verified as `checks` says, for one generation: which calls are verified is drawn from
+ * the seed and the session's id. Check calls go through `check` (a runner of their own, so they
+ * do not show in the reply's path). Without `checks`, `runner` itself.
+ */
+export function verifiedRunner(swarm: Swarm, runner: StageRunner<number>, check: () => StageRunner<number>, checks: SpanChecks | undefined): StageRunner<number> {
+  if (checks === undefined) return runner;
+  let sessionId = '';
+  let draw: (() => number) | undefined;
+  const verified = verifySpans(runner, {
+    sample: checks.sample,
+    random: () => (draw ??= uniform(hashText(sessionId, checks.seed)))(),
+    copies: (model, start, end, exclude) => planCopies(swarm, model, start, end, exclude),
+    quarantine: (id) => checks.quarantine(id),
+    check: check(),
+    onVerdict: (kind, stage) => checks.verdict(kind, stage),
+  }).runner;
+  return (stage, input, context) => {
+    sessionId = stage.sessionId;
+    return verified(stage, input, context);
+  };
+}
