@@ -10,7 +10,7 @@ import type { PeerPost } from '../net/peer-post.js';
 import { ServeError } from '../wire/serve-error.js';
 import type { ServeMetrics } from './serve-metrics.js';
 import type { StageReply, StageRequest } from '../wire/stage-protocol.js';
-import { checkStageReply, readCapped } from './stage-reply.js';
+import { callStage } from './stage-call.js';
 import { stageBudgetMs, type WorkModel } from './work-bounds.js';
 
 /** An unsigned POST over fetch (no swarm secret configured). */
@@ -62,9 +62,7 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
     }
     try {
       const signal = AbortSignal.any([context.signal, budget.signal]);
-      const response = await post(`${record.url}/v1/stage`, JSON.stringify(body), signal);
-      if (!response.ok) throw new ServeError('StageFailed', 502, `agent "${stage.nodeId}" answered ${response.status}: ${(await readCapped(response, stage.nodeId)).slice(0, 300)}`);
-      const reply = checkStageReply(await readCapped(response, stage.nodeId), stage.nodeId, body);
+      const reply = await callStage(post, record.url, stage.nodeId, body, signal);
       if (context.replay.length > 0) context.replayed(reply.replayOutputs);
       if (stage.stageIndex === 0) path.clear();
       if (prefix !== undefined && stage.stageIndex === 0 && context.step === 0 && reply.cachedTokens !== undefined) prefix.agentCached = reply.cachedTokens;
