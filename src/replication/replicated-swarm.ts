@@ -125,7 +125,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
       boundary: (seq, stored) => void (stored ? this.compactor?.stored(seq) : this.compactor?.boundary()),
       format,
       reads: trust.formats,
-      ...(trust.admission !== undefined ? { admission: trust.admission } : {}),
+      ...(trust.acceptance !== undefined ? { acceptance: trust.acceptance } : {}),
       emit,
     });
     const forgetAfterMs = options.forgetAfterMs ?? 0;

@@ -51,7 +51,7 @@ import { createSwarm, swarmConfig, SwarmError, type NodeProfile, type Route, typ
 import { nodeMachine, provideSwarm, type SwarmContext } from 'hecate-swarm/machines';
 import { topologyFromValue } from 'hecate-swarm/sim';
 import { ManualClock } from 'hecate-swarm';
-import { createSwarm as createSessionSwarm, type StageRunner } from 'hecate-swarm/sessions';
+import { createSessionSwarm, type StageRunner } from 'hecate-swarm/sessions';
 import { persistSwarm, restoreSwarm, swarmDigest } from 'hecate-swarm/persistence';
 import { prefixCache } from 'hecate-swarm/prefix';
 
