@@ -105,7 +105,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     });
     this.load = options.shareLoad === false ? undefined : new ReplicaLoad(nc, name, replicaId, randomName(), io, options, this.trust.signer, () => this.link.status() !== 'disconnected' && !this.closed, floor);
     const swarmOptions = {
-      leaseIdPrefix: `${replicaId}:`, // leases are local: two replicas' never share an id
+      leaseNamespace: `${replicaId}:`, // leases are local: two replicas' never share an id
       ...(options.clock !== undefined ? { clock: options.clock } : {}),
       ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
       ...(options.prefixCache !== undefined ? { prefixCache: options.prefixCache } : {}),

@@ -73,7 +73,7 @@ export class Swarm implements SwarmContract<'now'> {
     this.leaseTtlMs = config.leaseTtlMs ?? 30_000;
     this.clock = options.clock ?? systemClock;
     this.timers = options.clock === undefined || isTimerClock(options.clock);
-    this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.view.table.addInflight(nodeId, delta), options.leaseIdPrefix, (lease) => this.admission.ended(lease));
+    this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.view.table.addInflight(nodeId, delta), options.leaseNamespace, (lease) => this.admission.ended(lease));
     // Seeded ids live in the context (a snapshot carries them); any other id source is injected.
     const seeded = restored !== undefined ? restored.ids !== null : snapshot !== undefined ? snapshot.seeded : options.idSource === undefined && options.seed !== undefined;
     const ids: IdSource | undefined = seeded ? undefined : (options.idSource ?? randomIds);

@@ -77,11 +77,11 @@ export interface SwarmOptions {
    */
   readonly clock?: Clock | TimeSource;
   /**
-   * Put before every lease id (`lease-1` becomes `<prefix>lease-1`), so that swarms whose leases
+   * Put before every lease id (`lease-1` becomes `<namespace>lease-1`), so that swarms whose leases
    * meet in one place never share an id: a replicated swarm sets it to its replica id.
    * At most 64 characters. @defaultValue ''
    */
-  readonly leaseIdPrefix?: string;
+  readonly leaseNamespace?: string;
   /**
    * The prefix-cache index, `prefixCache(options)` of `hecate-swarm/prefix` (docs/prefix-cache.md).
    * Without it a prompt only sets `tokens`: routes carry no `cachedTokens`, a release's
