@@ -1,6 +1,6 @@
 import type { AdmissionConfig } from '../core/admission-config.js';
 import type { InspectionEvent, Observer } from 'xstate';
-import type { GrowthRole, IdSource, ModelSpec, NodeProfile, Recovery, Relocation, Route, RoutingRequest } from '../core/types.js';
+import type { GrowthResult, GrowthRole, IdSource, ModelSpec, NodeProfile, Recovery, Relocation, RetirementResult, Route, RoutingRequest } from '../core/types.js';
 import type { PlanConfig } from '../core/plan.js';
 import type { PhiOptions } from '../core/phi.js';
 import type { EjectionOptions } from '../core/ejection.js';
@@ -157,28 +157,14 @@ export interface Rescue {
 
 
 /** What `addNode` did. */
-export interface Growth {
+export interface Growth extends GrowthResult {
   readonly nodeId: string;
-  readonly role: GrowthRole;
-  /** The model it now serves, if any. */
-  readonly modelId?: string;
-  /** Pipelines created or rebuilt for it. */
-  readonly pipelines: readonly string[];
-  /** Broken pipelines it restored, now replaced by the rebuilt ones in `pipelines`. */
-  readonly replaced: readonly string[];
-  /** Layers the growth placed (at most one copy's worth): what it costs to load. */
-  readonly layersMoved: number;
   readonly status: SwarmStatus;
 }
 
 /** What `removeNode` did. */
-export interface Retirement {
+export interface Retirement extends RetirementResult {
   readonly nodeId: string;
-  readonly relocated: readonly Relocation[];
-  /** Pipelines that could not be rebuilt and were dropped whole. */
-  readonly dropped: readonly string[];
-  /** Layers relocated (exactly the retired node's, at most). */
-  readonly layersMoved: number;
   readonly status: SwarmStatus;
 }
 
