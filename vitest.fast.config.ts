@@ -19,6 +19,7 @@ export const SLOW_TESTS = [
   'test/examples.test.ts', // examples/lifecycle.mjs in a Node process
   'test/readme-chart.test.ts', // the CLI as a process
   'test/scripts/provision.test.ts', // installer shell scripts
+  'test/agent/engines/llama-cpp.test.ts', // llama.cpp through node-llama-cpp (732 MB, provisioned on first run)
   'test/sim/load-cli.test.ts', // W1–W6 simulated whole through the CLI's code: the longest in-process file (~6 s)
 ];
 
