@@ -7,7 +7,7 @@
  * `bench/engine-decode.json`. Target: decode ≥ 0.5× llama.cpp (docs/engine-reference.md).
  */
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ReferenceEngine } from '../src/agent/engines/reference/reference-engine.js';
@@ -195,7 +195,7 @@ try {
   ];
   const sameIds = result.ids[0].every((id, i) => id === result.ids[1][i]);
   const report = {
-    environment: { node: process.version, cpu: `${cpus()[0]?.model ?? 'unknown'} x ${cpus().length}`, quick: QUICK },
+    environment: { node: process.version, cpu: `${cpus()[0]?.model ?? 'unknown'} x ${cpus().length}`, loadAverage: loadavg()[0], quick: QUICK },
     model: { ...MODEL, parameters: modelParameters(config), weightBytes: made.weightBytes, weightBytesPerToken },
     streamingReadGBs: bandwidth / 1e9,
     greedyIdsAgree: sameIds,

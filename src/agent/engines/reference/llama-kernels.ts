@@ -1,34 +1,9 @@
 /**
- * The arithmetic of one Llama token row, as Hugging Face's `LlamaForCausalLM` defines it. Every
- * function computes one row, with one accumulation order per output element whatever else is
- * computed beside it: a token's row is the same bits in a prefill, a decode or a replay.
- * Accumulation is in JavaScript's f64, rounded to f32 when stored.
+ * The arithmetic of one Llama token row besides the matrix products (wasm-kernels.ts), as Hugging
+ * Face's `LlamaForCausalLM` defines it. Every function computes one row, with one accumulation
+ * order per output element whatever else is computed beside it: a token's row is the same bits in
+ * a prefill, a decode or a replay. Accumulation is in JavaScript's f64, rounded to f32 when stored.
  */
-
-/**
- * `y[o] = Σ_i w[o, i] · x[i]` for a row-major `[rows, cols]` matrix (a Hugging Face Linear's
- * `[out_features, in_features]`), reading `x` from `xOffset` and writing `y` from `yOffset`.
- * Four partial sums over i ≡ 0, 1, 2, 3 (mod 4), combined as (s0 + s1) + (s2 + s3): fixed.
- */
-export function matVec(w: Float32Array, rows: number, cols: number, x: Float32Array, xOffset: number, y: Float32Array, yOffset: number): void {
-  const tail = cols & ~3;
-  for (let o = 0; o < rows; o++) {
-    const base = o * cols;
-    let s0 = 0;
-    let s1 = 0;
-    let s2 = 0;
-    let s3 = 0;
-    let i = 0;
-    for (; i < tail; i += 4) {
-      s0 += (w[base + i] as number) * (x[xOffset + i] as number);
-      s1 += (w[base + i + 1] as number) * (x[xOffset + i + 1] as number);
-      s2 += (w[base + i + 2] as number) * (x[xOffset + i + 2] as number);
-      s3 += (w[base + i + 3] as number) * (x[xOffset + i + 3] as number);
-    }
-    for (; i < cols; i++) s0 += (w[base + i] as number) * (x[xOffset + i] as number);
-    y[yOffset + o] = s0 + s1 + (s2 + s3);
-  }
-}
 
 /** RMSNorm of one row: `out = weight ⊙ x / √(mean(x²) + eps)`. */
 export function rmsNorm(x: Float32Array, xOffset: number, weight: Float32Array, eps: number, out: Float32Array, outOffset: number): void {

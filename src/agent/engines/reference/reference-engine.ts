@@ -1,8 +1,9 @@
 /**
  * The reference engine: Hugging Face `LlamaForCausalLM` for the layers of the spans it loads, with
  * a KV cache per session per span, bounded in bytes (idle sessions evicted least-recently-used).
- * Plain JavaScript, one code path whatever the batch: a token's row is the same bits in a prefill,
- * a decode or a replay, so a rebuilt cache equals the original (docs/engine-reference.md).
+ * Matrix products in WebAssembly SIMD128, the rest in JavaScript; one code path whatever the batch:
+ * a token's row is the same bits in a prefill, a decode or a replay, so a rebuilt cache equals the
+ * original (docs/engine-reference.md).
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { readLlamaConfig } from '../../../model/config.js';
@@ -15,6 +16,7 @@ import { inverseFrequencies } from './llama-kernels.js';
 import { SessionCache } from './session-cache.js';
 import { forwardSpan, type SpanInput, type SpanModel } from './span-forward.js';
 import { loadSpanWeights } from './span-weights.js';
+import { WasmKernels } from './wasm-kernels.js';
 
 /** Where the models are and how much KV memory the engine may hold. */
 export interface ReferenceEngineOptions {
@@ -32,7 +34,7 @@ interface LoadedSpan {
 const spanKey = (span: StageSpan): string => `${span.modelId}:${span.layerStart}-${span.layerEnd}/${span.layers}`;
 const cacheKey = (span: string, sessionId: string): string => `${span}\u0000${sessionId}`;
 
-/** A {@link StageEngine} running Llama layers in plain JavaScript. */
+/** A {@link StageEngine} running Llama layers (WebAssembly SIMD128 products, JavaScript for the rest). */
 export class ReferenceEngine implements StageEngine {
   readonly kind = 'reference';
   private readonly models: ReadonlyMap<string, string>;
@@ -72,7 +74,7 @@ export class ReferenceEngine implements StageEngine {
     if (span.layers !== config.num_hidden_layers || !Number.isInteger(span.layerStart) || !Number.isInteger(span.layerEnd) || span.layerStart < 0 || span.layerEnd <= span.layerStart || span.layerEnd > span.layers) {
       throw new ReferenceEngineError('InvalidSpan', `span [${span.layerStart}, ${span.layerEnd}) of ${span.layers} layers does not fit model "${span.modelId}" (${config.num_hidden_layers} layers in ${dir}/config.json)`);
     }
-    const weights = await loadSpanWeights(await openModelWeights(dir), config, span.layerStart, span.layerEnd);
+    const weights = await loadSpanWeights(await openModelWeights(dir), config, span.layerStart, span.layerEnd, new WasmKernels());
     if (signal?.aborted === true) throw new ReferenceEngineError('Aborted', `loading span ${key} was aborted`);
     this.spans.set(key, { span: { ...span }, model: { config, weights, inverseFrequencies: inverseFrequencies(config.head_dim, config.rope_theta), rotary: [] } });
   }

@@ -6,7 +6,7 @@
  * whatever the step's token count (docs/engine-reference.md).
  */
 import type { LlamaConfig } from '../../../model/config.js';
-import { applyRotary, attendRow, matVec, rmsNorm, rotaryRow, swiGlu, type AttentionShape, type RotaryRow } from './llama-kernels.js';
+import { applyRotary, attendRow, rmsNorm, rotaryRow, swiGlu, type AttentionShape, type RotaryRow } from './llama-kernels.js';
 import type { SessionCache } from './session-cache.js';
 import type { SpanWeights } from './span-weights.js';
 
@@ -36,9 +36,9 @@ function rotaryAt(model: SpanModel, position: number): RotaryRow {
 function initialRows(model: SpanModel, input: SpanInput): { x: Float32Array; tokens: number } {
   const h = model.config.hidden_size;
   if ('hidden' in input) return { x: Float32Array.from(input.hidden), tokens: input.tokens };
-  const embed = model.weights.embed as Float32Array;
+  const { kernels, embed } = model.weights;
   const x = new Float32Array(input.ids.length * h);
-  for (let t = 0; t < input.ids.length; t++) x.set(embed.subarray((input.ids[t] as number) * h, ((input.ids[t] as number) + 1) * h), t * h);
+  for (let t = 0; t < input.ids.length; t++) kernels.row(embed!, input.ids[t] as number, x, t * h);
   return { x, tokens: input.ids.length };
 }
 
@@ -55,6 +55,7 @@ export async function forwardSpan(model: SpanModel, cache: SessionCache, input: 
   const kvDim = c.num_key_value_heads * c.head_dim;
   const f = c.intermediate_size;
   const shape: AttentionShape = { heads: c.num_attention_heads, kvHeads: c.num_key_value_heads, headDim: c.head_dim };
+  const { kernels } = model.weights;
   const { x, tokens } = initialRows(model, input);
   const start = cache.length;
   const normed = new Float32Array(h);
@@ -71,22 +72,22 @@ export async function forwardSpan(model: SpanModel, cache: SessionCache, input: 
     for (let t = 0; t < tokens; t++) {
       const position = start + t;
       rmsNorm(x, t * h, w.inputNorm, c.rms_norm_eps, normed, 0);
-      matVec(w.q, qDim, h, normed, 0, q, t * qDim);
-      matVec(w.k, kvDim, h, normed, 0, keys, position * kvDim);
-      matVec(w.v, kvDim, h, normed, 0, values, position * kvDim);
+      kernels.matVec(w.q, normed, 0, q, t * qDim);
+      kernels.matVec(w.k, normed, 0, keys, position * kvDim);
+      kernels.matVec(w.v, normed, 0, values, position * kvDim);
       const rotary = rotaryAt(model, position);
       applyRotary(q, t * qDim, c.num_attention_heads, c.head_dim, rotary);
       applyRotary(keys, position * kvDim, c.num_key_value_heads, c.head_dim, rotary);
     }
     for (let t = 0; t < tokens; t++) {
       attendRow(q, t * qDim, keys, values, start + t + 1, shape, scores, attended, 0);
-      matVec(w.o, h, qDim, attended, 0, delta, 0);
+      kernels.matVec(w.o, attended, 0, delta, 0);
       for (let i = 0; i < h; i++) x[t * h + i] = (x[t * h + i] as number) + (delta[i] as number);
       rmsNorm(x, t * h, w.postNorm, c.rms_norm_eps, normed, 0);
-      matVec(w.gate, f, h, normed, 0, gate, 0);
-      matVec(w.up, f, h, normed, 0, up, 0);
+      kernels.matVec(w.gate, normed, 0, gate, 0);
+      kernels.matVec(w.up, normed, 0, up, 0);
       swiGlu(gate, up, f);
-      matVec(w.down, h, f, gate, 0, delta, 0);
+      kernels.matVec(w.down, gate, 0, delta, 0);
       for (let i = 0; i < h; i++) x[t * h + i] = (x[t * h + i] as number) + (delta[i] as number);
     }
     await between();
@@ -95,6 +96,6 @@ export async function forwardSpan(model: SpanModel, cache: SessionCache, input: 
   if (norm === undefined || lmHead === undefined) return x;
   rmsNorm(x, (tokens - 1) * h, norm, c.rms_norm_eps, normed, 0);
   const logits = new Float32Array(c.vocab_size);
-  matVec(lmHead, c.vocab_size, h, normed, 0, logits, 0);
+  kernels.matVec(lmHead, normed, 0, logits, 0);
   return logits;
 }
