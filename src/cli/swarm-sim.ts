@@ -5,6 +5,7 @@ import { runSwarmSim, swarmSimOptionIssue, type SwarmSimOptions } from '../sim/s
 import type { NodeProfile } from '../core/types.js';
 import { helpText, integerFlag, parseCommandArgs, requiredFlag, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
+import { commandSummary } from './commands.js';
 import { readInput } from './io.js';
 import { seeIt } from './see.js';
 
@@ -25,7 +26,7 @@ const spec: ArgsSpec = {
   },
 };
 
-const SUMMARY = 'Run a swarm\'s lifecycle in memory (start, failover, growth, revive, retire) and print it as JSON.';
+const SUMMARY = commandSummary('swarm-sim');
 const DETAILS = `Steps: start (initial route), failover (markDown of --kill: the rescue and the new route),
 growth (addNode of the newcomer: its role), revive (markAlive of the killed node), retire
 (removeNode of --retire, if given). Each step reports "status" and the "route" served after it;
