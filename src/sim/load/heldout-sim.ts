@@ -8,10 +8,10 @@
 import { HELDOUT_WORKLOADS, heldoutTopology, type HeldoutSpec } from './heldout-workloads.js';
 import { dynamoCost, gieScorers, roundRobin, sglangCacheAware } from './prefix-baselines.js';
 import type { PrefixPolicy } from './prefix-router.js';
-import { measurePrefix, runPrefixOnce, runPrefixSim, type PrefixPolicyResult, type PrefixRunMetrics, type PrefixWorkloadResult } from './prefix-sim.js';
+import { measurePrefix, policyResult, runPrefixOnce, runPrefixSim, type PrefixRunMetrics, type PrefixWorkloadResult } from './prefix-sim.js';
 import { oursPrefix, oursSlots } from './prefix-swarm-policy.js';
 import type { PrefixWorkloadSpec } from './prefix-workloads.js';
-import { median, round } from './run.js';
+import { round } from './run.js';
 
 /** The baselines a target is measured against. */
 export const TARGET_BASELINES: readonly PrefixPolicy[] = [roundRobin, sglangCacheAware, gieScorers, dynamoCost];
@@ -70,17 +70,7 @@ export function runHeldout(spec: HeldoutSpec, policies: readonly PrefixPolicy[],
     label: spec.label,
     ratePerS: round(rate, 1),
     copies: topology.pipelines.length,
-    policies: policies.map((policy, pi): PrefixPolicyResult => {
-      const runs = perPolicy[pi] ?? [];
-      const med = (f: (m: PrefixRunMetrics) => number, digits = 2) => round(median(runs.map(f)), digits);
-      return {
-        policy: policy.id,
-        label: policy.label,
-        oracle: policy.oracle === true,
-        median: { p50: med((m) => m.p50), p99: med((m) => m.p99), mean: med((m) => m.mean), hitRate: med((m) => m.hitRate, 4), success: med((m) => m.success, 4), throughput: null },
-        runs: runs.map((m) => ({ ...m, p50: round(m.p50, 2), p99: round(m.p99, 2), mean: round(m.mean, 2), hitRate: round(m.hitRate, 4), success: round(m.success, 4) })),
-      };
-    }),
+    policies: policies.map((policy, pi) => policyResult(policy, perPolicy[pi] ?? [])),
   };
 }
 
