@@ -2,7 +2,7 @@
  * The agents that joined before there is a Swarm (no topology declared them): the one owner of
  * that membership and of their heartbeat times, until the joined agents can hold every copy. Then
  * the Swarm is planned over them and the room hands them over: each heartbeats into its node
- * actor, which owns its time from then on, and the room closes (docs/serve.md, "Before the plan").
+ * actor, which owns its time from then on, and the room closes (docs/serve.md, "An agent's state").
  */
 import type { NodeProfile } from '../core/types.js';
 import type { CommitMode, SwarmContract } from '../runtime/swarm-contract.js';
