@@ -7,32 +7,35 @@
  */
 import type { NodeProfile } from '../core/types.js';
 
-/** One agent's entry. */
+/** One agent's entry: written by the book's methods only, but for its calls in flight (the stage client's). */
 export interface AgentRecord {
   readonly id: string;
   /** The card it last joined with (or was declared with): a member's is the Swarm's to say. */
-  profile: NodeProfile;
+  readonly profile: NodeProfile;
   /** Where its stage server listens; undefined until it joins. */
-  url: string | undefined;
+  readonly url: string | undefined;
   /**
    * It withdrew its address (it left, here or at another orchestrator of the swarm): its
    * heartbeats are refused until it joins again. The URL stays, for calls already under way.
    */
-  left: boolean;
+  readonly left: boolean;
   /**
    * A left agent's last heartbeat, as its node held it when it left: its node may leave the
    * swarm with it, and with it the one owner of that time.
    */
-  heardBeforeLeaving: number | undefined;
-  joins: number;
-  heartbeats: number;
+  readonly heardBeforeLeaving: number | undefined;
+  readonly joins: number;
+  readonly heartbeats: number;
   /** Stage calls to it running now. */
   inflight: number;
 }
 
+/** An entry as the book writes it. */
+type Entry = { -readonly [K in keyof AgentRecord]: AgentRecord[K] };
+
 /** Every agent the orchestrator has heard of, by id, in the order they were first written. */
 export class NodeRegistry {
-  private readonly records = new Map<string, AgentRecord>();
+  private readonly records = new Map<string, Entry>();
 
   /** The entry of `id`, if it was ever declared or joined. */
   get(id: string): AgentRecord | undefined {
@@ -41,6 +44,10 @@ export class NodeRegistry {
 
   /** A declared node (a topology): an entry with no address until its agent joins. */
   declare(profile: NodeProfile): AgentRecord {
+    return this.entry(profile);
+  }
+
+  private entry(profile: NodeProfile): Entry {
     let record = this.records.get(profile.id);
     if (record === undefined) {
       record = { id: profile.id, profile, url: undefined, left: false, heardBeforeLeaving: undefined, joins: 0, heartbeats: 0, inflight: 0 };
@@ -51,7 +58,11 @@ export class NodeRegistry {
 
   /** `profile.id` listens at `url`: written by its join elsewhere (the shared directory), or by {@link joined}. */
   addressed(profile: NodeProfile, url: string): AgentRecord {
-    const record = this.declare(profile);
+    return this.address(profile, url);
+  }
+
+  private address(profile: NodeProfile, url: string): Entry {
+    const record = this.entry(profile);
     record.profile = profile;
     record.url = url;
     record.left = false;
@@ -62,7 +73,7 @@ export class NodeRegistry {
   /** `profile.id` joined here at `url`; `rejoin` when it had joined here before (a restart). */
   joined(profile: NodeProfile, url: string): { record: AgentRecord; rejoin: boolean } {
     const rejoin = (this.records.get(profile.id)?.joins ?? 0) > 0;
-    const record = this.addressed(profile, url);
+    const record = this.address(profile, url);
     record.joins++;
     return { record, rejoin };
   }
