@@ -173,7 +173,10 @@ export class Generation {
     };
   }
 
-  /** The session's host: the swarm's, its first admission this generation's, its leases released with the agent's cache report. */
+  /**
+   * The session's host: the swarm's, its first admission this generation's (a resume reserves at
+   * once, docs/serve.md "Admission"), its leases released with the agent's cache report.
+   */
   private host(): SessionHost {
     const base = swarmSessionHost(this.o.swarm);
     return {
@@ -182,7 +185,8 @@ export class Generation {
       // without its prompt, so the prefix-cache index records the prompt only under the lease
       // admission grants (docs/prefix-cache.md, "Admission"), not on a copy it may never run on.
       choose: (request) => (base.choose as NonNullable<SessionHost['choose']>)(withoutPrompt(request)),
-      admit: (request, options, route) => (route === undefined ? this.admit(base, request, options) : (base.admit as NonNullable<SessionHost['admit']>)(request, options, route)),
+      // A resumed step holds work done: it reserves its new route at once rather than queue again.
+      admit: (request, options, route) => (route === undefined ? this.admit(base, request, options) : Promise.resolve(base.reserve(route, request))),
       release: (lease, outcome) => base.release(lease, this.cache.agent === undefined ? outcome : { ...outcome, cachedTokens: this.cache.agent }),
     };
   }
