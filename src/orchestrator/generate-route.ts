@@ -79,7 +79,7 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
       const deadlineMs = Math.min(cls?.deadlineMs ?? Number.POSITIVE_INFINITY, options.session.deadlineMs ?? Number.POSITIVE_INFINITY);
       const body = request.body;
       // Refused before it waits what could not finish in time anyway (422, "Limits").
-      generation = new Generation({
+      const g = new Generation({
         swarm,
         request: body,
         calls: { registry, metrics, post },
@@ -92,12 +92,12 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
         signal,
         ...(options.checks !== undefined ? { checks: options.checks } : {}),
       });
-      const run = generation;
+      generation = g; // for the refusal's reason, should it fail
       // An idempotency key: claimed, checkpointed, resumed or answered from the store (its progress's signal follows `signal`).
       // A key is its class's: another class can neither hold it nor read its answer.
       const given = idempotencyKeyOf(request.headers['idempotency-key'], body.idempotencyKey);
       const key = given === undefined || cls === undefined ? given : `${cls.name}/${given}`;
-      const answer = key === undefined || idempotency === undefined ? await run.run() : await generateIdempotent(key, body, idempotency, clock, signal, (progress) => run.run(progress));
+      const answer = key === undefined || idempotency === undefined ? await g.run() : await generateIdempotent({ key, request: body, settings: idempotency, clock, cancel: signal }, (progress) => g.run(progress));
       metrics.requests.inc({ outcome: 'ok' });
       metrics.requestSeconds.observe((clock.now() - started) / 1000);
       return answer;
