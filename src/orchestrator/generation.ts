@@ -117,7 +117,9 @@ export class Generation {
   async run(progress?: GenerateProgress): Promise<GenerateReply> {
     if (this.ran) throw new SessionError('InvalidInput', `a Generation runs once (model "${this.request.model}"); build another`);
     this.ran = true;
-    const { request, calls, clock } = { request: this.request, calls: this.o.calls, clock: this.o.clock };
+    const { request } = this;
+    const { calls, clock } = this.o;
+    const runStarted = clock.now();
     this.resumedFrom = progress === undefined ? 0 : progress.inputs.length - 1;
     const from = this.resumedFrom;
     let session;
@@ -144,7 +146,7 @@ export class Generation {
         sessionId: `${this.o.sessionNamespace ?? ''}${session.id}`,
         resumes: session.stats().resumes,
         path: this.path,
-        ms: clock.now() - this.startedAt,
+        ms: clock.now() - runStarted - (this.waitedMs ?? 0), // its run, not its wait for a slot (as before the Generation)
         ...(from > 0 ? { resumedFrom: from } : {}),
       };
     } catch (error) {
