@@ -116,6 +116,28 @@ describe('Generation', () => {
     expect(swarm.inFlight()).toBe(0);
   });
 
+  it('refuses 504 NoRoute, once admitted, a generation its wait left too little time for: the same bound, not checked again', async () => {
+    const swarm = createSwarm([{ id: 'a', memoryGb: 6, slots: 1 }, { id: 'b', memoryGb: 6, slots: 1 }], { models: [{ id: 'base', layers: 12, pipelines: 1 }] }, { seed: 1 });
+    swarms.push(swarm);
+    const held = [swarm.route({ model: 'base' }, { reserve: true }), swarm.route({ model: 'base' }, { reserve: true })];
+    const { options } = setUp();
+    const clock = new ManualClock(0);
+    // 300 steps of 26 ms at least (12 layers × 2 ms, 2 calls): 7.8 s, within 10 s when built.
+    const generation = new Generation(options({ swarm, clock, request: { model: 'base', prompt: 'p', steps: 300 }, session: { deadlineMs: 10_000 } }));
+    const outcome = generation.run().then(() => undefined, (e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // it waits in the queue
+    clock.advance(5000); // 5 s of its 10 go by waiting
+    swarm.release(held[0]?.lease as never, {});
+    const error = await outcome;
+    expect(error).toBeInstanceOf(ServeError);
+    expect([(error as ServeError).status, (error as ServeError).code]).toEqual([504, 'NoRoute']);
+    expect((error as ServeError).message).toMatch(/^DeadlineExceeded: the generation waited 5000 ms for a slot/);
+    expect(generation.admission).toBe('admitted'); // it had a slot: not a refusal of the queue's
+    expect(bounds.checkFitsDeadline).toHaveBeenCalledTimes(1);
+    swarm.release(held[1]?.lease as never, {});
+    expect(swarm.inFlight()).toBe(0);
+  });
+
   it('runs once', async () => {
     const { options } = setUp();
     const generation = new Generation(options({ request: { model: 'base', prompt: 'p', steps: 1 } }));
