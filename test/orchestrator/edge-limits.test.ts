@@ -137,10 +137,9 @@ describe('an agent under stage calls it must not run', () => {
 describe('checkStageRequest and timerDelay', () => {
   it('bounds the digest work of one call and never lets a timer overflow', () => {
     const body = { sessionId: 's', modelId: 'base', layerStart: 0, layerEnd: 1000, step: 0, fresh: true, tokens: 1, input: 1, replay: Array.from({ length: 4096 }, () => 1) };
-    expect(() => checkStageRequest(body, undefined, 0, 60_000)).toThrow(ServeError);
-    expect(() => checkStageRequest(body, undefined, 0, 60_000)).toThrow(/over the bound of one call/);
-    expect(() => checkStageRequest({ ...body, replay: [] }, undefined, 60_001, 60_000)).toThrow(/over this agent's bound of 60000 ms/);
-    expect(() => checkStageRequest({ ...body, replay: [] }, undefined, Number.NaN, 60_000)).toThrow(ServeError);
+    expect(() => checkStageRequest(body, undefined)).toThrow(ServeError);
+    expect(() => checkStageRequest(body, undefined)).toThrow(/over the bound of one call/);
+    expect(() => checkStageRequest({ ...body, replay: [] }, undefined)).not.toThrow(); // its time is the engine's bound (test/agent/digest-engine.test.ts)
     expect(timerDelay(2 ** 40)).toBeLessThan(MAX_TIMER_MS);
     expect(timerDelay(Number.POSITIVE_INFINITY)).toBeLessThan(MAX_TIMER_MS);
     expect(timerDelay(-5)).toBe(0);
