@@ -38,8 +38,8 @@ export const COMMANDS: ReadonlyMap<string, CommandEntry> = new Map<string, Comma
   ['scenario', { summary: 'Run scenario files (a topology and steps with expectations) against the runtime.', peers: ['zod'], flagPeers: [], load: () => import('./scenario.js') }],
   ['chart', { summary: 'Print the Swarm and node statecharts (Mermaid or JSON), generated from the machines.', peers: ['zod'], flagPeers: [], load: () => import('./chart.js') }],
   ['load-sim', { summary: 'Simulate load spreading (seeded, virtual time) and compare balancers with the Swarm.', peers: ['zod'], flagPeers: [], load: () => import('./load-sim.js') }],
-  ['serve', { summary: 'Run the HTTP orchestrator: agents join it, POST /v1/generate runs sessions over them.', peers: ['fastify', 'prom-client', 'zod'], flagPeers: [NATS], load: () => import('./serve.js') }],
-  ['agent', { summary: 'Run a stand-in stage server (no model: real time and a checked digest) that joins an orchestrator.', peers: ['fastify', 'zod'], flagPeers: [], load: () => import('./agent.js') }],
+  ['serve', { summary: 'Run the HTTP orchestrator: agents join it, POST /v1/generate runs sessions over them.', peers: ['fastify', 'prom-client', 'undici', 'zod'], flagPeers: [NATS], load: () => import('./serve.js') }],
+  ['agent', { summary: 'Run a stand-in stage server (no model: real time and a checked digest) that joins an orchestrator.', peers: ['fastify', 'undici', 'zod'], flagPeers: [], load: () => import('./agent.js') }],
   ['inspector', { summary: 'Run a local inspector: print the inspection events of swarm-sim --inspect as JSON lines.', peers: ['zod'], flagPeers: [['ws']], load: () => import('./inspector.js') }],
   ['make-model', { summary: 'Write a small deterministic random-weight Llama model (Hugging Face layout) to a directory.', peers: ['zod'], flagPeers: [], load: () => import('./make-model.js') }],
 ]);

@@ -51,7 +51,7 @@ function names(list: readonly string[]): string {
 /**
  * The one line a command prints when packages are missing: what it needs and the install line with
  * everything the command needs, e.g. `hecate-node serve needs fastify and zod: npm install
- * hecate-swarm xstate fastify prom-client zod`.
+ * hecate-swarm xstate fastify prom-client undici zod`.
  */
 export function missingPeersMessage(command: string, missing: readonly string[]): string {
   const entry = COMMANDS.get(command);

@@ -15,7 +15,7 @@ import type { Clock, LeasedRoute, SwarmRequest } from '../runtime/types.js';
 import { openSession, swarmSessionHost } from '../sessions/session-swarm.js';
 import type { SessionHost, SessionOptions, SessionStage, StageRunner } from '../sessions/session-types.js';
 import { digestHex, promptDigest } from '../wire/digest.js';
-import type { StageReply } from '../wire/stage-protocol.js';
+import type { DigestStageReply } from './stage-call.js';
 import { countCachedTokens, type CacheReport } from './cache-report.js';
 import { asServeError } from './error-answers.js';
 import type { GenerateReply, GenerateRequest } from './generate-protocol.js';
@@ -84,7 +84,7 @@ export class Generation {
   private readonly o: GenerationOptions;
   private readonly work: WorkModel;
   /** The last step's answers by first layer. */
-  private readonly hops = new Map<number, StageReply>();
+  private readonly hops = new Map<number, DigestStageReply>();
   private ran = false;
 
   /**
@@ -249,7 +249,7 @@ export class Generation {
   }
 
   /** A stage call of its session answered: the last step's path, and the agent's cache report of the first step. */
-  private answered(stage: SessionStage, step: number, reply: StageReply): void {
+  private answered(stage: SessionStage, step: number, reply: DigestStageReply): void {
     if (stage.stageIndex === 0) {
       this.hops.clear();
       if (step === 0 && reply.cachedTokens !== undefined) this.cache = { ...this.cache, agent: reply.cachedTokens };

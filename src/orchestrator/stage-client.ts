@@ -7,15 +7,13 @@
 import type { SessionStage, StageRunner } from '../sessions/session-types.js';
 import type { Clock } from '../runtime/types.js';
 import type { NodeRegistry } from './node-registry.js';
-import type { PeerPost } from '../net/peer-post.js';
+import { plainPost, type PeerPost } from '../net/peer-post.js';
 import { ServeError } from '../wire/serve-error.js';
 import type { ServeMetrics } from './serve-metrics.js';
-import type { StageReply, StageRequest } from '../wire/stage-protocol.js';
-import { callStage } from './stage-call.js';
+import { callDigestStage, type DigestStageReply, type DigestStageRequest } from './stage-call.js';
 import { stageBudgetMs, type WorkModel } from './work-bounds.js';
 
-/** The one unsigned POST over fetch (no swarm secret configured). */
-export const plainPost: PeerPost = (url, body, signal) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal, redirect: 'error' });
+export { plainPost };
 
 /** What every stage call of one orchestrator goes through: the agents' addresses, the metrics, the poster. */
 export interface StageCalls {
@@ -49,7 +47,7 @@ export interface StageRunnerOptions {
   /** Sent with the first step's calls, for the agents' prompt-prefix cache. */
   readonly prompt?: string;
   /** Told every answered call, with its step. */
-  readonly answered?: (stage: SessionStage, step: number, reply: StageReply) => void;
+  readonly answered?: (stage: SessionStage, step: number, reply: DigestStageReply) => void;
 }
 
 /**
@@ -66,7 +64,7 @@ export function httpStageRunner(options: StageRunnerOptions): StageRunner<number
   return async (stage, input, context) => {
     const record = calls.registry.get(stage.nodeId);
     if (record?.url === undefined) throw new ServeError('StageFailed', 502, `agent "${stage.nodeId}" has no address (it never joined)`);
-    const body: StageRequest = {
+    const body: DigestStageRequest = {
       sessionId: `${namespace}${stage.sessionId}`,
       modelId: stage.modelId,
       layerStart: stage.layerStart,
@@ -89,7 +87,7 @@ export function httpStageRunner(options: StageRunnerOptions): StageRunner<number
     }
     try {
       const signal = AbortSignal.any([context.signal, budget.signal]);
-      const reply = await callStage(post, record.url, stage.nodeId, body, signal);
+      const reply = await callDigestStage(post, record.url, stage.nodeId, body, signal);
       if (context.replay.length > 0) context.replayed(reply.replayOutputs);
       answered?.(stage, context.step, reply);
       outcome = 'ok';

@@ -15,7 +15,7 @@ const LIBRARY = 'npm install hecate-swarm xstate';
 export const INSTALL_SETS = [
   { name: 'library', add: LIBRARY },
   { name: 'zod', add: 'zod' },
-  { name: 'server', add: 'fastify prom-client zod' },
+  { name: 'server', add: 'fastify prom-client undici zod' },
   { name: 'nats', add: '@nats-io/jetstream@3.3 @nats-io/kv@3.3 @nats-io/transport-node@3.3' },
   { name: 'inspect', add: 'ws @statelyai/inspect' },
 ] as const;

@@ -130,7 +130,7 @@ afterAll(() => {
 describe('the README in a fresh project', () => {
   it('gives the library install line first, then the walkthrough\'s', () => {
     expect(INSTALL_LINES[0]).toBe('npm install hecate-swarm xstate');
-    expect(WALK?.lines[0]).toBe('npm install hecate-swarm xstate fastify prom-client zod');
+    expect(WALK?.lines[0]).toBe('npm install hecate-swarm xstate fastify prom-client undici zod');
     expect(SNIPPETS.length).toBeGreaterThanOrEqual(3);
   });
 
@@ -170,12 +170,12 @@ describe('the README in a fresh project', () => {
   });
 
   it('the library install: --help, -h and a bare call list every command; each names docs/install.md\'s install line; hecate-swarm/sim names zod', async () => {
-    expect(INSTALL_SETS.map((set) => set.add).slice(0, 3)).toEqual(['npm install hecate-swarm xstate', 'zod', 'fastify prom-client zod']);
+    expect(INSTALL_SETS.map((set) => set.add).slice(0, 3)).toEqual(['npm install hecate-swarm xstate', 'zod', 'fastify prom-client undici zod']);
     await checkCli(consumer, env, INSTALL_MD);
     // The README's own words for the two lines a newcomer meets first.
     const serve = spawnSync('npx', ['hecate-node', 'serve', '--port', '0'], { cwd: consumer, encoding: 'utf8', env, timeout: 60_000 });
     expect(serve.status).toBe(2);
-    expect(serve.stderr.trim()).toBe(`hecate-node serve needs fastify, prom-client and zod: ${WALK?.lines[0]}`);
+    expect(serve.stderr.trim()).toBe(`hecate-node serve needs fastify, prom-client, undici and zod: ${WALK?.lines[0]}`);
     expect(README).toContain('`npm install hecate-swarm xstate zod`');
     const entry = spawnSync(process.execPath, ['--input-type=module', '-e', "await import('hecate-swarm/sim')"], { cwd: consumer, encoding: 'utf8', env });
     expect(entry.status).not.toBe(0);
@@ -250,8 +250,8 @@ describe('the README in a fresh project', () => {
     const count = packagesIn(consumer).size;
     const mb = bytesIn(join(consumer, 'node_modules')) / 1e6;
     console.log(`server install: ${count} packages, ${mb.toFixed(1)} MB`);
-    expectStated('docs/install.md', INSTALL_MD, /`npm install hecate-swarm xstate fastify prom-client zod` \| [^|]*: (\d+) packages/, count);
-    expectStated('docs/install.md', INSTALL_MD, /`npm install hecate-swarm xstate fastify prom-client zod` \| [^|]*: \d+ packages, ([\d.]+) MB of files/, mb);
+    expectStated('docs/install.md', INSTALL_MD, /`npm install hecate-swarm xstate fastify prom-client undici zod` \| [^|]*: (\d+) packages/, count);
+    expectStated('docs/install.md', INSTALL_MD, /`npm install hecate-swarm xstate fastify prom-client undici zod` \| [^|]*: \d+ packages, ([\d.]+) MB of files/, mb);
   }, 120_000);
 
   it('+ NATS: serve --nats gets as far as connecting, hecate-swarm/replication loads', async () => {
