@@ -22,6 +22,7 @@ const registry: ReadonlyMap<string, () => Promise<{ command: Command }>> = new M
   ['serve', () => import('./serve.js')],
   ['agent', () => import('./agent.js')],
   ['inspector', () => import('./inspector.js')],
+  ['conformance', () => import('./conformance.js')],
 ]);
 
 /** Exit codes of `hecate-node`. */

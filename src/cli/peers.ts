@@ -18,6 +18,7 @@ export const COMMAND_PEERS: ReadonlyMap<string, readonly string[]> = new Map([
   ['load-sim', ['zod']],
   ['serve', ['fastify', 'prom-client', 'zod']],
   ['agent', ['fastify', 'zod']],
+  ['conformance', ['fastify', 'zod']],
 ]);
 
 /**
