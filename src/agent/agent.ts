@@ -133,7 +133,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   registerHealthRoute(app, options.id, engine, slots, drops);
   registerDropRoute(app, options.id, drops, (sessionId) => engine.drop(sessionId));
   let models: () => ReadonlyMap<string, number> | undefined = () => undefined;
-  registerStageRoute(app, { id: options.id, engine, slots, drops, clock, models: () => models() });
+  registerStageRoute(app, { id: options.id, engine, slots, drops, clock, models: () => models(), ...(options.auth !== undefined ? { signer: { secret: options.auth.secret, clock: options.auth.clock ?? systemClock } } : {}) });
   const url = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0);
 
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret, key: options.auth.key } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });

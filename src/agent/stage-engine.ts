@@ -94,8 +94,9 @@ export interface StageEngine {
    */
   check?(call: StageCheck): void;
   /**
-   * Optional: elements per token of the activations `modelId` takes (its hidden size); the agent
-   * bounds a call's input and replay by it (docs/engine.md, "Bounds"). @defaultValue 1 (the digest's `[1, 1]`)
+   * Optional: elements per token of the widest activation it takes (the hidden size of the widest
+   * model it serves); the agent bounds a stage call's body and tensors by it (docs/engine.md,
+   * "Bounds"). @defaultValue 1 (the digest's `[1, 1]`)
    */
-  width?(modelId: string): number;
+  readonly maxWidth?: number;
 }

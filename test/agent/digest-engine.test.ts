@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { DigestReference } from '../../src/core/digest-model.js';
 import { systemClock } from '../../src/runtime/clock.js';
-import { DigestEngine, digestOf, digestTensor } from '../../src/agent/engines/digest-engine.js';
+import { DigestEngine } from '../../src/agent/engines/digest-engine.js';
+import { digestOf, digestTensor } from '../../src/wire/digest.js';
 import type { StageSpan, StepOutput } from '../../src/agent/stage-engine.js';
 import { ServeError } from '../../src/wire/serve-error.js';
 

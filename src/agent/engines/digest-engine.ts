@@ -7,7 +7,7 @@
  */
 import { runLayers, type LayerCaches } from '../../core/digest-model.js';
 import type { Clock } from '../../runtime/types.js';
-import { hashText } from '../../wire/digest.js';
+import { digestOf, digestTensor, digestTensors, hashText } from '../../wire/digest.js';
 import { ServeError } from '../../wire/serve-error.js';
 import { STAGE_LIMITS, timerDelay } from '../../wire/stage-bounds.js';
 import type { Tensor } from '../../wire/tensor.js';
@@ -41,32 +41,6 @@ export interface DigestEngineOptions {
 interface Held {
   readonly caches: LayerCaches;
   inputs: number;
-}
-
-/** The shape of every digest tensor (one, shared: a replay of thousands allocates no shapes). */
-const DIGEST_SHAPE: readonly number[] = Object.freeze([1, 1]);
-
-/** A `u32` `[1, 1]` tensor of one digest. */
-export function digestTensor(value: number): Tensor {
-  return { dtype: 'u32', shape: DIGEST_SHAPE, data: new Uint8Array(Uint32Array.of(value >>> 0).buffer) };
-}
-
-/** `u32` `[1, 1]` tensors of many digests, views of one buffer (a replay of thousands allocates once). */
-export function digestTensors(values: readonly number[]): Tensor[] {
-  const all = Uint32Array.from(values, (v) => v >>> 0);
-  return values.map((_, i) => ({ dtype: 'u32', shape: DIGEST_SHAPE, data: new Uint8Array(all.buffer, i * 4, 4) }));
-}
-
-/**
- * The digest a `u32` `[1, 1]` tensor carries.
- * @throws {ServeError} 400 `InvalidRequest` naming `field` for any other tensor
- */
-export function digestOf(tensor: Tensor, field: string): number {
-  if (tensor.dtype !== 'u32' || tensor.shape.length !== 2 || tensor.shape[0] !== 1 || tensor.shape[1] !== 1 || tensor.data.byteLength !== 4) {
-    throw new ServeError('InvalidRequest', 400, `${field}: the digest engine takes a u32 [1, 1] tensor, got ${tensor.dtype} [${tensor.shape.join(', ')}]`, { field });
-  }
-  const d = tensor.data;
-  return ((d[0] as number) | ((d[1] as number) << 8) | ((d[2] as number) << 16) | ((d[3] as number) << 24)) >>> 0;
 }
 
 /** The stand-in engine of `hecate-node agent`: digests, simulated time, a simulated prefix cache. */
@@ -117,8 +91,18 @@ export class DigestEngine implements StageEngine {
     return { output: digestTensor(lie ? (honest ^ 0x1) >>> 0 : honest), ...(cachedTokens !== undefined ? { cachedTokens } : {}) };
   }
 
-  async rebuild(sessionId: string, span: StageSpan, inputs: readonly Tensor[], signal: AbortSignal): Promise<readonly Tensor[]> {
-    const digests = inputs.map((t, i) => digestOf(t, `replay/${i}`));
+  rebuild(sessionId: string, span: StageSpan, inputs: readonly Tensor[], signal: AbortSignal): Promise<readonly Tensor[]> {
+    // Read at once and not kept while the work waits: a flood of replays holds digests, not tensors.
+    let digests: number[];
+    try {
+      digests = inputs.map((t, i) => digestOf(t, `replay/${i}`));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.rebuildDigests(sessionId, span, digests, signal);
+  }
+
+  private async rebuildDigests(sessionId: string, span: StageSpan, digests: readonly number[], signal: AbortSignal): Promise<readonly Tensor[]> {
     if (digests.length > 0) await this.work(this.timeOf(span, digests.length, `${sessionId}/replay/${span.layerStart}`), signal);
     const held = this.touch(sessionId);
     this.cachedLayers -= held.caches.size;
