@@ -110,7 +110,7 @@ class SharedRouter implements Router {
     index: number,
     seed: number,
   ) {
-    this.swarm = createSwarm(topology.profiles, { models: [topology.spec.model] }, { clock, seed, leaseIdPrefix: `o${index}:` });
+    this.swarm = createSwarm(topology.profiles, { models: [topology.spec.model] }, { clock, seed, leaseNamespace: `o${index}:` });
     bus.join(`o${index}`, this.swarm[kInternals].load);
   }
 

@@ -19,7 +19,7 @@ import { ManualClock } from '../src/runtime/clock.js';
 import type { NodeProfile } from '../src/core/types.js';
 import { hashText, promptDigest } from '../src/wire/digest.js';
 import { DEFAULT_VERIFY_SAMPLE, verifiedRunner, type SpanChecks } from '../src/orchestrator/verify-span.js';
-import { createSwarm, openSession, type SessionSwarm } from '../src/sessions/index.js';
+import { createSessionSwarm, openSession, type SessionSwarm } from '../src/sessions/index.js';
 import type { StageRunner } from '../src/sessions/session-types.js';
 
 const SAMPLE = Number(process.argv[2] ?? DEFAULT_VERIFY_SAMPLE);
@@ -86,7 +86,7 @@ async function load(swarm: SessionSwarm, runner: StageRunner<number>, checks: Sp
 function run(liar: string | undefined, seed: number, count: number) {
   // A clock that stands still: routing follows the declared speeds and the calls in flight alone,
   // so a seed gives the same run, byte for byte.
-  const swarm = createSwarm(nodes, { models: [{ id: 'base', kind: 'base', layers: 12, pipelines: 3 }] }, { seed, clock: new ManualClock() });
+  const swarm = createSessionSwarm(nodes, { models: [{ id: 'base', kind: 'base', layers: 12, pipelines: 3 }] }, { seed, clock: new ManualClock() });
   const tally: Tally = { liarCalls: 0, lies: 0, calls: 0, checkCalls: 0, work: 0, checkWork: 0 };
   const quarantined: { nodeId: string; at: number }[] = [];
   let generated = 0;

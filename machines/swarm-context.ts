@@ -1,7 +1,7 @@
 import type { ActorRefFrom } from 'xstate';
 import type { ExtraLoad } from '../src/core/cost.js';
 import { declaredTelemetry } from '../src/core/state.js';
-import type { GrowthRole, IdSource, NodeProfile, NodeStates, NodeTelemetry, Pipeline, Recovery, Relocation, SwarmPlan } from '../src/core/types.js';
+import type { GrowthResult, IdSource, NodeProfile, NodeStates, NodeTelemetry, Pipeline, Recovery, RetirementResult, SwarmPlan } from '../src/core/types.js';
 import { profileIssues } from '../src/core/validate.js';
 import type { EjectionOptions, ResolvedEjectionOptions } from '../src/core/ejection.js';
 import type { PhiOptions } from '../src/core/phi.js';
@@ -36,18 +36,8 @@ export interface PendingRescue {
 export type SwarmOutcome =
   | ({ readonly kind: 'rescue' } & PendingRescue)
   | { readonly kind: 'revival'; readonly nodeId: string }
-  | {
-      readonly kind: 'growth';
-      readonly nodeId: string;
-      readonly profile: NodeProfile;
-      readonly role: GrowthRole;
-      readonly modelId?: string;
-      readonly pipelines: readonly string[];
-      readonly replaced: readonly string[];
-      readonly layersMoved: number;
-      readonly plan: SwarmPlan;
-    }
-  | { readonly kind: 'retirement'; readonly nodeId: string; readonly relocated: readonly Relocation[]; readonly dropped: readonly string[]; readonly layersMoved: number; readonly plan: SwarmPlan }
+  | ({ readonly kind: 'growth'; readonly nodeId: string; readonly profile: NodeProfile; readonly plan: SwarmPlan } & GrowthResult)
+  | ({ readonly kind: 'retirement'; readonly nodeId: string; readonly plan: SwarmPlan } & RetirementResult)
   | { readonly kind: 'refused'; readonly event: 'node.added' | 'node.removed'; readonly nodeId: string; readonly reason: string };
 
 /**

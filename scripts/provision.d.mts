@@ -12,3 +12,5 @@ export declare function provision(
   requirements: readonly Requirement[],
   options?: { env?: NodeJS.ProcessEnv; cwd?: string; log?: (line: string) => void },
 ): NodeJS.ProcessEnv;
+export declare const NODE_LLAMA_CPP_VERSION: string;
+export declare const NODE_LLAMA_CPP_DIR: string;

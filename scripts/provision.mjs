@@ -1,4 +1,5 @@
-// Provisions the programs the test suite runs besides Node (Debian's Chromium and nats-server), so that
+// Provisions the programs the test suite runs besides Node (Debian's Chromium and nats-server, and
+// llama.cpp through node-llama-cpp for the engine's independent check), so that
 // `npm test` passes on a fresh machine with nothing installed by hand. `node scripts/test.mjs`
 // calls it before vitest; run it alone with `node scripts/provision.mjs [name...]`.
 //
@@ -11,10 +12,17 @@
 // Adding a program is one entry in REQUIREMENTS plus its install script.
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
+import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** The pinned node-llama-cpp (732 MB with its prebuilt llama.cpp binaries: kept out of the devDependencies). */
+export const NODE_LLAMA_CPP_VERSION = '3.21.1';
+
+/** Where node-llama-cpp is installed, outside the repository, once per machine and version. */
+export const NODE_LLAMA_CPP_DIR = join(process.env['XDG_CACHE_HOME'] || join(homedir(), '.cache'), 'hecate-swarm', `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}`);
 
 /**
  * @typedef {object} Requirement
@@ -40,6 +48,14 @@ export const REQUIREMENTS = [
     binaries: ['nats-server'],
     places: ['/usr/sbin/nats-server', '/usr/bin/nats-server'],
     install: ['bash', 'scripts/ensure-nats-server.sh'],
+  },
+  {
+    // Not looked for on PATH: only the pinned version, in its own folder, will do.
+    name: 'node-llama-cpp',
+    env: 'NODE_LLAMA_CPP',
+    binaries: [],
+    places: [join(NODE_LLAMA_CPP_DIR, 'node_modules', '.bin', 'node-llama-cpp')],
+    install: ['node', 'scripts/ensure-node-llama-cpp.mjs'],
   },
 ];
 
@@ -87,10 +103,10 @@ export function provision(requirements, options = {}) {
       const run = spawnSync(program, args, { cwd: options.cwd ?? root, env, stdio: ['ignore', 'inherit', 'inherit'] });
       if (run.error !== undefined || run.status !== 0) {
         const why = run.error !== undefined ? run.error.message : `exit code ${String(run.status)}`;
-        throw new Error(`provision: could not install ${req.name} (${req.install.join(' ')}: ${why}); install it and put it on PATH, or set ${req.env}=/path/to/${req.binaries[0]}`);
+        throw new Error(`provision: could not install ${req.name} (${req.install.join(' ')}: ${why}); install it and put it on PATH, or set ${req.env}=/path/to/${req.binaries[0] ?? req.name}`);
       }
       path = locate(req, env);
-      if (path === undefined) throw new Error(`provision: ${req.install.join(' ')} succeeded but ${req.name} is still not found (looked on PATH for ${req.binaries.join(', ')} and at ${req.places.join(', ')}); set ${req.env}=/path/to/${req.binaries[0]}`);
+      if (path === undefined) throw new Error(`provision: ${req.install.join(' ')} succeeded but ${req.name} is still not found (looked on PATH for ${req.binaries.join(', ')} and at ${req.places.join(', ')}); set ${req.env}=/path/to/${req.binaries[0] ?? req.name}`);
       log(`provision: ${req.name} installed at ${path}`);
     }
     env[req.env] = path;

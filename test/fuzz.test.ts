@@ -89,7 +89,7 @@ const ANY_RUNTIME = [...ANY_CORE, SessionError];
 /** A fresh swarm over the fixture (hostile ids included) for one call of a method, stopped after it. */
 function onSwarm(call: (swarm: sessions.SessionSwarm, a: readonly unknown[]) => unknown): (a: readonly unknown[]) => unknown {
   return (a) => {
-    const swarm = sessions.createSwarm(profiles, { models, furtherCopies: false });
+    const swarm = sessions.createSessionSwarm(profiles, { models, furtherCopies: false });
     let result: unknown;
     try {
       result = call(swarm, a);
@@ -259,7 +259,7 @@ const CLI_ENTRIES: readonly Entry[] = [
 /** Exported functions deliberately not fuzzed here, with the reason. */
 const EXCLUDED: Readonly<Record<string, string>> = {
   Swarm: 'a class made by createSwarm: its methods are entries above',
-  SessionSwarm: 'a Swarm class made by the sessions entry\'s createSwarm: its methods are entries above',
+  SessionSwarm: 'a Swarm class made by the sessions entry\'s createSessionSwarm: its methods are entries above',
   SwarmState: 'a class: its static and instance methods are entries above',
   ManualClock: 'a class: its constructor is an entry above',
 };

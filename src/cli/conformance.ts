@@ -4,6 +4,7 @@ import { readSecretFile } from '../net/secret-file.js';
 import { AuthError } from '../wire/auth-error.js';
 import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
+import { commandSummary } from './commands.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -16,7 +17,7 @@ const spec: ArgsSpec = {
   },
 };
 
-const SUMMARY = 'Check a stage server (any language) against the stage wire protocol, and print what holds.';
+const SUMMARY = commandSummary('conformance');
 const DETAILS = `The runner stands in for the orchestrator: start the agent with --join to the URL it prints
 (to stderr), and it checks the join and the heartbeat, the health answer, a step, determinism,
 a session continued, a drop, the same step rebuilt from its replay, malformed messages and

@@ -57,7 +57,7 @@ export async function runChecks(context: CheckContext): Promise<CheckResult[]> {
   const again = await probe.stage({ ...call(context, 'b', 0, 0, true) });
   results.push(result('deterministic', reply !== undefined && again.reply !== undefined && same(reply.output, again.reply.output), again.reply === undefined ? `second call: ${show(again)}` : reply !== undefined && same(reply.output, again.reply.output) ? 'two sessions, same input: same output bytes' : 'two sessions given the same input answered different outputs'));
 
-  // Three steps on one session, then a drop, then the third step again from the replay of the first two.
+  // Three steps on one session, then a drop; then the third step on a fresh session rebuilt from the replay of the first two.
   const outputs: Tensor[] = [];
   const inputs: Tensor[] = [];
   let stepsOk = true;
@@ -76,8 +76,11 @@ export async function runChecks(context: CheckContext): Promise<CheckResult[]> {
   const dropped = await probe.drop(`${context.runId}/c`);
   results.push(result('drop', dropped.status === 200, `drop answered ${show(dropped)}`));
   const afterDrop = await probe.stage(call(context, 'c', 2, 2, false));
-  results.push(result('unknown session refused', afterDrop.status === 409 && afterDrop.error?.code === 'UnknownSession', `a step of a dropped session without its replay: expected 409 UnknownSession, got ${show(afterDrop)}`));
-  const rebuilt = await probe.stage(call(context, 'c', 2, 2, true, inputs.slice(0, 2)));
+  results.push(result('dropped session refused', afterDrop.status === 409 && afterDrop.error?.code === 'UnknownSession', `a step of a dropped session: expected 409 UnknownSession, got ${show(afterDrop)}`));
+  const unknown = await probe.stage(call(context, 'never', 2, 1, false));
+  results.push(result('unknown session refused', unknown.status === 409 && unknown.error?.code === 'UnknownSession', `a step past 0 of a session the agent never held, without its replay: expected 409 UnknownSession, got ${show(unknown)}`));
+  // A replacement rebuilds the session from the replay of its earlier inputs: the next output is the unbroken session's.
+  const rebuilt = await probe.stage(call(context, 'c-rebuilt', 2, 2, true, inputs.slice(0, 2)));
   const replayOk = stepsOk && rebuilt.reply !== undefined && same(rebuilt.reply.output, outputs[2] as Tensor) && rebuilt.reply.replayOutputs.length === 2 && rebuilt.reply.replayOutputs.every((t, i) => same(t, outputs[i] as Tensor));
   results.push(result('drop then replay', replayOk, rebuilt.reply === undefined ? `expected the rebuilt step, got ${show(rebuilt)}` : replayOk ? 'the replayed session answers the step as the unbroken one did, and its replay outputs are the earlier outputs' : 'the step after a replay differs from the unbroken session\'s (the replay did not rebuild the caches)'));
 

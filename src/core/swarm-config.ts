@@ -34,8 +34,8 @@ export function swarmConfigIssue(config: unknown): string | undefined {
 /** What is wrong with `createSwarm`'s options (`{ inspect?, seed?, idSource?, clock? }`), or undefined. */
 export function swarmOptionsIssue(options: unknown): string | undefined {
   if (options === null || typeof options !== 'object') return 'options must be an object { inspect?, seed?, idSource?, clock? }';
-  const { clock, idSource, seed, inspect, restore, leaseIdPrefix } = options as Record<string, unknown>;
-  if (leaseIdPrefix !== undefined && !(typeof leaseIdPrefix === 'string' && leaseIdPrefix.length <= 64)) return `option "leaseIdPrefix" must be a string of at most 64 characters, got ${describeValue(leaseIdPrefix)}`;
+  const { clock, idSource, seed, inspect, restore, leaseNamespace } = options as Record<string, unknown>;
+  if (leaseNamespace !== undefined && !(typeof leaseNamespace === 'string' && leaseNamespace.length <= 64)) return `option "leaseNamespace" must be a string of at most 64 characters, got ${describeValue(leaseNamespace)}`;
   if (restore !== undefined) return 'option "restore" is not a createSwarm option: restore a persisted swarm with restoreSwarm (docs/persistence.md)';
   const plugin = (options as { prefixCache?: unknown }).prefixCache;
   if (plugin !== undefined && (plugin === null || typeof plugin !== 'object' || (plugin as { kind?: unknown }).kind !== 'prefixCache' || typeof (plugin as { attach?: unknown }).attach !== 'function')) {

@@ -8,7 +8,7 @@ import { PLAN_LIMITS, profileIssues } from './validate.js';
 import { HOP_SHARE, memoryStagesOf, shortCopies } from './plan-short.js';
 import { fullCapacity, layerFootprint } from './plan-disjoint.js';
 import { busyNodes, layerRate, leastLoss } from './growth-choice.js';
-import type { GrowthRole, IdSource, ModelSpec, NodeProfile, NodeStates, Pipeline, Relocation, Stage, SwarmPlan } from './types.js';
+import type { GrowthResult, GrowthRole, IdSource, ModelSpec, NodeProfile, NodeStates, Pipeline, Relocation, RetirementResult, Stage, SwarmPlan } from './types.js';
 
 /**
  * The telomerase: the growth component. It decides what a newcomer does (restore a missing copy,
@@ -18,23 +18,13 @@ import type { GrowthRole, IdSource, ModelSpec, NodeProfile, NodeStates, Pipeline
  */
 
 /** What growth decided, before the Swarm applies it. */
-export interface GrowthDecision {
+export interface GrowthDecision extends GrowthResult {
   readonly plan: SwarmPlan;
-  readonly role: GrowthRole;
-  readonly modelId?: string;
-  readonly pipelines: readonly string[];
-  readonly replaced: readonly string[];
-  /** Layers that land on a node where they were not: at most one copy's layers (docs/cost.md). */
-  readonly layersMoved: number;
 }
 
 /** What retirement decided, before the Swarm applies it. */
-export interface RetirementDecision {
+export interface RetirementDecision extends RetirementResult {
   readonly plan: SwarmPlan;
-  readonly relocated: readonly Relocation[];
-  readonly dropped: readonly string[];
-  /** Layers relocated: at most the layers the retiring node held (docs/cost.md). */
-  readonly layersMoved: number;
 }
 
 /**

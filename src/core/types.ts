@@ -203,3 +203,25 @@ export interface Relocation {
   readonly from: string;
   readonly to: string;
 }
+
+/** What growth does with a newcomer: the one shape the decision, the statechart's outcome and `addNode`'s answer share. */
+export interface GrowthResult {
+  readonly role: GrowthRole;
+  /** The model it now serves, if any. */
+  readonly modelId?: string;
+  /** Pipelines created or rebuilt for it. */
+  readonly pipelines: readonly string[];
+  /** Broken pipelines it restored, now replaced by the rebuilt ones in `pipelines`. */
+  readonly replaced: readonly string[];
+  /** Layers that land on a node where they were not: at most one copy's layers (docs/cost.md). */
+  readonly layersMoved: number;
+}
+
+/** What retirement does with a node's layers: the one shape the decision, the outcome and `removeNode`'s answer share. */
+export interface RetirementResult {
+  readonly relocated: readonly Relocation[];
+  /** Pipelines that could not be rebuilt and were dropped whole. */
+  readonly dropped: readonly string[];
+  /** Layers relocated: at most the layers the retiring node held (docs/cost.md). */
+  readonly layersMoved: number;
+}

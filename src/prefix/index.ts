@@ -9,6 +9,8 @@ export { PrefixRouter } from './prefix-router.js';
 export { PrefixIndex } from './prefix-index.js';
 export type { CopyCache } from './prefix-index.js';
 export { FillOrder, FILL_VISITED } from './fill-order.js';
+export { CopyLoad, ConcurrencyLearner, REQUEST_TOKENS } from './copy-load.js';
+export type { LoadNote } from './copy-load.js';
 export type { FillSlot } from './fill-order.js';
 export { PREFIX_CACHE_DEFAULTS, DEFAULT_KV_GB_PER_TOKEN, prefixCacheIssue, resolvePrefixCache, promptTokensCost, imbalanced } from './prefix-cache-options.js';
 export type { PrefixCacheOptions, ResolvedPrefixCache } from './prefix-cache-options.js';

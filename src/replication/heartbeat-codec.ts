@@ -11,7 +11,7 @@
  */
 import { systemClock } from '../runtime/clock.js';
 import type { TimeSource } from '../runtime/types.js';
-import { ENTRY_SKEW_MS } from './log-admission.js';
+import { ENTRY_SKEW_MS } from './log-acceptance.js';
 import type { LogSigner } from './log-signer.js';
 
 /** Encodes and checks one swarm's heartbeats. */

@@ -8,7 +8,7 @@ import type { PersistedSwarm } from '../persistence/persisted.js';
 import { Swarm } from '../runtime/swarm.js';
 import type { SwarmOptions } from '../runtime/types.js';
 import { KeyBindingTable } from './key-binding-table.js';
-import type { LogAdmission } from './log-admission.js';
+import type { LogAcceptance } from './log-acceptance.js';
 import { checkEntry, eventNode, parseEntry, type LogEntry } from './log-entry.js';
 import type { ReplicationEmitted, ReplicationStats } from './replication-events.js';
 import { ReplicationError } from './replication-error.js';
@@ -45,8 +45,8 @@ export interface ApplierHost {
   format(): number;
   /** The format versions this replica reads (docs/replication.md, "Upgrades"). @defaultValue [1] */
   readonly reads?: readonly number[];
-  /** With the swarm secret: which entries are signed as they must be (log-admission.ts). */
-  readonly admission?: LogAdmission;
+  /** With the swarm secret: which entries are signed as they must be (log-acceptance.ts). */
+  readonly acceptance?: LogAcceptance;
   emit(event: ReplicationEmitted): void;
 }
 
@@ -84,11 +84,11 @@ export class LogApplier {
 
   /**
    * The log's floor (write-format.ts): the highest format version applied so far, the genesis
-   * included. Only signed entries are version 2, and the admission remembers (in the snapshot too)
+   * included. Only signed entries are version 2, and the acceptance remembers (in the snapshot too)
    * whether one was applied; a replica without the secret reads version 1 only.
    */
   get floor(): number {
-    return this.host.admission?.sealed === true || this.signedTail ? 2 : 1;
+    return this.host.acceptance?.sealed === true || this.signedTail ? 2 : 1;
   }
 
   /**
@@ -97,10 +97,10 @@ export class LogApplier {
    * prefix too (unsigned heartbeats and announcements are not taken meanwhile).
    */
   tail(data: Uint8Array | undefined): void {
-    const admission = this.host.admission;
-    if (admission === undefined || data === undefined) return;
+    const acceptance = this.host.acceptance;
+    if (acceptance === undefined || data === undefined) return;
     try {
-      this.signedTail = admission.signed(parseEntry(data, 0));
+      this.signedTail = acceptance.signed(parseEntry(data, 0));
     } catch {
       // not JSON: says nothing
     }
@@ -127,13 +127,13 @@ export class LogApplier {
       // Entries applied + 1 … seq - 1 were trimmed while this replica was silent: it cannot go on from here.
       throw new ReplicationError('Trimmed', `replica of swarm "${this.host.name}" applied up to ${this.applied}, but the log now starts at ${seq} (trimmed while it was unheard): connect it again to start from the KV snapshot`);
     }
-    const admission = this.host.admission;
+    const acceptance = this.host.acceptance;
     let entry: LogEntry;
     try {
       const value = parseEntry(data, seq);
-      if (admission !== undefined) {
+      if (acceptance !== undefined) {
         // Before its version is read: a forged entry of an unknown version must not halt anyone.
-        const verdict = admission.admit(value, seq, storedAt);
+        const verdict = acceptance.accept(value, seq, storedAt);
         if (!verdict.ok) {
           const { id, basis, event } = value as { id?: unknown; basis?: unknown; event?: { type?: unknown; nodeId?: unknown } };
           this.reject(seq, verdict.why, verdict.verified ? id : undefined, pending);
@@ -143,7 +143,7 @@ export class LogApplier {
       }
       entry = checkEntry(value, seq, this.host.reads);
     } catch (error) {
-      if (admission !== undefined && !(error instanceof ReplicationError && error.code === 'UnknownVersion')) {
+      if (acceptance !== undefined && !(error instanceof ReplicationError && error.code === 'UnknownVersion')) {
         // Not JSON, or unsigned: no writer of a signed log wrote it.
         this.reject(seq, error instanceof Error ? error.message : String(error), undefined, pending);
         return;
@@ -169,7 +169,7 @@ export class LogApplier {
     if (this.snapshots !== undefined && seq % this.snapshots.every === 0) {
       const genesis = this.genesis;
       const v = this.host.format();
-      const signed = v >= 2 && admission !== undefined ? { bindings: this.bindings.entries(), admission: admission.save() } : {};
+      const signed = v >= 2 && acceptance !== undefined ? { bindings: this.bindings.entries(), acceptance: acceptance.save() } : {};
       const snapshot: StoredSnapshot = { v, seq, swarm: persistSwarm(this.swarm as Swarm), touched: [...this.touched], ...(genesis !== undefined ? { genesis } : {}), ...signed };
       void this.snapshots.store.save(snapshot).then((stored) => this.host.boundary(seq, stored));
     }
@@ -194,7 +194,7 @@ export class LogApplier {
     this.snapshotSeq = stored.seq;
     for (const [id, seq] of stored.touched) this.touched.set(id, seq);
     this.bindings.restore(stored.bindings);
-    this.host.admission?.restore(stored.admission);
+    this.host.acceptance?.restore(stored.acceptance ?? stored.admission);
   }
 
   /** Skips the entry at `seq` as not signed as it must be; a verified one of this replica's settles its call. */

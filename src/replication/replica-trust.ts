@@ -1,13 +1,13 @@
 /**
  * What a replica trusts (docs/replication.md, "Signed entries"): with the swarm secret, it signs
  * what it writes (format version 2) and takes only what is signed with it; without, it reads and
- * writes version 1 and checks nothing. One place holds the signer, the log's admission and the
+ * writes version 1 and checks nothing. One place holds the signer, the log's acceptance and the
  * heartbeat codec, so the replica's parts ask it rather than each deciding.
  */
 import { systemClock } from '../runtime/clock.js';
 import type { TimeSource } from '../runtime/types.js';
 import { HeartbeatCodec } from './heartbeat-codec.js';
-import { LogAdmission } from './log-admission.js';
+import { LogAcceptance } from './log-acceptance.js';
 import { formatsOf, type LogEntry } from './log-entry.js';
 import { LogSigner } from './log-signer.js';
 
@@ -16,7 +16,7 @@ export class ReplicaTrust {
   /** With the secret: signs and verifies. */
   readonly signer: LogSigner | undefined;
   /** With the secret: which log entries are applied. */
-  readonly admission: LogAdmission | undefined;
+  readonly acceptance: LogAcceptance | undefined;
   readonly heartbeats: HeartbeatCodec;
   /** The format versions this replica reads and writes. */
   readonly formats: readonly number[];
@@ -26,7 +26,7 @@ export class ReplicaTrust {
   constructor(swarm: string, secret: Uint8Array | string | undefined, wall: TimeSource = systemClock, floor: () => number = () => 2) {
     this.wall = wall;
     this.signer = secret === undefined ? undefined : new LogSigner(secret, swarm);
-    this.admission = this.signer === undefined ? undefined : new LogAdmission(this.signer);
+    this.acceptance = this.signer === undefined ? undefined : new LogAcceptance(this.signer);
     this.heartbeats = new HeartbeatCodec(this.signer, wall, floor);
     this.formats = formatsOf(this.signer !== undefined);
   }

@@ -105,7 +105,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     });
     this.load = options.shareLoad === false ? undefined : new ReplicaLoad(nc, name, replicaId, randomName(), io, options, this.trust.signer, () => this.link.status() !== 'disconnected' && !this.closed, floor);
     const swarmOptions = {
-      leaseIdPrefix: `${replicaId}:`, // leases are local: two replicas' never share an id
+      leaseNamespace: `${replicaId}:`, // leases are local: two replicas' never share an id
       ...(options.clock !== undefined ? { clock: options.clock } : {}),
       ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
       ...(options.prefixCache !== undefined ? { prefixCache: options.prefixCache } : {}),
@@ -125,7 +125,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
       boundary: (seq, stored) => void (stored ? this.compactor?.stored(seq) : this.compactor?.boundary()),
       format,
       reads: trust.formats,
-      ...(trust.admission !== undefined ? { admission: trust.admission } : {}),
+      ...(trust.acceptance !== undefined ? { acceptance: trust.acceptance } : {}),
       emit,
     });
     const forgetAfterMs = options.forgetAfterMs ?? 0;

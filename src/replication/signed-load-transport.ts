@@ -10,7 +10,7 @@
  */
 import type { TimeSource } from '../runtime/types.js';
 import type { LoadTransport } from './load-channel.js';
-import { ENTRY_SKEW_MS } from './log-admission.js';
+import { ENTRY_SKEW_MS } from './log-acceptance.js';
 import type { LogSigner } from './log-signer.js';
 
 const encoder = new TextEncoder();

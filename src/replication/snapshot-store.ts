@@ -2,7 +2,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { describeHeld } from './held-snapshot.js';
 import type { PersistedSwarm } from '../persistence/persisted.js';
-import type { AdmissionState } from './log-admission.js';
+import type { AcceptanceState } from './log-acceptance.js';
 import { UNSIGNED_FORMATS, unknownFormat, type LogEntry } from './log-entry.js';
 import type { LogSigner } from './log-signer.js';
 
@@ -25,8 +25,10 @@ export interface StoredSnapshot {
   readonly genesis?: Extract<LogEntry, { type: 'swarm.genesis' }>;
   /** Version 2: the agent id → key bindings the log holds. */
   readonly bindings?: readonly (readonly [string, string])[];
-  /** Version 2: the log's seal and the entry ids within the replay window (log-admission.ts). */
-  readonly admission?: AdmissionState;
+  /** Version 2: the log's seal and the entry ids within the replay window (log-acceptance.ts). */
+  readonly acceptance?: AcceptanceState;
+  /** The same, as snapshots written before the rename name it (read, never written). */
+  readonly admission?: AcceptanceState;
   /** With the swarm secret (any version): its HMAC of the rest (log-signer.ts). */
   readonly sig?: string;
 }

@@ -73,7 +73,7 @@ export class Swarm implements SwarmContract<'now'> {
     this.leaseTtlMs = config.leaseTtlMs ?? 30_000;
     this.clock = options.clock ?? systemClock;
     this.timers = options.clock === undefined || isTimerClock(options.clock);
-    this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.view.table.addInflight(nodeId, delta), options.leaseIdPrefix, (lease) => this.admission.ended(lease));
+    this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.view.table.addInflight(nodeId, delta), options.leaseNamespace, (lease) => this.admission.ended(lease));
     // Seeded ids live in the context (a snapshot carries them); any other id source is injected.
     const seeded = restored !== undefined ? restored.ids !== null : snapshot !== undefined ? snapshot.seeded : options.idSource === undefined && options.seed !== undefined;
     const ids: IdSource | undefined = seeded ? undefined : (options.idSource ?? randomIds);
@@ -238,7 +238,7 @@ export class Swarm implements SwarmContract<'now'> {
     if (this.leases.size > 0) this.leases.expire();
     const { id, latencyMs, ok, failedNode, cachedTokens } = checkRelease(this.leases, this.leaseTtlMs, lease, outcome, (n) => this.actorRef.getSnapshot().context.members.has(n));
     const held = this.leases.end(id) ?? [];
-    this.prefix.released(id, cachedTokens);
+    this.prefix.released(id, cachedTokens, latencyMs);
     this.intake.released(held, latencyMs, ok, failedNode, this.leases.now().now);
   }
 

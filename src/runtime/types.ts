@@ -1,6 +1,6 @@
 import type { AdmissionConfig } from '../core/admission-config.js';
 import type { InspectionEvent, Observer } from 'xstate';
-import type { GrowthRole, IdSource, ModelSpec, NodeProfile, Recovery, Relocation, Route, RoutingRequest } from '../core/types.js';
+import type { GrowthResult, GrowthRole, IdSource, ModelSpec, NodeProfile, Recovery, Relocation, RetirementResult, Route, RoutingRequest } from '../core/types.js';
 import type { PlanConfig } from '../core/plan.js';
 import type { PhiOptions } from '../core/phi.js';
 import type { EjectionOptions } from '../core/ejection.js';
@@ -77,11 +77,11 @@ export interface SwarmOptions {
    */
   readonly clock?: Clock | TimeSource;
   /**
-   * Put before every lease id (`lease-1` becomes `<prefix>lease-1`), so that swarms whose leases
+   * Put before every lease id (`lease-1` becomes `<namespace>lease-1`), so that swarms whose leases
    * meet in one place never share an id: a replicated swarm sets it to its replica id.
    * At most 64 characters. @defaultValue ''
    */
-  readonly leaseIdPrefix?: string;
+  readonly leaseNamespace?: string;
   /**
    * The prefix-cache index, `prefixCache(options)` of `hecate-swarm/prefix` (docs/prefix-cache.md).
    * Without it a prompt only sets `tokens`: routes carry no `cachedTokens`, a release's
@@ -157,28 +157,14 @@ export interface Rescue {
 
 
 /** What `addNode` did. */
-export interface Growth {
+export interface Growth extends GrowthResult {
   readonly nodeId: string;
-  readonly role: GrowthRole;
-  /** The model it now serves, if any. */
-  readonly modelId?: string;
-  /** Pipelines created or rebuilt for it. */
-  readonly pipelines: readonly string[];
-  /** Broken pipelines it restored, now replaced by the rebuilt ones in `pipelines`. */
-  readonly replaced: readonly string[];
-  /** Layers the growth placed (at most one copy's worth): what it costs to load. */
-  readonly layersMoved: number;
   readonly status: SwarmStatus;
 }
 
 /** What `removeNode` did. */
-export interface Retirement {
+export interface Retirement extends RetirementResult {
   readonly nodeId: string;
-  readonly relocated: readonly Relocation[];
-  /** Pipelines that could not be rebuilt and were dropped whole. */
-  readonly dropped: readonly string[];
-  /** Layers relocated (exactly the retired node's, at most). */
-  readonly layersMoved: number;
   readonly status: SwarmStatus;
 }
 

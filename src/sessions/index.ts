@@ -1,11 +1,11 @@
 /**
  * `hecate-swarm/sessions`: requests run as sessions that resume from the span that failed
- * (docs/sessions.md). `createSwarm` here is the root's, returning a swarm with `session` and
+ * (docs/sessions.md). `createSessionSwarm` is the root's `createSwarm`, returning a swarm with `session` and
  * `execute`; `openSession(swarm, …)` and `executeOnce(swarm, …)` run on any swarm (a restored
  * or replicated one's local swarm too) or on a host of your own.
  * @packageDocumentation
  */
-export { createSwarm, SessionSwarm, openSession, executeOnce, swarmSessionHost } from './session-swarm.js';
+export { createSessionSwarm, SessionSwarm, openSession, executeOnce, swarmSessionHost } from './session-swarm.js';
 export { Session } from './session.js';
 export { timerClock } from './session-options.js';
 export { verifySpans } from './span-verifier.js';

@@ -66,7 +66,7 @@ export async function executeOnce<T>(on: Swarm | SessionHost, request: SwarmRequ
   return executeOnHost(hostOf(on), request, input, runStage, options); // async: a stopped swarm rejects, as every failure does
 }
 
-/** A Swarm with sessions: `swarm.session(…)` and `swarm.execute(…)`. Create it with this entry's {@link createSwarm}. */
+/** A Swarm with sessions: `swarm.session(…)` and `swarm.execute(…)`. Create it with {@link createSessionSwarm}. */
 export class SessionSwarm extends Swarm {
   /**
    * Opens a session: a generation run step by step on a reserved route, resuming from the failed
@@ -90,10 +90,10 @@ export class SessionSwarm extends Swarm {
  * `createSwarm` of the root entry, returning a {@link SessionSwarm}: the same swarm, with
  * `session` and `execute`.
  * @example
- * import { createSwarm } from 'hecate-swarm/sessions';
- * const swarm = createSwarm(profiles, swarmConfig(12, 2));
+ * import { createSessionSwarm } from 'hecate-swarm/sessions';
+ * const swarm = createSessionSwarm(profiles, swarmConfig(12, 2));
  * const y = await swarm.execute({ tokens: 16 }, x, runStage);
  */
-export function createSwarm(profiles: readonly NodeProfile[], config: SwarmConfig, options: SwarmOptions = {}): SessionSwarm {
+export function createSessionSwarm(profiles: readonly NodeProfile[], config: SwarmConfig, options: SwarmOptions = {}): SessionSwarm {
   return new SessionSwarm(profiles, config, options);
 }

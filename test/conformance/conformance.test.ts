@@ -63,7 +63,7 @@ describe('hecate-node conformance', () => {
   it('passes an honest digest agent on every check', async () => {
     const report = await check('honest', digest());
     expect(report.checks.length).toBeGreaterThanOrEqual(15);
-    expect(failing(report)).toEqual([]);
+    expect(report.checks.filter((c) => !c.ok)).toEqual([]);
   });
 
   it('fails an agent that ignores its replay, on the replay check', async () => {

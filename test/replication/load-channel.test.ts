@@ -30,7 +30,7 @@ function bus() {
 }
 
 function replica(id: string, clock: ManualClock, transport: LoadTransport, connected = () => true): { swarm: Swarm; channel: LoadChannel } {
-  const swarm = createSwarm(PROFILES, { ...CONFIG, leaseTtlMs: 30_000 }, { clock, seed: 1, leaseIdPrefix: `${id}:` });
+  const swarm = createSwarm(PROFILES, { ...CONFIG, leaseTtlMs: 30_000 }, { clock, seed: 1, leaseNamespace: `${id}:` });
   const channel = new LoadChannel({ replicaId: id, epoch: `${id}-1`, io: clock, transport, announceMs: 10, holdMs: 2000, connected });
   channel.attach(swarm[kInternals].load);
   channel.start();
@@ -179,7 +179,7 @@ describe('LoadChannel', () => {
     const clock = new ManualClock(0);
     const b0 = bus();
     const make = (id: string) => {
-      const swarm = createSwarm([{ id: '__proto__', memoryGb: 24, score: 2 }], { models: [{ id: 'base', kind: 'base' as const, layers: 4 }] }, { clock, seed: 1, leaseIdPrefix: `${id}:` });
+      const swarm = createSwarm([{ id: '__proto__', memoryGb: 24, score: 2 }], { models: [{ id: 'base', kind: 'base' as const, layers: 4 }] }, { clock, seed: 1, leaseNamespace: `${id}:` });
       const channel = new LoadChannel({ replicaId: id, epoch: `${id}-1`, io: clock, transport: b0.transport(id), announceMs: 10, holdMs: 2000, connected: () => true });
       channel.attach(swarm[kInternals].load);
       channel.start();

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/index.js';
 import { LogApplier, type ApplierHost } from '../../src/replication/log-applier.js';
-import { LogAdmission } from '../../src/replication/log-admission.js';
+import { LogAcceptance } from '../../src/replication/log-acceptance.js';
 import { encodeEntry } from '../../src/replication/log-entry.js';
 import { LogSigner } from '../../src/replication/log-signer.js';
 import type { SnapshotStore, StoredSnapshot } from '../../src/replication/snapshot-store.js';
@@ -85,7 +85,7 @@ describe('LogApplier', () => {
       boundary: () => undefined,
       format: () => 1,
       reads: [1, 2],
-      admission: new LogAdmission(signer),
+      acceptance: new LogAcceptance(signer),
       emit: () => undefined,
     });
     const T = 1_800_000_000_000;
@@ -111,8 +111,8 @@ describe('LogApplier', () => {
   it('applies hostile version-1 entries (any sig or at) in the upgrade window exactly as a replica without the secret does, and refuses every one after the seal', () => {
     const signer = new LogSigner('s'.repeat(32), 'unit');
     const T = 1_800_000_000_000;
-    const host = (admission?: LogAdmission): ApplierHost => unitHost(admission !== undefined ? { admission, reads: [1, 2] } : {});
-    const withSecret = new LogApplier(host(new LogAdmission(signer)));
+    const host = (acceptance?: LogAcceptance): ApplierHost => unitHost(acceptance !== undefined ? { acceptance, reads: [1, 2] } : {});
+    const withSecret = new LogApplier(host(new LogAcceptance(signer)));
     const without = new LogApplier(host());
     const down = (nodeId: string) => ({ type: 'node.down', nodeId, cause: 'manual' }) as const;
     const hostile: unknown[] = [
@@ -150,7 +150,7 @@ describe('LogApplier', () => {
     const signer = new LogSigner('s'.repeat(32), 'unit');
     const T = 1_800_000_000_000;
     const make = () =>
-      new LogApplier({ name: 'unit', swarmOptions: { clock: new ManualClock() }, built: () => undefined, settle: () => undefined, own: () => false, stale: () => undefined, advanced: () => undefined, boundary: () => undefined, format: () => 1, reads: [1, 2], admission: new LogAdmission(signer), emit: () => undefined });
+      new LogApplier({ name: 'unit', swarmOptions: { clock: new ManualClock() }, built: () => undefined, settle: () => undefined, own: () => false, stale: () => undefined, advanced: () => undefined, boundary: () => undefined, format: () => 1, reads: [1, 2], acceptance: new LogAcceptance(signer), emit: () => undefined });
     const signedEntry = signer.signed('entry', { v: 2, type: 'swarm.event' as const, id: 'r.c.1.x', event: { type: 'node.alive' as const, nodeId: 'gpu' }, at: T });
     const a = make();
     a.tail(encodeEntry(signedEntry));
@@ -170,7 +170,7 @@ describe('LogApplier', () => {
     const signer = new LogSigner('s'.repeat(32), 'unit');
     const T = 1_800_000_000_000;
     const make = () =>
-      new LogApplier({ name: 'unit', swarmOptions: { clock: new ManualClock() }, built: () => undefined, settle: () => undefined, own: () => false, stale: () => undefined, advanced: () => undefined, boundary: () => undefined, format: () => 2, reads: [1, 2], admission: new LogAdmission(signer), emit: () => undefined });
+      new LogApplier({ name: 'unit', swarmOptions: { clock: new ManualClock() }, built: () => undefined, settle: () => undefined, own: () => false, stale: () => undefined, advanced: () => undefined, boundary: () => undefined, format: () => 2, reads: [1, 2], acceptance: new LogAcceptance(signer), emit: () => undefined });
     const saved: StoredSnapshot[] = [];
     const a = make();
     a.saveTo({ save: async (snapshot: StoredSnapshot) => (saved.push(snapshot), true) } as unknown as SnapshotStore, 3);
@@ -180,13 +180,17 @@ describe('LogApplier', () => {
     a.receive(3, encodeEntry(signer.signed('entry', { v: 2, type: 'swarm.event', id: 'r.c.1.x', event: { type: 'node.alive', nodeId: 'gpu' }, at: T })), 0, T);
     a.swarm?.stop();
     expect(saved).toHaveLength(1);
-    expect(saved[0]).toMatchObject({ v: 2, seq: 3, admission: { sealed: true } });
-    const b = make();
-    b.restore(genesis, saved[0]!);
-    expect(b.floor).toBe(2);
-    b.receive(4, encodeEntry({ v: 1, type: 'swarm.event', id: 'old.2', event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' } }), 0, T);
-    expect(b.stats()).toMatchObject({ applied: 4, rejected: 1 });
-    expect(b.swarm?.node('gpu')?.state).toBe('alive');
-    b.swarm?.stop();
+    expect(saved[0]).toMatchObject({ v: 2, seq: 3, acceptance: { sealed: true } });
+    // A snapshot written before the rename names the same state `admission`: it is read as well.
+    const { acceptance, ...rest } = saved[0]!;
+    for (const snapshot of [saved[0]!, { ...rest, admission: acceptance }]) {
+      const b = make();
+      b.restore(genesis, snapshot);
+      expect(b.floor).toBe(2);
+      b.receive(4, encodeEntry({ v: 1, type: 'swarm.event', id: 'old.2', event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' } }), 0, T);
+      expect(b.stats()).toMatchObject({ applied: 4, rejected: 1 });
+      expect(b.swarm?.node('gpu')?.state).toBe('alive');
+      b.swarm?.stop();
+    }
   });
 });

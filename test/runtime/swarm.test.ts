@@ -328,15 +328,15 @@ describe('bad input never crashes the runtime', () => {
 
 describe('createSwarm options', () => {
   it('refuses a clock without now(), a non-function id source and a fractional seed', () => {
-    for (const options of [{ clock: {} }, { idSource: 'x' }, { seed: 1.5 }, { inspect: 42 }, { leaseIdPrefix: 7 }, { leaseIdPrefix: 'x'.repeat(65) }]) {
+    for (const options of [{ clock: {} }, { idSource: 'x' }, { seed: 1.5 }, { inspect: 42 }, { leaseNamespace: 7 }, { leaseNamespace: 'x'.repeat(65) }]) {
       const error = caught(() => createSwarm(four, withReserve, options as never));
       expect((error as SwarmError).code).toBe('InvalidInput');
     }
   });
 
-  it('puts leaseIdPrefix before every lease id, and none by default', () => {
+  it('puts leaseNamespace before every lease id, and none by default', () => {
     const plain = createSwarm(four, withReserve);
-    const tagged = createSwarm(four, withReserve, { leaseIdPrefix: 'r1:' });
+    const tagged = createSwarm(four, withReserve, { leaseNamespace: 'r1:' });
     const a = plain.route({}, { reserve: true }).lease.id;
     const b = tagged.route({}, { reserve: true }).lease.id;
     expect(a).toBe('lease-1');

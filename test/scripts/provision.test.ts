@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { provision, REQUIREMENTS, type Requirement } from '../../scripts/provision.mjs';
+import { NODE_LLAMA_CPP_DIR, NODE_LLAMA_CPP_VERSION, provision, REQUIREMENTS, type Requirement } from '../../scripts/provision.mjs';
 
 const made: string[] = [];
 afterAll(() => {
@@ -56,5 +56,17 @@ describe('scripts/provision.mjs', () => {
     expect(nats?.places).toContain('/usr/sbin/nats-server');
     expect(nats?.install).toEqual(['bash', 'scripts/ensure-nats-server.sh']);
     expect(existsSync('scripts/ensure-nats-server.sh')).toBe(true);
+  });
+
+  it('provisions node-llama-cpp (the engine\'s llama.cpp check) pinned, in a folder of its own outside the repository, never from PATH', () => {
+    const llama = REQUIREMENTS.find((r) => r.name === 'node-llama-cpp');
+    expect(llama?.env).toBe('NODE_LLAMA_CPP');
+    expect(llama?.binaries).toEqual([]);
+    expect(NODE_LLAMA_CPP_VERSION).toBe('3.21.1');
+    expect(llama?.places).toEqual([join(NODE_LLAMA_CPP_DIR, 'node_modules', '.bin', 'node-llama-cpp')]);
+    expect(NODE_LLAMA_CPP_DIR.startsWith(process.cwd())).toBe(false);
+    expect(NODE_LLAMA_CPP_DIR).toMatch(/hecate-swarm[\\/]node-llama-cpp-3\.21\.1$/);
+    expect(llama?.install).toEqual(['node', 'scripts/ensure-node-llama-cpp.mjs']);
+    expect(existsSync('scripts/ensure-node-llama-cpp.mjs')).toBe(true);
   });
 });

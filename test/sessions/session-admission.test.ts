@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock, SessionError, type NodeProfile, type SwarmConfig } from '../../src/index.js';
-import { createSwarm, type SessionStage } from '../../src/sessions/index.js';
+import { createSessionSwarm, type SessionStage } from '../../src/sessions/index.js';
 import type { LeasedRoute } from '../../src/runtime/types.js';
 
 /** Two single-node copies of one slot each. */
@@ -31,7 +31,7 @@ function watch<T>(p: Promise<T>): { readonly value: () => T | Error | 'pending' 
 describe('an admitted session', () => {
   it('waits for a slot at its first step, then runs and holds it until closed', async () => {
     const clock = new ManualClock();
-    const swarm = createSwarm(twins, config, { clock, seed: 1 });
+    const swarm = createSessionSwarm(twins, config, { clock, seed: 1 });
     const held = [await swarm.admit(), await swarm.admit()];
     const session = swarm.session({}, async (_s: SessionStage, x: number) => x + 1, { priority: 0 });
     expect(session.id).toMatch(/^session-lease-\d+$/);
@@ -51,7 +51,7 @@ describe('an admitted session', () => {
 
   it("fails DeadlineExceeded at the session's deadline, Aborted on its signal, Closed on close, holding no lease", async () => {
     const clock = new ManualClock();
-    const swarm = createSwarm(twins, config, { clock, seed: 1 });
+    const swarm = createSessionSwarm(twins, config, { clock, seed: 1 });
     await swarm.admit();
     await swarm.admit();
     const late = watch(swarm.session({}, async (_s: SessionStage, x: number) => x, { priority: 0, deadlineMs: 100 }).step(1));
@@ -73,7 +73,7 @@ describe('an admitted session', () => {
 
   it('resumes a failed step at the head of its band, before requests that queued earlier', async () => {
     const clock = new ManualClock();
-    const swarm = createSwarm(twins, config, { clock, seed: 1 });
+    const swarm = createSessionSwarm(twins, config, { clock, seed: 1 });
     let fail: ((e: Error) => void) | undefined;
     const session = swarm.session(
       {},

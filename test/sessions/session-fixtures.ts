@@ -1,5 +1,5 @@
 import type { NodeProfile, PrefixPlugin, SwarmConfig } from '../../src/index.js';
-import { createSwarm, type SessionSwarm, type SessionStage, type StageContext } from '../../src/sessions/index.js';
+import { createSessionSwarm, type SessionSwarm, type SessionStage, type StageContext } from '../../src/sessions/index.js';
 import { DigestNodes, DigestReference, mix } from '../../src/core/digest-model.js';
 import { VirtualTimers } from '../../src/sim/load/virtual-timers.js';
 
@@ -32,7 +32,7 @@ export type Behaviour = { readonly kind: 'ok'; readonly ms?: number } | { readon
 /** A swarm on virtual timers, and fake stateful nodes (the digest model) behind a stage runner. */
 export function harness(options: { swarmConfig?: SwarmConfig; prefixCache?: PrefixPlugin } = {}) {
   const timers = new VirtualTimers();
-  const swarm: SessionSwarm = createSwarm(profiles, options.swarmConfig ?? config, { clock: timers, seed: 7, ...(options.prefixCache !== undefined ? { prefixCache: options.prefixCache } : {}) });
+  const swarm: SessionSwarm = createSessionSwarm(profiles, options.swarmConfig ?? config, { clock: timers, seed: 7, ...(options.prefixCache !== undefined ? { prefixCache: options.prefixCache } : {}) });
   const nodes = new DigestNodes();
   const calls: Call[] = [];
   /** Per node: what its calls do; default answers at once. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { prefixCache } from '../../src/prefix/index.js';
 import { config, harness, nextInput } from './session-fixtures.js';
 
-/** The fixture's swarm with room for KV caches (a quarter GB per layer: each node then holds 4 layers at most) and the prefix-cache plug-in, passed through the sessions entry's createSwarm. */
+/** The fixture's swarm with room for KV caches (a quarter GB per layer: each node then holds 4 layers at most) and the prefix-cache plug-in, passed through the sessions entry's createSessionSwarm. */
 const roomy = { swarmConfig: { ...config, models: config.models.map((m) => ({ ...m, kvReserveGb: 0.25 })) }, prefixCache: prefixCache() };
 
 const prompt = 'The conversation so far, replayed into whichever copy serves it. '.repeat(20); // 1,300 characters: 20 blocks

@@ -16,7 +16,7 @@
  */
 import { RoutingError, SessionError } from '../../core/errors.js';
 import type { ModelSpec, NodeProfile, Route } from '../../core/types.js';
-import { createSwarm } from '../../sessions/session-swarm.js';
+import { createSessionSwarm } from '../../sessions/session-swarm.js';
 import type { SessionOptions, StageContext, SessionStage } from '../../sessions/session-types.js';
 import { DigestNodes, DigestReference, mix } from '../../core/digest-model.js';
 import { quantile } from './metrics.js';
@@ -140,7 +140,7 @@ function workload(seed: number, count: number): W6Workload {
 async function runOne(w: W6Workload, strategy: W6Strategy, seed: number, detectMs: number): Promise<{ figures: W6Figures; times: number[] }> {
   const timers = new VirtualTimers();
   const { model, msPerLayer, hopMs } = W6_TOPOLOGY;
-  const swarm = createSwarm(W6_TOPOLOGY.nodes, { models: [model], leaseTtlMs: 60_000, furtherCopies: false }, { clock: timers, seed });
+  const swarm = createSessionSwarm(W6_TOPOLOGY.nodes, { models: [model], leaseTtlMs: 60_000, furtherCopies: false }, { clock: timers, seed });
   const score = new Map(W6_TOPOLOGY.nodes.map((n) => [n.id, n.score ?? 1]));
   const nodes = new DigestNodes();
   const dead = new Set<string>();
@@ -326,7 +326,7 @@ export async function runSessionSim(options: SessionSimOptions = {}): Promise<Se
     const all = Float64Array.from(pooled.get(strategy) ?? []).sort();
     return { strategy, median: medianFigures(list), pooledP99: round(quantile(all, 0.99), 1), runs: list };
   });
-  const plan = createSwarm(W6_TOPOLOGY.nodes, { models: [W6_TOPOLOGY.model], furtherCopies: false }).state().plan;
+  const plan = createSessionSwarm(W6_TOPOLOGY.nodes, { models: [W6_TOPOLOGY.model], furtherCopies: false }).state().plan;
   return {
     workload: 'w6-kills',
     label: 'W6 kills mid-generation: 32–128-step sessions, two of twelve nodes killed',

@@ -6,7 +6,7 @@
  * written before the swarm had a secret: every one is applied, whatever its `sig` or `at` (as a
  * replica without the secret applies it), until the log's first signed version-2 entry (the seal),
  * and every one is refused after it. Every check reads only the log (the stream's stored time, not this
- * replica's clock), so every replica admits the same entries; the seal and the window are in the
+ * replica's clock), so every replica accepts the same entries; the seal and the window are in the
  * snapshot.
  */
 import { isRecordLike } from '../core/describe.js';
@@ -17,8 +17,8 @@ export const ENTRY_SKEW_MS = 30_000;
 /** How long (stream time) an applied entry's id is remembered: past it, its stored time is outside the skew of any copy. */
 export const REPLAY_WINDOW_MS = 2 * ENTRY_SKEW_MS;
 
-/** The admission's state, as a snapshot holds it. */
-export interface AdmissionState {
+/** The acceptance state, as a snapshot holds it. */
+export interface AcceptanceState {
   /** Whether a signed entry was applied (unsigned ones are refused from then on). */
   readonly sealed: boolean;
   /** Entry ids applied within the replay window, with the stream time each was stored at. */
@@ -26,15 +26,15 @@ export interface AdmissionState {
 }
 
 /**
- * The verdict on one entry: admitted, or refused (`verified`: its signature was good, so it is its
+ * The verdict on one entry: accepted, or refused (`verified`: its signature was good, so it is its
  * proposer's, refused for its time; `outdated`: unsigned, after the log's first signed entry).
  */
-export type Admission = { readonly ok: true } | { readonly ok: false; readonly why: string; readonly verified: boolean; readonly outdated?: true };
+export type Acceptance = { readonly ok: true } | { readonly ok: false; readonly why: string; readonly verified: boolean; readonly outdated?: true };
 
-const OK: Admission = { ok: true };
+const OK: Acceptance = { ok: true };
 
-/** One replica's admission of log entries. */
-export class LogAdmission {
+/** One replica's acceptance of log entries (the slot queue is "admission": docs/admission.md). */
+export class LogAcceptance {
   sealed = false;
   private readonly recent = new Map<string, number>();
   private latest = 0;
@@ -45,7 +45,7 @@ export class LogAdmission {
    * Whether to apply the entry `value` (parsed JSON, not yet checked further) at `seq`, stored at
    * `storedAt` (ms since the epoch, the stream's time).
    */
-  admit(value: unknown, seq: number, storedAt: number): Admission {
+  accept(value: unknown, seq: number, storedAt: number): Acceptance {
     const v = isRecordLike(value) ? value['v'] : undefined;
     // Version 1 is taken as the release before takes it, whatever its `sig` or `at` (no writer signs
     // one): a replica without the secret applies it, so every replica must, until the seal.
@@ -69,12 +69,12 @@ export class LogAdmission {
   }
 
   /** The state to snapshot. */
-  save(): AdmissionState {
+  save(): AcceptanceState {
     return { sealed: this.sealed, recent: [...this.recent] };
   }
 
   /** Takes a snapshot's state. */
-  restore(state: Partial<AdmissionState> | undefined): void {
+  restore(state: Partial<AcceptanceState> | undefined): void {
     this.sealed = state?.sealed === true;
     this.recent.clear();
     for (const [id, at] of Array.isArray(state?.recent) ? state.recent : []) this.remember(id, at);

@@ -7,41 +7,41 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/index.js';
 import { HeartbeatCodec } from '../../src/replication/heartbeat-codec.js';
-import { LogAdmission, REPLAY_WINDOW_MS } from '../../src/replication/log-admission.js';
+import { LogAcceptance, REPLAY_WINDOW_MS } from '../../src/replication/log-acceptance.js';
 import { canonicalJson, LogSigner } from '../../src/replication/log-signer.js';
 
 const signer = new LogSigner('s'.repeat(32), 'unit');
 const T = 1_800_000_000_000;
 const entry = (id: string, at: number) => signer.signed('entry', { v: 2, type: 'swarm.event', id, event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' }, at });
 
-describe('LogAdmission', () => {
+describe('LogAcceptance', () => {
   it('takes a signed entry stored within 30 s of its signing, once; refuses a late copy, a replay and another swarm\'s entry', () => {
-    const a = new LogAdmission(signer);
-    expect(a.admit(entry('r.c.1', T), 2, T + 29_000)).toEqual({ ok: true });
-    expect(a.admit(entry('r.c.2', T), 3, T + 31_000)).toMatchObject({ ok: false, verified: true, why: expect.stringMatching(/more than 30000 ms apart/) });
-    expect(a.admit(entry('r.c.1', T), 4, T + 29_500)).toMatchObject({ ok: false, verified: true, why: expect.stringMatching(/repeats entry "r.c.1"/) });
+    const a = new LogAcceptance(signer);
+    expect(a.accept(entry('r.c.1', T), 2, T + 29_000)).toEqual({ ok: true });
+    expect(a.accept(entry('r.c.2', T), 3, T + 31_000)).toMatchObject({ ok: false, verified: true, why: expect.stringMatching(/more than 30000 ms apart/) });
+    expect(a.accept(entry('r.c.1', T), 4, T + 29_500)).toMatchObject({ ok: false, verified: true, why: expect.stringMatching(/repeats entry "r.c.1"/) });
     const other = new LogSigner('s'.repeat(32), 'another-swarm').signed('entry', { v: 2, type: 'swarm.event', id: 'r.c.3', event: { type: 'node.alive', nodeId: 'gpu' }, at: T });
-    expect(a.admit(other, 5, T)).toMatchObject({ ok: false, verified: false });
+    expect(a.accept(other, 5, T)).toMatchObject({ ok: false, verified: false });
     // A signed entry with one field changed no longer verifies.
-    expect(a.admit({ ...entry('r.c.4', T), id: 'r.c.5' }, 6, T)).toMatchObject({ ok: false, verified: false });
+    expect(a.accept({ ...entry('r.c.4', T), id: 'r.c.5' }, 6, T)).toMatchObject({ ok: false, verified: false });
   });
 
   it('forgets ids past the replay window (their copies are refused for their age) and keeps the window in its saved state', () => {
-    const a = new LogAdmission(signer);
-    a.admit(entry('r.c.1', T), 2, T);
-    a.admit(entry('r.c.2', T + REPLAY_WINDOW_MS + 1), 3, T + REPLAY_WINDOW_MS + 1);
+    const a = new LogAcceptance(signer);
+    a.accept(entry('r.c.1', T), 2, T);
+    a.accept(entry('r.c.2', T + REPLAY_WINDOW_MS + 1), 3, T + REPLAY_WINDOW_MS + 1);
     expect(a.save()).toEqual({ sealed: true, recent: [['r.c.2', T + REPLAY_WINDOW_MS + 1]] });
-    const b = new LogAdmission(signer);
+    const b = new LogAcceptance(signer);
     b.restore(a.save());
-    expect(b.admit(entry('r.c.2', T + REPLAY_WINDOW_MS + 1), 4, T + REPLAY_WINDOW_MS + 2)).toMatchObject({ ok: false, why: expect.stringMatching(/replay/) });
+    expect(b.accept(entry('r.c.2', T + REPLAY_WINDOW_MS + 1), 4, T + REPLAY_WINDOW_MS + 2)).toMatchObject({ ok: false, why: expect.stringMatching(/replay/) });
   });
 
   it('takes unsigned (version 1) entries of a log written before the secret, until its first signed entry', () => {
-    const a = new LogAdmission(signer);
+    const a = new LogAcceptance(signer);
     const legacy = { v: 1, type: 'swarm.event', id: 'old.1', event: { type: 'node.down', nodeId: 'gpu', cause: 'manual' } };
-    expect(a.admit(legacy, 2, T)).toEqual({ ok: true });
-    expect(a.admit(entry('r.c.1', T), 3, T)).toEqual({ ok: true });
-    expect(a.admit({ ...legacy, id: 'old.2' }, 4, T)).toMatchObject({ ok: false, why: expect.stringMatching(/not signed \(format version 1\)/) });
+    expect(a.accept(legacy, 2, T)).toEqual({ ok: true });
+    expect(a.accept(entry('r.c.1', T), 3, T)).toEqual({ ok: true });
+    expect(a.accept({ ...legacy, id: 'old.2' }, 4, T)).toMatchObject({ ok: false, why: expect.stringMatching(/not signed \(format version 1\)/) });
   });
 });
 

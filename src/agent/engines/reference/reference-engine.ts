@@ -1,0 +1,216 @@
+/**
+ * The reference engine: Hugging Face `LlamaForCausalLM` for the layers of the spans it loads, with
+ * a KV cache per session per span, bounded in bytes (idle sessions evicted least-recently-used).
+ * Matrix products in WebAssembly SIMD128, the rest in JavaScript; one code path whatever the batch:
+ * a token's row is the same bits in a prefill, a decode or a replay, so a rebuilt cache equals the
+ * original (docs/engine-reference.md).
+ */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { readLlamaConfig } from '../../../model/config.js';
+import { openModelWeights } from '../../../model/model-weights.js';
+import { decodeElements } from '../../../model/safetensors.js';
+import { elementsOf, f32Tensor, type Tensor } from '../../../wire/tensor.js';
+import type { EngineHoldings, StageEngine, StageSpan, StageStep } from '../../stage-engine.js';
+import { ReferenceEngineError } from './engine-error.js';
+import { inverseFrequencies } from './llama-kernels.js';
+import { SessionCache } from './session-cache.js';
+import { forwardSpan, type SpanInput, type SpanModel } from './span-forward.js';
+import { loadSpanWeights } from './span-weights.js';
+import { WasmKernels } from './wasm-kernels.js';
+
+/** Where the models are and how much KV memory the engine may hold. */
+export interface ReferenceEngineOptions {
+  /** Model id → its Hugging Face model directory. */
+  readonly models: ReadonlyMap<string, string>;
+  /** Bytes of KV cache held over every session and span. @defaultValue Infinity */
+  readonly kvMemoryBytes?: number;
+}
+
+interface LoadedSpan {
+  readonly span: StageSpan;
+  readonly model: SpanModel;
+}
+
+const spanKey = (span: StageSpan): string => `${span.modelId}:${span.layerStart}-${span.layerEnd}/${span.layers}`;
+const cacheKey = (span: string, sessionId: string): string => `${span}\u0000${sessionId}`;
+
+/** A {@link StageEngine} running Llama layers (WebAssembly SIMD128 products, JavaScript for the rest). */
+export class ReferenceEngine implements StageEngine {
+  readonly kind = 'reference';
+  private readonly models: ReadonlyMap<string, string>;
+  private readonly kvBound: number;
+  private readonly spans = new Map<string, LoadedSpan>();
+  private readonly loading = new Map<string, Promise<void>>();
+  /** Every session's cache on every span, least recently used first. */
+  private readonly caches = new Map<string, SessionCache>();
+  private kvBytes = 0;
+
+  constructor(options: ReferenceEngineOptions) {
+    this.models = options.models;
+    this.kvBound = options.kvMemoryBytes ?? Infinity;
+    if (!(this.kvBound > 0)) throw new ReferenceEngineError('InvalidInput', `kvMemoryBytes must be a positive number of bytes, got ${String(options.kvMemoryBytes)}`);
+  }
+
+  /**
+   * Reads the span's config and only its own tensors. Idempotent.
+   * @throws {ReferenceEngineError} `UnknownModel`, `InvalidSpan`; the model reader's `ModelError`
+   *   for a config it refuses or weights that do not fit it.
+   */
+  load(span: StageSpan, signal?: AbortSignal): Promise<void> {
+    const key = spanKey(span);
+    if (this.spans.has(key)) return Promise.resolve();
+    let pending = this.loading.get(key);
+    if (pending === undefined) {
+      pending = this.read(span, key, signal).finally(() => this.loading.delete(key));
+      this.loading.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async read(span: StageSpan, key: string, signal: AbortSignal | undefined): Promise<void> {
+    const dir = this.models.get(span.modelId);
+    if (dir === undefined) throw new ReferenceEngineError('UnknownModel', `model "${span.modelId}" is not one this engine was given (${[...this.models.keys()].join(', ') || 'none'})`);
+    const config = await readLlamaConfig(dir);
+    if (span.layers !== config.num_hidden_layers || !Number.isInteger(span.layerStart) || !Number.isInteger(span.layerEnd) || span.layerStart < 0 || span.layerEnd <= span.layerStart || span.layerEnd > span.layers) {
+      throw new ReferenceEngineError('InvalidSpan', `span [${span.layerStart}, ${span.layerEnd}) of ${span.layers} layers does not fit model "${span.modelId}" (${config.num_hidden_layers} layers in ${dir}/config.json)`);
+    }
+    const weights = await loadSpanWeights(await openModelWeights(dir), config, span.layerStart, span.layerEnd, new WasmKernels());
+    if (signal?.aborted === true) throw new ReferenceEngineError('Aborted', `loading span ${key} was aborted`);
+    this.spans.set(key, { span: { ...span }, model: { config, weights, inverseFrequencies: inverseFrequencies(config.head_dim, config.rope_theta), rotary: [] } });
+  }
+
+  /**
+   * Runs one step. Step `s` of a session follows its step `s − 1`; a step already run (a retry)
+   * runs again from where it began.
+   * @throws {ReferenceEngineError} `SpanNotLoaded`, `InvalidInput`, `SessionNotHeld` (rebuild the
+   *   session), `ContextExceeded`, `KvMemoryExhausted`, `Aborted`. The cache is unchanged by a refusal.
+   */
+  async step(call: StageStep): Promise<Tensor> {
+    const key = spanKey(call.span);
+    const loaded = this.spans.get(key);
+    if (loaded === undefined) throw new ReferenceEngineError('SpanNotLoaded', `span ${key} is not loaded (session "${call.sessionId}", step ${call.step})`);
+    return this.run(loaded, key, call.sessionId, call.step, call.input, call.signal);
+  }
+
+  private async run(loaded: LoadedSpan, key: string, sessionId: string, step: number, tensor: Tensor, signal: AbortSignal): Promise<Tensor> {
+    const { config } = loaded.model;
+    const input = this.decodeInput(loaded, tensor, sessionId, step);
+    const tokens = 'ids' in input ? input.ids.length : input.tokens;
+    const ck = cacheKey(key, sessionId);
+    const held = this.caches.get(ck);
+    if (held === undefined ? step !== 0 : step > held.stepTokens.length || !Number.isInteger(step) || step < 0) {
+      throw new ReferenceEngineError('SessionNotHeld', `session "${sessionId}" holds ${held?.stepTokens.length ?? 0} steps on span ${key}, so step ${step} cannot run: rebuild it`);
+    }
+    if (held !== undefined && held.busy > 0) throw new ReferenceEngineError('InvalidInput', `session "${sessionId}" is already running a step on span ${key}`);
+    if (signal.aborted) throw new ReferenceEngineError('Aborted', `session "${sessionId}" step ${step} on span ${key} was aborted`);
+    const startTokens = held === undefined ? 0 : held.stepTokens.slice(0, step).reduce((a, b) => a + b, 0);
+    if (startTokens + tokens > config.max_position_embeddings) {
+      throw new ReferenceEngineError('ContextExceeded', `session "${sessionId}" would hold ${startTokens + tokens} tokens on span ${key}, past max_position_embeddings ${config.max_position_embeddings}`);
+    }
+    const cache = held ?? new SessionCache(sessionId, key, loaded.model.weights.layers.length, config.num_key_value_heads * config.head_dim);
+    this.makeRoom(ck, cache.bytesAt(startTokens + tokens) - cache.bytes(), sessionId, key);
+    if (held === undefined) this.caches.set(ck, cache);
+    else {
+      this.caches.delete(ck); // most recently used last
+      this.caches.set(ck, cache);
+      held.truncateToStep(step);
+    }
+    const before = cache.bytes();
+    cache.reserve(startTokens + tokens);
+    this.kvBytes += cache.bytes() - before;
+    cache.busy++;
+    try {
+      const out = await forwardSpan(loaded.model, cache, input, async () => {
+        await yieldToLoop();
+        if (signal.aborted) throw new ReferenceEngineError('Aborted', `session "${sessionId}" step ${step} on span ${key} was aborted`);
+      });
+      cache.length = startTokens + tokens;
+      cache.stepTokens.push(tokens);
+      return loaded.model.weights.norm === undefined ? f32Tensor(out, [tokens, config.hidden_size]) : f32Tensor(out, [1, config.vocab_size]);
+    } finally {
+      cache.busy--;
+    }
+  }
+
+  /** Evicts idle caches, least recently used first, until `extra` more bytes fit the bound. */
+  private makeRoom(current: string, extra: number, sessionId: string, key: string): void {
+    if (this.kvBytes + extra <= this.kvBound) return;
+    const idle = [...this.caches].filter(([k, c]) => k !== current && c.busy === 0);
+    let freeable = 0;
+    for (const [, c] of idle) freeable += c.bytes();
+    if (this.kvBytes + extra - freeable > this.kvBound) {
+      throw new ReferenceEngineError('KvMemoryExhausted', `session "${sessionId}" needs ${extra} more bytes of KV cache on span ${key}; the engine holds ${this.kvBytes} of its ${this.kvBound} bytes and can free only ${freeable}`);
+    }
+    for (const [k, c] of idle) {
+      if (this.kvBytes + extra <= this.kvBound) break;
+      this.caches.delete(k);
+      this.kvBytes -= c.bytes();
+    }
+  }
+
+  private decodeInput(loaded: LoadedSpan, tensor: Tensor, sessionId: string, step: number): SpanInput {
+    const { config } = loaded.model;
+    const where = `session "${sessionId}" step ${step} on span ${spanKey(loaded.span)}`;
+    if (elementsOf(tensor.shape) * (tensor.dtype === 'f16' || tensor.dtype === 'bf16' ? 2 : 4) !== tensor.data.byteLength) {
+      throw new ReferenceEngineError('InvalidInput', `${where}: input of shape ${JSON.stringify(tensor.shape)} ${tensor.dtype} has ${tensor.data.byteLength} bytes`);
+    }
+    const view = new DataView(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength);
+    if (loaded.span.layerStart === 0) {
+      if (tensor.dtype !== 'i32' || tensor.shape.length !== 1 || (tensor.shape[0] as number) < 1) throw new ReferenceEngineError('InvalidInput', `${where}: the first stage takes token ids, i32 [tokens ≥ 1], got ${tensor.dtype} ${JSON.stringify(tensor.shape)}`);
+      const ids = new Int32Array(tensor.shape[0] as number);
+      for (let i = 0; i < ids.length; i++) {
+        const id = view.getInt32(4 * i, true);
+        if (id < 0 || id >= config.vocab_size) throw new ReferenceEngineError('InvalidInput', `${where}: token id ${id} at ${i} is outside the vocabulary [0, ${config.vocab_size})`);
+        ids[i] = id;
+      }
+      return { ids };
+    }
+    if ((tensor.dtype !== 'f32' && tensor.dtype !== 'f16' && tensor.dtype !== 'bf16') || tensor.shape.length !== 2 || tensor.shape[1] !== config.hidden_size || (tensor.shape[0] as number) < 1) {
+      throw new ReferenceEngineError('InvalidInput', `${where}: a later stage takes activations, f32 / f16 / bf16 [tokens ≥ 1, ${config.hidden_size}], got ${tensor.dtype} ${JSON.stringify(tensor.shape)}`);
+    }
+    const dtype = tensor.dtype === 'f32' ? 'F32' : tensor.dtype === 'f16' ? 'F16' : 'BF16';
+    return { hidden: decodeElements(tensor.data, dtype), tokens: tensor.shape[0] as number };
+  }
+
+  /**
+   * Drops the session's cache on `span`, then runs `inputs` as its steps 0, 1, … and returns their outputs.
+   * @throws {ReferenceEngineError} as {@link ReferenceEngine.step}.
+   */
+  async rebuild(sessionId: string, span: StageSpan, inputs: readonly Tensor[], signal: AbortSignal): Promise<readonly Tensor[]> {
+    const key = spanKey(span);
+    const loaded = this.spans.get(key);
+    if (loaded === undefined) throw new ReferenceEngineError('SpanNotLoaded', `span ${key} is not loaded (rebuilding session "${sessionId}")`);
+    this.dropOne(cacheKey(key, sessionId));
+    const outputs: Tensor[] = [];
+    for (let step = 0; step < inputs.length; step++) outputs.push(await this.run(loaded, key, sessionId, step, inputs[step] as Tensor, signal));
+    return outputs;
+  }
+
+  private dropOne(ck: string): boolean {
+    const cache = this.caches.get(ck);
+    if (cache === undefined) return false;
+    this.caches.delete(ck);
+    this.kvBytes -= cache.bytes();
+    return true;
+  }
+
+  /** Drops every cache of `sessionId` on every span; false if it held none. */
+  drop(sessionId: string): boolean {
+    let any = false;
+    for (const [ck, cache] of [...this.caches]) if (cache.sessionId === sessionId) any = this.dropOne(ck) || any;
+    return any;
+  }
+
+  /** Sessions, cached tokens, and bytes held (weights as f32 plus KV buffers). */
+  holds(): EngineHoldings {
+    const sessions = new Set<string>();
+    let cachedTokens = 0;
+    for (const cache of this.caches.values()) {
+      sessions.add(cache.sessionId);
+      cachedTokens += cache.length;
+    }
+    let weights = 0;
+    for (const { model } of this.spans.values()) weights += model.weights.bytes;
+    return { sessions: sessions.size, cachedTokens, memoryBytes: weights + this.kvBytes, spans: [...this.spans.values()].map((s) => s.span) };
+  }
+}
