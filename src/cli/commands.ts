@@ -41,6 +41,7 @@ export const COMMANDS: ReadonlyMap<string, CommandEntry> = new Map<string, Comma
   ['serve', { summary: 'Run the HTTP orchestrator: agents join it, POST /v1/generate runs sessions over them.', peers: ['fastify', 'prom-client', 'undici', 'zod'], flagPeers: [NATS], load: () => import('./serve.js') }],
   ['agent', { summary: 'Run a stand-in stage server (no model: real time and a checked digest) that joins an orchestrator.', peers: ['fastify', 'undici', 'zod'], flagPeers: [], load: () => import('./agent.js') }],
   ['inspector', { summary: 'Run a local inspector: print the inspection events of swarm-sim --inspect as JSON lines.', peers: ['zod'], flagPeers: [['ws']], load: () => import('./inspector.js') }],
+  ['conformance', { summary: 'Check a stage server (any language) against the stage wire protocol, and print what holds.', peers: ['fastify', 'zod'], flagPeers: [], load: () => import('./conformance.js') }],
   ['make-model', { summary: 'Write a small deterministic random-weight Llama model (Hugging Face layout) to a directory.', peers: ['zod'], flagPeers: [], load: () => import('./make-model.js') }],
 ]);
 
