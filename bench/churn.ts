@@ -5,7 +5,7 @@
  * and `addNode`. The same seed gives the same swarm, events and plan.
  */
 import { uniform } from '../src/core/random.js';
-import { createSwarm, type ModelSpec, type NodeProfile, type Swarm } from '../src/index.js';
+import { createSwarm, type ModelSpec, type NodeProfile, type Swarm, type SwarmOptions } from '../src/index.js';
 
 /** One drawn node: memory a whole number of GB in [6, 24], score in [1, 8] to 0.01. */
 function drawNode(random: () => number, id: string): NodeProfile {
@@ -26,12 +26,13 @@ export interface Churned {
 /**
  * A swarm of `nodes` drawn nodes serving `models`, after `events` churn events (a random member
  * retired or a drawn newcomer added, a fair coin each; a retirement is skipped for a swarm down to
- * a quarter of its start). Growth and retirement are the Swarm's own (the telomerase).
+ * a quarter of its start). Growth and retirement are the Swarm's own (the telomerase); `options`
+ * are createSwarm's (a clock, a rebalancer: the tests' swarms).
  */
-export function churnedSwarm(seed: number, models: readonly ModelSpec[], nodes = 120, events = 200): Churned {
+export function churnedSwarm(seed: number, models: readonly ModelSpec[], nodes = 120, events = 200, options: SwarmOptions = {}): Churned {
   const random = uniform(seed);
   const start = Array.from({ length: nodes }, (_, i) => drawNode(random, `n${i}`));
-  const swarm = createSwarm(start, { models: models.map((m) => ({ ...m })) }, { seed });
+  const swarm = createSwarm(start, { models: models.map((m) => ({ ...m })) }, { seed, ...options });
   const members = new Map(start.map((p) => [p.id, p] as const));
   let next = nodes;
   let retired = 0;

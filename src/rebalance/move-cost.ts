@@ -7,20 +7,10 @@
  * drop its old span first, for the load time.
  */
 import type { ModelSpec, NodeProfile, Pipeline, Stage } from '../core/types.js';
+import type { PlannedLoad } from '../runtime/rebalance-hook.js';
 
-/** One span a node loads for a move. */
-export interface SpanLoad {
-  readonly nodeId: string;
-  readonly modelId: string;
-  /** The new copy the span is for. */
-  readonly pipelineId: string;
-  readonly layerStart: number;
-  readonly layerEnd: number;
-  /** The span's weights, in GB (layers × `layerGb`). */
-  readonly gb: number;
-  /** Its load time, in seconds: `gb ÷` the node's load bandwidth. */
-  readonly seconds: number;
-}
+/** One span a node loads for a move (the root's `PlannedLoad`). */
+export type SpanLoad = PlannedLoad;
 
 /** The layer ranges of `stage` that `held` (the node's ranges of the same model before) does not cover. */
 export function missingRanges(stage: Stage, held: readonly Stage[]): { layerStart: number; layerEnd: number }[] {

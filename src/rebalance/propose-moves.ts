@@ -15,6 +15,7 @@ import { ownValue } from '../core/records.js';
 import { sharedThroughput } from '../core/shared-throughput.js';
 import type { IdSource, ModelSpec, NodeProfile, NodeStates, Pipeline, Stage, SwarmPlan } from '../core/types.js';
 import { profileIssues } from '../core/validate.js';
+import type { PlannedMove } from '../runtime/rebalance-hook.js';
 import { loadSeconds, spanLoads, type SpanLoad } from './move-cost.js';
 import { copyRate, regroupCopies, resplitCopy } from './regroup.js';
 import { resolveRebalanceOptions, type RebalanceOptions, type ResolvedRebalanceOptions } from './rebalance-options.js';
@@ -22,30 +23,10 @@ import { resolveRebalanceOptions, type RebalanceOptions, type ResolvedRebalanceO
 /** What a move does: re-split one copy in place, re-form copies on other nodes, or form a new copy on idle nodes. */
 export type MoveKind = 'resplit' | 'regroup' | 'form';
 
-/** One move (plain data): the copies it replaces, the copies it forms, and its price. */
-export interface RebalanceMove {
+/** One move (plain data): the root's `PlannedMove`, with its kind. */
+export interface RebalanceMove extends PlannedMove {
   readonly kind: MoveKind;
-  readonly modelId: string;
-  /** The pipelines it replaces (they drain, then stop, once the new copies serve). */
-  readonly removes: readonly string[];
-  /** The pipelines it forms (routable once every span is loaded). */
-  readonly adds: readonly Pipeline[];
-  /** The spans nodes load for the new copies (a layer kept in place loads nothing). */
   readonly loads: readonly SpanLoad[];
-  /** Nodes that must drop a span before loading (no memory for both): their old copies stop for the load. */
-  readonly dropsFirst: readonly string[];
-  /** Layers loaded: Σ over `loads` of their layers. */
-  readonly layersMoved: number;
-  /** Counted-once layer-passes per unit of time the plan gains. */
-  readonly gain: number;
-  /** The replaced copies' own counted-once layer-passes (the hysteresis is a share of it). */
-  readonly replaced: number;
-  /** The move's load time, in seconds (its slowest node). */
-  readonly loadSeconds: number;
-  /** Layer-passes lost while it loads: the replaced copies through a node that drops first, for the load time. */
-  readonly lost: number;
-  /** Its value: gain over the horizon left once loaded, less what it loses meanwhile. */
-  readonly value: number;
 }
 
 /** What {@link proposeMoves} decided (plain data). */

@@ -12,26 +12,40 @@ import type { Clock, Lease, TimeSource } from './types.js';
 export interface PlannedLoad {
   readonly nodeId: string;
   readonly modelId: string;
+  /** The new copy the span is for. */
   readonly pipelineId: string;
   readonly layerStart: number;
   readonly layerEnd: number;
+  /** The span's weights, in GB (layers × `layerGb`). */
   readonly gb: number;
+  /** Its load time, in seconds: `gb ÷` the node's load bandwidth. */
   readonly seconds: number;
 }
 
-/** One move as decided (plain data): what `proposeMoves` of `hecate-swarm/rebalance` returns. */
+/** One move as decided (plain data): the copies it replaces, the copies it forms, and its price (docs/rebalance.md). */
 export interface PlannedMove {
+  /** `resplit`, `regroup` or `form` (docs/rebalance.md "The rule"). */
   readonly kind: string;
   readonly modelId: string;
+  /** The pipelines it replaces (they drain, then stop, once the new copies serve). */
   readonly removes: readonly string[];
+  /** The pipelines it forms (routable once every span is loaded). */
   readonly adds: readonly Pipeline[];
+  /** The spans nodes load for the new copies (a layer kept in place loads nothing). */
   readonly loads: readonly PlannedLoad[];
+  /** Nodes that must drop a span before loading (no memory for both): their old copies stop for the load. */
   readonly dropsFirst: readonly string[];
+  /** Layers loaded: Σ over `loads` of their layers. */
   readonly layersMoved: number;
+  /** Counted-once layer-passes per unit of time the plan gains. */
   readonly gain: number;
+  /** The replaced copies' own counted-once layer-passes (the hysteresis is a share of it). */
   readonly replaced: number;
+  /** The move's load time, in seconds (its slowest node). */
   readonly loadSeconds: number;
+  /** Layer-passes lost while it loads: the replaced copies through a node that drops first, for the load time. */
   readonly lost: number;
+  /** Its value: gain over the horizon left once loaded, less what it loses meanwhile. */
   readonly value: number;
 }
 

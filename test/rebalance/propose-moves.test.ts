@@ -4,36 +4,20 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createSwarm, PlanError, SwarmError, validatePlan } from '../../src/index.js';
+import { PlanError, SwarmError, validatePlan } from '../../src/index.js';
 import type { ModelSpec, NodeProfile, SwarmPlan } from '../../src/index.js';
-import { uniform } from '../../src/core/random.js';
+import { churnedSwarm } from '../../bench/churn.js';
 import { sharedThroughput } from '../../src/core/shared-throughput.js';
 import { proposeMoves, type RebalanceMove } from '../../src/rebalance/propose-moves.js';
 import { planLayersMoved } from '../../src/rebalance/plan-layers-moved.js';
 import { REBALANCE_DEFAULTS } from '../../src/rebalance/rebalance-options.js';
 
-/** A small churned swarm: `n` drawn nodes, `events` retirements or arrivals through the real Swarm. */
+/** A small churned swarm (bench/churn.ts): `n` drawn nodes, `events` retirements or arrivals through the real Swarm. */
 function churned(seed: number, models: readonly ModelSpec[], n = 16, events = 24): { plan: SwarmPlan; profiles: NodeProfile[] } {
-  const random = uniform(seed);
-  const draw = (id: string): NodeProfile => ({ id, memoryGb: Math.round(6 + 18 * random()), score: Math.round((1 + 7 * random()) * 100) / 100 });
-  const start = Array.from({ length: n }, (_, i) => draw(`n${i}`));
-  const swarm = createSwarm(start, { models: models.map((m) => ({ ...m })) }, { seed });
-  const members = new Map(start.map((p) => [p.id, p] as const));
-  let next = n;
-  for (let e = 0; e < events; e++) {
-    if (random() < 0.5 && members.size > n / 2) {
-      const id = [...members.keys()][Math.floor(random() * members.size)] as string;
-      swarm.removeNode(id);
-      members.delete(id);
-    } else {
-      const p = draw(`n${next++}`);
-      swarm.addNode(p);
-      members.set(p.id, p);
-    }
-  }
-  const plan = swarm.state().plan;
-  swarm.stop();
-  return { plan, profiles: [...members.values()] };
+  const c = churnedSwarm(seed, models, n, events);
+  const plan = c.swarm.state().plan;
+  c.swarm.stop();
+  return { plan, profiles: [...c.profiles] };
 }
 
 /** The plan after one move. */

@@ -5,34 +5,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createSwarm, planSwarm, SwarmError, validatePlan, type ModelSpec, type NodeProfile, type Swarm, type SwarmEmitted } from '../../src/index.js';
-import { uniform } from '../../src/core/random.js';
+import { churnedSwarm as churn } from '../../bench/churn.js';
 import { sharedThroughput } from '../../src/core/shared-throughput.js';
 import { ManualClock } from '../../src/testing/index.js';
 import { rebalancer, type RebalancerOptions } from '../../src/rebalance/index.js';
 
 const ONE: readonly ModelSpec[] = [{ id: 'base', layers: 32 }];
 
-/** A churned swarm with the rebalancer plugged in, on a manual clock. */
+/** A churned swarm (bench/churn.ts) with the rebalancer plugged in, on a manual clock. */
 function churnedSwarm(seed: number, options: RebalancerOptions = {}, n = 24, events = 40, models: readonly ModelSpec[] = ONE): { swarm: Swarm; clock: ManualClock; profiles: () => NodeProfile[] } {
-  const random = uniform(seed);
-  const draw = (id: string): NodeProfile => ({ id, memoryGb: Math.round(6 + 18 * random()), score: Math.round((1 + 7 * random()) * 100) / 100 });
-  const start = Array.from({ length: n }, (_, i) => draw(`n${i}`));
   const clock = new ManualClock(0);
-  const swarm = createSwarm(start, { models: models.map((m) => ({ ...m })) }, { seed, clock, rebalancer: rebalancer(options) });
-  const members = new Map(start.map((p) => [p.id, p] as const));
-  let next = n;
-  for (let e = 0; e < events; e++) {
-    if (random() < 0.5 && members.size > n / 2) {
-      const id = [...members.keys()][Math.floor(random() * members.size)] as string;
-      swarm.removeNode(id);
-      members.delete(id);
-    } else {
-      const p = draw(`n${next++}`);
-      swarm.addNode(p);
-      members.set(p.id, p);
-    }
-  }
-  return { swarm, clock, profiles: () => [...members.values()] };
+  const c = churn(seed, models, n, events, { clock, rebalancer: rebalancer(options) });
+  return { swarm: c.swarm, clock, profiles: () => [...c.profiles] };
 }
 
 const rate = (swarm: Swarm, profiles: readonly NodeProfile[]) => sharedThroughput(swarm.state().plan, profiles).layerRate;
