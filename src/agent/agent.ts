@@ -83,6 +83,10 @@ export interface AgentOptions {
    * cached leading tokens cost no prefill time. @defaultValue a quarter of `memoryGb`
    */
   readonly kvCacheGb?: number;
+  /** Adds routes to its server before it listens (an upstream agent's: src/agent/upstream/). */
+  readonly routes?: (app: FastifyInstance) => void;
+  /** While this answers false no heartbeat goes out: what it fronts is down (docs/openai.md, "Health"). */
+  readonly healthy?: () => boolean;
 }
 
 /** A running agent. */
@@ -233,6 +237,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     }
     return { nodeId: options.id, layerStart: body.layerStart, layerEnd: body.layerEnd, output, replayOutputs, ms: clock.now() - started, ...(cachedTokens !== undefined ? { cachedTokens } : {}) };
   });
+  options.routes?.(app);
   const url = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0);
 
   let stopped = false;
@@ -271,7 +276,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   // An orchestrator that cannot be reached is left for the next one at once, and the beat is sent
   // there right away (once: if every one is unreachable, the next beat is the next try).
   const beat = async (retry = false): Promise<void> => {
-    if (stopped || rejoining) return;
+    if (stopped || rejoining || options.healthy?.() === false) return;
     const to = current;
     try {
       const response = await post(to, `/v1/nodes/${encodeURIComponent(options.id)}/heartbeat`, {}, heartbeatMs * 2);
