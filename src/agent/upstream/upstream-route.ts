@@ -73,7 +73,10 @@ export function registerUpstreamRoutes(app: FastifyInstance, options: UpstreamRo
     try {
       if (response.body !== null) {
         for await (const chunk of response.body) {
-          if (!reply.raw.write(chunk)) await once(reply.raw, 'drain', { signal: controller.signal });
+          reply.raw.write(chunk);
+          // Back-pressure past 64 KB only: a response's write() answers false for every chunk while
+          // its first bytes are in flight, and waiting for each 'drain' held every token a beat.
+          if (reply.raw.writableLength > 65_536) await once(reply.raw, 'drain', { signal: controller.signal });
         }
       }
       reply.raw.end();
