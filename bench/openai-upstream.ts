@@ -2,7 +2,8 @@
  * `node dist-bench/bench/openai-upstream.js [runs]`: issue 37's figures for the OpenAI door
  * (docs/openai.md), the orchestrator and two upstream agents in this process over loopback, each
  * agent in front of a scripted engine that paces its tokens (test/agent/upstream/scripted-upstream.ts),
- * so no engine's CPU competes with the router's:
+ * the engines in a child process (bench/scripted-engines.ts), so no engine's CPU competes with the
+ * router's event loop:
  *
  * - added time to first token at c = 1: a streamed completion through serve against the same
  *   request straight to an engine, medians of 200 each, interleaved (target ≤ 2 ms);
@@ -16,7 +17,9 @@
  */
 import { startUpstreamAgent, type RunningUpstreamAgent } from '../src/agent/upstream/upstream-agent.js';
 import { startOrchestrator } from '../src/orchestrator/orchestrator.js';
-import { startScriptedUpstream, type ScriptedUpstream } from '../test/agent/upstream/scripted-upstream.js';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseEngineLoad } from '../src/agent/upstream/engine-load.js';
 
 const runs = Number(process.argv[2] ?? 3);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -60,16 +63,14 @@ function random(seed: number): () => number {
 
 async function main(): Promise<void> {
   const orchestrator = await startOrchestrator({ models: [{ id: 'm', kind: 'base', layers: 4, pipelines: 2 }] });
-  const engines: ScriptedUpstream[] = [];
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./scripted-engines.js', import.meta.url)), '2', '5'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const urls = await new Promise<string[]>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(JSON.parse(c.toString('utf8')) as string[])));
+  const engines = urls.map((url) => ({ url, open: async () => parseEngineLoad(await (await fetch(`${url}/metrics`)).text())?.running ?? 0 }));
   const agents: RunningUpstreamAgent[] = [];
-  for (let i = 0; i < 2; i++) {
-    const engine = await startScriptedUpstream({ model: 'scripted', tokenMs: 5 });
-    engines.push(engine);
-    agents.push(await startUpstreamAgent({ id: `u${i}`, memoryGb: 4, score: 1, join: orchestrator.url, upstream: engine.url, heartbeatMs: 200 }));
-  }
+  for (let i = 0; i < engines.length; i++) agents.push(await startUpstreamAgent({ id: `u${i}`, memoryGb: 4, score: 1, join: orchestrator.url, upstream: (engines[i] as { url: string }).url, heartbeatMs: 200 }));
   await Promise.all(agents.map((a) => a.joined));
   for (let i = 0; i < 200 && orchestrator.swarm()?.state().plan.pipelines.length !== 2; i++) await new Promise((r) => setTimeout(r, 25));
-  const e0 = engines[0] as ScriptedUpstream;
+  const e0 = engines[0] as { url: string };
   const table: Record<string, number>[] = [];
   for (let run = 0; run < runs; run++) {
     // c = 1: time to first token, interleaved so drift hits both alike.
@@ -87,7 +88,7 @@ async function main(): Promise<void> {
       }));
       return times;
     };
-    const directLoad = await load((c) => (engines[c % 2] as ScriptedUpstream).url);
+    const directLoad = await load((c) => (engines[c % 2] as { url: string }).url);
     const servedLoad = await load(() => orchestrator.url);
     // Cancellation: 200 streams, every other one aborted at a random chunk.
     const rnd = random(37 + run);
@@ -96,7 +97,7 @@ async function main(): Promise<void> {
     const settled = performance.now();
     let closedMs = Number.NaN;
     while (performance.now() - settled < 5000) {
-      if (engines.every((e) => e.openStreams() === 0)) {
+      if ((await Promise.all(engines.map((e) => e.open()))).every((n) => n === 0)) {
         closedMs = performance.now() - settled;
         break;
       }
@@ -117,7 +118,7 @@ async function main(): Promise<void> {
   console.log(JSON.stringify({ median: { addedTtftMs: col('addedTtftMs'), addedP99Pct: col('addedP99Pct'), openAfterAllMs: col('openAfterAllMs') } }));
   await Promise.all(agents.map((a) => a.stop()));
   await orchestrator.close();
-  await Promise.all(engines.map((e) => e.close()));
+  child.stdin.end();
 }
 
 await main();
