@@ -166,4 +166,17 @@ describe('failover of the OpenAI door', () => {
     expect(sent.map((b) => b.max_tokens)).toEqual([30, 18, 6]);
     expect(sent.map((b) => b.prompt.length - prompt.length)).toEqual([0, expected('/v1/completions', { prompt, max_tokens: 12 }).length, expected('/v1/completions', { prompt, max_tokens: 24 }).length]);
   });
+
+  it('continues a chat whose engine dies midway as the assistant\'s unfinished message, with the unfailed run\'s text', async () => {
+    const messages = [{ role: 'user' as const, content: 'Tell me about the swarm, at length.' }];
+    engines.forEach((e) => e.dieAfter(5));
+    let text = '';
+    try {
+      const stream = await client.chat.completions.create({ model: MODEL, messages, max_tokens: 12, stream: true });
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    } finally {
+      engines.forEach((e) => e.dieAfter(undefined));
+    }
+    expect(text).toBe(expected('/v1/chat/completions', { messages, max_tokens: 12 }));
+  });
 });
