@@ -18,6 +18,7 @@ import { guardOrchestrator, type OrchestratorAuth } from './auth/orchestrator-gu
 import { classTokens, type ClientClasses } from './client-classes.js';
 import type { DrainReport } from './drain-gate.js';
 import { registerGenerateRoute } from './generate-route.js';
+import { registerOpenAIRoutes } from './openai/openai-routes.js';
 import { asServeError } from './error-answers.js';
 import { createHttpApp, listen } from '../net/http-app.js';
 import { openSwarm } from './open-swarm.js';
@@ -133,6 +134,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     idempotency,
     ...(checks !== undefined ? { checks } : {}),
   });
+  registerOpenAIRoutes(app, parts, { post: poster.post, ...(options.classes !== undefined ? { classes: options.classes } : {}), ...(options.auth?.clientToken !== undefined ? { clientToken: options.auth.clientToken } : {}), deadlineMs: sessionOptions.deadlineMs, retries: sessionOptions.retries });
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
     edge.silent.close();
