@@ -197,3 +197,24 @@ describe('limits the documents state', () => {
     expect(wrong).toEqual([]);
   });
 });
+
+describe('docs/README.md', () => {
+  it('lists every document of docs/ (where to look for what)', () => {
+    const index = read('docs/README.md');
+    const missing = readdirSync(join(repo, 'docs')).filter((f) => f.endsWith('.md') && f !== 'README.md' && !index.includes(`](${f})`));
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('every document of docs/', () => {
+  it('opens with what it answers: a title, then a paragraph of prose of at most 8 lines', () => {
+    const bad: string[] = [];
+    for (const file of DOCS.filter((f) => f.startsWith('docs/'))) {
+      const [title, , ...rest] = read(file).split('\n');
+      const end = rest.indexOf('');
+      const first = rest.slice(0, end === -1 ? rest.length : end);
+      if (!/^# \S/.test(title ?? '') || first.length === 0 || first.length > 8 || /^(#|\||```|- )/.test(first[0] ?? '')) bad.push(`${file}: ${first.length} lines, starting "${(first[0] ?? '').slice(0, 40)}"`);
+    }
+    expect(bad).toEqual([]);
+  });
+});
