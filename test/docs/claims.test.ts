@@ -45,6 +45,8 @@ const flagsIn = (text: string) => new Set([...text.matchAll(FLAG)].map((m) => m[
 
 describe('flags the documents name', () => {
   const help = new Map<string, Set<string>>();
+  /** The numeric default each command's --help gives a flag (a flag of several commands may have several). */
+  const defaults = new Map<string, Set<number>>();
   beforeAll(async () => {
     for (const [name, entry] of COMMANDS) {
       const { command } = await entry.load();
@@ -52,6 +54,7 @@ describe('flags the documents name', () => {
       const code = await command.run(['--help'], { cwd: repo, readFile: () => '', stdout: (t) => { out += t; }, stderr: (t) => { out += t; } });
       expect(code, `hecate-node ${name} --help`).toBe(0);
       help.set(name, flagsIn(out));
+      for (const m of out.matchAll(/^ {2}--([a-z][a-z0-9-]*).*\(default ([\d.]+)[;)]/gm)) defaults.set(m[1] ?? '', new Set([...(defaults.get(m[1] ?? '') ?? []), Number(m[2])]));
     }
   });
 
@@ -61,6 +64,26 @@ describe('flags the documents name', () => {
     const unknown: string[] = [];
     for (const file of DOCS) for (const flag of flagsIn(read(file))) if (!known.has(flag) && !OTHER_TOOLS.has(flag)) unknown.push(`${file}: --${flag}`);
     expect(unknown).toEqual([]);
+  });
+
+  it("with a default stated next to them, have the default their command's --help gives", () => {
+    // "`--max-nodes`, default 1,000", "`--claim-lease-ms` (default 3000)", "`--forget-after-ms`, default 30 s"
+    const stated = /`--([a-z][a-z0-9-]*)[^`]*`[^`.;]{0,40}?\bdefault ([\d,.]+)(?: ?(ms|s|min|minutes)\b)?/g;
+    const wrong: string[] = [];
+    let found = 0;
+    for (const file of DOCS) {
+      for (const m of read(file).matchAll(stated)) {
+        const flag = m[1] ?? '';
+        const given = defaults.get(flag);
+        if (given === undefined) continue;
+        found++;
+        const scale = flag.endsWith('-ms') ? ({ s: 1000, min: 60_000, minutes: 60_000 } as Record<string, number>)[m[3] ?? ''] ?? 1 : 1;
+        const value = Number((m[2] ?? '').replace(/,/g, '').replace(/\.$/, '')) * scale;
+        if (!given.has(value)) wrong.push(`${file}: --${flag} default ${m[2]}${m[3] ? ` ${m[3]}` : ''}, --help says ${[...given].join(' or ')}`);
+      }
+    }
+    expect(found).toBeGreaterThan(5);
+    expect(wrong).toEqual([]);
   });
 
   it("on a command line in a code block, are that command's flags", () => {
