@@ -158,12 +158,14 @@ interface LimitClaim {
   readonly value: number;
 }
 
-/** "1,000" → 1000, "5%" → 0.05, "4 MiB" → 4 × 2^20; the upper end of a range "1–100". */
+/** Multipliers of the units a document writes after a figure: sizes to bytes, durations to ms (the constants' unit). */
+const UNITS: Readonly<Record<string, number>> = { '%': 0.01, MiB: 2 ** 20, KiB: 2 ** 10, ms: 1, s: 1000, min: 60_000 };
+
+/** "1,000" → 1000, "5%" → 0.05, "4 MiB" → 4 × 2^20, "60 s" → 60000; the upper end of a range "1–100". */
 function number(text: string): number | undefined {
-  const m = /^(?:[\d,.]+\s*[–-]\s*)?([\d,]*\.?\d+)\s*(%|MiB|KiB)?/.exec(text.trim());
+  const m = /^(?:[\d,.]+\s*[–-]\s*)?([\d,]*\.?\d+)\s*(%|MiB|KiB|ms|s|min)?(?![\w])/.exec(text.trim());
   if (m === null) return undefined;
-  const n = Number((m[1] ?? '').replace(/,/g, ''));
-  return m[2] === '%' ? n / 100 : m[2] === 'MiB' ? n * 2 ** 20 : m[2] === 'KiB' ? n * 2 ** 10 : n;
+  return Number((m[1] ?? '').replace(/,/g, '')) * (UNITS[m[2] ?? ''] ?? 1);
 }
 
 /** The limits stated in `file`: table rows `| … | value | `CONST.key` … |`, and `CONST` (value), `CONST` = value, value (`CONST`). */
@@ -180,7 +182,7 @@ function limitClaims(file: string): LimitClaim[] {
         if (value !== undefined && named !== null) out.push({ where, name: named[1] ?? '', key: named[2], value });
       }
     }
-    for (const m of line.matchAll(new RegExp(`${constant.source}(?: = | \\()([\\d,.]+(?:%| MiB)?)`, 'g'))) {
+    for (const m of line.matchAll(new RegExp(`${constant.source}(?: = | \\()([\\d,.]+(?:%| MiB| ms| s| min)?)`, 'g'))) {
       const value = number(m[3] ?? '');
       if (value !== undefined) out.push({ where, name: m[1] ?? '', key: m[2], value });
     }
