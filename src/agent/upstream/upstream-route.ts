@@ -16,8 +16,10 @@ import { ServeError } from '../../wire/serve-error.js';
 import type { ChatMessage, ChatTemplate } from '../../wire/chat-prompt.js';
 import type { EngineWatch } from './engine-watch.js';
 
+const UPSTREAM_COMPLETIONS = '/v1/upstream/completions';
+const UPSTREAM_CHAT = '/v1/upstream/chat/completions';
 /** The paths the orchestrator forwards to, under `/v1/upstream`. */
-export const UPSTREAM_PATHS = Object.freeze({ completions: '/v1/upstream/completions', chat: '/v1/upstream/chat/completions' });
+export const UPSTREAM_PATHS = Object.freeze({ completions: UPSTREAM_COMPLETIONS, chat: UPSTREAM_CHAT });
 
 /** The header an upstream agent's answers carry the engine's load in (0-1). */
 export const LOAD_HEADER = 'x-hecate-load';
@@ -89,8 +91,8 @@ export function registerUpstreamRoutes(app: FastifyInstance, options: UpstreamRo
       reply.raw.off('close', hangUp);
     }
   };
-  app.post(UPSTREAM_PATHS.completions, forward(false));
-  app.post(UPSTREAM_PATHS.chat, forward(true));
+  app.post(UPSTREAM_COMPLETIONS, forward(false));
+  app.post(UPSTREAM_CHAT, forward(true));
 }
 
 /**
