@@ -1,7 +1,7 @@
 import type { ActorRefFrom } from 'xstate';
 import type { ExtraLoad } from '../src/core/cost.js';
 import { declaredTelemetry } from '../src/core/state.js';
-import type { GrowthResult, IdSource, NodeProfile, NodeStates, NodeTelemetry, Pipeline, Recovery, RetirementResult, SwarmPlan } from '../src/core/types.js';
+import type { GrowthResult, IdSource, NodeProfile, NodeStates, NodeTelemetry, Pipeline, RescueResult, RetirementResult, SwarmPlan } from '../src/core/types.js';
 import { profileIssues } from '../src/core/validate.js';
 import type { EjectionOptions, ResolvedEjectionOptions } from '../src/core/ejection.js';
 import type { PhiOptions } from '../src/core/phi.js';
@@ -22,11 +22,7 @@ export function nodeKey(nodeId: string): string {
 }
 
 /** The rescue `node.down` computes before the node is marked (the runtime adds the status). */
-export interface PendingRescue {
-  readonly nodeId: string;
-  readonly recoveries: readonly Recovery[];
-  readonly unrecoverable: readonly string[];
-}
+export type PendingRescue = RescueResult;
 
 /**
  * What the last event the Swarm took decided, read from the snapshot after the event:

@@ -231,3 +231,11 @@ export interface RetirementResult {
   /** Layers relocated: at most the layers the retiring node held (docs/cost.md). */
   readonly layersMoved: number;
 }
+
+/** What a failure's rescue found: one recovery per model whose route used the node, computed before the mark; the one shape the statechart's rescue and `markDown`'s answer share. */
+export interface RescueResult {
+  readonly nodeId: string;
+  readonly recoveries: readonly Recovery[];
+  /** Models that have nothing left to serve with. */
+  readonly unrecoverable: readonly string[];
+}

@@ -1,6 +1,6 @@
 import type { AdmissionConfig } from '../core/admission-config.js';
 import type { InspectionEvent, Observer } from 'xstate';
-import type { GrowthResult, GrowthRole, IdSource, ModelSpec, NodeProfile, Recovery, Relocation, RetirementResult, Route, RoutingRequest } from '../core/types.js';
+import type { GrowthResult, GrowthRole, RescueResult, IdSource, ModelSpec, NodeProfile, Relocation, RetirementResult, Route, RoutingRequest } from '../core/types.js';
 import type { PlanConfig } from '../core/plan.js';
 import type { PhiOptions } from '../core/phi.js';
 import type { EjectionOptions } from '../core/ejection.js';
@@ -155,12 +155,8 @@ export interface TelemetrySample {
 }
 
 /** What `markDown` did: one recovery per model whose route used the node, computed before the mark. */
-export interface Rescue {
-  readonly nodeId: string;
+export interface Rescue extends RescueResult {
   readonly status: SwarmStatus;
-  readonly recoveries: readonly Recovery[];
-  /** Models that have nothing left to serve with. */
-  readonly unrecoverable: readonly string[];
 }
 
 
