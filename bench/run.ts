@@ -6,6 +6,7 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { dataPlaneBench } from './data-plane.js';
 import { detectionBench } from './detection.js';
 import { inputLimitsBench } from './input-limits.js';
 import { installSizeBench } from './install-size.js';
@@ -48,6 +49,8 @@ log('failure detection');
 rows.push(...detectionBench(log));
 rows.push(...warmStartBench(log));
 rows.push(...prefixCacheBench(log));
+log('data plane');
+rows.push(...(await dataPlaneBench(log)));
 rows.push(...(await packageBench(log)));
 rows.push(...installSizeBench(log));
 const seconds = (performance.now() - started) / 1000;

@@ -28,6 +28,30 @@ export interface StageStep {
   readonly input: Tensor;
   /** Aborted when the session is dropped or the caller hangs up: stop computing. */
   readonly signal: AbortSignal;
+  /**
+   * Tokens the input stands for, as the call says (the prompt's on step 0, 1 after): a real
+   * engine reads them from the input's leading dimension; the digest's `[1, 1]` stands for them.
+   */
+  readonly tokens?: number;
+  /** The prompt's text, on step 0 of the first stage: an engine with a prefix cache looks it up. */
+  readonly prompt?: string;
+}
+
+/** A step's output with what the engine found cached of the prompt (its leading tokens charged no prefill). */
+export interface StepOutput {
+  readonly output: Tensor;
+  readonly cachedTokens?: number;
+}
+
+/** What a stage call asks, as an engine's {@link StageEngine.check} sees it before anything runs. */
+export interface StageCheck {
+  readonly sessionId: string;
+  readonly span: StageSpan;
+  readonly step: number;
+  /** Tokens the input stands for. */
+  readonly tokens: number;
+  /** Replayed inputs to rebuild from first (0 when none). */
+  readonly replay: number;
 }
 
 /** What an engine holds, for `/v1/health`, `/metrics` and the conformance runner. */
@@ -51,8 +75,10 @@ export interface StageEngine {
   /**
    * Runs one step: the input through the span's layers, appending to the session's caches; the
    * output is the next stage's input, or (last stage) the logits of the input's last token.
+   * A session it holds nothing of on the span (never rebuilt, dropped, evicted, or the agent
+   * restarted) is refused with a `ServeError` 409 `UnknownSession` (the orchestrator then replays).
    */
-  step(call: StageStep): Promise<Tensor>;
+  step(call: StageStep): Promise<Tensor | StepOutput>;
   /**
    * Drops whatever `sessionId` holds on `span`, then runs `inputs` (oldest first) through it to
    * rebuild its caches, and returns their outputs in order (a later replacement's replay).
@@ -62,4 +88,15 @@ export interface StageEngine {
   drop(sessionId: string): boolean;
   /** What it holds now. */
   holds(): EngineHoldings;
+  /**
+   * Optional: refuses, before anything runs or waits for a slot, a call this engine must not run
+   * (say its computed time is past a bound), with a `ServeError` naming the field.
+   */
+  check?(call: StageCheck): void;
+  /**
+   * Optional: elements per token of the widest activation it takes (the hidden size of the widest
+   * model it serves); the agent bounds a stage call's body and tensors by it (docs/engine.md,
+   * "Bounds"). @defaultValue 1 (the digest's `[1, 1]`)
+   */
+  readonly maxWidth?: number;
 }

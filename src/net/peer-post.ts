@@ -1,11 +1,13 @@
 /**
  * How a process of the swarm POSTs to another (the orchestrator to an agent's stage server, an
- * agent to the orchestrator): `fetch` for plain http and the system's CAs; over https with a
- * configured CA, `node:https` trusting it (fetch takes no CA). Either way the request is signed
- * with the swarm secret (and the agent's key) when one is given, and redirects are not followed.
+ * agent to the orchestrator): undici's `Agent`, one pool of kept-alive connections per origin,
+ * over https trusting the configured CA (or the system's). The request is signed with the swarm
+ * secret (and the agent's key) when one is given, and its signed reply can be checked against it;
+ * redirects are not followed.
  */
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Agent, request } from 'undici';
 import type { TimeSource } from '../runtime/types.js';
+import { checkReplySignature, SIGNATURE_HEADERS } from '../wire/request-signing.js';
 import { signedHeaders, type RequestSigner } from '../wire/signed-headers.js';
 
 /** The parts of a reply the callers read. */
@@ -15,74 +17,95 @@ export interface PeerReply {
   text(): Promise<string>;
   json(): Promise<unknown>;
   arrayBuffer(): Promise<ArrayBuffer>;
-  /** The body as a stream, when it has not been read yet (fetch); absent when read whole, capped (node:https). */
+  /** The body as a web stream (fetch), when the reply came from fetch. */
   readonly body?: ReadableStream<Uint8Array> | null;
+  /**
+   * The body's bytes, at most `limit`: past it the rest is not read and this rejects (its message
+   * says so). Absent on a fetch Response (read `body` capped instead).
+   */
+  bytes?(limit: number): Promise<Uint8Array>;
+  /**
+   * With a signer: why `body` (this reply's bytes) is not the reply signed with the swarm secret
+   * to this very request, or undefined when it is (request-signing.ts, replies).
+   */
+  checkSignature?(body: Uint8Array): string | undefined;
 }
 
-/** The most a reply read over node:https may hold; a larger one is cut off and refused. */
-const HTTPS_REPLY_LIMIT_BYTES = 4 * 1024 * 1024;
-
-/** POSTs `body` (JSON text) to `url`; `method` defaults to POST. */
-export type PeerPost = (url: string, body: string, signal: AbortSignal, method?: string) => Promise<PeerReply>;
+/** POSTs `body` (JSON text, or bytes of `contentType`) to `url`; `method` defaults to POST. */
+export type PeerPost = (url: string, body: string | Uint8Array, signal: AbortSignal, method?: string, contentType?: string) => Promise<PeerReply>;
 
 /** What a {@link PeerPost} needs: who signs, with which wall clock, and the CA to trust. */
 export interface PeerPostOptions {
   readonly signer?: RequestSigner;
-  /** Stamps the signatures: wall time. */
+  /** Stamps the signatures and checks the replies': wall time. */
   readonly clock: TimeSource;
-  /** PEM certificates to trust over https. */
+  /** PEM certificates to trust over https (instead of the system's). */
   readonly ca?: string;
+  /** Connections kept per origin. @defaultValue 64 */
+  readonly connections?: number;
 }
 
-/** A poster with its https connection pool, closed with {@link PeerPoster.close}. */
+/** A poster with its connection pools, closed with {@link PeerPoster.close}. */
 export interface PeerPoster {
   readonly post: PeerPost;
   close(): void;
 }
 
-/** A signed POST over fetch, or over `node:https` trusting `options.ca`. */
-export function createPeerPoster(options: PeerPostOptions): PeerPoster {
-  const pool = options.ca !== undefined ? new HttpsAgent({ keepAlive: true, ca: options.ca }) : undefined;
-  const post: PeerPost = async (url, body, signal, method = 'POST') => {
-    const headers: Record<string, string> = { 'content-type': 'application/json', ...(options.signer !== undefined ? signedHeaders(options.signer, method, url, body, options.clock.now()) : {}) };
-    if (pool === undefined || !url.startsWith('https:')) return fetch(url, { method, headers, body, signal, redirect: 'manual' });
-    return httpsPost(pool, url, method, headers, body, signal);
-  };
-  return { post, close: () => pool?.destroy() };
-}
+/** An unsigned POST over fetch (no swarm secret configured), honouring the content type. */
+export const plainPost: PeerPost = (url, body, signal, method = 'POST', contentType = 'application/json') => fetch(url, { method, headers: { 'content-type': contentType }, body, signal, redirect: 'error' });
 
-function httpsPost(pool: HttpsAgent, url: string, method: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<PeerReply> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const req = httpsRequest(url, { method, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: pool, signal }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.byteLength;
-        if (size > HTTPS_REPLY_LIMIT_BYTES) {
-          res.destroy();
-          reject(new Error(`${url} replied more than ${HTTPS_REPLY_LIMIT_BYTES} bytes; not read further`));
-          return;
+/** A signed POST over pooled, kept-alive connections (undici), trusting `options.ca` over https. */
+export function createPeerPoster(options: PeerPostOptions): PeerPoster {
+  const dispatcher = new Agent({ connections: options.connections ?? 64, keepAliveTimeout: 30_000, ...(options.ca !== undefined ? { connect: { ca: options.ca } } : {}) });
+  const post: PeerPost = async (url, body, signal, method = 'POST', contentType = 'application/json') => {
+    const signed = options.signer !== undefined ? signedHeaders(options.signer, method, url, body, options.clock.now()) : undefined;
+    const headers: Record<string, string> = { 'content-type': contentType, ...signed };
+    const response = await request(url, { method: method as 'POST', headers, body: method === 'GET' ? null : typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength), signal, dispatcher });
+    const status = response.statusCode;
+    const header = (name: string): string | undefined => {
+      const v = response.headers[name];
+      return Array.isArray(v) ? v[0] : v;
+    };
+    const reply: PeerReply = {
+      status,
+      ok: status >= 200 && status < 300,
+      text: () => response.body.text(),
+      json: () => response.body.json(),
+      arrayBuffer: () => response.body.arrayBuffer(),
+      async bytes(limit) {
+        const declared = Number(header('content-length'));
+        if (declared > limit) {
+          response.body.destroy();
+          throw new Error(`${url} replied ${declared} bytes, more than ${limit}; not read`);
         }
-        chunks.push(chunk);
-      });
-      res.on('error', reject);
-      res.on('end', () => {
-        const bytes = Buffer.concat(chunks);
-        const status = res.statusCode ?? 0;
-        resolve({
-          status,
-          ok: status >= 200 && status < 300,
-          text: async () => bytes.toString('utf8'),
-          json: async () => JSON.parse(bytes.toString('utf8')) as unknown,
-          arrayBuffer: async () => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
-        });
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+        const chunks: Buffer[] = [];
+        let size = 0;
+        for await (const chunk of response.body as AsyncIterable<Buffer>) {
+          size += chunk.byteLength;
+          if (size > limit) {
+            response.body.destroy();
+            throw new Error(`${url} replied more than ${limit} bytes; not read further`);
+          }
+          chunks.push(chunk);
+        }
+        return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+      },
+      ...(signed !== undefined && options.signer !== undefined
+        ? {
+            checkSignature: (bytes: Uint8Array) => {
+              const target = new URL(url);
+              const nonce = signed[SIGNATURE_HEADERS.nonce] as string;
+              return checkReplySignature((options.signer as RequestSigner).secret, { method, path: `${target.pathname}${target.search}`, nonce }, { get: header }, bytes, options.clock.now());
+            },
+          }
+        : {}),
+    };
+    return reply;
+  };
+  return {
+    post,
+    close: () => {
+      void dispatcher.destroy().catch(() => {});
+    },
+  };
 }

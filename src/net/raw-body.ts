@@ -1,6 +1,7 @@
 /**
- * Keeps each JSON request's body text as received, beside fastify's parse of it: a signature covers
- * the bytes sent, not a re-serialisation of the parsed value.
+ * Keeps each request's body as received, beside fastify's parse of it: a signature covers the
+ * bytes sent, not a re-serialisation of the parsed value. A binary body (a stage message) is its
+ * own raw body.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
@@ -16,7 +17,8 @@ export function keepRawBody(app: FastifyInstance): void {
   });
 }
 
-/** The body `request` arrived with ('' for none). */
-export function rawBody(request: FastifyRequest): string {
+/** The body `request` arrived with ('' for none): its bytes when it was parsed as a buffer. */
+export function rawBody(request: FastifyRequest): string | Uint8Array {
+  if (request.body instanceof Uint8Array) return request.body;
   return bodies.get(request.raw) ?? '';
 }

@@ -18,7 +18,7 @@ import type { GenerateReply, GenerateRequest } from './generate-protocol.js';
 import { httpStageRunner, plainPost, type StageTiming } from './stage-client.js';
 import { promptTokens } from '../core/prompt.js';
 import { digestHex, promptDigest } from '../wire/digest.js';
-import type { StageReply } from '../wire/stage-protocol.js';
+import type { DigestStageReply } from './stage-call.js';
 import { checkFitsDeadline, DEFAULT_WORK, nodeScore, type WorkModel } from './work-bounds.js';
 import { verifiedRunner, type SpanChecks } from './verify-span.js';
 
@@ -36,7 +36,7 @@ import { verifiedRunner, type SpanChecks } from './verify-span.js';
 export async function generate(swarm: Swarm, registry: NodeRegistry, metrics: ServeMetrics, request: GenerateRequest, options: SessionOptions, clock: Clock, sessionPrefix = '', work: WorkModel = DEFAULT_WORK, post: PeerPost = plainPost, progress?: GenerateProgress, checks?: SpanChecks, host?: SessionHost): Promise<GenerateReply> {
   const started = clock.now();
   const tokens = Math.max(1, promptTokens(request.prompt));
-  const path = new Map<number, StageReply>();
+  const path = new Map<number, DigestStageReply>();
   const prefix: PrefixReport = { prompt: request.prompt, agentCached: undefined };
   const deadlineMs = options.deadlineMs ?? Number.POSITIVE_INFINITY;
   // Refused up front what cannot finish in time: never sent to be timed out (docs/serve.md, "Limits").

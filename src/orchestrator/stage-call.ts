@@ -1,19 +1,50 @@
 /**
- * One stage call on the wire, orchestrator → agent: the request encoded and posted to the agent's
- * `/v1/stage`, its reply read capped and checked against the call (docs/engine.md). What the call
- * means for a session (budgets, calls in flight, metrics) is the stage runner's (stage-client.ts).
+ * One stage call on the wire, orchestrator → agent: the request encoded as a stage message and
+ * posted to the agent's `/v1/stage`, its reply read capped, its signature checked and its fields
+ * held to the call (docs/engine.md). What the call means for a session (budgets, calls in flight,
+ * metrics) is the stage runner's (stage-client.ts).
  */
 import type { PeerPost } from '../net/peer-post.js';
+import { digestOf, digestTensor, digestTensors } from '../wire/digest.js';
+import { FRAME_CONTENT_TYPE } from '../wire/frames.js';
 import { ServeError } from '../wire/serve-error.js';
-import type { StageReply, StageRequest } from '../wire/stage-protocol.js';
-import { checkStageReply, readCapped } from './stage-reply.js';
+import { encodeStageRequest, STAGE_PATH, type StageReply, type StageRequest } from '../wire/stage-protocol.js';
+import { readStageReply } from './stage-reply.js';
 
 /**
  * Sends `request` to the agent at `url` and returns its checked reply.
- * @throws {ServeError} `StageFailed` 502 when the agent answers an error or a malformed reply
+ * @throws {ServeError} `StageFailed` 502 when the agent answers an error, an unsigned or a malformed reply
  */
 export async function callStage(post: PeerPost, url: string, nodeId: string, request: StageRequest, signal: AbortSignal): Promise<StageReply> {
-  const response = await post(`${url}/v1/stage`, JSON.stringify(request), signal);
-  if (!response.ok) throw new ServeError('StageFailed', 502, `agent "${nodeId}" answered ${response.status}: ${(await readCapped(response, nodeId)).slice(0, 300)}`);
-  return checkStageReply(await readCapped(response, nodeId), nodeId, request);
+  const response = await post(`${url}${STAGE_PATH}`, encodeStageRequest(request), signal, 'POST', FRAME_CONTENT_TYPE);
+  if (!response.ok) {
+    const text = await response.text().catch(() => '');
+    throw new ServeError('StageFailed', 502, `agent "${nodeId}" answered ${response.status}: ${text.slice(0, 300)}`);
+  }
+  return readStageReply(response, nodeId, request);
+}
+
+/** A stage call of the digest protocol: its input and replay are 32-bit digests. */
+export interface DigestStageRequest extends Omit<StageRequest, 'input' | 'replay'> {
+  readonly input: number;
+  readonly replay: readonly number[];
+}
+
+/** The reply to a {@link DigestStageRequest}: its outputs are digests. */
+export interface DigestStageReply extends Omit<StageReply, 'output' | 'replayOutputs'> {
+  readonly output: number;
+  readonly replayOutputs: readonly number[];
+}
+
+/**
+ * {@link callStage} for the digest protocol: digests go as `u32` `[1, 1]` tensors, and come back
+ * as digests (a reply of any other tensor is the agent's failure, 502).
+ */
+export async function callDigestStage(post: PeerPost, url: string, nodeId: string, request: DigestStageRequest, signal: AbortSignal): Promise<DigestStageReply> {
+  const reply = await callStage(post, url, nodeId, { ...request, input: digestTensor(request.input), replay: digestTensors(request.replay) }, signal);
+  try {
+    return { ...reply, output: digestOf(reply.output, 'output'), replayOutputs: reply.replayOutputs.map((t, i) => digestOf(t, `replayOutputs/${i}`)) };
+  } catch (error) {
+    throw new ServeError('StageFailed', 502, `agent "${nodeId}" replied a malformed stage output: ${(error as Error).message}`, { field: (error as ServeError).field ?? 'output', cause: error });
+  }
 }

@@ -6,15 +6,13 @@ import type { StageRunner } from '../sessions/session-types.js';
 import type { Clock } from '../runtime/types.js';
 import type { PrefixReport } from './prefix-report.js';
 import type { NodeRegistry } from './node-registry.js';
-import type { PeerPost } from '../net/peer-post.js';
+import { plainPost, type PeerPost } from '../net/peer-post.js';
 import { ServeError } from '../wire/serve-error.js';
 import type { ServeMetrics } from './serve-metrics.js';
-import type { StageReply, StageRequest } from '../wire/stage-protocol.js';
-import { callStage } from './stage-call.js';
+import { callDigestStage, type DigestStageReply, type DigestStageRequest } from './stage-call.js';
 import { stageBudgetMs, type WorkModel } from './work-bounds.js';
 
-/** An unsigned POST over fetch (no swarm secret configured). */
-export const plainPost: PeerPost = (url, body, signal) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal, redirect: 'error' });
+export { plainPost };
 /** How a generation's stage calls are timed: the base timeout of a call, the work model, the clock. */
 export interface StageTiming {
   /** A call's budget before its work is added (the `stageTimeoutMs` option). */
@@ -35,11 +33,11 @@ export interface StageTiming {
  * its own agent's failure. `post` sends the call (signed with the swarm secret, over the
  * configured TLS: peer-post.ts); plain fetch without.
  */
-export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, promptTokenCount: number, path: Map<number, StageReply>, sessionPrefix = '', timing?: StageTiming, post: PeerPost = plainPost, prefix?: PrefixReport): StageRunner<number> {
+export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, promptTokenCount: number, path: Map<number, DigestStageReply>, sessionPrefix = '', timing?: StageTiming, post: PeerPost = plainPost, prefix?: PrefixReport): StageRunner<number> {
   return async (stage, input, context) => {
     const record = registry.get(stage.nodeId);
     if (record?.url === undefined) throw new ServeError('StageFailed', 502, `agent "${stage.nodeId}" has no address (it never joined)`);
-    const body: StageRequest = {
+    const body: DigestStageRequest = {
       sessionId: `${sessionPrefix}${stage.sessionId}`,
       modelId: stage.modelId,
       layerStart: stage.layerStart,
@@ -62,7 +60,7 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
     }
     try {
       const signal = AbortSignal.any([context.signal, budget.signal]);
-      const reply = await callStage(post, record.url, stage.nodeId, body, signal);
+      const reply = await callDigestStage(post, record.url, stage.nodeId, body, signal);
       if (context.replay.length > 0) context.replayed(reply.replayOutputs);
       if (stage.stageIndex === 0) path.clear();
       if (prefix !== undefined && stage.stageIndex === 0 && context.step === 0 && reply.cachedTokens !== undefined) prefix.agentCached = reply.cachedTokens;

@@ -94,3 +94,44 @@ export function verifySignature(secret: Uint8Array, request: ReceivedRequest, no
   if (admitted === 'full') return { ok: false, reason: `too many signed requests within ${maxSkewMs} ms` };
   return { ok: true, parts };
 }
+
+/** The headers of a signed reply (the request's nonce is not repeated: the reply is bound to it). */
+export const REPLY_SIGNATURE_HEADERS = Object.freeze({ timestamp: 'x-hecate-reply-timestamp', signature: 'x-hecate-reply-signature' });
+
+/** What a reply's signature covers: the request it answers (method, path, nonce), when it was sent, its body. */
+export interface ReplyParts {
+  readonly method: string;
+  readonly path: string;
+  /** The nonce of the request it answers. */
+  readonly nonce: string;
+  readonly timestamp: number;
+  readonly body: string | Uint8Array;
+}
+
+/** HMAC-SHA256 of a reply under `secret`, hex: a domain apart from any request's (`hecate-reply-v1`). */
+export function replyHmacOf(secret: Uint8Array, parts: ReplyParts): string {
+  return createHmac('sha256', secret).update(`hecate-reply-v1\n${canonicalText(parts)}`).digest('hex');
+}
+
+/** The headers of a reply signed with the swarm secret. */
+export function replySignatureHeaders(secret: Uint8Array, parts: ReplyParts): Record<string, string> {
+  return { [REPLY_SIGNATURE_HEADERS.timestamp]: String(parts.timestamp), [REPLY_SIGNATURE_HEADERS.signature]: replyHmacOf(secret, parts) };
+}
+
+/**
+ * Checks a reply signed with {@link replySignatureHeaders} against the request it answers: both
+ * headers present, the signature right (constant time), the timestamp within `maxSkewMs` of `now`.
+ * No nonce cache is needed: the request's nonce was used once, and the reply is bound to it.
+ * @returns undefined when it holds, else why not
+ */
+export function checkReplySignature(secret: Uint8Array, request: { readonly method: string; readonly path: string; readonly nonce: string }, headers: { get(name: string): string | null | undefined }, body: Uint8Array, now: number, maxSkewMs = DEFAULT_MAX_SKEW_MS): string | undefined {
+  const stamp = headers.get(REPLY_SIGNATURE_HEADERS.timestamp) ?? undefined;
+  const signature = headers.get(REPLY_SIGNATURE_HEADERS.signature) ?? undefined;
+  if (stamp === undefined || signature === undefined) return `the reply is not signed with the swarm secret (headers ${Object.values(REPLY_SIGNATURE_HEADERS).join(', ')} needed)`;
+  if (!/^\d{1,16}$/.test(stamp)) return `header ${REPLY_SIGNATURE_HEADERS.timestamp}: expected milliseconds since 1970, got "${stamp.slice(0, 40)}"`;
+  const parts: ReplyParts = { ...request, timestamp: Number(stamp), body };
+  if (!sameSecret(replyHmacOf(secret, parts), signature.toLowerCase())) return `header ${REPLY_SIGNATURE_HEADERS.signature}: the reply's signature does not match (another swarm secret, or not the reply to this request)`;
+  const skew = Math.abs(now - parts.timestamp);
+  if (skew > maxSkewMs) return `header ${REPLY_SIGNATURE_HEADERS.timestamp}: ${skew} ms away from this host's clock (at most ${maxSkewMs} ms)`;
+  return undefined;
+}

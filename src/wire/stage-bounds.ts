@@ -31,12 +31,12 @@ export interface BoundedStageCall {
 
 /**
  * Refuses a stage call the agent must not run: layers outside the model (once the orchestrator
- * told the agent its models), more digest work than {@link STAGE_LIMITS}.work, more layers than
- * it may cache, or a computed time past `maxStageMs`. Each refusal names the field.
+ * told the agent its models), more layer-runs than {@link STAGE_LIMITS}.work, or more layers than
+ * it may cache. Each refusal names the field. (A bound on the call's computed time is the
+ * engine's: `StageEngine.check`.)
  * @param models layers per model id, as the join's answer gave them; undefined before a join
- * @param delayMs the time the call is computed to take
  */
-export function checkStageRequest(body: BoundedStageCall, models: ReadonlyMap<string, number> | undefined, delayMs: number, maxStageMs: number): void {
+export function checkStageRequest(body: BoundedStageCall, models: ReadonlyMap<string, number> | undefined): void {
   if (body.layerEnd <= body.layerStart) throw new ServeError('InvalidRequest', 400, `layerEnd (${body.layerEnd}) must be greater than layerStart (${body.layerStart})`, { field: 'layerEnd' });
   if (models !== undefined) {
     const layers = models.get(body.modelId);
@@ -47,7 +47,6 @@ export function checkStageRequest(body: BoundedStageCall, models: ReadonlyMap<st
   if (layers > STAGE_LIMITS.cachedLayers) throw new ServeError('InvalidRequest', 400, `layerEnd: ${layers} layers in one call is more than an agent caches (${STAGE_LIMITS.cachedLayers})`, { field: 'layerEnd' });
   const work = layers * (1 + body.replay.length);
   if (work > STAGE_LIMITS.work) throw new ServeError('InvalidRequest', 400, `replay: ${layers} layers × (1 + ${body.replay.length} replayed inputs) = ${work} layer-runs, over the bound of one call (${STAGE_LIMITS.work})`, { field: 'replay' });
-  if (!(delayMs <= maxStageMs)) throw new ServeError('InvalidRequest', 422, `tokens: ${layers} layers × ${body.tokens + body.replay.length} tokens is computed to take ${Math.round(delayMs)} ms, over this agent's bound of ${maxStageMs} ms per call`, { field: 'tokens' });
 }
 
 /** A delay a host timer can take: at least 0, below {@link MAX_TIMER_MS}. */

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { startAgent, type RunningAgent } from '../../src/agent/agent.js';
-import type { StageReply, StageRequest } from '../../src/wire/stage-protocol.js';
+import { postStage } from './stage-messages.js';
 import { freePort } from '../replication/nats-server.js';
 import { waitFor } from '../orchestrator/processes.js';
 
@@ -15,10 +15,7 @@ afterEach(async () => {
   agent = undefined;
 });
 
-const call = (url: string, sessionId: string): Promise<StageReply> => {
-  const body: StageRequest = { sessionId, modelId: 'base', layerStart: 0, layerEnd: 5, step: 0, fresh: true, tokens: 1, input: 7, replay: [] };
-  return fetch(`${url}/v1/stage`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<StageReply>);
-};
+const call = async (url: string, sessionId: string): Promise<{ ms: number }> => (await postStage(`${url}/v1/stage`, { sessionId, modelId: 'base', layerStart: 0, layerEnd: 5, step: 0, fresh: true, tokens: 1, input: 7, replay: [] })).body;
 
 describe('startAgent({ slots })', () => {
   it('runs one call at a time with 1 slot: the second waits for the first, in arrival order', async () => {

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { AGENT_BLOCK_CHARS, AGENT_BLOCK_TOKENS, AgentPrefixCache } from '../../src/agent/engines/digest-prefix-cache.js';
 import { checkStageReply } from '../../src/orchestrator/stage-reply.js';
 import type { StageRequest } from '../../src/wire/stage-protocol.js';
+import { encodeFrame } from '../../src/wire/frames.js';
+import { digestTensor } from '../../src/wire/digest.js';
 
 const text = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${i}`.padEnd(8, '.')).join('').slice(0, n);
 
@@ -31,8 +33,8 @@ describe('AgentPrefixCache', () => {
 });
 
 describe('checkStageReply cachedTokens', () => {
-  const call: StageRequest = { sessionId: 's', modelId: 'm', layerStart: 0, layerEnd: 4, step: 0, fresh: true, tokens: 100, input: 1, replay: [], prompt: 'x' };
-  const reply = (extra: object) => JSON.stringify({ nodeId: 'n1', layerStart: 0, layerEnd: 4, output: 5, replayOutputs: [], ms: 1, ...extra });
+  const call: StageRequest = { sessionId: 's', modelId: 'm', layerStart: 0, layerEnd: 4, step: 0, fresh: true, tokens: 100, input: digestTensor(1), replay: [], prompt: 'x' };
+  const reply = (extra: object) => encodeFrame({ nodeId: 'n1', layerStart: 0, layerEnd: 4, ms: 1, ...extra }, [digestTensor(5)]);
   it('keeps a report within the call tokens and refuses others, naming the field', () => {
     expect(checkStageReply(reply({ cachedTokens: 64 }), 'n1', call).cachedTokens).toBe(64);
     expect(checkStageReply(reply({}), 'n1', call).cachedTokens).toBeUndefined();

@@ -12,7 +12,7 @@ import { startAgent, type RunningAgent } from '../../src/agent/agent.js';
 import { loadAgentKey } from '../../src/wire/agent-key.js';
 import { signedHeaders } from '../../src/wire/signed-headers.js';
 import { SessionDrops } from '../../src/agent/session-drops.js';
-import type { StageRequest } from '../../src/wire/stage-protocol.js';
+import { postStage, type DigestCall } from './stage-messages.js';
 import { freePort } from '../replication/nats-server.js';
 import { waitFor } from '../orchestrator/processes.js';
 
@@ -23,11 +23,12 @@ afterEach(async () => {
   agent = undefined;
 });
 
+const signedStage = (url: string, call: DigestCall, signal?: AbortSignal) => postStage(url, call, secret, signal);
 const signedPost = (url: string, body: unknown, signal?: AbortSignal): Promise<Response> => {
   const text = JSON.stringify(body);
   return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders({ secret }, 'POST', url, text, Date.now()) }, body: text, ...(signal !== undefined ? { signal } : {}) });
 };
-const stage = (sessionId: string, fresh = true): StageRequest => ({ sessionId, modelId: 'base', layerStart: 0, layerEnd: 5, step: 0, fresh, tokens: 1, input: 7, replay: [] });
+const stage = (sessionId: string, fresh = true): DigestCall => ({ sessionId, modelId: 'base', layerStart: 0, layerEnd: 5, step: 0, fresh, tokens: 1, input: 7, replay: [] });
 type Health = { sessions: number; running: number; queued: number; calls: number; drops: number };
 
 async function started(clock: ManualClock): Promise<{ url: string; health: () => Promise<Health> }> {
@@ -41,7 +42,7 @@ describe('POST /v1/sessions/drop on the agent', () => {
   it('refuses an unsigned drop (401); a signed one frees the caches of a finished session', async () => {
     const clock = new ManualClock(0);
     const { url, health } = await started(clock);
-    const done = signedPost(`${url}/v1/stage`, stage('s1'));
+    const done = signedStage(`${url}/v1/stage`, stage('s1'));
     await waitFor('the call runs', async () => ((await health()).calls === 1 ? true : undefined), 5000, 5);
     clock.advance(50);
     expect((await done).status).toBe(200);
@@ -53,9 +54,9 @@ describe('POST /v1/sessions/drop on the agent', () => {
     expect(await dropped.json()).toEqual({ nodeId: 'd1', sessionId: 's1', held: true });
     expect(await health()).toMatchObject({ sessions: 0, calls: 0, drops: 1 });
     // A late call of the dropped session builds nothing: refused, naming the session.
-    const late = await signedPost(`${url}/v1/stage`, stage('s1', true)); // a first call that arrives after its drop
+    const late = await signedStage(`${url}/v1/stage`, stage('s1', true)); // a first call that arrives after its drop
     expect(late.status).toBe(409);
-    expect(((await late.json()) as { error: { code: string; message: string } }).error.message).toMatch(/dropped session "s1"/);
+    expect(late.body.error.message).toMatch(/dropped session "s1"/);
     const bad = await signedPost(`${url}/v1/sessions/drop`, { session: 's1' });
     expect(bad.status).toBe(400);
   });
@@ -63,9 +64,9 @@ describe('POST /v1/sessions/drop on the agent', () => {
   it('aborts a running call of the dropped session and hands its slot on; a hung-up caller frees its slot', async () => {
     const clock = new ManualClock(0);
     const { url, health } = await started(clock);
-    const running = signedPost(`${url}/v1/stage`, stage('a'));
+    const running = signedStage(`${url}/v1/stage`, stage('a'));
     await waitFor('a runs', async () => ((await health()).running === 1 ? true : undefined), 5000, 5);
-    const waiting = signedPost(`${url}/v1/stage`, stage('b'));
+    const waiting = signedStage(`${url}/v1/stage`, stage('b'));
     await waitFor('b waits for the slot', async () => ((await health()).queued === 1 ? true : undefined), 5000, 5);
     await signedPost(`${url}/v1/sessions/drop`, { sessionId: 'a' });
     expect((await running).status).toBe(409);
@@ -75,7 +76,7 @@ describe('POST /v1/sessions/drop on the agent', () => {
     expect(await health()).toMatchObject({ sessions: 1, running: 0, calls: 0 });
 
     const caller = new AbortController();
-    const hungUp = signedPost(`${url}/v1/stage`, stage('c'), caller.signal).catch(() => 'hung up');
+    const hungUp = signedStage(`${url}/v1/stage`, stage('c'), caller.signal).catch(() => 'hung up');
     await waitFor('c runs', async () => ((await health()).running === 1 ? true : undefined), 5000, 5);
     caller.abort();
     expect(await hungUp).toBe('hung up');

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedDigest } from '../../src/wire/digest.js';
 import { checkStageRequest, MAX_TIMER_MS, STAGE_LIMITS, timerDelay } from '../../src/wire/stage-bounds.js';
 import { ServeError } from '../../src/wire/serve-error.js';
+import { postStage, type DigestCall } from '../agent/stage-messages.js';
 import { checkFitsDeadline, DEFAULT_WORK } from '../../src/orchestrator/work-bounds.js';
 import type { SwarmStateLike } from '../../src/core/types.js';
 import { parseMetrics, stopAll, waitFor } from './processes.js';
@@ -89,15 +90,15 @@ describe('a large honest prompt', () => {
   }, 30_000);
 });
 
-const stageCall = (body: object) => ({ sessionId: 's', modelId: 'base', layerStart: 0, layerEnd: 6, step: 0, fresh: true, tokens: 1, input: 5, replay: [], ...body });
+const stageCall = (body: object): DigestCall => ({ sessionId: 's', modelId: 'base', layerStart: 0, layerEnd: 6, step: 0, fresh: true, tokens: 1, input: 5, replay: [], ...body });
 /** A stage call signed with the swarm secret, as the orchestrator's are (or a hostile process holding the secret). */
-const stage = (body: object) => postJson(`${agent.url}/v1/stage`, stageCall(body), { secret });
+const stage = (body: object) => postStage(`${agent.url}/v1/stage`, stageCall(body), secret);
 
 describe('an agent under stage calls it must not run', () => {
   it('refuses the freezing call of the issue (layerEnd 1,000,000, tokens 1,000,000, 300 replayed) at once, naming the field', async () => {
     const freezing = { layerEnd: 1_000_000, tokens: 1_000_000, replay: Array.from({ length: 300 }, (_, i) => i) };
     // Unsigned, it is refused for that before its body is looked at.
-    const unsigned = await postJson(`${agent.url}/v1/stage`, stageCall(freezing));
+    const unsigned = await postStage(`${agent.url}/v1/stage`, stageCall(freezing));
     expect(unsigned.status).toBe(401);
     expect(unsigned.body.error.code).toBe('Unauthenticated');
     // Signed with the swarm secret, its body is checked.
@@ -137,10 +138,9 @@ describe('an agent under stage calls it must not run', () => {
 describe('checkStageRequest and timerDelay', () => {
   it('bounds the digest work of one call and never lets a timer overflow', () => {
     const body = { sessionId: 's', modelId: 'base', layerStart: 0, layerEnd: 1000, step: 0, fresh: true, tokens: 1, input: 1, replay: Array.from({ length: 4096 }, () => 1) };
-    expect(() => checkStageRequest(body, undefined, 0, 60_000)).toThrow(ServeError);
-    expect(() => checkStageRequest(body, undefined, 0, 60_000)).toThrow(/over the bound of one call/);
-    expect(() => checkStageRequest({ ...body, replay: [] }, undefined, 60_001, 60_000)).toThrow(/over this agent's bound of 60000 ms/);
-    expect(() => checkStageRequest({ ...body, replay: [] }, undefined, Number.NaN, 60_000)).toThrow(ServeError);
+    expect(() => checkStageRequest(body, undefined)).toThrow(ServeError);
+    expect(() => checkStageRequest(body, undefined)).toThrow(/over the bound of one call/);
+    expect(() => checkStageRequest({ ...body, replay: [] }, undefined)).not.toThrow(); // its time is the engine's bound (test/agent/digest-engine.test.ts)
     expect(timerDelay(2 ** 40)).toBeLessThan(MAX_TIMER_MS);
     expect(timerDelay(Number.POSITIVE_INFINITY)).toBeLessThan(MAX_TIMER_MS);
     expect(timerDelay(-5)).toBe(0);

@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from '../../src/agent/agent.js';
+import { f32Tensor } from '../../src/wire/tensor.js';
+import { postStage } from '../agent/stage-messages.js';
 import { detectorBounds, SERVE_DETECTOR, startOrchestrator, type RunningOrchestrator } from '../../src/orchestrator/orchestrator.js';
 import { expectedDigest } from '../../src/wire/digest.js';
 import { collectEvents, parseMetrics, waitFor, type ReceivedEvent } from './processes.js';
@@ -121,20 +123,20 @@ describe('startOrchestrator', () => {
 describe('startAgent', () => {
   it('refuses to continue a session it holds nothing of, and a stage with no layers, naming the field', async () => {
     const agent = agents[0] as RunningAgent;
-    const call = (body: object) => fetch(`${agent.url}/v1/stage`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId: 's', modelId: 'base', layerStart: 0, layerEnd: 3, step: 1, fresh: false, tokens: 1, input: 5, replay: [], ...body }) });
+    const call = (body: object) => postStage(`${agent.url}/v1/stage`, { sessionId: 's', modelId: 'base', layerStart: 0, layerEnd: 3, step: 1, fresh: false, tokens: 1, input: 5, replay: [], ...body });
     const stale = await call({});
     expect(stale.status).toBe(409);
-    expect(((await stale.json()) as any).error).toMatchObject({ code: 'UnknownSession', field: 'sessionId' });
+    expect(stale.body.error).toMatchObject({ code: 'UnknownSession', field: 'sessionId' });
     const empty = await call({ fresh: true, layerEnd: 0 });
     expect(empty.status).toBe(400);
-    expect(((await empty.json()) as any).error.field).toBe('layerEnd');
-    const badInput = await call({ fresh: true, input: -1 });
-    expect(((await badInput.json()) as any).error.field).toBe('input');
+    expect(empty.body.error.field).toBe('layerEnd');
+    const badInput = await call({ fresh: true, input: f32Tensor(Float32Array.of(1), [1, 1]) }); // the digest engine takes u32 [1, 1] only
+    expect(badInput.body.error.field).toBe('input');
   });
 
   it('rebuilds a session from its replay: a fresh call with the earlier inputs gives what a node that saw them gives', async () => {
     const agent = agents[0] as RunningAgent;
-    const call = async (body: object) => (await (await fetch(`${agent.url}/v1/stage`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ modelId: 'base', layerStart: 2, layerEnd: 5, tokens: 1, replay: [], ...body }) })).json()) as any;
+    const call = async (body: { sessionId: string; step: number; fresh: boolean; input: number; replay?: number[] }) => (await postStage(`${agent.url}/v1/stage`, { modelId: 'base', layerStart: 2, layerEnd: 5, tokens: 1, replay: [], ...body })).body;
     await call({ sessionId: 'kept', step: 0, fresh: true, input: 11 });
     await call({ sessionId: 'kept', step: 1, fresh: false, input: 22 });
     const kept = await call({ sessionId: 'kept', step: 2, fresh: false, input: 33 });

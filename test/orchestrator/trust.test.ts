@@ -3,6 +3,7 @@
  * real `hecate-node serve` and `agent` processes on 127.0.0.1 and an impostor that holds the swarm
  * secret but not the agent's key.
  */
+import { postStage } from '../agent/stage-messages.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -121,13 +122,15 @@ describe('the swarm secret and agent keys (real processes)', () => {
 
   it('an agent refuses stage calls not signed with the swarm secret (401) and serves signed ones', async () => {
     const call = { sessionId: 's-trust', modelId: 'base', layerStart: 0, layerEnd: 2, step: 0, fresh: true, tokens: 1, input: 7, replay: [] };
-    const unsigned = await send(`${a1Url}/v1/stage`, call);
+    const unsigned = await postStage(`${a1Url}/v1/stage`, call);
     expect(unsigned.status).toBe(401);
     expect(unsigned.body.error).toMatchObject({ code: 'Unauthenticated' });
-    expect((await send(`${a1Url}/v1/stage`, call, { secret: Buffer.from('f'.repeat(64)) })).status).toBe(401);
-    const signed = await send(`${a1Url}/v1/stage`, call, { secret });
+    expect((await postStage(`${a1Url}/v1/stage`, call, Buffer.from('f'.repeat(64)))).status).toBe(401);
+    const signed = await postStage(`${a1Url}/v1/stage`, call, secret);
     expect(signed.status).toBe(200);
     expect(signed.body).toMatchObject({ nodeId: 'a1', layerStart: 0, layerEnd: 2 });
+    // Its reply is signed too, bound to the request: the reply headers are there.
+    expect(signed.headers.get('x-hecate-reply-signature')).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('keeps a1\'s key binding after it leaves; only the admin call (the swarm secret) frees the id', async () => {
