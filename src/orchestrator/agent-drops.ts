@@ -24,9 +24,9 @@ export class AgentDrops {
     private readonly metrics: ServeMetrics,
   ) {}
 
-  /** The `dropSession` hook of a generation: the agents see the session id as `sessionPrefix + id`, as in its stage calls. */
-  hook(sessionPrefix = ''): (nodeId: string, sessionId: string) => void {
-    return (nodeId, sessionId) => this.send(nodeId, `${sessionPrefix}${sessionId}`);
+  /** The `dropSession` hook of a generation: the agents see the session id as `sessionNamespace + id`, as in its stage calls. */
+  hook(sessionNamespace = ''): (nodeId: string, sessionId: string) => void {
+    return (nodeId, sessionId) => this.send(nodeId, `${sessionNamespace}${sessionId}`);
   }
 
   /** Resolves once every drop sent so far was answered or given up (a drain waits for it). */

@@ -35,17 +35,24 @@ async function reach<T>(what: string, call: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The request a key is claimed for: its fingerprint (generate-checkpoint.ts) and its first step's input. */
+export interface ClaimedRequest {
+  readonly fingerprint: string;
+  readonly firstInput: number;
+}
+
 /**
- * Claims `key` for the request of `fingerprint` whose first step input is `firstInput`.
+ * Claims `key` for `request`.
  * @throws {IdempotencyError} `InProgress` (with `retryAfterMs`) while another holder's lease runs,
  *   `KeyReused` when the key belongs to another request, `Unavailable` when the store cannot be reached.
  */
-export async function claimGenerate(store: CheckpointStore, key: string, fingerprint: string, firstInput: number, options: ClaimOptions): Promise<ClaimOutcome> {
+export async function claimGenerate(store: CheckpointStore, key: string, request: ClaimedRequest, options: ClaimOptions): Promise<ClaimOutcome> {
+  const { fingerprint, firstInput } = request;
   for (let attempt = 0; attempt < 3; attempt++) {
     const now = options.clock.now();
     const fresh: CheckpointRecord = { v: 1, request: fingerprint, state: 'running', owner: options.owner, leaseUntil: now + options.leaseMs, done: 0, inputs: encodeInputs([firstInput]) };
     const created = await reach('create', () => store.create(key, JSON.stringify(fresh)));
-    if (created !== undefined) return { kind: 'run', claim: new IdempotencyClaim(store, key, fresh, created, options), inputs: [firstInput] };
+    if (created !== undefined) return { kind: 'run', claim: new IdempotencyClaim(store, key, { record: fresh, revision: created }, options), inputs: [firstInput] };
     const got = await reach('get', () => store.get(key));
     if (got === undefined) continue; // expired between the two: create again
     let held: CheckpointRecord;
@@ -62,7 +69,7 @@ export async function claimGenerate(store: CheckpointStore, key: string, fingerp
     const taken: CheckpointRecord = { ...held, state: 'running', owner: options.owner, leaseUntil: now + options.leaseMs };
     const revision = await reach('take over', () => store.update(key, JSON.stringify(taken), got.revision));
     if (revision === undefined) throw new IdempotencyError('InProgress', `idempotency key "${key}" was just taken over by another orchestrator`, { retryAfterMs: options.leaseMs });
-    return { kind: 'run', claim: new IdempotencyClaim(store, key, taken, revision, options), inputs: decodeInputs(held.inputs) };
+    return { kind: 'run', claim: new IdempotencyClaim(store, key, { record: taken, revision }, options), inputs: decodeInputs(held.inputs) };
   }
   throw new IdempotencyError('InProgress', `idempotency key "${key}" kept changing while it was claimed`, { retryAfterMs: options.leaseMs });
 }
@@ -79,15 +86,18 @@ export class IdempotencyClaim {
   private ended = false;
   /** When the last write landed: a checkpoint renews the lease too. */
   private wroteAt: number;
+  private record: CheckpointRecord;
+  private revision: number;
 
-  /** @internal made by {@link claimGenerate} */
+  /** @internal made by {@link claimGenerate}: `held` is the record it wrote and that write's revision. */
   constructor(
     private readonly store: CheckpointStore,
     readonly key: string,
-    private record: CheckpointRecord,
-    private revision: number,
+    held: { readonly record: CheckpointRecord; readonly revision: number },
     private readonly options: ClaimOptions,
   ) {
+    this.record = held.record;
+    this.revision = held.revision;
     this.wroteAt = options.clock.now();
     this.arm(options.leaseMs / 3);
   }

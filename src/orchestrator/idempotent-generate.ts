@@ -42,13 +42,24 @@ export interface GenerateProgress {
   readonly signal: AbortSignal;
 }
 
+/** One request under an idempotency key. */
+export interface IdempotentRequest {
+  readonly key: string;
+  readonly request: GenerateRequest;
+  readonly settings: IdempotencySettings;
+  readonly clock: Clock;
+  /** Aborts when the client goes away (the progress's signal follows it). */
+  readonly cancel: AbortSignal;
+}
+
 /**
  * Runs `run` under idempotency key `key`: the stored answer of a finished key, else `run` from
  * the key's checkpoint.
  * @throws {IdempotencyError} `InProgress`, `KeyReused`, `Unavailable` (claiming), `ClaimLost` (taken over while running); whatever `run` throws.
  */
-export async function generateIdempotent(key: string, request: GenerateRequest, settings: IdempotencySettings, clock: Clock, cancel: AbortSignal, run: (progress: GenerateProgress) => Promise<GenerateReply>): Promise<GenerateReply> {
-  const outcome = await claimGenerate(settings.store, key, requestFingerprint(request), promptDigest(request.prompt), {
+export async function generateIdempotent(idempotent: IdempotentRequest, run: (progress: GenerateProgress) => Promise<GenerateReply>): Promise<GenerateReply> {
+  const { key, request, settings, clock, cancel } = idempotent;
+  const outcome = await claimGenerate(settings.store, key, { fingerprint: requestFingerprint(request), firstInput: promptDigest(request.prompt) }, {
     owner: settings.owner,
     clock,
     leaseMs: settings.leaseMs,

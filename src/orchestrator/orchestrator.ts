@@ -124,7 +124,15 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   const edge = createJoinEdge(parts, options);
   registerAgentRoutes(app, parts, edge);
-  const generation = registerGenerateRoute(app, parts, sessionOptions, workModel(options), poster.post, options.classes, idempotency, spanChecks(parts, options));
+  const checks = spanChecks(parts, options);
+  const generation = registerGenerateRoute(app, parts, {
+    session: sessionOptions,
+    post: poster.post,
+    work: workModel(options),
+    ...(options.classes !== undefined ? { classes: options.classes } : {}),
+    idempotency,
+    ...(checks !== undefined ? { checks } : {}),
+  });
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
     edge.silent.close();

@@ -38,7 +38,7 @@ export class ServeMetrics {
   readonly forgotten = new Counter({ name: 'hecate_nodes_forgotten_total', help: 'Agents that joined and never heartbeated within the grace period, forgotten.', registers: [this.registry] });
   readonly promptTokens = new Counter({ name: 'hecate_prompt_tokens_total', help: 'Prompt tokens of generate requests (about four characters a token).', registers: [this.registry] });
   readonly cachedTokens = new Counter({ name: 'hecate_cached_tokens_total', help: 'Prompt tokens cached on the chosen copy: source=router, the swarm index estimate at routing; source=agent, what the first stage reported.', labelNames: ['source'] as const, registers: [this.registry] });
-  /** Running sums behind hecate_prefix_hit_rate (prefix-report.ts). */
+  /** Running sums behind hecate_prefix_hit_rate (cache-report.ts). */
   readonly prefix = { prompt: 0, router: 0, agent: 0 };
   readonly sseDropped = new Counter({ name: 'hecate_sse_clients_dropped_total', help: 'GET /v1/events clients dropped for not reading: their unsent events passed the per-client buffer cap.', registers: [this.registry] });
   readonly drops = new Counter({ name: 'hecate_session_drops_total', help: 'Ended sessions the agents holding their state were told to drop (POST /v1/sessions/drop), by outcome (ok, refused, unreachable).', labelNames: ['outcome'] as const, registers: [this.registry] });

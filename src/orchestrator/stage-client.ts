@@ -1,10 +1,11 @@
 /**
- * The orchestrator's side of a stage call: one HTTP request to the agent holding the stage, with
- * its budget, its capped and checked reply, and its count of calls in flight (docs/engine.md).
+ * The session's stage runner on the orchestrator: each stage call one HTTP request to the agent
+ * holding the stage (stage-call.ts), with its budget, its count of calls in flight and its metric
+ * (docs/engine.md). What a call's answer means for the generation (its path, the agent's cache
+ * report) is the generation's: the runner hands each answer to `answered`.
  */
-import type { StageRunner } from '../sessions/session-types.js';
+import type { SessionStage, StageRunner } from '../sessions/session-types.js';
 import type { Clock } from '../runtime/types.js';
-import type { PrefixReport } from './prefix-report.js';
 import type { NodeRegistry } from './node-registry.js';
 import { plainPost, type PeerPost } from '../net/peer-post.js';
 import { ServeError } from '../wire/serve-error.js';
@@ -13,6 +14,16 @@ import { callDigestStage, type DigestStageReply, type DigestStageRequest } from 
 import { stageBudgetMs, type WorkModel } from './work-bounds.js';
 
 export { plainPost };
+
+/** What every stage call of one orchestrator goes through: the agents' addresses, the metrics, the poster. */
+export interface StageCalls {
+  /** Read only through `get(id)?.url` and `inflight`. */
+  readonly registry: NodeRegistry;
+  readonly metrics: ServeMetrics;
+  /** Sends a call (signed with the swarm secret, over the configured TLS: peer-post.ts). @defaultValue {@link plainPost} */
+  readonly post?: PeerPost;
+}
+
 /** How a generation's stage calls are timed: the base timeout of a call, the work model, the clock. */
 export interface StageTiming {
   /** A call's budget before its work is added (the `stageTimeoutMs` option). */
@@ -24,30 +35,46 @@ export interface StageTiming {
   readonly score: (nodeId: string) => number;
 }
 
+/** Options of {@link httpStageRunner}: one generation's. */
+export interface StageRunnerOptions {
+  readonly calls: StageCalls;
+  /** Without it a call has no budget of its own (only the session's timeout). */
+  readonly timing?: StageTiming;
+  /** Goes before the session's id wherever it leaves the orchestrator. @defaultValue '' */
+  readonly sessionNamespace?: string;
+  /** The prompt's tokens: the first step's work. */
+  readonly promptTokens: number;
+  /** Sent with the first step's calls, for the agents' prompt-prefix cache. */
+  readonly prompt?: string;
+  /** Told every answered call, with its step. */
+  readonly answered?: (stage: SessionStage, step: number, reply: DigestStageReply) => void;
+}
+
 /**
  * A stage runner that calls the agents over HTTP, counting calls in flight per agent. The agents
- * see session `id` as `sessionPrefix + id`: orchestrators of one replicated swarm draw the same
+ * see session `id` as `sessionNamespace + id`: orchestrators of one replicated swarm draw the same
  * ids (their Swarms run on one seed), and an agent keeps caches per session id. Each call has a
- * budget that grows with its work (work-bounds.ts), follows no redirect, and its reply is read
- * capped and checked before its output goes on (stage-reply.ts): a call that fails any of them is
- * its own agent's failure. `post` sends the call (signed with the swarm secret, over the
- * configured TLS: peer-post.ts); plain fetch without.
+ * budget that grows with its work (work-bounds.ts), and its reply is read capped and checked
+ * before its output goes on (stage-call.ts): a call that fails any of them is its own agent's failure.
  */
-export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, promptTokenCount: number, path: Map<number, DigestStageReply>, sessionPrefix = '', timing?: StageTiming, post: PeerPost = plainPost, prefix?: PrefixReport): StageRunner<number> {
+export function httpStageRunner(options: StageRunnerOptions): StageRunner<number> {
+  const { calls, timing, promptTokens, prompt, answered } = options;
+  const namespace = options.sessionNamespace ?? '';
+  const post = calls.post ?? plainPost;
   return async (stage, input, context) => {
-    const record = registry.get(stage.nodeId);
+    const record = calls.registry.get(stage.nodeId);
     if (record?.url === undefined) throw new ServeError('StageFailed', 502, `agent "${stage.nodeId}" has no address (it never joined)`);
     const body: DigestStageRequest = {
-      sessionId: `${sessionPrefix}${stage.sessionId}`,
+      sessionId: `${namespace}${stage.sessionId}`,
       modelId: stage.modelId,
       layerStart: stage.layerStart,
       layerEnd: stage.layerEnd,
       step: context.step,
       fresh: context.fresh,
-      tokens: context.step === 0 ? promptTokenCount : 1,
+      tokens: context.step === 0 ? promptTokens : 1,
       input,
       replay: context.replay,
-      ...(prefix !== undefined && context.step === 0 ? { prompt: prefix.prompt } : {}),
+      ...(prompt !== undefined && context.step === 0 ? { prompt } : {}),
     };
     record.inflight++;
     let outcome = 'error';
@@ -55,16 +82,14 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
     let timer: unknown;
     let budgetMs = 0;
     if (timing !== undefined) {
-      budgetMs = stageBudgetMs(timing.baseMs, timing.work, stage.layerEnd - stage.layerStart, body.tokens + body.replay.length, timing.score(stage.nodeId));
+      budgetMs = stageBudgetMs(timing.baseMs, timing.work, { layers: stage.layerEnd - stage.layerStart, tokens: body.tokens + body.replay.length, score: timing.score(stage.nodeId) });
       timer = timing.clock.setTimeout(() => budget.abort(), budgetMs);
     }
     try {
       const signal = AbortSignal.any([context.signal, budget.signal]);
       const reply = await callDigestStage(post, record.url, stage.nodeId, body, signal);
       if (context.replay.length > 0) context.replayed(reply.replayOutputs);
-      if (stage.stageIndex === 0) path.clear();
-      if (prefix !== undefined && stage.stageIndex === 0 && context.step === 0 && reply.cachedTokens !== undefined) prefix.agentCached = reply.cachedTokens;
-      path.set(stage.layerStart, reply);
+      answered?.(stage, context.step, reply);
       outcome = 'ok';
       return reply.output;
     } catch (error) {
@@ -77,7 +102,7 @@ export function httpStageRunner(registry: NodeRegistry, metrics: ServeMetrics, p
     } finally {
       if (timer !== undefined) timing?.clock.clearTimeout(timer);
       record.inflight--;
-      metrics.stageCalls.inc({ node: stage.nodeId, outcome });
+      calls.metrics.stageCalls.inc({ node: stage.nodeId, outcome });
     }
   };
 }

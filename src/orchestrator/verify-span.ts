@@ -48,12 +48,19 @@ export function spanChecks(parts: OrchestratorParts, options: VerifyOptions): Sp
   };
 }
 
+/** A span of a model's layers: `[layerStart, layerEnd)` of `modelId`. */
+export interface LayerSpan {
+  readonly modelId: string;
+  readonly layerStart: number;
+  readonly layerEnd: number;
+}
+
 /**
- * The other copies of `[layerStart, layerEnd)` in `swarm`'s plan: for each other pipeline of the
- * model, the hops of its stages over the span, if every one is alive and none is excluded;
- * fewest hops first.
+ * The other copies of `span` in `swarm`'s plan: for each other pipeline of the model, the hops of
+ * its stages over the span, if every one is alive and none is excluded; fewest hops first.
  */
-export function planCopies(swarm: Swarm, modelId: string, layerStart: number, layerEnd: number, exclude: ReadonlySet<string>): SpanHop[][] {
+export function planCopies(swarm: Swarm, span: LayerSpan, exclude: ReadonlySet<string>): SpanHop[][] {
+  const { modelId, layerStart, layerEnd } = span;
   const state = swarm.state();
   const out: SpanHop[][] = [];
   for (const p of state.plan.pipelines) {
@@ -84,7 +91,7 @@ export function verifiedRunner(swarm: Swarm, runner: StageRunner<number>, check:
   const verified = verifySpans(runner, {
     sample: checks.sample,
     random: () => (draw ??= uniform(hashText(sessionId, checks.seed)))(),
-    copies: (model, start, end, exclude) => planCopies(swarm, model, start, end, exclude),
+    copies: (modelId, layerStart, layerEnd, exclude) => planCopies(swarm, { modelId, layerStart, layerEnd }, exclude),
     quarantine: (id) => checks.quarantine(id),
     check: check(),
     onVerdict: (kind, stage) => checks.verdict(kind, stage),

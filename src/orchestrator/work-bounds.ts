@@ -27,9 +27,16 @@ export function nodeScore(state: SwarmStateLike, nodeId: string): number {
   return Math.max(score ?? 1, 0.01);
 }
 
-/** The work of one stage call in ms: layers × tokens (its input's and its replay's) × perLayerMs ÷ score. */
-export function stageWorkMs(work: WorkModel, layers: number, tokens: number, score: number): number {
-  return (layers * tokens * work.perLayerMs) / Math.max(score, 0.01);
+/** One stage call's work: its layers, its tokens (its input's and its replay's), its node's score. */
+export interface StageWork {
+  readonly layers: number;
+  readonly tokens: number;
+  readonly score: number;
+}
+
+/** The work of one stage call in ms: layers × tokens × perLayerMs ÷ score. */
+export function stageWorkMs(work: WorkModel, call: StageWork): number {
+  return (call.layers * call.tokens * work.perLayerMs) / Math.max(call.score, 0.01);
 }
 
 /**
@@ -37,8 +44,8 @@ export function stageWorkMs(work: WorkModel, layers: number, tokens: number, sco
  * so a call that is slow only because it is large is never timed out (nor charged to its node).
  * Below the host timer's limit.
  */
-export function stageBudgetMs(baseMs: number, work: WorkModel, layers: number, tokens: number, score: number): number {
-  return Math.min(baseMs + work.slack * stageWorkMs(work, layers, tokens, score), MAX_TIMER_MS - 1);
+export function stageBudgetMs(baseMs: number, work: WorkModel, call: StageWork): number {
+  return Math.min(baseMs + work.slack * stageWorkMs(work, call), MAX_TIMER_MS - 1);
 }
 
 /** The least time a generation takes on the fastest intact copy of its model, and what it would take per step. */
@@ -55,17 +62,24 @@ export interface GenerationBound {
   readonly callsMs: number;
 }
 
+/** What a generation asks: `steps` steps of a `promptTokens` prompt on model `modelId`. */
+export interface GenerationWork {
+  readonly modelId: string;
+  readonly promptTokens: number;
+  readonly steps: number;
+}
+
 /**
- * The least time `steps` steps of a `promptTokens` prompt take on model `modelId`: on the copy
- * whose nodes are fastest (alive or not: a lower bound), each stage's work plus `callMs`.
- * Undefined when the plan has no copy of the model (routing says why).
+ * The least time `ask` takes: on the copy whose nodes are fastest (alive or not: a lower bound),
+ * each stage's work plus `callMs`. Undefined when the plan has no copy of the model (routing says why).
  */
-export function generationBound(state: SwarmStateLike, work: WorkModel, modelId: string, promptTokens: number, steps: number): GenerationBound | undefined {
+export function generationBound(state: SwarmStateLike, work: WorkModel, ask: GenerationWork): GenerationBound | undefined {
+  const { modelId, promptTokens, steps } = ask;
   let best: GenerationBound | undefined;
   for (const p of state.plan.pipelines) {
     if (p.modelId !== modelId) continue;
     let perToken = 0;
-    for (const s of p.stages) perToken += stageWorkMs(work, s.layerEnd - s.layerStart, 1, nodeScore(state, s.nodeId));
+    for (const s of p.stages) perToken += stageWorkMs(work, { layers: s.layerEnd - s.layerStart, tokens: 1, score: nodeScore(state, s.nodeId) });
     const calls = p.stages.length * work.callMs;
     const promptMs = perToken * promptTokens + calls;
     const stepMs = perToken + calls;
@@ -78,10 +92,12 @@ export function generationBound(state: SwarmStateLike, work: WorkModel, modelId:
 /**
  * Refuses, before anything runs, a generation that cannot finish within `deadlineMs` (422 naming
  * `prompt` when its first step alone cannot, else `steps`, with the bound computed and what fits).
+ * Returns the bound it checked (undefined when the plan has no copy of the model).
  */
-export function checkFitsDeadline(state: SwarmStateLike, work: WorkModel, modelId: string, promptTokens: number, steps: number, deadlineMs: number): void {
-  const bound = generationBound(state, work, modelId, promptTokens, steps);
-  if (bound === undefined || bound.ms <= deadlineMs) return;
+export function checkFitsDeadline(state: SwarmStateLike, work: WorkModel, ask: GenerationWork, deadlineMs: number): GenerationBound | undefined {
+  const { modelId, promptTokens, steps } = ask;
+  const bound = generationBound(state, work, ask);
+  if (bound === undefined || bound.ms <= deadlineMs) return bound;
   if (bound.promptMs > deadlineMs) {
     const fit = Math.max(0, Math.floor((deadlineMs - bound.callsMs) / bound.perTokenMs));
     throw new ServeError('InvalidRequest', 422, `prompt: ${promptTokens} tokens need at least ${Math.ceil(bound.promptMs)} ms on the fastest copy of "${modelId}", over the deadline of ${deadlineMs} ms; at most ${fit} tokens (${fit * 4} characters) fit`, { field: 'prompt' });

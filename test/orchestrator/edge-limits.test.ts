@@ -66,8 +66,8 @@ describe('a generation that cannot meet its deadline', () => {
   it('that fits is sent: the bound is the least time, so 3,333 steps pass the check and 3,334 do not; a short one runs', async () => {
     const state = (await (await fetch(`${serveUrl}/v1/status`)).json()) as { plan: SwarmStateLike['plan'] };
     const swarm: SwarmStateLike = { plan: state.plan, nodes: { h0: { alive: true, score: 3, samples: 0 }, h1: { alive: true, score: 1, samples: 0 } } };
-    expect(() => checkFitsDeadline(swarm, DEFAULT_WORK, 'base', 1, 3333, 60_000)).not.toThrow();
-    expect(() => checkFitsDeadline(swarm, DEFAULT_WORK, 'base', 1, 3334, 60_000)).toThrow(/at most 3333 fit/);
+    expect(() => checkFitsDeadline(swarm, DEFAULT_WORK, { modelId: 'base', promptTokens: 1, steps: 3333 }, 60_000)).not.toThrow();
+    expect(() => checkFitsDeadline(swarm, DEFAULT_WORK, { modelId: 'base', promptTokens: 1, steps: 3334 }, 60_000)).toThrow(/at most 3333 fit/);
     const r = await generate({ prompt: 'hi', steps: 1 });
     expect(r.status).toBe(200);
     expect(r.body.digest).toBe(expectedDigest(12, 'hi', 1));

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createSwarm, PlanError, RoutingError, SessionError, SwarmError, type NodeProfile, type PlanErrorCode, type RoutingErrorCode, type SessionErrorCode, type SwarmErrorCode } from '../../src/index.js';
 import { ReplicationError, type ReplicationErrorCode } from '../../src/replication/replication-error.js';
 import { asServeError, libraryErrorAnswer, LIBRARY_ERROR_ANSWERS } from '../../src/orchestrator/error-answers.js';
-import { generate } from '../../src/orchestrator/generate.js';
+import { Generation } from '../../src/orchestrator/generation.js';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { createHttpApp } from '../../src/net/http-app.js';
 import { NodeRegistry } from '../../src/orchestrator/node-registry.js';
@@ -105,7 +105,7 @@ describe('generate', () => {
     const metrics = new ServeMetrics({ nodesByState: () => new Map(), inflightByNode: () => new Map(), routeCostByModel: () => new Map(), leases: () => 0 });
     let error: unknown;
     try {
-      await generate(swarm, registry, metrics, { model: 'base', prompt: 'hello', steps: 1 }, {}, new ManualClock(0));
+      await new Generation({ swarm, request: { model: 'base', prompt: 'hello', steps: 1 }, calls: { registry, metrics }, clock: new ManualClock(0) }).run();
     } catch (e) {
       error = e;
     }
@@ -123,7 +123,7 @@ describe('generate', () => {
     const metrics = new ServeMetrics({ nodesByState: () => new Map(), inflightByNode: () => new Map(), routeCostByModel: () => new Map(), leases: () => 0 });
     const run = async (model: string) => {
       try {
-        await generate(swarm, registry, metrics, { model, prompt: 'hello', steps: 1 }, {}, new ManualClock(0));
+        await new Generation({ swarm, request: { model, prompt: 'hello', steps: 1 }, calls: { registry, metrics }, clock: new ManualClock(0) }).run();
       } catch (e) {
         return e as ServeError;
       }

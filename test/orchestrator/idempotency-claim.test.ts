@@ -38,10 +38,10 @@ describe('claimGenerate', () => {
   it('lets one holder run; a second attempt meanwhile is InProgress with the lease left as its retry-after', async () => {
     const clock = new ManualClock(1000);
     const store = new MemoryCheckpoints(clock, TTL);
-    const a = run(await claimGenerate(store, 'k1', 'req', 7, { owner: 'A', clock, leaseMs: LEASE }));
+    const a = run(await claimGenerate(store, 'k1', { fingerprint: 'req', firstInput: 7 }, { owner: 'A', clock, leaseMs: LEASE }));
     expect(a.inputs).toEqual([7]);
     clock.advance(500);
-    const busy = await refused(claimGenerate(store, 'k1', 'req', 7, { owner: 'B', clock, leaseMs: LEASE }));
+    const busy = await refused(claimGenerate(store, 'k1', { fingerprint: 'req', firstInput: 7 }, { owner: 'B', clock, leaseMs: LEASE }));
     expect(busy.code).toBe('InProgress');
     expect(busy.retryAfterMs).toBe(2500);
     expect(busy.message).toMatch(/running on orchestrator "A"/);
@@ -51,19 +51,19 @@ describe('claimGenerate', () => {
       await new Promise((r) => setImmediate(r)); // the renewal's write lands
     }
     expect(parseCheckpoint((await store.get('k1'))?.value ?? '', 'k1').leaseUntil).toBeGreaterThan(clock.now());
-    expect((await refused(claimGenerate(store, 'k1', 'req', 7, { owner: 'B', clock, leaseMs: LEASE }))).code).toBe('InProgress');
+    expect((await refused(claimGenerate(store, 'k1', { fingerprint: 'req', firstInput: 7 }, { owner: 'B', clock, leaseMs: LEASE }))).code).toBe('InProgress');
     await a.claim.pause(0, [7]);
   });
 
   it('takes over a dead holder\'s key after its lease, from its last checkpoint; the dead holder\'s next write finds it lost', async () => {
     const clock = new ManualClock(0);
     const store = new MemoryCheckpoints(clock, TTL);
-    const a = run(await claimGenerate(store, 'k2', 'req', 1, { owner: 'A', clock: frozen(clock), leaseMs: LEASE }));
+    const a = run(await claimGenerate(store, 'k2', { fingerprint: 'req', firstInput: 1 }, { owner: 'A', clock: frozen(clock), leaseMs: LEASE }));
     await a.claim.checkpoint(4, [1, 2, 3, 4, 5, 6, 7]); // 4 steps done: inputs 0..4
     clock.advance(LEASE - 1);
-    expect((await refused(claimGenerate(store, 'k2', 'req', 1, { owner: 'B', clock, leaseMs: LEASE }))).code).toBe('InProgress');
+    expect((await refused(claimGenerate(store, 'k2', { fingerprint: 'req', firstInput: 1 }, { owner: 'B', clock, leaseMs: LEASE }))).code).toBe('InProgress');
     clock.advance(1 + LEASE); // the checkpoint renewed the lease; now it ran out
-    const b = run(await claimGenerate(store, 'k2', 'req', 1, { owner: 'B', clock, leaseMs: LEASE }));
+    const b = run(await claimGenerate(store, 'k2', { fingerprint: 'req', firstInput: 1 }, { owner: 'B', clock, leaseMs: LEASE }));
     expect(b.inputs).toEqual([1, 2, 3, 4, 5]);
     expect(a.claim.signal.aborted).toBe(false);
     await a.claim.checkpoint(8, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
@@ -77,13 +77,13 @@ describe('claimGenerate', () => {
   it('keeps a finished key\'s answer until the TTL after its last write, then the key is new', async () => {
     const clock = new ManualClock(0);
     const store = new MemoryCheckpoints(clock, TTL);
-    const a = run(await claimGenerate(store, 'k3', 'req', 1, { owner: 'A', clock, leaseMs: LEASE }));
+    const a = run(await claimGenerate(store, 'k3', { fingerprint: 'req', firstInput: 1 }, { owner: 'A', clock, leaseMs: LEASE }));
     await a.claim.finish(reply('deadbeef'));
     clock.advance(TTL - 1);
-    expect(await claimGenerate(store, 'k3', 'req', 1, { owner: 'B', clock, leaseMs: LEASE })).toEqual({ kind: 'done', reply: reply('deadbeef') });
+    expect(await claimGenerate(store, 'k3', { fingerprint: 'req', firstInput: 1 }, { owner: 'B', clock, leaseMs: LEASE })).toEqual({ kind: 'done', reply: reply('deadbeef') });
     clock.advance(1);
     expect(store.size).toBe(0);
-    const fresh = run(await claimGenerate(store, 'k3', 'req', 1, { owner: 'B', clock, leaseMs: LEASE }));
+    const fresh = run(await claimGenerate(store, 'k3', { fingerprint: 'req', firstInput: 1 }, { owner: 'B', clock, leaseMs: LEASE }));
     expect(fresh.inputs).toEqual([1]);
     await fresh.claim.pause(0, [1]);
   });
@@ -91,11 +91,11 @@ describe('claimGenerate', () => {
   it('refuses a key reused for another request, and frees a paused key at once with its progress', async () => {
     const clock = new ManualClock(0);
     const store = new MemoryCheckpoints(clock, TTL);
-    const a = run(await claimGenerate(store, 'k4', 'req', 1, { owner: 'A', clock, leaseMs: LEASE }));
-    expect((await refused(claimGenerate(store, 'k4', 'other', 1, { owner: 'B', clock, leaseMs: LEASE }))).code).toBe('KeyReused');
+    const a = run(await claimGenerate(store, 'k4', { fingerprint: 'req', firstInput: 1 }, { owner: 'A', clock, leaseMs: LEASE }));
+    expect((await refused(claimGenerate(store, 'k4', { fingerprint: 'other', firstInput: 1 }, { owner: 'B', clock, leaseMs: LEASE }))).code).toBe('KeyReused');
     await a.claim.checkpoint(2, [1, 2, 3]);
     await a.claim.pause(3, [1, 2, 3, 4]); // a cancel after step 3: its progress is kept
-    const b = run(await claimGenerate(store, 'k4', 'req', 1, { owner: 'B', clock, leaseMs: LEASE }));
+    const b = run(await claimGenerate(store, 'k4', { fingerprint: 'req', firstInput: 1 }, { owner: 'B', clock, leaseMs: LEASE }));
     expect(b.inputs).toEqual([1, 2, 3, 4]);
     await b.claim.pause(3, [1, 2, 3, 4]);
   });
@@ -103,7 +103,7 @@ describe('claimGenerate', () => {
   it('says the store is unavailable when it throws', async () => {
     const clock = new ManualClock(0);
     const broken = { ttlMs: TTL, create: () => Promise.reject(new Error('no responders')), get: () => Promise.reject(new Error('x')), update: () => Promise.reject(new Error('x')), close: async () => {} };
-    const error = await refused(claimGenerate(broken, 'k5', 'req', 1, { owner: 'A', clock, leaseMs: LEASE }));
+    const error = await refused(claimGenerate(broken, 'k5', { fingerprint: 'req', firstInput: 1 }, { owner: 'A', clock, leaseMs: LEASE }));
     expect([error.code, error.message]).toEqual(['Unavailable', 'the checkpoint store did not answer (create): no responders']);
   });
 });

@@ -36,14 +36,14 @@ describe('planCopies', () => {
     const swarm = createSwarm(nodes, { models: [{ id: 'base', kind: 'base', layers: 12, pipelines: 3 }] }, { seed: 1 });
     const spans = swarm.state().plan.pipelines.map((p) => p.stages.map((s) => `${s.nodeId}:${s.layerStart}-${s.layerEnd}`).join(' '));
     expect(spans).toEqual(['n5:0-5 n4:5-9 n3:9-12', 'n6:0-6 n2:6-12', 'n7:0-6 n1:6-9 n8:9-12']);
-    expect(planCopies(swarm, 'base', 5, 9, new Set(['n4']))).toEqual([
+    expect(planCopies(swarm, { modelId: 'base', layerStart: 5, layerEnd: 9 }, new Set(['n4']))).toEqual([
       [{ nodeId: 'n6', layerStart: 5, layerEnd: 6 }, { nodeId: 'n2', layerStart: 6, layerEnd: 9 }],
       [{ nodeId: 'n7', layerStart: 5, layerEnd: 6 }, { nodeId: 'n1', layerStart: 6, layerEnd: 9 }],
     ]);
-    expect(planCopies(swarm, 'base', 9, 12, new Set(['n3', 'n2']))).toEqual([[{ nodeId: 'n8', layerStart: 9, layerEnd: 12 }]]);
+    expect(planCopies(swarm, { modelId: 'base', layerStart: 9, layerEnd: 12 }, new Set(['n3', 'n2']))).toEqual([[{ nodeId: 'n8', layerStart: 9, layerEnd: 12 }]]);
     swarm.markDown('n8');
-    expect(planCopies(swarm, 'base', 9, 12, new Set(['n3', 'n2']))).toEqual([]);
-    expect(planCopies(swarm, 'other', 0, 12, new Set())).toEqual([]);
+    expect(planCopies(swarm, { modelId: 'base', layerStart: 9, layerEnd: 12 }, new Set(['n3', 'n2']))).toEqual([]);
+    expect(planCopies(swarm, { modelId: 'other', layerStart: 0, layerEnd: 12 }, new Set())).toEqual([]);
     swarm.stop();
   });
 });
