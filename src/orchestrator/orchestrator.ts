@@ -18,6 +18,8 @@ import { guardOrchestrator, type OrchestratorAuth } from './auth/orchestrator-gu
 import { classTokens, type ClientClasses } from './client-classes.js';
 import type { DrainReport } from './drain-gate.js';
 import { registerGenerateRoute } from './generate-route.js';
+import { registerCompletionsRoute } from './completions-route.js';
+import type { TextModel } from './completion-run.js';
 import { asServeError } from './error-answers.js';
 import { createHttpApp, listen } from '../net/http-app.js';
 import { openSwarm } from './open-swarm.js';
@@ -85,6 +87,8 @@ export interface OrchestratorOptions extends EdgeOptions, IdempotencyOptions, Ve
   /** Client classes (`--classes`, docs/serve.md "Classes"): a caller's priority, deadline and limit by its token. */
   readonly classes?: ClientClasses;
   readonly log?: (line: string) => void;
+  /** Models with a tokenizer, by id (`serve --model DIR`: served-model.ts): `POST /v1/completions` serves them. */
+  readonly textModels?: ReadonlyMap<string, TextModel>;
 }
 
 export type { OrchestratorAuth } from './auth/orchestrator-guard.js';
@@ -133,6 +137,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     idempotency,
     ...(checks !== undefined ? { checks } : {}),
   });
+  if (options.textModels !== undefined) registerCompletionsRoute(app, parts, { models: options.textModels, session: sessionOptions, post: poster.post });
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
     edge.silent.close();
