@@ -42,6 +42,12 @@ export interface NodeHealth {
   readonly history?: HeartbeatHistory;
   /** When the last heartbeat arrived (the actor clock's ms); undefined after a revival, so the gap is not measured. */
   readonly lastHeartbeatAt?: number;
+  /**
+   * When the last heartbeat came (the actor clock's ms), whatever the state: unlike
+   * `lastHeartbeatAt` it is kept while down, and taken in every down state. What an orchestrator
+   * shows of an agent's silence reads it (`swarm.node(id).heardAt`); the detector never does.
+   */
+  readonly heardAt?: number;
   /** Consecutive failed outcomes, capped at the ejection threshold. */
   readonly failures: number;
   /** Ejections in a row (each doubles the ban), capped where the ban stops growing. */
@@ -134,9 +140,9 @@ function sharedEjection(o: EjectionOptions | undefined): ResolvedEjectionOptions
 /** The heartbeat's effect on the detector: the first one starts it; later ones add their gap. */
 function heartbeatUpdate(ctx: NodeContext, at: number): Partial<NodeContext> {
   const h = ctx.health;
-  if (h.history === undefined) return healthWith(ctx, { history: firstHistory(ctx.settings.phi), lastHeartbeatAt: at });
-  if (h.lastHeartbeatAt === undefined) return healthWith(ctx, { lastHeartbeatAt: at });
-  return healthWith(ctx, { history: recordInterval(h.history, Math.max(at - h.lastHeartbeatAt, 0)), lastHeartbeatAt: at });
+  if (h.history === undefined) return healthWith(ctx, { history: firstHistory(ctx.settings.phi), lastHeartbeatAt: at, heardAt: at });
+  if (h.lastHeartbeatAt === undefined) return healthWith(ctx, { lastHeartbeatAt: at, heardAt: at });
+  return healthWith(ctx, { history: recordInterval(h.history, Math.max(at - h.lastHeartbeatAt, 0)), lastHeartbeatAt: at, heardAt: at });
 }
 
 /** The context's health record with `change` made. */
@@ -222,6 +228,8 @@ export const nodeMachine = setup({
   actions: {
     recordSample: assign(({ context, event }) => (event.type === 'node.telemetry' ? sampleUpdate(context, event.sample) : {})),
     recordHeartbeat: assign(({ context, event }) => (event.type === 'node.heartbeat' ? heartbeatUpdate(context, event.at) : {})),
+    /** Down by hand, ejected or quarantined: the heartbeat changes nothing but when it was heard. */
+    recordHeard: assign(({ context, event }) => (event.type === 'node.heartbeat' ? healthWith(context, { heardAt: event.at }) : {})),
     /** Down, the gap until the next heartbeat says nothing of the heartbeat interval. */
     forgetLastHeartbeat: assign(({ context }) => healthWith(context, { lastHeartbeatAt: undefined })),
     recordSuccess: assign(({ context }) => healthWith(context, { failures: 0, probation: false, ejections: 0 })),
@@ -292,6 +300,8 @@ export const nodeMachine = setup({
           { target: 'unmonitored', actions: 'endProbation' },
         ],
         'node.retire': { target: 'retired' },
+        // Heard, yet still down (a detector down has its own: a heartbeat brings it back).
+        'node.heartbeat': { actions: 'recordHeard' },
       },
       states: {
         /** Marked down by the orchestrator: only `node.alive` brings it back. */

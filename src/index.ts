@@ -39,6 +39,7 @@ export type {
   LifecycleCommand,
   LifecycleResult,
   NodeLifecycle,
+  NodeState,
   OwnMark,
   TimeSource,
   SwarmEmitted,

@@ -1,14 +1,15 @@
 /**
  * The agents' side of the orchestrator: `POST /v1/nodes` (join), `/v1/nodes/:id/heartbeat` and
- * `/v1/nodes/:id/leave`. The registry takes the connection facts (URL, joins, heartbeat times);
- * the swarm takes the lifecycle, through the one Swarm contract (awaited: a replica's commands
- * resolve once the log applies them), and the answers read the state back from it.
+ * `/v1/nodes/:id/leave`. The address book takes where an agent listens and whether it left; before
+ * the plan the waiting room takes its membership and heartbeats; after, the swarm takes them,
+ * through the one Swarm contract (awaited: a replica's commands resolve once the log applies
+ * them). The answers read the state back from those owners (agent-view.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { PlanError } from '../core/errors.js';
 import type { NodeProfile } from '../core/types.js';
 import { bindJoinKey } from './auth/orchestrator-guard.js';
-import { agentState, type AgentState } from './node-registry.js';
+import { stateOf, type AgentState } from './agent-view.js';
 import { joinBodySchema, nodeParamsSchema, type JoinBody } from '../wire/member-protocol.js';
 import { planWhenReady } from './open-swarm.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
@@ -28,11 +29,6 @@ export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorPar
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema } }, (request) => leave(parts, request.params.id));
 }
 
-function stateOf(parts: OrchestratorParts, id: string): AgentState {
-  const record = parts.registry.get(id);
-  return record === undefined ? 'absent' : agentState(record, parts.seat.lifecycle(id));
-}
-
 /** The models an agent serves layers of, in a join's answer: it refuses stage calls outside them. */
 type JoinAnswer = { id: string; rejoin: boolean; state: AgentState; models: { id: string; layers: number }[] };
 
@@ -44,54 +40,49 @@ export async function join(parts: OrchestratorParts, body: JoinBody, edge?: Join
 }
 
 async function joined(parts: OrchestratorParts, body: JoinBody): Promise<{ id: string; rejoin: boolean; state: AgentState }> {
-  const { registry, seat, clock, events, metrics, log } = parts;
+  const { registry, room, seat, clock, events, metrics, log } = parts;
   const profile: NodeProfile = { id: body.id, memoryGb: body.memoryGb, ...(body.score !== undefined ? { score: body.score } : {}), ...(body.latencyMs !== undefined ? { latencyMs: body.latencyMs } : {}), ...(body.slots !== undefined ? { slots: body.slots } : {}) };
-  const record = registry.ensure(profile);
-  const rejoin = record.joins > 0;
   const url = body.url.replace(/\/+$/, '');
   // Shared first: the other orchestrators must be able to call it once it is in the plan.
   await seat.replica?.directory.put({ profile, url });
-  record.joins++;
-  record.url = url;
-  registry.beat(record, clock.now());
+  const { rejoin } = registry.joined(profile, url);
   metrics.joins.inc({ kind: rejoin ? 'rejoin' : 'join' });
   const swarm = seat.swarm;
   if (swarm === undefined) {
-    record.profile = profile;
-    record.presence = 'pending';
+    room.enter(profile, clock.now());
     events.publish('node.joined', { at: clock.now(), nodeId: body.id, url, rejoin });
     planWhenReady(parts);
     return { id: body.id, rejoin, state: stateOf(parts, body.id) };
   }
   if (swarm.node(body.id) === undefined) {
-    record.profile = profile;
     const growth = await swarm.addNode(profile);
     log(`agent "${body.id}" joined the running swarm as ${growth.role}`);
   }
-  record.presence = 'joined';
   events.publish('node.joined', { at: clock.now(), nodeId: body.id, url, rejoin });
-  // A heartbeat brings back a node the detector took down (node.alive, cause heartbeat); one
-  // marked down (never joined, left) or ejected needs the orchestrator's word: it joined again.
+  // A join is heard like a heartbeat. A heartbeat brings back a node the detector took down
+  // (node.alive, cause heartbeat); one marked down (never joined, left) or ejected needs the
+  // orchestrator's word: it joined again.
   swarm.heartbeat(body.id);
   if (swarm.node(body.id)?.state === 'down') await swarm.markAlive(body.id);
   return { id: body.id, rejoin, state: stateOf(parts, body.id) };
 }
 
-/** A heartbeat of a joined agent: to the swarm's detector, and its time to the registry. */
+/** A heartbeat of a joined agent: counted, and to its owner (the waiting room, or the swarm's node actor). */
 export async function heartbeat(parts: OrchestratorParts, id: string): Promise<{ id: string; state: AgentState }> {
-  const { registry, seat, clock, metrics } = parts;
+  const { registry, room, seat, clock, metrics } = parts;
   const record = registry.get(id);
-  if (record === undefined || record.url === undefined || record.presence === 'left') throw new ServeError('UnknownNode', 404, `no agent "${id}" has joined; POST /v1/nodes first`, { field: 'id' });
-  record.heartbeats++;
+  if (record === undefined || record.url === undefined || record.left) throw new ServeError('UnknownNode', 404, `no agent "${id}" has joined; POST /v1/nodes first`, { field: 'id' });
+  registry.heard(id);
   metrics.heartbeats.inc();
   const swarm = seat.swarm;
-  if (swarm === undefined || swarm.node(id) === undefined) {
-    registry.beat(record, clock.now());
+  if (swarm === undefined) {
+    room.heard(id, clock.now());
     return { id, state: stateOf(parts, id) };
   }
+  // A replica whose log has not added it yet: nothing to hear it (it is pending until then).
+  if (swarm.node(id) === undefined) return { id, state: stateOf(parts, id) };
+  // Replicated, the beat goes through NATS to every orchestrator's node actor, this one's too.
   swarm.heartbeat(id);
-  // Replicated, the beat comes back through NATS to every orchestrator, this one too (open-swarm.ts).
-  if (seat.replica === undefined) registry.beat(record, clock.now());
   // Joined, heartbeating, yet down by hand: a declared node's initial down that another
   // orchestrator proposed after this agent joined (docs/serve.md). It is here: alive.
   const node = swarm.node(id);
@@ -99,13 +90,15 @@ export async function heartbeat(parts: OrchestratorParts, id: string): Promise<{
   return { id, state: stateOf(parts, id) };
 }
 
-/** An agent leaves: out of the plan if it can do without it, else kept in it, down. */
+/** An agent leaves: out of the plan if it can do without it, else kept in it, down; its address withdrawn. */
 export async function leave(parts: OrchestratorParts, id: string): Promise<{ id: string; how: string }> {
-  const { registry, seat, clock, events, metrics } = parts;
+  const { registry, room, seat, clock, events, metrics } = parts;
   const record = registry.get(id);
   if (record === undefined || record.url === undefined) throw new ServeError('UnknownNode', 404, `no agent "${id}" has joined`, { field: 'id' });
   let how = 'left';
   const swarm = seat.swarm;
+  const heardAt = swarm?.node(id)?.heardAt ?? room.heardAt(id) ?? record.heardBeforeLeaving;
+  room.leave(id);
   if (swarm !== undefined && swarm.node(id) !== undefined) {
     try {
       await swarm.removeNode(id);
@@ -118,7 +111,7 @@ export async function leave(parts: OrchestratorParts, id: string): Promise<{ id:
     }
   }
   await seat.replica?.directory.remove(id);
-  record.presence = 'left';
+  registry.withdraw(id, heardAt);
   metrics.leaves.inc();
   events.publish('node.left', { at: clock.now(), nodeId: id, how });
   return { id, how };

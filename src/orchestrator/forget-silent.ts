@@ -1,7 +1,7 @@
 /**
  * Forgets an agent that joined and never heartbeated (docs/security.md): past a grace period it
- * is removed from the swarm (`removeNode`, or down when the plan cannot do without it) and from
- * the registry, as if it had never joined. A fake join costs its sender the join alone; a real
+ * is removed from the swarm (`removeNode`, or down when the plan cannot do without it), from the
+ * waiting room before the plan, and from the address book, as if it had never joined. A fake join costs its sender the join alone; a real
  * agent that was slow to start heartbeats into a 404 and joins again.
  */
 import { PlanError } from '../core/errors.js';
@@ -59,13 +59,13 @@ export class SilentJoins {
     if (this.sweeping || this.closed) return;
     this.sweeping = true;
     try {
-      const { registry, seat, clock, events, metrics, log } = this.parts;
+      const { registry, room, seat, clock, events, metrics, log } = this.parts;
       const now = clock.now();
       for (const [id, owed] of [...this.owing]) {
         if (now - owed.at < this.graceMs) break; // in join order: the rest are younger
         this.owing.delete(id);
         const record = registry.get(id);
-        if (record === undefined || record.presence === 'left' || record.heartbeats > owed.heartbeats) continue;
+        if (record === undefined || record.left || record.heartbeats > owed.heartbeats) continue;
         const swarm = seat.swarm;
         let how = 'forgotten';
         if (swarm !== undefined && swarm.node(id) !== undefined) {
@@ -77,6 +77,7 @@ export class SilentJoins {
             how = 'forgotten, kept down in the plan';
           }
         }
+        room.leave(id);
         await seat.replica?.directory.remove(id);
         registry.forget(id);
         metrics.forgotten.inc();

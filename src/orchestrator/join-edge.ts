@@ -59,7 +59,7 @@ export function refuseSpentSource(parts: OrchestratorParts, edge: JoinEdge, body
   const id = (body as { id?: unknown } | null | undefined)?.id;
   if (typeof id !== 'string') return;
   const known = parts.registry.get(id);
-  if (known !== undefined && known.presence !== 'left') return;
+  if (known !== undefined && !known.left) return;
   try {
     edge.guard.refuseIfExhausted(id, source);
   } catch (error) {
@@ -82,7 +82,7 @@ export function admitJoin(parts: OrchestratorParts, edge: JoinEdge, body: JoinBo
     throw error;
   }
   const known = parts.registry.get(body.id);
-  if (known === undefined || known.presence === 'left') {
+  if (known === undefined || known.left) {
     try {
       edge.guard.admitNew(body.id, source, parts.registry.members());
     } catch (error) {

@@ -1,7 +1,7 @@
 /**
  * How the orchestrator comes to have its swarm: planned at start over declared nodes (each down
  * until its agent joins), joined through a replicated log (`--nats`), or planned once the agents
- * that joined can hold every copy (docs/serve.md).
+ * waiting for one can hold every copy, when the waiting room hands them over (docs/serve.md).
  */
 import { PlanError } from '../core/errors.js';
 import type { NodeProfile } from '../core/types.js';
@@ -32,31 +32,28 @@ export async function openSwarm(parts: OrchestratorParts, origin: SwarmOrigin): 
     // Declared nodes: planned now, down until their agent joins (before any listener: not events).
     const created = createSwarm(nodes, parts.config, { clock: parts.clock, prefixCache: prefixCache() });
     for (const profile of nodes) {
-      parts.registry.ensure(profile);
+      parts.registry.declare(profile);
       created.markDown(profile.id);
     }
     seatLocal(parts, created);
   }
 }
 
-/** Without declared nodes: plans the swarm once the agents waiting for one can hold every copy. */
+/** Without declared nodes: plans the swarm once the agents waiting for one can hold every copy, and hands them over. */
 export function planWhenReady(parts: OrchestratorParts): void {
-  const { registry, seat, config, clock, events, log } = parts;
+  const { room, seat, config, clock, events, log } = parts;
   if (seat.swarm !== undefined) return;
-  const pending = [...registry.all()].filter((r) => r.presence === 'pending');
+  const waiting = room.profiles();
   let created: Swarm;
   try {
-    created = createSwarm(pending.map((r) => r.profile), config, { clock, prefixCache: prefixCache() });
+    created = createSwarm(waiting, config, { clock, prefixCache: prefixCache() });
   } catch (error) {
     if (error instanceof PlanError && error.code === 'InsufficientCapacity') return;
     throw error;
   }
   seatLocal(parts, created);
-  for (const r of pending) {
-    r.presence = 'joined';
-    created.heartbeat(r.id);
-  }
-  log(`planned the swarm over ${pending.length} agents: ${created.state().plan.pipelines.map((p) => `${p.id} [${p.stages.map((s) => s.nodeId).join(' → ')}]`).join(', ')}`);
+  room.handOver(created);
+  log(`planned the swarm over ${waiting.length} agents: ${created.state().plan.pipelines.map((p) => `${p.id} [${p.stages.map((s) => s.nodeId).join(' → ')}]`).join(', ')}`);
   events.publish('swarm.planned', { at: clock.now(), plan: created.state().plan, status: created.status() });
 }
 
@@ -74,24 +71,14 @@ async function joinReplicated(parts: OrchestratorParts, nodes: readonly NodeProf
     config: parts.config,
     clock,
     onRejected: rejectionLog(log),
-    // The directory is the agents' connection facts, shared: an address written, or removed (it left).
+    // The directory is the swarm's shared address book: an address written, or withdrawn (it left).
+    // Its last heartbeat is its node's; kept if the node is gone by the time the withdrawal comes.
     onAgent: (id, entry) => {
-      if (entry === undefined) {
-        const record = registry.get(id);
-        if (record !== undefined) record.presence = 'left';
-        return;
-      }
-      const record = registry.ensure(entry.profile);
-      record.profile = entry.profile;
-      record.url = entry.url;
-      record.presence = 'joined';
-    },
-    onHeard: (id) => {
-      const record = registry.get(id);
-      if (record !== undefined && seat.swarm !== undefined) registry.beat(record, clock.now());
+      if (entry === undefined) registry.withdraw(id, seat.swarm?.node(id)?.heardAt ?? registry.get(id)?.heardBeforeLeaving);
+      else registry.addressed(entry.profile, entry.url);
     },
   });
-  for (const profile of nodes) registry.ensure(profile);
+  for (const profile of nodes) registry.declare(profile);
   seat.seatReplica(replica);
   relaySwarmEvents(parts, replica.swarm);
   replica.onReplication((status, applied) => events.publish('replication.changed', { at: clock.now(), status, applied }));

@@ -1,15 +1,17 @@
 /**
- * What the orchestrator's pieces share: its clock and models, the agents' connection facts, the
- * swarm's seat, the event stream and the metrics. The metrics' gauges read the swarm and the
- * registry when scraped, so they show what the Swarm says now.
+ * What the orchestrator's pieces share: its clock and models, the agents' address book, the
+ * waiting room before the plan, the swarm's seat, the event stream and the metrics. The metrics'
+ * gauges read the owners when scraped, so they show what the Swarm says now.
  */
 import type { ModelSpec } from '../core/types.js';
 import type { Clock, SwarmConfig } from '../runtime/types.js';
 import { ClassLimits } from './client-classes.js';
 import { EventStream } from './event-stream.js';
+import { countByState } from './agent-view.js';
 import { NodeRegistry } from './node-registry.js';
 import { ServeMetrics } from './serve-metrics.js';
 import { SwarmSeat } from './swarm-seat.js';
+import { WaitingRoom } from './waiting-room.js';
 
 /** The orchestrator's shared state; every piece is one of these, none reaches into another. */
 export interface OrchestratorParts {
@@ -17,7 +19,10 @@ export interface OrchestratorParts {
   readonly models: readonly ModelSpec[];
   /** The config every swarm of this orchestrator is created with. */
   readonly config: SwarmConfig;
+  /** Where each agent listens, whether it left, its calls in flight. */
   readonly registry: NodeRegistry;
+  /** The agents that joined before there is a swarm, until it is planned over them. */
+  readonly room: WaitingRoom;
   readonly seat: SwarmSeat;
   readonly events: EventStream;
   readonly metrics: ServeMetrics;
@@ -29,10 +34,11 @@ export interface OrchestratorParts {
 /** The parts of a new orchestrator, no swarm seated yet. */
 export function createParts(clock: Clock, models: readonly ModelSpec[], config: SwarmConfig, log: (line: string) => void): OrchestratorParts {
   const registry = new NodeRegistry();
+  const room = new WaitingRoom();
   const seat = new SwarmSeat();
   const classLimits = new ClassLimits();
   const metrics = new ServeMetrics({
-    nodesByState: () => registry.countByState(seat.lifecycle),
+    nodesByState: () => countByState({ registry, room, seat }),
     inflightByNode: () => new Map([...registry.all()].filter((r) => r.url !== undefined).map((r) => [r.id, r.inflight])),
     routeCostByModel: () => {
       const costs = new Map<string, number>();
@@ -58,5 +64,5 @@ export function createParts(clock: Clock, models: readonly ModelSpec[], config: 
       }
     },
   });
-  return { clock, models, config, registry, seat, events: new EventStream(clock, 15_000, () => metrics.sseDropped.inc()), metrics, classLimits, log };
+  return { clock, models, config, registry, room, seat, events: new EventStream(clock, 15_000, () => metrics.sseDropped.inc()), metrics, classLimits, log };
 }

@@ -60,9 +60,9 @@ export interface OrchestratorOptions extends EdgeOptions, IdempotencyOptions, Ve
   /** A generation must finish within this. @defaultValue 60000 */
   readonly deadlineMs?: number;
   /**
-   * The orchestrator's one clock: the embedded Swarm's (detector, leases, session deadlines), every
-   * event's `at`, the registry's heartbeat times, a generation's `ms`, the request histogram and the
-   * event stream's keep-alive. A `ManualClock` makes all of it move only when told.
+   * The orchestrator's one clock: the embedded Swarm's (detector, leases, session deadlines, its
+   * node actors' heartbeat times), every event's `at`, the waiting room's heartbeat times before
+   * the plan, a generation's `ms`, the request histogram and the event stream's keep-alive. A `ManualClock` makes all of it move only when told.
    * @defaultValue systemClock
    */
   readonly clock?: Clock;

@@ -1,8 +1,8 @@
 /**
  * The orchestrator as one of several on a replicated swarm (`serve --nats URL --swarm NAME`,
  * docs/serve.md): a replica of `hecate-swarm/replication` (the log of membership and lifecycle
- * events, heartbeats on a core subject) and the shared agent directory (a KV bucket, and the
- * heartbeat subject, so this orchestrator hears every agent, whichever orchestrator it talks to).
+ * events, heartbeats on a core subject, so its node actors hear every agent, whichever
+ * orchestrator it talks to) and the shared agent directory (a KV bucket of addresses).
  * Loaded only with `--nats`: the NATS packages are optional.
  */
 import type { NodeProfile } from '../core/types.js';
@@ -31,8 +31,6 @@ export interface ReplicaOptions {
   readonly clock: Clock;
   /** An agent's directory entry, as it is now and on every change (`undefined`: it left). */
   onAgent(id: string, entry: DirectoryEntry | undefined): void;
-  /** An agent was heard from (a heartbeat any orchestrator of the swarm received). */
-  onHeard(id: string): void;
 }
 
 /** A started replica: the swarm through the log, its local copy for sessions, the agent directory. */
@@ -66,7 +64,10 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   if (onRejected !== undefined) rs.on('replication.rejected', (e) => onRejected(e.error.message));
   let directory: AgentDirectory;
   try {
-    directory = await openAgentDirectory({ servers: options.servers, swarm: options.swarm, onChange: options.onAgent, onHeartbeat: options.onHeard, floor: () => rs.stats().floor, ...access });
+    // The replica's node actors hear every agent's heartbeats (its own subscription): they own the
+    // times. The directory listens too, for what it does on each one: it seals the upgrade
+    // window's unsigned entries and counts forged heartbeats (agent-directory.ts).
+    directory = await openAgentDirectory({ servers: options.servers, swarm: options.swarm, onChange: options.onAgent, onHeartbeat: () => {}, floor: () => rs.stats().floor, ...access });
   } catch (error) {
     await rs.close();
     throw error;

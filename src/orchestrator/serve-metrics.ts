@@ -5,7 +5,8 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { AdmissionMetrics, type AdmissionSource } from './admission-metrics.js';
-import type { AgentState } from './node-registry.js';
+import { NODE_STATES } from '../runtime/node-lifecycle.js';
+import type { AgentState } from './agent-view.js';
 
 /** What the gauges read at scrape time. */
 export interface MetricsSource extends AdmissionSource {
@@ -50,7 +51,7 @@ export class ServeMetrics {
     this.admission = new AdmissionMetrics(this.registry, source);
     new Gauge({
       name: 'hecate_nodes',
-      help: 'Agents by state (alive, suspect, down, left; absent: declared, never joined; pending: joined, waiting for capacity).',
+      help: `Agents by state (${[...NODE_STATES, 'left'].join(', ')}; absent: declared, never joined; pending: joined, waiting for capacity).`,
       labelNames: ['state'] as const,
       registers: [this.registry],
       collect() {

@@ -1,11 +1,12 @@
 /**
- * What the orchestrator shows: `GET /v1/status` (the swarm, the plan and every agent, its state
- * read from the swarm and joined with its connection facts), `GET /v1/events` (server-sent events,
+ * What the orchestrator shows: `GET /v1/status` (the swarm, the plan and every agent, read from
+ * the owners of its facts: agent-view.ts), `GET /v1/events` (server-sent events,
  * opening with the same view) and `GET /metrics` (Prometheus).
  */
 import type { FastifyInstance } from 'fastify';
 import { resolvePhiOptions, type PhiOptions } from '../core/phi.js';
 import type { SessionOptions } from '../sessions/session-types.js';
+import { agentViews } from './agent-view.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import { detectorBounds } from './serve-detector.js';
 import { ServeError } from '../wire/serve-error.js';
@@ -26,7 +27,7 @@ function pageParam(query: Record<string, string | undefined>, name: string, min:
 
 /** Registers the status, events and metrics routes. */
 export function registerStatusRoutes(app: FastifyInstance, parts: OrchestratorParts, failureDetector: PhiOptions, sessionOptions: SessionOptions): void {
-  const { clock, registry, seat, events, metrics, models } = parts;
+  const { clock, seat, events, metrics, models } = parts;
   const detector = { ...resolvePhiOptions(failureDetector), ...detectorBounds(failureDetector), heartbeatMs: 1000 };
   // Paged by agents (sorted by id): `nodes` holds `limit` of them from `offset`; `nextOffset` is the next page's, null on the last.
   app.get<{ Querystring: { offset?: string; limit?: string } }>('/v1/status', async (request) => {
@@ -34,7 +35,7 @@ export function registerStatusRoutes(app: FastifyInstance, parts: OrchestratorPa
     const replica = seat.replica;
     const offset = pageParam(request.query, 'offset', 0, 1_000_000, 0);
     const limit = pageParam(request.query, 'limit', 1, STATUS_PAGE_MAX, STATUS_PAGE);
-    const all = registry.view(clock.now(), seat.lifecycle);
+    const all = agentViews(parts, clock.now());
     const end = Math.min(all.length, offset + limit);
     return {
       status: swarm?.status() ?? 'planning',
@@ -51,7 +52,7 @@ export function registerStatusRoutes(app: FastifyInstance, parts: OrchestratorPa
   });
   app.get('/v1/events', (request, reply) => {
     reply.hijack();
-    events.attach(reply.raw, { at: clock.now(), status: seat.swarm?.status() ?? 'planning', nodes: registry.view(clock.now(), seat.lifecycle) });
+    events.attach(reply.raw, { at: clock.now(), status: seat.swarm?.status() ?? 'planning', nodes: agentViews(parts, clock.now()) });
     request.raw.on('close', () => reply.raw.end());
   });
   app.get('/metrics', async (_request, reply) => {

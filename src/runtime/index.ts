@@ -1,7 +1,7 @@
 export { Swarm } from './swarm.js';
 export { createSwarm, swarmConfig } from './create-swarm.js';
 export type { SwarmActor } from './swarm.js';
-export type { SwarmContract, CommitMode, Committed, LifecycleCommand, LifecycleResult, NodeLifecycle } from './swarm-contract.js';
+export type { SwarmContract, CommitMode, Committed, LifecycleCommand, LifecycleResult, NodeLifecycle, NodeState } from './swarm-contract.js';
 export { systemClock, ManualClock } from './clock.js';
 export { seededIds, randomIds } from './ids.js';
 export type { PrefixStats, PrefixPlugin, PrefixHook, PrefixHost } from './prefix-hook.js';

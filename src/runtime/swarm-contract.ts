@@ -5,12 +5,15 @@
  * that orders a replica's commands applies it (a promise). That difference is the type parameter, said once.
  */
 import type { AliveCause, DownCause } from '../../machines/node.machine.js';
-import type { OwnMark, SwarmEmitted } from '../../machines/swarm.machine.js';
+import type { SwarmEmitted } from '../../machines/swarm.machine.js';
+import type { NodeLifecycle } from './node-lifecycle.js';
 import type { SwarmState } from '../core/state.js';
 import type { AdmitOptions } from '../core/admission-config.js';
 import type { Saturation } from './saturation.js';
 import type { NodeProfile, NodeTelemetry, Route } from '../core/types.js';
 import type { Growth, Lease, LeasedRoute, ReleaseOutcome, Rescue, Retirement, Revival, RouteOptions, SwarmRequest, SwarmStatus, TelemetrySample } from './types.js';
+
+export type { NodeLifecycle, NodeState } from './node-lifecycle.js';
 
 /** How lifecycle commands commit: `now` (the local swarm), or `log`: ordered by an owner elsewhere, applied when it says (a replica). */
 export type CommitMode = 'now' | 'log';
@@ -35,25 +38,6 @@ export type LifecycleResult<C extends LifecycleCommand> = C extends { type: 'nod
     : C extends { type: 'node.down' }
       ? Rescue
       : Revival;
-
-/** A node's lifecycle as the Swarm statechart and its node actor hold it (`swarm.node(id)`). */
-export interface NodeLifecycle {
-  readonly id: string;
-  readonly profile: NodeProfile;
-  /** `alive`, `suspect` (alive, its detector in doubt) or `down`. */
-  readonly state: 'alive' | 'suspect' | 'down';
-  /** Why it is down; absent while alive. */
-  readonly cause?: DownCause;
-  /** Failures in a row, ejections in a row, and whether it is on probation. */
-  readonly failures: number;
-  readonly ejections: number;
-  readonly probation: boolean;
-  /**
-   * A mark its node actor made on its own that the swarm has not applied: a replica's Swarm
-   * defers such marks to its owner, so until the owner applies it the two differ.
-   */
-  readonly pending?: OwnMark;
-}
 
 /** The Swarm's API, generic over how lifecycle commands commit. */
 export interface SwarmContract<M extends CommitMode = CommitMode> {

@@ -36,7 +36,7 @@ function setUp(agents: { cached?: number } = {}) {
   const swarm = createSwarm([{ id: 'a', memoryGb: 6 }, { id: 'b', memoryGb: 6 }], { models: [{ id: 'base', layers: 12, pipelines: 1 }] }, { seed: 1 });
   swarms.push(swarm);
   const registry = new NodeRegistry();
-  for (const id of ['a', 'b']) registry.ensure({ id, memoryGb: 6 }).url = `http://${id}`;
+  for (const id of ['a', 'b']) registry.addressed({ id, memoryGb: 6 }, `http://${id}`);
   const metrics = new ServeMetrics({ nodesByState: () => new Map(), inflightByNode: () => new Map(), routeCostByModel: () => new Map(), leases: () => 0 });
   const calls: DigestStageRequest[] = [];
   const post: PeerPost = async (url, body) => {
