@@ -4,10 +4,10 @@
  * `torch_dtype`, the KV cache per token from 2 × kv_heads × head_dim × bytes per layer
  * (docs/completions.md, "Serving a model").
  */
-import { basename, resolve } from 'node:path';
 import type { ModelSpec } from '../core/types.js';
 import { kvBytesPerToken, layerBytes, readLlamaConfig, type LlamaConfig } from '../model/config.js';
 import { loadTokenizer } from '../model/tokenizer.js';
+import { modelIdOf } from '../model/model-id.js';
 import type { TextModel } from './completion-run.js';
 
 /** A served model: its plan's spec, its tokenizer, what start says of it. */
@@ -17,11 +17,6 @@ export interface ServedModel {
   readonly config: LlamaConfig;
   /** One line for the start log: where the sizes came from. */
   readonly summary: string;
-}
-
-/** The id a model directory is served under, by the orchestrator and its agents alike: the directory's name. */
-export function modelIdOf(dir: string): string {
-  return basename(resolve(dir));
 }
 
 /**
