@@ -45,6 +45,31 @@ async function complete(url: string, body: Record<string, unknown>): Promise<{ s
   return { status: r.status, body: await r.json() };
 }
 
+/** On the 2-agent swarm: the stream gives the same text and ids, a stop string cuts, a seed repeats its draw, a bad model is 400. */
+async function streamAndSample(url: string, greedy: { text: string; token_ids: number[] }): Promise<void> {
+  const response = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...GREEDY, model: served.text.id, stream: true }) });
+  const events = (await response.text()).split('\n\n').filter((e) => e !== '');
+  expect(events[events.length - 1]).toBe('data: [DONE]');
+  const chunks = events.slice(0, -1).map((e) => JSON.parse(e.replace(/^data: /, '')));
+  expect(chunks.map((c) => c.choices[0].text).join('')).toBe(greedy.text);
+  expect(chunks[chunks.length - 1].choices[0]).toMatchObject({ finish_reason: 'length', token_ids: greedy.token_ids });
+  const stop = [...greedy.text].slice(3, 5).join('');
+  const stopped = await complete(url, { ...GREEDY, model: served.text.id, stop });
+  expect(stopped.body.choices[0].finish_reason).toBe('stop');
+  expect(stopped.body.choices[0].text).toBe(greedy.text.slice(0, greedy.text.indexOf(stop)));
+  const sampled = { model: served.text.id, prompt: [1, 40, 41], max_tokens: 12, temperature: 0.9, top_p: 0.95, seed: 5 };
+  const a = await complete(url, sampled);
+  const b = await complete(url, sampled);
+  const c = await complete(url, { ...sampled, seed: 6 });
+  expect(a.body.choices[0].token_ids).toEqual(b.body.choices[0].token_ids);
+  expect(c.body.choices[0].token_ids).not.toEqual(a.body.choices[0].token_ids);
+  const bad = await complete(url, { ...GREEDY, model: 'nope' });
+  expect(bad.status).toBe(400);
+  expect(bad.body.error.field).toBe('model');
+  const outside = await complete(url, { model: served.text.id, prompt: [1, 5000] });
+  expect(outside.body.error.field).toBe('prompt/1');
+}
+
 const GREEDY = { prompt: 'The swarm', max_tokens: 24, temperature: 0, hecate_return_logits: true };
 
 describe('POST /v1/completions over a split model', () => {
@@ -62,6 +87,7 @@ describe('POST /v1/completions over a split model', () => {
       expect(r.body.usage).toEqual({ prompt_tokens: 10, completion_tokens: 24, total_tokens: 34 });
       expect(r.body.hecate.path).toHaveLength(n);
       results.set(n, { ids: choice.token_ids, logits: r.body.hecate.last_logits_f32, text: choice.text, stages: r.body.hecate.path.length });
+      if (n === 2) await streamAndSample(orchestrator.url, choice);
     } finally {
       await Promise.all(agents.map((a) => a.stop()));
       await orchestrator.close();
