@@ -87,7 +87,7 @@ export interface AgentOptions {
   /** Told about joins and failures to reach the orchestrator. */
   readonly log?: (line: string) => void;
   /**
-   * KV memory kept for the prefixes of the prompts it ran, GB (agent-prefix-cache.ts): a prompt's
+   * KV memory kept for the prefixes of the prompts it ran, GB (engines/digest-prefix-cache.ts): a prompt's
    * cached leading tokens cost no prefill time. @defaultValue a quarter of `memoryGb`
    */
   readonly kvCacheGb?: number;

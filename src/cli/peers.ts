@@ -9,15 +9,16 @@ const LIBRARY = 'npm install hecate-swarm xstate';
 
 /**
  * What each command needs besides the library, as install specs. Every command parses its flags
- * with zod; `serve` and `agent` are fastify servers, `serve` exports prom-client metrics.
+ * with zod; `serve` and `agent` are fastify servers that call each other through undici's pools,
+ * `serve` exports prom-client metrics.
  */
 export const COMMAND_PEERS: ReadonlyMap<string, readonly string[]> = new Map([
   ['swarm-sim', ['zod']],
   ['scenario', ['zod']],
   ['chart', ['zod']],
   ['load-sim', ['zod']],
-  ['serve', ['fastify', 'prom-client', 'zod']],
-  ['agent', ['fastify', 'zod']],
+  ['serve', ['fastify', 'prom-client', 'undici', 'zod']],
+  ['agent', ['fastify', 'undici', 'zod']],
   ['make-model', ['zod']],
 ]);
 
@@ -72,7 +73,7 @@ function names(list: readonly string[]): string {
 /**
  * The one line a command prints when packages are missing: what it needs and the install line with
  * everything the command needs, e.g. `hecate-node serve needs fastify and zod: npm install
- * hecate-swarm xstate fastify prom-client zod`.
+ * hecate-swarm xstate fastify prom-client undici zod`.
  */
 export function missingPeersMessage(command: string, missing: readonly string[]): string {
   const specs = [...(COMMAND_PEERS.get(command) ?? [])];

@@ -41,12 +41,12 @@ describe('missingPeers', () => {
 
 describe('missingPeersMessage', () => {
   it('names the missing packages and the install line of everything the command needs', () => {
-    expect(missingPeersMessage('serve', ['fastify', 'prom-client', 'zod'])).toBe('hecate-node serve needs fastify, prom-client and zod: npm install hecate-swarm xstate fastify prom-client zod');
-    expect(missingPeersMessage('agent', ['zod'])).toBe('hecate-node agent needs zod: npm install hecate-swarm xstate fastify zod');
+    expect(missingPeersMessage('serve', ['fastify', 'prom-client', 'undici', 'zod'])).toBe('hecate-node serve needs fastify, prom-client, undici and zod: npm install hecate-swarm xstate fastify prom-client undici zod');
+    expect(missingPeersMessage('agent', ['zod'])).toBe('hecate-node agent needs zod: npm install hecate-swarm xstate fastify undici zod');
     expect(missingPeersMessage('chart', ['zod'])).toBe('hecate-node chart needs zod: npm install hecate-swarm xstate zod');
   });
   it('adds a flag\'s whole group: the NATS packages at the version that runs on Node 20, the inspector\'s two', () => {
-    expect(missingPeersMessage('serve', ['@nats-io/kv'])).toBe('hecate-node serve needs @nats-io/kv: npm install hecate-swarm xstate fastify prom-client zod @nats-io/jetstream@3.3 @nats-io/kv@3.3 @nats-io/transport-node@3.3');
+    expect(missingPeersMessage('serve', ['@nats-io/kv'])).toBe('hecate-node serve needs @nats-io/kv: npm install hecate-swarm xstate fastify prom-client undici zod @nats-io/jetstream@3.3 @nats-io/kv@3.3 @nats-io/transport-node@3.3');
     expect(missingPeersMessage('swarm-sim', ['ws'])).toBe('hecate-node swarm-sim needs ws: npm install hecate-swarm xstate zod ws @statelyai/inspect');
   });
   it('packageName strips a version, keeps a scope', () => {

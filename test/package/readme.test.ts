@@ -6,7 +6,8 @@
  * - every ```js snippet runs there as printed, and prints each of its `// → x` lines;
  * - a CLI command without its optional peers names the install line the README gives;
  * - the "Real processes" walkthrough runs command by command with real processes on loopback
- *   (a free port for 8080): every `# → x` line is checked against what its command printed, the
+ *   (a free port for 8080): it makes a model, serves it on three agents, asks a completion, kills
+ *   one agent and asks again; every `# → x` line (the token ids both times) is checked against what its command printed, the
  *   pid file `kill -9` reads is the agent's own process, which dies, and the others exit cleanly.
  * Uses npm's cache (`--prefer-offline`): only a cold cache reaches the registry.
  */
@@ -107,7 +108,7 @@ afterAll(() => {
 describe('the README in a fresh project', () => {
   it('gives the library install line first, then the walkthrough\'s', () => {
     expect(INSTALL_LINES[0]).toBe('npm install hecate-swarm xstate');
-    expect(WALK?.lines[0]).toBe('npm install hecate-swarm xstate fastify prom-client zod');
+    expect(WALK?.lines[0]).toBe('npm install hecate-swarm xstate fastify prom-client undici zod');
     expect(SNIPPETS.length).toBeGreaterThanOrEqual(3);
   });
 
@@ -144,7 +145,7 @@ describe('the README in a fresh project', () => {
   it('without their optional peers, a CLI command names the README\'s install line and hecate-swarm/sim names zod', () => {
     const serve = spawnSync('npx', ['hecate-node', 'serve', '--port', '0'], { cwd: consumer, encoding: 'utf8', env, timeout: 60_000 });
     expect(serve.status).toBe(2);
-    expect(serve.stderr.trim()).toBe(`hecate-node serve needs fastify, prom-client and zod: ${WALK?.lines[0]}`);
+    expect(serve.stderr.trim()).toBe(`hecate-node serve needs fastify, prom-client, undici and zod: ${WALK?.lines[0]}`);
     const sim = spawnSync('npx', ['hecate-node', 'swarm-sim', '--topology', 'node_modules/hecate-swarm/examples/swarm.json'], { cwd: consumer, encoding: 'utf8', env, timeout: 60_000 });
     expect(sim.status).toBe(2);
     expect(sim.stderr.trim()).toBe('hecate-node swarm-sim needs zod: npm install hecate-swarm xstate zod');
