@@ -22,6 +22,7 @@ const spec: ArgsSpec = {
     host: { type: 'string', value: 'addr', description: 'Address to bind (default 127.0.0.1: this machine only).' },
     topology: { type: 'string', value: 'file', description: 'Topology JSON { models, nodes }: the swarm is planned over these nodes, each down until its agent joins.' },
     model: { type: 'string', value: 'dir', description: 'A Hugging Face model directory: serve it (POST /v1/completions) under the directory\'s name, planned from config.json\'s sizes; only config.json and the tokenizer are read here, never the weights (agents run it with --model DIR).' },
+    'max-history-mb': { type: 'string', value: 'MB', description: 'With --model: each completion\'s bound on the boundary activations kept for replay (default 64); past it a replay recomputes from the token ids.' },
     layers: { type: 'string', value: 'n', description: 'Without --topology: layers of the base model "base" (default 12).' },
     pipelines: { type: 'string', value: 'n', description: 'Copies of every model (default 2, or the topology\'s own).' },
     'stage-timeout-ms': { type: 'string', value: 'ms', description: 'A stage call taking longer fails and the session resumes elsewhere (default 5000).' },
@@ -92,6 +93,8 @@ export const command: Command = {
     const edge = edgeFlags(args);
     const idempotency = idempotencyFlags(args);
     const modelDir = stringFlag(args, 'model');
+    const historyMb = numberFlag(args, 'max-history-mb', 0, 1e9, true);
+    if (historyMb !== undefined && modelDir === undefined) throw new UsageError('flag --max-history-mb needs --model DIR');
     if (modelDir !== undefined && file !== undefined) throw new UsageError('flag --model: not with --topology (the model directory gives the plan its model)');
     if (replication !== undefined && file === undefined) throw new UsageError('flag --nats needs --topology FILE: every orchestrator of a replicated swarm plans over the same declared nodes');
     let models: readonly ModelSpec[] = [{ id: 'base', kind: 'base', layers, pipelines: pipelines ?? 2 }];
@@ -147,6 +150,7 @@ export const command: Command = {
         ...edge,
         ...idempotency,
         ...(textModels !== undefined ? { textModels } : {}),
+        ...(historyMb !== undefined ? { maxHistoryBytes: Math.floor(historyMb * 1024 * 1024) } : {}),
         log,
       })), port, host);
       io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);

@@ -18,6 +18,7 @@ import { asServeError } from './error-answers.js';
 import type { StageCalls } from './stage-client.js';
 import { tensorStageRunner } from './tensor-stage-runner.js';
 import { StopText } from './stop-text.js';
+import type { HistoryHolder } from './completion-metrics.js';
 
 /** What a completion needs of its model: its id, tokenizer and vocabulary size. */
 export interface TextModel {
@@ -41,9 +42,19 @@ export interface CompletionRunOptions {
   readonly sessionNamespace?: string;
   /** A call's budget in ms. */
   readonly callTimeoutMs?: number;
+  /**
+   * Bytes of boundary activations its session keeps for replay; past it they are dropped and a
+   * failure recomputes from the token ids. @defaultValue {@link DEFAULT_MAX_HISTORY_BYTES}
+   */
+  readonly maxHistoryBytes?: number;
+  /** Its session is in this set while it runs (the metrics read its history's bytes). */
+  readonly live?: Set<HistoryHolder>;
   /** Told each piece of text as it becomes final (streaming). */
   readonly onText?: (delta: string, tokenId: number) => void;
 }
+
+/** A completion's default bound on its history of boundary activations: 64 MiB. */
+export const DEFAULT_MAX_HISTORY_BYTES = 64 * 1024 * 1024;
 
 /** Why a completion ended: OpenAI's `finish_reason`. */
 export type FinishReason = 'stop' | 'length';
@@ -83,18 +94,20 @@ export async function runCompletion(o: CompletionRunOptions): Promise<Completion
     calls: o.calls,
     sessionNamespace: o.sessionNamespace ?? '',
     ...(o.callTimeoutMs !== undefined ? { callTimeoutMs: o.callTimeoutMs } : {}),
-    answered: (stage, _step, reply, sent) => {
+    answered: (stage, _step, reply, replayBytes) => {
       if (stage.stageIndex === 0) hops.clear();
       hops.set(stage.layerStart, { nodeId: reply.nodeId, layers: [reply.layerStart, reply.layerEnd] });
-      if (reply.replayOutputs.length > 0) replayedBytes += sent;
+      replayedBytes += replayBytes;
     },
   });
   let session;
   try {
-    session = openSession<Tensor>(swarmSessionHost(o.swarm), { model: o.model.id, tokens: o.promptIds.length + o.maxTokens }, runner, o.session);
+    const historyBytes = { max: o.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES, sizeOf: (x: unknown) => (x as Tensor).data.byteLength };
+    session = openSession<Tensor>(swarmSessionHost(o.swarm), { model: o.model.id, tokens: o.promptIds.length + o.maxTokens }, runner, { ...o.session, historyBytes });
   } catch (error) {
     throw asServeError(error);
   }
+  o.live?.add(session);
   const ids: number[] = [];
   const stopText = new StopText(o.stop);
   let finishReason: FinishReason = 'length';
@@ -137,6 +150,7 @@ export async function runCompletion(o: CompletionRunOptions): Promise<Completion
     throw asServeError(error);
   } finally {
     o.calls.metrics.resumes.inc(session.stats().resumes);
+    o.live?.delete(session);
     session.close();
   }
 }

@@ -13,7 +13,8 @@ import { ServeError } from '../wire/serve-error.js';
 import { AgentDrops } from './agent-drops.js';
 import { cancelOnHangUp } from './client-cancel.js';
 import { parseCompletionRequest, type CompletionRequest } from './completion-request.js';
-import { runCompletion, type CompletionResult, type TextModel } from './completion-run.js';
+import { DEFAULT_MAX_HISTORY_BYTES, runCompletion, type CompletionResult, type TextModel } from './completion-run.js';
+import { CompletionMetrics } from './completion-metrics.js';
 import { asServeError } from './error-answers.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 
@@ -23,6 +24,8 @@ export interface CompletionsRouteOptions {
   readonly models: ReadonlyMap<string, TextModel>;
   readonly session: SessionOptions;
   readonly post: PeerPost;
+  /** Each completion's bound on its history of boundary activations. @defaultValue {@link DEFAULT_MAX_HISTORY_BYTES} */
+  readonly maxHistoryBytes?: number;
 }
 
 /** The prompt's token ids: text through the tokenizer (after its bos token, as Llama's), ids checked against the vocabulary. */
@@ -43,8 +46,9 @@ export function registerCompletionsRoute(app: FastifyInstance, parts: Orchestrat
   const { registry, seat, metrics, clock } = parts;
   const drops = new AgentDrops(registry, options.post, clock, metrics);
   const boot = randomBytes(4).toString('hex');
+  const maxHistoryBytes = options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
+  const counts = new CompletionMetrics(metrics.registry, maxHistoryBytes);
   app.post('/v1/completions', async (request, reply) => {
-    const started = clock.now();
     const body = parseCompletionRequest(request.body);
     const model = options.models.get(body.model);
     if (model === undefined) throw new ServeError('InvalidRequest', 400, `model: "${body.model}" is not a model served here with a tokenizer (${[...options.models.keys()].map((m) => `"${m}"`).join(', ') || 'none'})`, { field: 'model' });
@@ -65,7 +69,13 @@ export function registerCompletionsRoute(app: FastifyInstance, parts: Orchestrat
       stop: body.stop,
       session: { ...options.session, signal: hungUp, dropSession: drops.hook(namespace) },
       sessionNamespace: namespace,
+      maxHistoryBytes,
+      live: counts.live,
       ...(onText !== undefined ? { onText } : {}),
+    }).then((r) => {
+      counts.tokens.inc(r.tokenIds.length);
+      counts.replayedBytes.inc(r.replayedBytes);
+      return r;
     });
     const extension = (r: CompletionResult): Record<string, unknown> => ({
       session_id: r.sessionId,
@@ -79,8 +89,7 @@ export function registerCompletionsRoute(app: FastifyInstance, parts: Orchestrat
     if (!body.stream) {
       try {
         const r = await run();
-        metrics.requests.inc({ outcome: 'ok' });
-        metrics.requestSeconds.observe((clock.now() - started) / 1000);
+        counts.requests.inc({ outcome: 'ok' });
         return {
           id,
           object: 'text_completion',
@@ -92,7 +101,7 @@ export function registerCompletionsRoute(app: FastifyInstance, parts: Orchestrat
         };
       } catch (error) {
         const answered = asServeError(error);
-        metrics.requests.inc({ outcome: answered instanceof ServeError ? answered.code : 'Internal' });
+        counts.requests.inc({ outcome: answered instanceof ServeError ? answered.code : 'Internal' });
         throw answered;
       }
     }
@@ -104,10 +113,10 @@ export function registerCompletionsRoute(app: FastifyInstance, parts: Orchestrat
     try {
       const r = await run((delta) => chunk({ text: delta, finish_reason: null }));
       chunk({ text: '', finish_reason: r.finishReason, token_ids: r.tokenIds }, { usage: usage(r), hecate: extension(r) });
-      metrics.requests.inc({ outcome: 'ok' });
+      counts.requests.inc({ outcome: 'ok' });
     } catch (error) {
       const answered = asServeError(error);
-      metrics.requests.inc({ outcome: answered instanceof ServeError ? answered.code : 'Internal' });
+      counts.requests.inc({ outcome: answered instanceof ServeError ? answered.code : 'Internal' });
       const e = answered instanceof ServeError ? answered : undefined;
       out.write(`data: ${JSON.stringify({ error: { code: e?.code ?? 'Internal', message: (answered as Error).message } })}\n\n`);
     }

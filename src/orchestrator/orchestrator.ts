@@ -89,6 +89,8 @@ export interface OrchestratorOptions extends EdgeOptions, IdempotencyOptions, Ve
   readonly log?: (line: string) => void;
   /** Models with a tokenizer, by id (`serve --model DIR`: served-model.ts): `POST /v1/completions` serves them. */
   readonly textModels?: ReadonlyMap<string, TextModel>;
+  /** Each completion's bound in bytes on the boundary activations kept for replay (default 64 MiB). */
+  readonly maxHistoryBytes?: number;
 }
 
 export type { OrchestratorAuth } from './auth/orchestrator-guard.js';
@@ -137,7 +139,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     idempotency,
     ...(checks !== undefined ? { checks } : {}),
   });
-  if (options.textModels !== undefined) registerCompletionsRoute(app, parts, { models: options.textModels, session: sessionOptions, post: poster.post });
+  if (options.textModels !== undefined) registerCompletionsRoute(app, parts, { models: options.textModels, session: sessionOptions, post: poster.post, ...(options.maxHistoryBytes !== undefined ? { maxHistoryBytes: options.maxHistoryBytes } : {}) });
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
     edge.silent.close();

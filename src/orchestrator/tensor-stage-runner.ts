@@ -19,8 +19,8 @@ export interface TensorRunnerOptions {
   readonly sessionNamespace?: string;
   /** A call's budget in ms, replay included (the session's timeout is the backstop). @defaultValue none */
   readonly callTimeoutMs?: number;
-  /** Told every answered call, with its step and the bytes it carried (input and replay). */
-  readonly answered?: (stage: SessionStage, step: number, reply: StageReply, sentBytes: number) => void;
+  /** Told every answered call, with its step and the bytes of its replay. */
+  readonly answered?: (stage: SessionStage, step: number, reply: StageReply, replayBytes: number) => void;
 }
 
 /** Tokens a stage input stands for: its leading dimension (ids `[tokens]`, activations `[tokens, hidden]`). */
@@ -53,9 +53,9 @@ export function tensorStageRunner(options: TensorRunnerOptions): StageRunner<Ten
         replay: context.replay,
       }, AbortSignal.any(signals));
       if (context.replay.length > 0) context.replayed(reply.replayOutputs);
-      let sent = input.data.byteLength;
-      for (const r of context.replay) sent += r.data.byteLength;
-      answered?.(stage, context.step, reply, sent);
+      let replayBytes = 0;
+      for (const r of context.replay) replayBytes += r.data.byteLength;
+      answered?.(stage, context.step, reply, replayBytes);
       outcome = 'ok';
       return reply.output;
     } finally {
