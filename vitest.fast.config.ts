@@ -8,6 +8,7 @@ import base from './vitest.config.js';
 /** The files `test:fast` leaves to `npm test`, each for the reason beside it. */
 export const SLOW_TESTS = [
   'test/orchestrator/**', // orchestrators and agents: CLI processes, sockets, real time (the chaos file alone ~60 s)
+  'test/conformance/**', // the conformance runner against agents over real sockets, and the CLI as a process
   'test/agent/agent-slots.test.ts', // agents over real sockets and real time
   'test/agent/session-drops.test.ts', // agents over real sockets and real time
   'test/replication/**', // nats-server processes

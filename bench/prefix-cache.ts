@@ -7,7 +7,9 @@
  */
 import { pathToFileURL } from 'node:url';
 import { createSwarm, swarmConfig, type NodeProfile, type SwarmPlan } from '../src/index.js';
-import { emptyBlocks, prefixCache, PrefixIndex, promptBlocks, stringSeed } from '../src/prefix/index.js';
+import { prefixCache } from '../src/prefix/index.js';
+import { PrefixIndex } from '../src/prefix/prefix-index.js';
+import { emptyBlocks, promptBlocks, stringSeed } from '../src/prefix/prompt-blocks.js';
 import { kInternals } from '../src/runtime/internal.js';
 import { collectGarbage, medianNs, QUICK } from './measure.js';
 import type { BenchRow } from './types.js';

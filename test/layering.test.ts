@@ -76,9 +76,11 @@ function violations(files: Readonly<Record<string, string>>): string[] {
       if (within(path, 'src/orchestrator') && to !== undefined) {
         for (const other of ['src/agent', 'src/sim', 'src/cli']) if (within(to, other)) out.push(`${path} → ${spec} (the orchestrator must not import ${other})`);
       }
+      // The conformance runner checks any stage server: it speaks only the wire, as a stranger would.
+      if (within(path, 'src/conformance') && to !== undefined && !within(to, 'src/conformance') && !within(to, 'src/wire') && !within(to, 'src/net') && !within(to, 'src/core')) out.push(`${path} → ${spec} (the conformance runner imports only the wire, net and core)`);
       if (within(path, 'src/wire') && to !== undefined && !within(to, 'src/wire') && !within(to, 'src/core')) out.push(`${path} → ${spec} (the wire imports only src/core)`);
       if (within(path, 'src/net') && to !== undefined && !within(to, 'src/net') && !within(to, 'src/wire') && !within(to, 'src/core') && !within(to, 'src/runtime/types.js')) out.push(`${path} → ${spec} (net imports only the wire, core and the runtime's types)`);
-      if (to !== undefined && !within(path, 'src/cli') && (within(to, 'src/agent') || within(to, 'src/orchestrator')) && !within(path, 'src/agent') && !within(path, 'src/orchestrator')) out.push(`${path} → ${spec} (only the CLI starts a program)`);
+      if (to !== undefined && !within(path, 'src/cli') && (within(to, 'src/agent') || within(to, 'src/orchestrator') || within(to, 'src/conformance')) && !within(path, 'src/agent') && !within(path, 'src/orchestrator') && !within(path, 'src/conformance')) out.push(`${path} → ${spec} (only the CLI starts a program)`);
       if (within(path, 'src/testing') && to !== undefined) {
         for (const up of ['src/sim', 'src/cli']) if (within(to, up)) out.push(`${path} → ${spec} (testing must not import ${up})`);
       }
@@ -140,7 +142,7 @@ describe('layering', () => {
   });
 
   it('keeps the two programs (HTTP, fastify, prom-client) out of the library: only the CLI imports them', () => {
-    const programs = ['src/orchestrator', 'src/agent', 'src/net'];
+    const programs = ['src/orchestrator', 'src/agent', 'src/net', 'src/conformance'];
     const offenders: string[] = [];
     for (const file of [...tsFiles('src'), ...tsFiles('machines')]) {
       const path = file.split(sep).join('/');
@@ -156,7 +158,7 @@ describe('layering', () => {
 
   it('has no import loop in the two programs and what they share, type-only imports included', () => {
     const graph = new Map<string, string[]>();
-    for (const file of ['src/orchestrator', 'src/agent', 'src/wire', 'src/net'].flatMap(tsFiles)) {
+    for (const file of ['src/orchestrator', 'src/agent', 'src/wire', 'src/net', 'src/conformance'].flatMap(tsFiles)) {
       const path = file.split(sep).join('/');
       const deps = importsOf(readFileSync(join(root, file), 'utf8')).map((spec) => target(path, spec)?.replace(/\.js$/, '.ts')).filter((t): t is string => t !== undefined);
       graph.set(path, deps);
@@ -180,7 +182,7 @@ describe('layering', () => {
   });
 
   it('keeps every file of the two programs and what they share at 400 lines or fewer', () => {
-    const long = ['src/orchestrator', 'src/agent', 'src/wire', 'src/net'].flatMap(tsFiles).map((f) => [f, readFileSync(join(root, f), 'utf8').split('\n').length] as const).filter(([, n]) => n > 400);
+    const long = ['src/orchestrator', 'src/agent', 'src/wire', 'src/net', 'src/conformance'].flatMap(tsFiles).map((f) => [f, readFileSync(join(root, f), 'utf8').split('\n').length] as const).filter(([, n]) => n > 400);
     expect(long).toEqual([]);
   });
 
@@ -201,7 +203,7 @@ describe('layering', () => {
 
   it('holds for the tree: CLI → runtime → machines → core, core pure', () => {
     const files: Record<string, string> = {};
-    for (const dir of ['src/core', 'machines', 'src/runtime', 'src/sessions', 'src/persistence', 'src/prefix', 'src/orchestrator', 'src/agent', 'src/wire', 'src/net', 'src/sim', 'src/testing']) for (const file of tsFiles(dir)) files[file] = readFileSync(join(root, file), 'utf8');
+    for (const dir of ['src/core', 'machines', 'src/runtime', 'src/sessions', 'src/persistence', 'src/prefix', 'src/orchestrator', 'src/agent', 'src/wire', 'src/net', 'src/conformance', 'src/sim', 'src/testing']) for (const file of tsFiles(dir)) files[file] = readFileSync(join(root, file), 'utf8');
     expect(Object.keys(files).some((f) => f.startsWith('src/core/'))).toBe(true);
     expect(violations(files)).toEqual([]);
   });

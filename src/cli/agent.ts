@@ -2,6 +2,7 @@
 import { startAgent } from '../agent/agent.js';
 import { helpText, integerFlag, parseCommandArgs, requiredFlag, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
+import { commandSummary } from './commands.js';
 import { listening, numberFlag, PID_FILE_FLAG, untilSignal, withPidFile } from './process-flags.js';
 import { AGENT_TRUST_FLAGS, agentTrust } from './trust-flags.js';
 import type { StageEngine } from '../agent/stage-engine.js';
@@ -37,7 +38,7 @@ const spec: ArgsSpec = {
   },
 };
 
-const SUMMARY = 'Run a stage server that joins an orchestrator: the reference Llama engine on --model DIR, else a stand-in (real time and a checked digest).';
+const SUMMARY = commandSummary('agent');
 const DETAILS = `It heartbeats every second, serves POST /v1/stage and POST /v1/sessions/drop (an ended
 session: its running calls stopped, its caches freed), keeps each session's caches for the
 next steps, and leaves the orchestrator cleanly on SIGTERM or SIGINT. It signs its joins,

@@ -2,6 +2,7 @@
 import { chartedMachines, chartMermaid, machineChart, type MachineChart } from '../sim/chart.js';
 import { helpText, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
+import { commandSummary } from './commands.js';
 
 const FORMATS = ['mermaid', 'json'] as const;
 const MACHINES = Object.keys(chartedMachines) as (keyof typeof chartedMachines)[];
@@ -13,7 +14,7 @@ const spec: ArgsSpec = {
   },
 };
 
-const SUMMARY = 'Print the Swarm and node statecharts (Mermaid or JSON), generated from the machines.';
+const SUMMARY = commandSummary('chart');
 const DETAILS = `Every state; every transition with its event ("always" for eventless), guard and actions in
 the order they run. Mermaid: one stateDiagram-v2 per machine, separated by a blank line; the
 Swarm's root transitions (node.down, ...) are listed in a note beside it. JSON: { "machines": [...] }.

@@ -6,6 +6,7 @@
 import { isLoopbackHost } from './loopback.js';
 import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
+import { commandSummary } from './commands.js';
 import { listening, untilSignal } from './process-flags.js';
 
 const spec: ArgsSpec = {
@@ -15,13 +16,13 @@ const spec: ArgsSpec = {
   },
 };
 
-const SUMMARY = 'Run a local inspector: print the inspection events of swarm-sim --inspect as JSON lines.';
+const SUMMARY = commandSummary('inspector');
 const DETAILS = `A WebSocket server that receives the events \`swarm-sim --inspect\` (or
 createWebSocketInspector) sends, prints each as one JSON line on stdout, and relays it to every
 other connection (createWebSocketReceiver clients). The address goes to stderr. It binds
 127.0.0.1: inspection events carry the swarm's plan and telemetry, so another address must be
 asked for with --host. No page, no browser, no network. Stops on SIGINT or SIGTERM.
-Needs the optional package ws (npm install ws).
+Needs the optional package ws (docs/install.md).
 
 Example:
   hecate-node inspector > events.jsonl &
@@ -40,13 +41,8 @@ export const command: Command = {
     const port = integerFlag(args, 'port', 0, 65535) ?? 8080;
     const host = stringFlag(args, 'host') ?? '127.0.0.1';
     if (host === '') throw new UsageError('flag --host needs an address');
-    let start: typeof import('./inspector-server.js').startInspectorServer;
-    try {
-      ({ startInspectorServer: start } = await import('./inspector-server.js'));
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
-      throw new UsageError('the inspector needs the optional package ws: npm install ws', { cause: error });
-    }
+    // ws loads only now, so --help runs without it; when it is missing, main.ts names the install line.
+    const { startInspectorServer: start } = await import('./inspector-server.js');
     const server = await listening(() => start({ host, port, onEvent: (_event, text) => io.stdout(`${text.replace(/\n/g, ' ')}\n`) }), port, host);
     const reach = isLoopbackHost(server.address.address) ? 'this machine only' : 'reachable from other machines: anyone who can reach it reads the plan and telemetry';
     io.stderr(`hecate-node inspector: listening on ${server.url} (${reach}); point swarm-sim --inspect at it\n`);

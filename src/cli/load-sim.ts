@@ -15,6 +15,7 @@ import { PREFIX_WORKLOADS } from '../sim/load/prefix-workloads.js';
 import { burstyFieldIssue, DEFAULT_BURSTY, WORKLOADS, type BurstyShape } from '../sim/load/workloads.js';
 import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { CliIO, Command } from './command.js';
+import { commandSummary } from './commands.js';
 import { extraSections, prefixSection, resultsDocument, soloMarkdown, workloadFlag, type ExtraResults } from './load-sim-document.js';
 import { selectLoadSim } from './load-sim-selection.js';
 import { prepareOutputDir } from './output.js';
@@ -38,7 +39,7 @@ const spec: ArgsSpec = {
   },
 };
 
-const SUMMARY = 'Simulate load spreading (seeded, virtual time) and compare balancers with the Swarm.';
+const SUMMARY = commandSummary('load-sim');
 const DETAILS = `Workloads: ${WORKLOADS.map((w) => w.id).join(', ')}, ${W6_ID} (sessions that resume
 from a failed stage beside restart from scratch; docs/sessions.md). Not in the default run, only
 when named: ${PREFIX_WORKLOADS.map((w) => w.id).join(', ')} (--workload w7: prefix sharing against

@@ -9,21 +9,10 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError, oneLine, printable } from '../sim/input-error.js';
 import { readBoundedFile } from './io.js';
-import type { CliIO, Command } from './command.js';
-import { absentPackage, COMMAND_PEERS, missingPeers, missingPeersMessage } from './peers.js';
+import type { CliIO } from './command.js';
+import { COMMANDS } from './commands.js';
+import { absentPackage, missingPeers, missingPeersMessage } from './peers.js';
 import { UsageError } from './usage-error.js';
-
-/** Every subcommand, loaded on demand. Adding a command is one line here plus its own file. */
-const registry: ReadonlyMap<string, () => Promise<{ command: Command }>> = new Map([
-  ['swarm-sim', () => import('./swarm-sim.js')],
-  ['scenario', () => import('./scenario.js')],
-  ['chart', () => import('./chart.js')],
-  ['load-sim', () => import('./load-sim.js')],
-  ['serve', () => import('./serve.js')],
-  ['agent', () => import('./agent.js')],
-  ['inspector', () => import('./inspector.js')],
-  ['make-model', () => import('./make-model.js')],
-]);
 
 /** Exit codes of `hecate-node`. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, internal: 70 } as const;
@@ -33,7 +22,7 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     const topic = name === 'help' ? rest[0] : undefined;
-    if (topic !== undefined && registry.has(topic)) return main([topic, '--help'], io);
+    if (topic !== undefined && COMMANDS.has(topic)) return main([topic, '--help'], io);
     io.stdout(await overview());
     return EXIT.ok;
   }
@@ -41,19 +30,19 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
     io.stdout(`${version()}\n`);
     return EXIT.ok;
   }
-  const load = registry.get(name);
-  if (load === undefined) {
-    io.stderr(`hecate-node: unknown command ${printable(JSON.stringify(name))} (commands: ${[...registry.keys()].join(', ')}; see --help)\n`);
+  const entry = COMMANDS.get(name);
+  if (entry === undefined) {
+    io.stderr(`hecate-node: unknown command ${printable(JSON.stringify(name))} (commands: ${[...COMMANDS.keys()].join(', ')}; see --help)\n`);
     return EXIT.usage;
   }
   // The optional peers the command needs, checked before it loads (docs/install.md).
-  const missing = await missingPeers(COMMAND_PEERS.get(name) ?? []);
+  const missing = await missingPeers(COMMANDS.get(name)?.peers ?? []);
   if (missing.length > 0) {
     io.stderr(`${missingPeersMessage(name, missing)}\n`);
     return EXIT.usage;
   }
   try {
-    const { command } = await load();
+    const { command } = await entry.load();
     return await command.run(rest, io);
   } catch (error) {
     const absent = absentPackage(error);
@@ -74,11 +63,12 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
   }
 }
 
+/** The list of commands: summaries from the registry, no command module loaded (docs/install.md). */
 async function overview(): Promise<string> {
   const rows: [string, string][] = [];
-  for (const [name, load] of registry) {
-    const missing = await missingPeers(COMMAND_PEERS.get(name) ?? []);
-    rows.push([name, missing.length > 0 ? `(${missingPeersMessage(name, missing)})` : (await load()).command.summary]);
+  for (const [name, { summary }] of COMMANDS) {
+    const missing = await missingPeers(COMMANDS.get(name)?.peers ?? []);
+    rows.push([name, missing.length > 0 ? `(${missingPeersMessage(name, missing)})` : summary]);
   }
   const width = Math.max(...rows.map(([n]) => n.length));
   return [

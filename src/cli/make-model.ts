@@ -5,6 +5,7 @@ import { makeModel, type MakeModelDtype } from '../model/make-model.js';
 import { ModelError } from '../model/model-error.js';
 import { helpText, integerFlag, parseCommandArgs, requiredFlag, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
+import { commandSummary } from './commands.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -22,7 +23,7 @@ const spec: ArgsSpec = {
   },
 };
 
-const SUMMARY = 'Write a small deterministic random-weight Llama model (Hugging Face layout) to a directory.';
+const SUMMARY = commandSummary('make-model');
 const DETAILS = `Writes config.json (LlamaForCausalLM), model.safetensors (or shards and an index), a
 byte-level tokenizer.json and tokenizer_config.json with a chat template. The weights are scaled so
 greedy decoding rarely meets a tie.

@@ -1,35 +1,13 @@
 /**
  * The optional peer dependencies of `hecate-node`: the library install (`npm install hecate-swarm
  * xstate`) carries none of them, so each command checks what it needs before it loads and, when a
- * package is missing, says in one line which and the exact install line (docs/install.md).
+ * package is missing, says in one line which and the exact install line (docs/install.md). What
+ * each command needs is in its entry of `COMMANDS` (commands.ts).
  */
+import { COMMANDS } from './commands.js';
 
 /** The install line of the library alone. */
 const LIBRARY = 'npm install hecate-swarm xstate';
-
-/**
- * What each command needs besides the library, as install specs. Every command parses its flags
- * with zod; `serve` and `agent` are fastify servers that call each other through undici's pools,
- * `serve` exports prom-client metrics.
- */
-export const COMMAND_PEERS: ReadonlyMap<string, readonly string[]> = new Map([
-  ['swarm-sim', ['zod']],
-  ['scenario', ['zod']],
-  ['chart', ['zod']],
-  ['load-sim', ['zod']],
-  ['serve', ['fastify', 'prom-client', 'undici', 'zod']],
-  ['agent', ['fastify', 'undici', 'zod']],
-  ['make-model', ['zod']],
-]);
-
-/**
- * Peers that only a flag loads, installed together: NATS for `serve --nats` (the 3.3 line, whose
- * `@nats-io/nuid` runs on Node 20; 3.4 wants Node 22), the inspector for `swarm-sim --inspect`.
- */
-const GROUPS: readonly (readonly string[])[] = [
-  ['@nats-io/jetstream@3.3', '@nats-io/kv@3.3', '@nats-io/transport-node@3.3'],
-  ['ws', '@statelyai/inspect'],
-];
 
 /** The package name of an install spec: `@nats-io/kv@3.3` → `@nats-io/kv`. */
 export function packageName(spec: string): string {
@@ -76,9 +54,10 @@ function names(list: readonly string[]): string {
  * hecate-swarm xstate fastify prom-client undici zod`.
  */
 export function missingPeersMessage(command: string, missing: readonly string[]): string {
-  const specs = [...(COMMAND_PEERS.get(command) ?? [])];
+  const entry = COMMANDS.get(command);
+  const specs = [...(entry?.peers ?? [])];
   for (const name of missing) {
-    const group = GROUPS.find((g) => g.some((spec) => packageName(spec) === name)) ?? [name];
+    const group = entry?.flagPeers.find((g) => g.some((spec) => packageName(spec) === name)) ?? [name];
     for (const spec of group) if (!specs.some((s) => packageName(s) === packageName(spec))) specs.push(spec);
   }
   return `hecate-node ${command} needs ${names(missing)}: ${LIBRARY} ${specs.join(' ')}`;

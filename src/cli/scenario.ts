@@ -1,4 +1,4 @@
-/** `hecate-node scenario <file...>`: runs scenario files against the real runtime and reports every expectation. */
+/** `hecate-node scenario <file|name...>`: runs scenario files (or the shipped ones, by name) against the real runtime and reports every expectation. */
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { describeValue } from '../core/describe.js';
@@ -6,17 +6,19 @@ import { loadScenario, runScenario, type ExpectationResult, type Scenario, type 
 import { loadTopology } from '../sim/topology.js';
 import { helpText, parseCommandArgs, UsageError, type ArgsSpec } from './args.js';
 import type { CliIO, Command } from './command.js';
+import { commandSummary } from './commands.js';
 import { readInput } from './io.js';
+import { isScenarioName, shippedScenario, shippedScenarioNames } from './shipped-scenarios.js';
 
 const spec: ArgsSpec = {
   flags: {
     json: { type: 'boolean', description: 'Print the results as one JSON document instead of text.' },
     quiet: { type: 'boolean', description: 'Text output: only failed expectations and the summary.' },
   },
-  positionals: '<file...>',
+  positionals: '<file|name...>',
 };
 
-const SUMMARY = 'Run scenario files (a topology and steps with expectations) against the runtime.';
+const SUMMARY = commandSummary('scenario');
 const DETAILS = `A scenario is JSON: { name, description?, topology, pipelines?, allowDegraded?, seed?, steps }.
 "topology" is inline { models, nodes } or a path relative to the scenario file. Each step is
 { "step": "kill"|"revive"|"remove", "node": id } | { "step": "add", "node": NodeProfile }
@@ -26,10 +28,23 @@ const DETAILS = `A scenario is JSON: { name, description?, topology, pipelines?,
   replaced, unrecoverable, role, growthModel, relocated, dropped, planValid }.
 Every step also checks that it raised no unexpected error and that the plan still validates.
 
+A name without a dot or slash is a scenario the package ships (node_modules/hecate-swarm/scenarios
+in a project, scenarios/ in a checkout): ${shippedList()}.
+
 Exit codes: 0 every expectation held, 1 one failed, 2 a file is missing or invalid.
 
-Example:
-  hecate-node scenario scenarios/*.json`;
+Examples:
+  hecate-node scenario growth retirement
+  hecate-node scenario my-scenarios/*.json`;
+
+/** The shipped scenarios' names, or why there are none. */
+function shippedList(): string {
+  try {
+    return shippedScenarioNames().join(', ');
+  } catch {
+    return '(none found)';
+  }
+}
 
 /** The `scenario` command. */
 export const command: Command = {
@@ -41,9 +56,9 @@ export const command: Command = {
       io.stdout(helpText('scenario', SUMMARY, spec, DETAILS));
       return 0;
     }
-    if (args.positionals.length === 0) throw new UsageError('no scenario file given (usage: hecate-node scenario <file...>)');
+    if (args.positionals.length === 0) throw new UsageError(`no scenario file or name given (usage: hecate-node scenario <file|name...>; shipped: ${shippedList()})`);
     // Validate every file before running any, so bad input never leaves half a report on stdout.
-    const scenarios = args.positionals.map((file) => load(io, file));
+    const scenarios = args.positionals.map((file) => load(io, isScenarioName(file) ? shippedScenario(file) : file));
     const results = scenarios.map(runScenario);
     io.stdout(args.values['json'] === true ? `${JSON.stringify({ pass: results.every((r) => r.pass), scenarios: results }, null, 2)}\n` : formatText(results, args.values['quiet'] === true));
     return results.every((r) => r.pass) ? 0 : 1;

@@ -62,16 +62,12 @@ export async function seeIt(
 
 /**
  * Connects to the inspector, loading `ws` and `@statelyai/inspect` only now: they are optional
- * peer dependencies that only `--inspect` needs, so the library and the other commands never load them.
- * @throws {UsageError} when those packages are not installed, or from {@link connectInspector}.
+ * peer dependencies that only `--inspect` needs, so the library and the other commands never load
+ * them. When they are missing, the import fails with `ERR_MODULE_NOT_FOUND` and `hecate-node`
+ * names the install line (main.ts, peers.ts).
+ * @throws {UsageError} from {@link connectInspector}.
  */
 async function connect(url: string, allowRemote: boolean): Promise<LiveInspector> {
-  let inspect: typeof import('./inspect.js');
-  try {
-    inspect = await import('./inspect.js');
-  } catch (error) {
-    if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
-    throw new UsageError('flag --inspect needs the optional packages ws and @statelyai/inspect: npm install ws @statelyai/inspect', { cause: error });
-  }
+  const inspect = await import('./inspect.js');
   return inspect.connectInspector(url, { allowRemote });
 }

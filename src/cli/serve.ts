@@ -6,6 +6,7 @@ import { loadClientClasses } from './client-classes-file.js';
 import { loadTopology } from '../sim/topology.js';
 import { helpText, integerFlag, parseCommandArgs, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
+import { commandSummary } from './commands.js';
 import { readInput } from './io.js';
 import { listening, numberFlag, PID_FILE_FLAG, untilSignal, withPidFile } from './process-flags.js';
 import { NATS_ACCESS_FLAGS, replicationFlags } from './replication-flags.js';
@@ -45,7 +46,7 @@ const spec: ArgsSpec = {
   },
 };
 
-const SUMMARY = 'Run the HTTP orchestrator: agents join it, POST /v1/generate runs sessions over them.';
+const SUMMARY = commandSummary('serve');
 const DETAILS = `Endpoints: POST /v1/nodes (join), POST /v1/nodes/:id/heartbeat, POST /v1/nodes/:id/leave,
 POST /v1/generate { model, prompt, steps }, with --model DIR POST /v1/completions (OpenAI's:
 prompt, max_tokens, temperature, top_p, seed, stop, stream), GET /v1/status, GET /v1/events (server-sent

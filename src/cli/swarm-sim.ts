@@ -5,6 +5,7 @@ import { runSwarmSim, swarmSimOptionIssue, type SwarmSimOptions } from '../sim/s
 import type { NodeProfile } from '../core/types.js';
 import { helpText, integerFlag, parseCommandArgs, requiredFlag, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
+import { commandSummary } from './commands.js';
 import { readInput } from './io.js';
 import { seeIt } from './see.js';
 
@@ -18,14 +19,14 @@ const spec: ArgsSpec = {
     'no-revive': { type: 'boolean', description: 'Skip the "revive" step (markAlive of the killed node).' },
     model: { type: 'string', value: 'id', description: 'Model whose route each step reports (default: the base model).' },
     tokens: { type: 'string', value: 'n', description: 'Tokens of the request routed after each step (default 512).' },
-    seed: { type: 'string', value: 'n', description: 'Seed of the id source: the same seed prints the same bytes.' },
+    seed: { type: 'string', value: 'n', description: 'Seed of the id source: new copies get the ids a library swarm with this seed mints (default: numbered, <model>/new-1). The same flags print the same bytes.' },
     inspect: { type: 'string', value: 'ws-url', description: 'Stream XState inspection events to a Stately-compatible WebSocket inspector (loopback only).' },
     'inspect-remote': { type: 'boolean', description: 'Allow --inspect to an address other than loopback.' },
     html: { type: 'string', value: 'file', description: 'Also write a self-contained HTML report: one step at a time at #step=N, one row per copy, a filter by node id.' },
   },
 };
 
-const SUMMARY = 'Run a swarm\'s lifecycle in memory (start, failover, growth, revive, retire) and print it as JSON.';
+const SUMMARY = commandSummary('swarm-sim');
 const DETAILS = `Steps: start (initial route), failover (markDown of --kill: the rescue and the new route),
 growth (addNode of the newcomer: its role), revive (markAlive of the killed node), retire
 (removeNode of --retire, if given). Each step reports "status" and the "route" served after it;

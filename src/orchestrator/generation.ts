@@ -67,13 +67,13 @@ export class Generation {
   readonly startedAt: number;
   /** The least time it takes on the fastest copy, as checked against the deadline (undefined: no copy in the plan). */
   readonly bound: GenerationBound | undefined;
-  /** Its admission: `admitted` once a slot leased it, `refused` when the queue (or its check after the wait) said no. */
+  /** Its admission: `admitted` once a slot leased it, `refused` when the queue said no. */
   admission: AdmissionState = 'waiting';
   /** How many times it asked admission for its first slot: 1 once it ran. */
   admissions = 0;
   /** Milliseconds it waited for its slot. */
   waitedMs: number | undefined;
-  /** Why admission refused it (the library's error), when it did. */
+  /** Why it never ran, when it did not: the queue's refusal, or once admitted a degraded route or too little time left (the library's error). */
   refusal: unknown;
   /** The route it ended on. */
   route: Route | undefined;
@@ -150,8 +150,8 @@ export class Generation {
         ...(from > 0 ? { resumedFrom: from } : {}),
       };
     } catch (error) {
-      // Refused while it waited: the queue's answer (429, 504 NoRoute), not the session's.
-      throw asServeError(this.admission === 'refused' ? this.refusal : error);
+      // Refused before it ran: the queue's answer (429, 504 NoRoute) or the admitted lease's, not the session's.
+      throw asServeError(this.refusal ?? error);
     } finally {
       calls.metrics.resumes.inc(session.stats().resumes);
       session.close();
@@ -205,7 +205,8 @@ export class Generation {
     try {
       leased = await (base.admit as NonNullable<SessionHost['admit']>)(request, options);
     } catch (error) {
-      this.refuse(error);
+      this.refusal = error;
+      this.admission = 'refused';
       throw error;
     }
     this.waitedMs = this.o.clock.now() - asked;
@@ -218,7 +219,7 @@ export class Generation {
     } catch {
       // expired, or its swarm stopped: nothing left to release
     }
-    this.refuse(unfit);
+    this.refusal = unfit;
     throw unfit;
   }
 
@@ -232,11 +233,6 @@ export class Generation {
     const needMs = bound.ms - bound.stepMs * Math.min(this.resumedFrom, this.request.steps - 1);
     if (needMs <= left) return undefined;
     return new RoutingError('DeadlineExceeded', `the generation waited ${Math.round(this.waitedMs ?? 0)} ms for a slot and no longer fits the rest of its deadline: it needs at least ${Math.ceil(needMs)} ms on the fastest copy of "${this.request.model}", ${Math.max(0, Math.round(left))} ms are left`);
-  }
-
-  private refuse(error: unknown): void {
-    this.refusal = error;
-    this.admission = 'refused';
   }
 
   /** The stage runner of its session, verified as its checks say; a check call's session (`<id>~v<n>`) is one call long. */

@@ -35,21 +35,29 @@ export interface PrefixCacheOptions {
    */
   readonly placement?: 'fill' | 'cost';
   /**
-   * The guard's absolute threshold: the cached copy must hold more than this many more requests
+   * How the guard weighs the copy the cache prefers against the copy load would choose
+   * (docs/prefix-cache.md, "The guard"): `'delay'`, the time each would take to start and prefill
+   * this request, its queue counted past the copy's effective concurrency (declared `slots`, an
+   * engine's report, or learnt from latencies), the cached copy losing when it is `balanceRel`
+   * times slower; `'count'`, the requests in flight (`balanceAbs`, `balanceAbsFill`). @defaultValue 'delay'
+   */
+  readonly guard?: 'delay' | 'count';
+  /**
+   * The count guard's absolute threshold: the cached copy must hold more than this many more requests
    * in flight than the copy load would choose (without declared slots on both). @defaultValue 64
    * (SGLang's `balance_abs_threshold`)
    */
   readonly balanceAbs?: number;
   /** The same, as a share of the copies' slots, when both declare slots. @defaultValue 0.25 */
   readonly balanceAbsFill?: number;
-  /** The guard's relative threshold: and more than this many times its load. @defaultValue 1.5 */
+  /** The guard's relative threshold: the cached copy's delay (or load) more than this many times the other's. @defaultValue 1.5 */
   readonly balanceRel?: number;
   /** At most this many blocks per copy, whatever its KV memory: the index's own memory bound. @defaultValue 8192 */
   readonly maxBlocksPerCopy?: number;
 }
 
 /** Every setting with its default filled in. */
-export type ResolvedPrefixCache = { readonly [K in Exclude<keyof PrefixCacheOptions, 'placement'>]-?: number } & { readonly placement: 'fill' | 'cost' };
+export type ResolvedPrefixCache = { readonly [K in Exclude<keyof PrefixCacheOptions, 'placement' | 'guard'>]-?: number } & { readonly placement: 'fill' | 'cost'; readonly guard: 'delay' | 'count' };
 
 /** The defaults (docs/prefix-cache.md). */
 export const PREFIX_CACHE_DEFAULTS: ResolvedPrefixCache = Object.freeze({
@@ -59,6 +67,7 @@ export const PREFIX_CACHE_DEFAULTS: ResolvedPrefixCache = Object.freeze({
   tokenWeight: 1,
   cacheThreshold: 0.3,
   placement: 'fill',
+  guard: 'delay',
   balanceAbs: 64,
   balanceAbsFill: 0.25,
   balanceRel: 1.5,
@@ -85,6 +94,10 @@ export function prefixCacheIssue(value: unknown): string | undefined {
     if (v === undefined) continue;
     if (key === 'placement') {
       if (v !== 'fill' && v !== 'cost') return `prefixCache option "placement" must be "fill" or "cost", got ${describeValue(v)}`;
+      continue;
+    }
+    if (key === 'guard') {
+      if (v !== 'delay' && v !== 'count') return `prefixCache option "guard" must be "delay" or "count", got ${describeValue(v)}`;
       continue;
     }
     const integer = (INTEGER_KEYS as readonly string[]).includes(key);

@@ -15,6 +15,7 @@ import { promptTokens, type Prompt } from '../core/prompt.js';
 import type { Pipeline, Route, SwarmPlan } from '../core/types.js';
 import type { PrefixHook, PrefixHost, PrefixStats } from '../runtime/prefix-hook.js';
 import { imbalanced, promptTokensCost, type ResolvedPrefixCache } from './prefix-cache-options.js';
+import { CopyLoad, REQUEST_TOKENS, type LoadNote } from './copy-load.js';
 import { PrefixIndex, type CopyCache } from './prefix-index.js';
 import { emptyBlocks, promptBlocks, stringSeed } from './prompt-blocks.js';
 
@@ -26,6 +27,7 @@ interface LeaseNote {
   readonly generation: number;
   readonly estimate: number;
   readonly blockTokens: number;
+  readonly load: LoadNote;
 }
 
 /** See the module comment. */
@@ -33,6 +35,8 @@ export class PrefixRouter implements PrefixHook {
   private index: PrefixIndex | undefined;
   private readonly blocks = emptyBlocks();
   private readonly leases = new Map<string, LeaseNote>();
+  /** Each copy's open work and effective concurrency (the delay guard's). */
+  readonly load = new CopyLoad();
   private readonly counters = { requests: 0, promptTokens: 0, estimatedTokens: 0, reports: 0, reportedTokens: 0, reportedEstimate: 0, guarded: 0 };
   // The request in hand, between begin and finish.
   private tokens = 0;
@@ -138,7 +142,7 @@ export class PrefixRouter implements PrefixHook {
     const found = best as { copy: CopyCache; pipeline: Pipeline; held: number; cost: number } | undefined;
     if (found === undefined) return fallback;
     const pipeline = found.pipeline;
-    if (this.guardTrips(pipeline.stages, fallback.stages)) {
+    if (this.guardTrips(found.copy, found.held, loadCopy, loadHeld)) {
       this.counters.guarded++;
       return fallback;
     }
@@ -176,7 +180,7 @@ export class PrefixRouter implements PrefixHook {
     // No holder can take it (broken, suspect): a new prompt as far as the copies that can are concerned.
     if (found === undefined) return this.options.placement === 'fill' ? this.place(modelId, r, fallback, loadCopy) : fallback;
     const pipeline = found.pipeline;
-    if (this.guardTrips(pipeline.stages, fallback.stages)) {
+    if (this.guardTrips(found, deepest, loadCopy, this.held)) {
       this.counters.guarded++;
       return fallback;
     }
@@ -197,13 +201,14 @@ export class PrefixRouter implements PrefixHook {
     const found = index.fills.least(modelId, (c) => isIntact(c.pipeline, nodes) && (suspects || !c.pipeline.stages.some((s) => nodes[s.nodeId]?.suspect === true)));
     if (found === undefined || found === loadCopy) return fallback;
     const pipeline = found.pipeline;
-    if (this.guardTrips(pipeline.stages, fallback.stages)) {
+    const { keys, count } = this.blocks;
+    const held = index.depth(found, keys, count);
+    if (this.guardTrips(found, held, loadCopy, this.held)) {
       this.counters.guarded++;
       return fallback;
     }
-    const { keys, count } = this.blocks;
     this.chosen = found;
-    this.held = index.depth(found, keys, count);
+    this.held = held;
     this.cost = chainCost(pipeline.stages, nodes, r, this.host.table.extra, this.layersOf(modelId)) + this.tokensTerm(this.held, r);
     return { modelId, pipelineId: pipeline.id, stages: pipeline.stages, cost: this.cost, hops: pipeline.stages.length - 1, degraded: false };
   }
@@ -238,11 +243,46 @@ export class PrefixRouter implements PrefixHook {
     return isIntact(p, this.host.table.nodes) ? c : undefined;
   }
 
-  /** The guard between the copy the cache prefers and the one load chose (docs/prefix-cache.md). */
-  private guardTrips(cached: Route['stages'], byLoad: Route['stages']): boolean {
-    const [a, as] = this.loadOf(cached);
-    const [b, bs] = this.loadOf(byLoad);
-    return imbalanced(a, as, b, bs, this.options);
+  /**
+   * The guard between the copy the cache prefers (holding `cachedHeld` blocks of the prompt in
+   * hand) and the one load chose (holding `loadHeld`): docs/prefix-cache.md, "The guard".
+   */
+  private guardTrips(cached: CopyCache, cachedHeld: number, byLoad: CopyCache, loadHeld: number): boolean {
+    const [a, as] = this.loadOf(cached.pipeline.stages);
+    const [b, bs] = this.loadOf(byLoad.pipeline.stages);
+    if (this.options.guard === 'count') return imbalanced(a, as, b, bs, this.options);
+    return this.delay(cached, a, as, cachedHeld) > this.options.balanceRel * this.delay(byLoad, b, bs, loadHeld);
+  }
+
+  /**
+   * How long the prompt in hand would take to start and prefill on copy `c`, in prefill tokens
+   * of a node of score 1: the open work queued past its effective concurrency `k` (its requests
+   * beyond `k − 1`, each at the mean work of those in flight, shared by `k` servers), then its own
+   * uncached tokens and {@link REQUEST_TOKENS}; over the copy's speed.
+   */
+  private delay(c: CopyCache, inflight: number, slots: number | undefined, held: number): number {
+    const id = c.pipeline.id;
+    if (inflight === 0) this.load.idle(id);
+    const k = slots ?? this.engineSlots(c.pipeline.stages) ?? this.load.learnt(id);
+    const queued = inflight >= k ? ((inflight - k + 1) * this.load.workOf(id)) / inflight / k : 0;
+    return (queued + this.uncached(c, held) + REQUEST_TOKENS) * this.secondsPerToken(c.pipeline.stages);
+  }
+
+  /** A copy's concurrency as its engines reported it (the fewest of its nodes), if every node reported. */
+  private engineSlots(stages: Route['stages']): number | undefined {
+    let k = Infinity;
+    for (const s of stages) k = Math.min(k, this.load.engineOf(s.nodeId) ?? NaN);
+    return Number.isNaN(k) || k === Infinity ? undefined : k;
+  }
+
+  /** Time per prompt token through the copy, relative: each stage's share of the model's layers over its node's score. */
+  private secondsPerToken(stages: Route['stages']): number {
+    const nodes = this.host.table.nodes;
+    let total = 0;
+    let t = 0;
+    for (const s of stages) total += s.layerEnd - s.layerStart;
+    for (const s of stages) t += (s.layerEnd - s.layerStart) / total / Math.max(nodes[s.nodeId]?.score ?? 1, 1e-9);
+    return t;
   }
 
   /** A copy's load: the requests in flight on its busiest node, and its slots (the fewest any node declares), if every node declares some. */
@@ -272,7 +312,11 @@ export class PrefixRouter implements PrefixHook {
       this.counters.requests++;
       this.counters.promptTokens += this.tokens;
       this.counters.estimatedTokens += estimate;
-      if (leaseId !== undefined) this.note(leaseId, { copy: c, generation: c.generation, estimate, blockTokens: this.blockTokens });
+      if (leaseId !== undefined) {
+        const fresh = this.uncached(c, this.held);
+        const load = this.load.opened(c.pipeline.id, fresh + REQUEST_TOKENS, this.loadOf(c.pipeline.stages)[0], fresh > 0);
+        this.note(leaseId, { copy: c, generation: c.generation, estimate, blockTokens: this.blockTokens, load });
+      }
     }
     this.chosen = undefined;
     const cost = this.cost ?? route.cost;
@@ -281,20 +325,28 @@ export class PrefixRouter implements PrefixHook {
 
   private note(leaseId: string, note: LeaseNote): void {
     // Leases that expired unreleased leave their notes: swept when the notes outgrow what can be open.
-    if (this.leases.size >= 1024 && this.leases.size % 1024 === 0) for (const id of this.leases.keys()) if (!this.host.isOpen(id)) this.leases.delete(id);
+    if (this.leases.size >= 1024 && this.leases.size % 1024 === 0) {
+      for (const [id, gone] of this.leases) {
+        if (this.host.isOpen(id)) continue;
+        this.leases.delete(id);
+        this.load.closed(gone.load, undefined);
+      }
+    }
     this.leases.set(leaseId, note);
   }
 
-  /** A lease ended; with `cachedTokens`, the copy's report corrects the index (docs/prefix-cache.md). */
-  released(leaseId: string, cachedTokens: number | undefined): void {
+  /** A lease ended: its work leaves its copy, its latency teaches the copy's concurrency; with `cachedTokens`, the copy's report corrects the index (docs/prefix-cache.md). */
+  released(leaseId: string, cachedTokens: number | undefined, latencyMs?: number): void {
     const note = this.leases.get(leaseId);
     if (note === undefined) return;
     this.leases.delete(leaseId);
+    this.load.closed(note.load, latencyMs);
     if (cachedTokens === undefined) return;
     this.counters.reports++;
     this.counters.reportedTokens += cachedTokens;
     this.counters.reportedEstimate += note.estimate;
-    if (note.copy.generation === note.generation) this.index?.correct(note.copy, note.estimate, cachedTokens, note.blockTokens);
+    // Less than estimated while a prefill bringing the copy new blocks was open is no sign of eviction: they may not be in yet.
+    if (note.copy.generation === note.generation && !(note.load.behind && cachedTokens < note.estimate)) this.index?.correct(note.copy, note.estimate, cachedTokens, note.blockTokens);
   }
 
   /**

@@ -50,8 +50,8 @@ export interface PrefixHook {
   begin(request: { readonly prompt?: Prompt; readonly cache?: boolean }, modelId: string, r: ResolvedRequest): boolean;
   choose(modelId: string, r: ResolvedRequest, byLoad: () => Route): Route;
   finish<R extends Route>(route: R, leaseId?: string): R & { readonly cachedTokens: number };
-  /** A lease ended, with the copy's report of its cached tokens if it gave one. */
-  released(leaseId: string, cachedTokens: number | undefined): void;
+  /** A lease ended, with the copy's report of its cached tokens and the latency observed, if given. */
+  released(leaseId: string, cachedTokens: number | undefined, latencyMs?: number): void;
   /** A session's route after a failover or a resume: its copy learns the prompt. */
   learn(route: Route, request: { readonly prompt?: Prompt; readonly cache?: boolean }, tokens: number): void;
   /** A node went down or left. */

@@ -238,7 +238,7 @@ export class Swarm implements SwarmContract<'now'> {
     if (this.leases.size > 0) this.leases.expire();
     const { id, latencyMs, ok, failedNode, cachedTokens } = checkRelease(this.leases, this.leaseTtlMs, lease, outcome, (n) => this.actorRef.getSnapshot().context.members.has(n));
     const held = this.leases.end(id) ?? [];
-    this.prefix.released(id, cachedTokens);
+    this.prefix.released(id, cachedTokens, latencyMs);
     this.intake.released(held, latencyMs, ok, failedNode, this.leases.now().now);
   }
 

@@ -62,11 +62,15 @@ export function renderHtmlReport(input: HtmlReportInput): string {
     return `<li><a href="#step=${i + 1}" data-to="${i + 1}">${esc(text)}</a></li>`;
   });
   const tabs = report.steps.map((step, i) => `<a href="#step=${i + 1}" data-to="${i + 1}" title="${esc(step.status)}">${i + 1} ${esc(step.step)}</a>`);
-  const nodeCount = ctx.nodes.length;
+  // Counted as step 1 counts them, then what the run added: "6 planned + 1 new", never a bare 7.
+  const joined = report.steps.flatMap((s) => (s.step === 'growth' ? [s.added.id] : [])).filter((id) => ctx.nodes.includes(id)).length;
+  const start = report.steps.find((s) => s.step === 'start');
+  const planned = start?.step === 'start' ? start.pipelines.length : (frames[0]?.plan.pipelines.length ?? copies.length);
+  const added = (n: number, what: string) => (n > 0 ? ` + ${n} ${what}` : '');
   const facts = [
     ['topology', report.topology ?? '(in memory)'],
-    ['nodes', String(nodeCount)],
-    ['copies', String(copies.length)],
+    ['nodes', `${ctx.nodes.length - joined} at the start${added(joined, 'joined')}`],
+    ['copies', `${planned} planned${added(copies.length - planned, 'new')}`],
     ['model reported', report.model],
     ['node killed', report.kill],
     ['tokens per request', String(report.tokens)],

@@ -73,17 +73,29 @@ function focusRows(step: SimStep, frame: ReportFrame, ctx: StepContext): string 
   return `<div class="focus">${rows.join('')}</div>`;
 }
 
-/** The nodes that are not simply serving: down, suspected, spare, gone; with counts. */
-function nodesLine(frame: ReportFrame, ctx: StepContext): string {
+/**
+ * Why a node met in the run is not in the swarm at step `index`: it joins at a later step, it
+ * retired at this one or before, or (frames from elsewhere) neither.
+ */
+function absence(id: string, index: number, report: SwarmSimReport): 'joining' | 'retired' | 'absent' {
+  const joins = report.steps.findIndex((s) => s.step === 'growth' && s.added.id === id);
+  if (joins > index) return 'joining';
+  const retires = report.steps.findIndex((s) => s.step === 'retire' && s.retired === id);
+  return retires !== -1 && retires <= index ? 'retired' : 'absent';
+}
+
+/** The nodes that are not simply serving: down, suspected, spare, not yet joined, retired; with counts. */
+function nodesLine(frame: ReportFrame, ctx: StepContext, index: number): string {
   const serving = new Set(frame.plan.pipelines.flatMap((p) => p.stages.map((s) => s.nodeId)));
-  const kinds = { down: [] as string[], suspect: [] as string[], spare: [] as string[], absent: [] as string[] };
+  const kinds = { down: [] as string[], suspect: [] as string[], spare: [] as string[], joining: [] as string[], retired: [] as string[], absent: [] as string[] };
   let inSwarm = 0;
   let working = 0;
   for (const id of ctx.nodes) {
     const mark = nodeMark(frame, id);
     if (mark !== 'absent') inSwarm++;
     if ((mark === 'up' || mark === 'suspect') && serving.has(id)) working++;
-    if (mark === 'down' || mark === 'suspect' || mark === 'absent') kinds[mark].push(id);
+    if (mark === 'absent') kinds[absence(id, index, ctx.report)].push(id);
+    else if (mark === 'down' || mark === 'suspect') kinds[mark].push(id);
     else if (!serving.has(id)) kinds.spare.push(id);
   }
   const chips = (ids: readonly string[], cls: string, sign: string) => {
@@ -97,6 +109,8 @@ function nodesLine(frame: ReportFrame, ctx: StepContext): string {
   if (kinds.down.length > 0) parts.push(`<span class="kind">✕ down</span>${chips(kinds.down, 'down', '✕ ')}`);
   if (kinds.suspect.length > 0) parts.push(`<span class="kind">◆ suspect</span>${chips(kinds.suspect, 'suspect', '◆ ')}`);
   if (kinds.spare.length > 0) parts.push(`<span class="kind">○ spare</span>${chips(kinds.spare, 'spare', '')}`);
+  if (kinds.joining.length > 0) parts.push(`<span class="kind">not joined yet</span>${chips(kinds.joining, 'absent', '')}`);
+  if (kinds.retired.length > 0) parts.push(`<span class="kind">retired</span>${chips(kinds.retired, 'absent', '')}`);
   if (kinds.absent.length > 0) parts.push(`<span class="kind">not in the swarm</span>${chips(kinds.absent, 'absent', '')}`);
   return `<p class="nodes">${parts.join(' ')}</p>`;
 }
@@ -142,7 +156,7 @@ export function stepSection(index: number, step: SimStep, frame: ReportFrame, ct
   return `<section class="step" id="step=${index + 1}" data-step="${index + 1}" aria-label="step ${index + 1}: ${esc(step.step)}">
 ${head}
 ${focusRows(step, frame, ctx)}
-${nodesLine(frame, ctx)}
+${nodesLine(frame, ctx, index)}
 ${legendHtml(ctx.layout)}
 ${overviewHtml(frame, step, ctx.layout)}
 ${details(step, ctx.report)}

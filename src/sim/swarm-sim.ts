@@ -1,7 +1,8 @@
 /**
  * `swarm-sim` (docs/design.md §8): the whole lifecycle of a swarm in memory — start, failover of one node,
  * growth by a newcomer, the dead node's revival, and optionally a retirement — returned as one
- * plain JSON document. Pure but for the ids the runtime mints (seeded with `seed`).
+ * plain JSON document. Pure: the copies the run adds are numbered (`hecate-8b/new-1`), or, with
+ * `seed`, named by the seeded id source a seeded library swarm uses (`hecate-8b/fbVbbFiF2h`).
  */
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
 import type { NodeProfile, Recovery, Route, SwarmPlan } from '../core/types.js';
@@ -61,7 +62,11 @@ export interface SwarmSimOptions {
   readonly model?: string;
   /** Tokens of the request routed after each step. @defaultValue 512 */
   readonly tokens?: number;
-  /** Seeds the runtime's id source: same seed, same bytes. */
+  /**
+   * Seeds the runtime's id source, so new copies get the ids a library swarm with this seed mints.
+   * Without it they are numbered in the order the run adds them (`<model>/new-1`, …). Either way
+   * the same options print the same bytes.
+   */
   readonly seed?: number;
   /** Label of the topology in the output (its file). */
   readonly source?: string;
@@ -183,7 +188,8 @@ export function runSwarmSim(topologyArg: Topology, optionsArg: SwarmSimOptions =
   const model = options.model ?? baseModelId(topology.models);
   const tokens = options.tokens ?? 512;
   const swarm = createSwarm(topology.nodes, { models: topology.models }, {
-    ...(options.seed === undefined ? {} : { seed: options.seed }),
+    // One run in memory: ids need to be unique within it only, so they can be read.
+    ...(options.seed === undefined ? { idSource: numberedIds() } : { seed: options.seed }),
     ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
   });
   const members = new Map(topology.nodes.map((n) => [n.id, n] as const));
@@ -264,4 +270,10 @@ function roundTimes(c: CopyTime): CopyTime {
 function simError(error: unknown): SimError {
   if (error instanceof RoutingError || error instanceof SwarmError || error instanceof PlanError) return { code: error.code, message: error.message };
   throw error;
+}
+
+/** `new-1`, `new-2`, …: the ids of an unseeded run, unique within it and readable in its report. */
+function numberedIds(): () => string {
+  let next = 0;
+  return () => `new-${++next}`;
 }

@@ -95,7 +95,8 @@ describe.concurrent('hecate-node bad input: exit 2, one line on stderr, nothing 
     ['a bad --add', [...SEED_COMMAND, '--add', 'x:lots'], /flag --add memoryGb/],
     ['an unknown command', ['swarm-simulate'], /unknown command "swarm-simulate"/],
     ['a scenario with an unknown step', ['scenario', badScenario], /bad-scenario\.json: \$\.steps\[0\]\.step: /],
-    ['a scenario command without files', ['scenario'], /no scenario file given/],
+    ['a scenario command without files', ['scenario'], /no scenario file or name given/],
+    ['a scenario name the package does not ship', ['scenario', 'nope'], /no shipped scenario "nope" .*shipped: copy-failover, /],
   ];
   it.each(cases)('%s', async (_name, args, message) => {
     const r = await cli(...args);

@@ -3,7 +3,8 @@
  * are missing, and the one line that names them with the install line (docs/install.md).
  */
 import { describe, expect, it } from 'vitest';
-import { absentPackage, COMMAND_PEERS, missingPeers, missingPeersMessage, packageName } from '../../src/cli/peers.js';
+import { COMMANDS } from '../../src/cli/commands.js';
+import { absentPackage, missingPeers, missingPeersMessage, packageName } from '../../src/cli/peers.js';
 
 const notFound = (name: string, from = '/p/node_modules/hecate-swarm/dist/src/cli/peers.js') =>
   Object.assign(new Error(`Cannot find package '${name}' imported from ${from}`), { code: 'ERR_MODULE_NOT_FOUND' });
@@ -35,7 +36,7 @@ describe('missingPeers', () => {
     await expect(missingPeers(['fastify'], async () => { throw notFound('avvio', '/p/node_modules/fastify/fastify.js'); })).rejects.toThrow(/avvio/);
   });
   it('finds every peer of every command in this checkout (the development install has them all)', async () => {
-    for (const [command, peers] of COMMAND_PEERS) expect(await missingPeers(peers), command).toEqual([]);
+    for (const [command, { peers, flagPeers }] of COMMANDS) expect(await missingPeers([...peers, ...flagPeers.flat()]), command).toEqual([]);
   });
 });
 
@@ -48,6 +49,7 @@ describe('missingPeersMessage', () => {
   it('adds a flag\'s whole group: the NATS packages at the version that runs on Node 20, the inspector\'s two', () => {
     expect(missingPeersMessage('serve', ['@nats-io/kv'])).toBe('hecate-node serve needs @nats-io/kv: npm install hecate-swarm xstate fastify prom-client undici zod @nats-io/jetstream@3.3 @nats-io/kv@3.3 @nats-io/transport-node@3.3');
     expect(missingPeersMessage('swarm-sim', ['ws'])).toBe('hecate-node swarm-sim needs ws: npm install hecate-swarm xstate zod ws @statelyai/inspect');
+    expect(missingPeersMessage('inspector', ['ws'])).toBe('hecate-node inspector needs ws: npm install hecate-swarm xstate zod ws');
   });
   it('packageName strips a version, keeps a scope', () => {
     expect(packageName('@nats-io/kv@3.3')).toBe('@nats-io/kv');

@@ -10,10 +10,8 @@ import type { Swarm } from '../../src/runtime/swarm.js';
 import { kInternals } from '../../src/runtime/internal.js';
 import { ManualClock } from '../../src/runtime/clock.js';
 import type { PeerPost } from '../../src/net/peer-post.js';
-import { decodeStageRequest, encodeStageReply } from '../../src/wire/stage-protocol.js';
-import type { DigestStageRequest } from '../../src/orchestrator/stage-call.js';
+import { decodeStageRequest, encodeStageReply, type StageRequest } from '../../src/wire/stage-protocol.js';
 import { digestOf, digestTensor, digestTensors } from '../../src/wire/digest.js';
-import { FRAME_CONTENT_TYPE } from '../../src/wire/frames.js';
 import { ServeError } from '../../src/wire/serve-error.js';
 import { NodeRegistry } from '../../src/orchestrator/node-registry.js';
 import { ServeMetrics } from '../../src/orchestrator/serve-metrics.js';
@@ -38,15 +36,14 @@ function setUp(agents: { cached?: number } = {}) {
   const registry = new NodeRegistry();
   for (const id of ['a', 'b']) registry.addressed({ id, memoryGb: 6 }, `http://${id}`);
   const metrics = new ServeMetrics({ nodesByState: () => new Map(), inflightByNode: () => new Map(), routeCostByModel: () => new Map(), leases: () => 0 });
-  const calls: DigestStageRequest[] = [];
+  const calls: StageRequest[] = [];
   const post: PeerPost = async (url, body) => {
-    const wire = decodeStageRequest(body as Uint8Array, 1);
-    const call: DigestStageRequest = { ...wire, input: digestOf(wire.input, 'input'), replay: wire.replay.map((t, i) => digestOf(t, `replay/${i}`)) };
+    const call = decodeStageRequest(body as Uint8Array, 1);
     calls.push(call);
     const nodeId = new URL(url).hostname;
     const cachedTokens = call.prompt !== undefined && call.layerStart === 0 && agents.cached !== undefined ? { cachedTokens: Math.min(agents.cached, call.tokens) } : {};
-    const reply = { nodeId, layerStart: call.layerStart, layerEnd: call.layerEnd, output: digestTensor((call.input * 31 + call.layerEnd) >>> 0), replayOutputs: digestTensors(call.replay.map((x) => x >>> 0)), ms: 0, ...cachedTokens };
-    return new Response(encodeStageReply(reply), { status: 200, headers: { 'content-type': FRAME_CONTENT_TYPE } });
+    const reply = { nodeId, layerStart: call.layerStart, layerEnd: call.layerEnd, output: digestTensor((digestOf(call.input, 'input') * 31 + call.layerEnd) >>> 0), replayOutputs: digestTensors(call.replay.map((t) => digestOf(t, 'replay'))), ms: 0, ...cachedTokens };
+    return new Response(encodeStageReply(reply), { status: 200, headers: { 'content-type': 'application/vnd.hecate.stage' } });
   };
   const options = (over: Partial<GenerationOptions> = {}): GenerationOptions => ({ swarm, request: { model: 'base', prompt: 'a prompt of some length', steps: 5 }, calls: { registry, metrics, post }, clock: new ManualClock(0), sessionNamespace: 'boot/', ...over });
   return { swarm, registry, metrics, calls, options };
@@ -117,6 +114,28 @@ describe('Generation', () => {
     expect(generation.admission).toBe('refused');
     expect(generation.admissions).toBe(1);
     for (const h of held) swarm.release(h.lease, {});
+    expect(swarm.inFlight()).toBe(0);
+  });
+
+  it('refuses 504 NoRoute, once admitted, a generation its wait left too little time for: the same bound, not checked again', async () => {
+    const swarm = createSwarm([{ id: 'a', memoryGb: 6, slots: 1 }, { id: 'b', memoryGb: 6, slots: 1 }], { models: [{ id: 'base', layers: 12, pipelines: 1 }] }, { seed: 1 });
+    swarms.push(swarm);
+    const held = [swarm.route({ model: 'base' }, { reserve: true }), swarm.route({ model: 'base' }, { reserve: true })];
+    const { options } = setUp();
+    const clock = new ManualClock(0);
+    // 300 steps of 26 ms at least (12 layers × 2 ms, 2 calls): 7.8 s, within 10 s when built.
+    const generation = new Generation(options({ swarm, clock, request: { model: 'base', prompt: 'p', steps: 300 }, session: { deadlineMs: 10_000 } }));
+    const outcome = generation.run().then(() => undefined, (e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // it waits in the queue
+    clock.advance(5000); // 5 s of its 10 go by waiting
+    swarm.release(held[0]?.lease as never, {});
+    const error = await outcome;
+    expect(error).toBeInstanceOf(ServeError);
+    expect([(error as ServeError).status, (error as ServeError).code]).toEqual([504, 'NoRoute']);
+    expect((error as ServeError).message).toMatch(/^DeadlineExceeded: the generation waited 5000 ms for a slot/);
+    expect(generation.admission).toBe('admitted'); // it had a slot: not a refusal of the queue's
+    expect(bounds.checkFitsDeadline).toHaveBeenCalledTimes(1);
+    swarm.release(held[1]?.lease as never, {});
     expect(swarm.inFlight()).toBe(0);
   });
 

@@ -120,7 +120,7 @@ function makeConsumer(xstate: string): string {
 }
 
 describe('the packed package', () => {
-  it('ships the build, the examples, the scenarios and the LICENSE, and nothing else', () => {
+  it('ships the build, the examples, the scenarios, the documents, the LICENSE, and nothing else', () => {
     const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n').map((f) => f.replace(/^package\//, ''));
     expect(files).toContain('LICENSE');
     expect(files).toContain('dist/src/index.js');
@@ -130,8 +130,45 @@ describe('the packed package', () => {
     expect(files).toContain('dist/src/persistence/index.d.ts');
     expect(files).toContain('dist/src/prefix/index.d.ts');
     expect(files.filter((f) => f.startsWith('dist/bench') || f.endsWith('.map'))).toEqual([]);
-    expect(files.filter((f) => !/^(dist\/(src|machines)\/|examples\/|scenarios\/|LICENSE$|README\.md$|package\.json$)/.test(f))).toEqual([]);
+    expect(files).toContain('docs/install.md');
+    expect(files.filter((f) => !/^(dist\/(src|machines)\/|examples\/|scenarios\/|docs\/|bench\/load-sim\/|LICENSE$|README\.md$|CHANGELOG\.md$|package\.json$)/.test(f))).toEqual([]);
   });
+
+  it('every relative link of its Markdown (README.md, docs/, CHANGELOG.md) reaches a file it ships', () => {
+    const files = new Set(execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n').map((f) => f.replace(/^package\//, '')));
+    const dead: string[] = [];
+    for (const doc of [...files].filter((f) => f.endsWith('.md'))) {
+      const text = readFileSync(join(repo, doc), 'utf8').replace(/```[\s\S]*?```/g, '');
+      for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        const target = (m[1] as string).split('#')[0] as string;
+        if (target === '' || /^[a-z]+:/.test(target)) continue; // an anchor in the same file, or a URL
+        const path = join(doc, '..', target).split('\\').join('/');
+        if (!files.has(path)) dead.push(`${doc} → ${m[1]}`);
+      }
+    }
+    expect(dead).toEqual([]);
+  });
+
+  it('has no install script: the manifest a consumer installs has no preinstall, install, postinstall or prepare', () => {
+    const manifest = JSON.parse(execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' })) as { scripts?: Record<string, string> };
+    expect(Object.keys(manifest.scripts ?? {}).filter((k) => ['preinstall', 'install', 'postinstall', 'prepare'].includes(k))).toEqual([]);
+  });
+
+  it('the repository still builds on its own npm ci and npm install, and before npm pack: npm runs these scripts of the package.json (build replaced by a marker)', () => {
+    const { scripts } = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const checkout = join(dir, 'checkout');
+    mkdirSync(checkout);
+    const marker = "node -e \"require('fs').appendFileSync('built', process.env.npm_lifecycle_event + '\\n')\"";
+    const lifecycle = Object.fromEntries(Object.entries(scripts).filter(([k]) => /^(pre|post)?(install|prepare|pack|publish|dependencies)$/.test(k)));
+    writeFileSync(join(checkout, 'package.json'), JSON.stringify({ name: 'checkout', version: '1.0.0', scripts: { ...lifecycle, build: marker } }));
+    const built = () => (existsSync(join(checkout, 'built')) ? readFileSync(join(checkout, 'built'), 'utf8').trim().split('\n') : []);
+    npm(['install', '--offline'], checkout);
+    expect(built()).toEqual(['build']);
+    npm(['ci', '--offline'], checkout);
+    expect(built()).toEqual(['build', 'build']);
+    npm(['pack', '--dry-run'], checkout);
+    expect(built()).toEqual(['build', 'build', 'build']);
+  }, 60_000);
 
   it.each(CONSUMER_XSTATES)('in a project on xstate %s: one copy of xstate, no CLI-only package (zod added: the sim entry needs it), strict nodenext type-checks swarm.actor, swarmMachine and nodeMachine, and it runs', (xstate) => {
     expect(PEER_FLOOR).not.toBe(REPO_XSTATE);

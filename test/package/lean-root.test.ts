@@ -3,6 +3,7 @@
  * statecharts, the runtime, xstate and nanoid — no schema library, no WebSocket, no inspector,
  * no simulator, no CLI. Runs on the build (`npm test` builds first).
  */
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
@@ -47,6 +48,10 @@ describe('the root entry', () => {
     const { bytes } = await bundle(`import { createSwarm } from ${JSON.stringify(join(repo, 'dist/src/index.js'))};\nexport const make = createSwarm;`);
     expect(bytes).toBeGreaterThan(10_000);
     expect(bytes).toBeLessThanOrEqual(150 * 1024);
+    // The figure docs/performance.md's table gives, checked so it cannot drift (within 1 KB).
+    console.log(`createSwarm-only bundle: ${(bytes / 1024).toFixed(1)} KB`);
+    const stated = Number(/\| bundle importing only `createSwarm` \| [^|]+\| ([\d.]+) KB \|/.exec(readFileSync(join(repo, 'docs/performance.md'), 'utf8'))?.[1]);
+    expect(Math.abs(stated - bytes / 1024), `docs/performance.md says ${stated} KB, measured ${(bytes / 1024).toFixed(1)} KB`).toBeLessThanOrEqual(1);
   });
 
   it('the prefix subpath brings the index, and only its own files besides the root', async () => {

@@ -4,7 +4,11 @@
  * lines (the name `hecate-swarm` replaced by the tarball), then
  * - the library install is counted (packages, megabytes; no engine warning on this Node);
  * - every ```js snippet runs there as printed, and prints each of its `// → x` lines;
- * - a CLI command without its optional peers names the install line the README gives;
+ * - `hecate-node` in each of docs/install.md's install sets, added one after the other (library,
+ *   zod, the server's, NATS, the inspector's): the overview and every command run or name their
+ *   install line (install-sets.ts);
+ * - the install figures the README, docs/install.md and docs/performance.md give are the ones
+ *   measured here (printed, and checked to within 5%);
  * - the "Real processes" walkthrough runs command by command with real processes on loopback
  *   (a free port for 8080): it makes a model, serves it on three agents, asks a completion, kills
  *   one agent and asks again; every `# → x` line (the token ids both times) is checked against what its command printed, the
@@ -18,9 +22,12 @@ import { delimiter, dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../replication/nats-server.js';
 import { fencedBlocks, type FencedBlock } from '../markdown-blocks.js';
+import { checkCli, INSTALL_SETS } from './install-sets.js';
 
 const repo = resolve(import.meta.dirname, '../..');
 const README = readFileSync(join(repo, 'README.md'), 'utf8').replace(/\r\n/g, '\n');
+const INSTALL_MD = readFileSync(join(repo, 'docs/install.md'), 'utf8');
+const PERFORMANCE_MD = readFileSync(join(repo, 'docs/performance.md'), 'utf8');
 /** This Node first on the PATH, so npm, npx and the snippets run on the Node the tests run on. */
 const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env['PATH'] ?? ''}`, npm_config_update_notifier: 'false' };
 
@@ -77,6 +84,22 @@ function bytesIn(path: string): number {
   return readdirSync(path).reduce((sum, entry) => sum + bytesIn(join(path, entry)), 0);
 }
 
+/**
+ * Checks a figure a document states against the one measured: the text must hold `pattern`, whose
+ * first group is the figure, within 5% of `measured` (a figure that drifts further fails).
+ */
+function expectStated(doc: string, text: string, pattern: RegExp, measured: number): void {
+  const m = pattern.exec(text);
+  expect(m, `${doc} should state a figure matching ${pattern}`).not.toBeNull();
+  const stated = Number(m?.[1]);
+  expect(Math.abs(stated - measured), `${doc} says ${stated}, measured ${measured.toFixed(2)}: update ${doc}`).toBeLessThanOrEqual(measured * 0.05);
+}
+
+/** Installs one of docs/install.md's "add …" parts in `cwd`; returns npm's output. */
+function add(specs: string, cwd: string): string {
+  return install(`npm install hecate-swarm xstate ${specs}`, cwd);
+}
+
 /** A regular expression for one expected output line: `…` stands for anything. */
 function expected(line: string): RegExp {
   return new RegExp(`^${line.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
@@ -119,10 +142,15 @@ describe('the README in a fresh project', () => {
     const names = [...installed.keys()].map((k) => k.slice(0, k.indexOf('@', 1))).sort();
     expect(names).toEqual(['@xstate/graph', 'hecate-swarm', 'nanoid', 'xstate']);
     expect(names.filter((n) => n !== 'xstate').length).toBeLessThanOrEqual(6);
+    expect(output, 'the package has no install script (npm 11 lists them)').not.toMatch(/install-scripts|hecate-swarm@[^ ]* \((preinstall|install|postinstall|prepare)/);
     const mb = bytesIn(join(consumer, 'node_modules')) / 1e6;
-    // The figures docs/install.md gives: 4 packages, about 3.4 MB.
-    console.log(`library install: ${names.length} packages (${names.join(', ')}), ${mb.toFixed(1)} MB`);
+    console.log(`library install: ${names.length} packages (${names.join(', ')}), ${mb.toFixed(2)} MB`);
     expect(mb).toBeLessThan(6);
+    expectStated('README.md', README, /That is (\d+)\s+packages/, names.length);
+    expectStated('README.md', README, /packages, ([\d.]+) MB of files/, mb);
+    expectStated('docs/install.md', INSTALL_MD, /`npm install hecate-swarm xstate` \| (\d+) packages/, names.length);
+    expectStated('docs/install.md', INSTALL_MD, /`npm install hecate-swarm xstate` \| \d+ packages, ([\d.]+) MB of files/, mb);
+    expectStated('docs/performance.md', PERFORMANCE_MD, /\| library install: size \| [^|]+\| ([\d.]+) MB \|/, mb);
   }, 120_000);
 
   it.each(SNIPPETS.map((b) => [`README.md:${b.line}`, b] as const))('the snippet at %s runs as printed and prints its → lines', (where, block) => {
@@ -142,23 +170,27 @@ describe('the README in a fresh project', () => {
     }
   });
 
-  it('without their optional peers, a CLI command names the README\'s install line and hecate-swarm/sim names zod', () => {
+  it('the library install: --help, -h and a bare call list every command; each names docs/install.md\'s install line; hecate-swarm/sim names zod', async () => {
+    expect(INSTALL_SETS.map((set) => set.add).slice(0, 3)).toEqual(['npm install hecate-swarm xstate', 'zod', 'fastify prom-client undici zod']);
+    await checkCli(consumer, env, INSTALL_MD);
+    // The README's own words for the two lines a newcomer meets first.
     const serve = spawnSync('npx', ['hecate-node', 'serve', '--port', '0'], { cwd: consumer, encoding: 'utf8', env, timeout: 60_000 });
     expect(serve.status).toBe(2);
     expect(serve.stderr.trim()).toBe(`hecate-node serve needs fastify, prom-client, undici and zod: ${WALK?.lines[0]}`);
-    const sim = spawnSync('npx', ['hecate-node', 'swarm-sim', '--topology', 'node_modules/hecate-swarm/examples/swarm.json'], { cwd: consumer, encoding: 'utf8', env, timeout: 60_000 });
-    expect(sim.status).toBe(2);
-    expect(sim.stderr.trim()).toBe('hecate-node swarm-sim needs zod: npm install hecate-swarm xstate zod');
     expect(README).toContain('`npm install hecate-swarm xstate zod`');
     const entry = spawnSync(process.execPath, ['--input-type=module', '-e', "await import('hecate-swarm/sim')"], { cwd: consumer, encoding: 'utf8', env });
     expect(entry.status).not.toBe(0);
     expect(entry.stderr).toMatch(/ERR_MODULE_NOT_FOUND.*Cannot find package 'zod'|Cannot find package 'zod'.*ERR_MODULE_NOT_FOUND/s);
   }, 120_000);
 
+  it('+ zod: the simulators run (a shipped scenario by name), serve and agent name their lines, the inspector names ws', async () => {
+    add('zod', consumer);
+    await checkCli(consumer, env, INSTALL_MD);
+  }, 120_000);
+
   it('the walkthrough runs as printed: each → line, the pid file is the agent\'s, kill -9 kills it, the rest exit cleanly', async () => {
     const walk = WALK as Block;
     expect(install(walk.lines[0] as string, consumer)).not.toMatch(/EBADENGINE/);
-    console.log(`CLI install: ${packagesIn(consumer).size} packages, ${(bytesIn(join(consumer, 'node_modules')) / 1e6).toFixed(1)} MB`);
     const port = String(await freePort());
     // The commands after the install line, each with the → lines that follow it.
     const steps: { command: string; expect: string[] }[] = [];
@@ -213,4 +245,26 @@ describe('the README in a fresh project', () => {
       }
     }
   }, 240_000);
+
+  it('the server set (the walkthrough\'s line): serve and agent run, serve --nats names the NATS line; the figures docs/install.md gives', async () => {
+    await checkCli(consumer, env, INSTALL_MD);
+    const count = packagesIn(consumer).size;
+    const mb = bytesIn(join(consumer, 'node_modules')) / 1e6;
+    console.log(`server install: ${count} packages, ${mb.toFixed(1)} MB`);
+    expectStated('docs/install.md', INSTALL_MD, /`npm install hecate-swarm xstate fastify prom-client undici zod` \| [^|]*: (\d+) packages/, count);
+    expectStated('docs/install.md', INSTALL_MD, /`npm install hecate-swarm xstate fastify prom-client undici zod` \| [^|]*: \d+ packages, ([\d.]+) MB of files/, mb);
+  }, 120_000);
+
+  it('+ NATS: serve --nats gets as far as connecting, hecate-swarm/replication loads', async () => {
+    expect(add(INSTALL_SETS[3].add, consumer)).not.toMatch(/EBADENGINE/);
+    await checkCli(consumer, env, INSTALL_MD);
+    const entry = spawnSync(process.execPath, ['--input-type=module', '-e', "const r = await import('hecate-swarm/replication'); console.log(typeof r.connectSwarm)"], { cwd: consumer, encoding: 'utf8', env });
+    expect(entry.stderr).toBe('');
+    expect(entry.stdout.trim()).toBe('function');
+  }, 120_000);
+
+  it('+ ws and @statelyai/inspect: swarm-sim --inspect gets as far as connecting', async () => {
+    add(INSTALL_SETS[4].add, consumer);
+    await checkCli(consumer, env, INSTALL_MD);
+  }, 120_000);
 });

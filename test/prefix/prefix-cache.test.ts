@@ -151,9 +151,9 @@ describe('routing with a prompt', () => {
     swarm.stop();
   });
 
-  it('without the guard a shared prompt would pile onto the cached copy; with it a burst held at once spreads', () => {
+  it('the count guard (guard: "count"): without it a shared prompt would pile onto the cached copy; with it a burst held at once spreads past balanceAbs', () => {
     const burst = (options?: PrefixCacheOptions) => {
-      const swarm = createSwarm(equal(2, 16), swarmConfig(4, 2), { seed: 1, prefixCache: prefixCache(options) });
+      const swarm = createSwarm(equal(2, 16), swarmConfig(4, 2), { seed: 1, prefixCache: prefixCache({ guard: 'count', ...options }) });
       const counts = new Map<string, number>();
       for (let i = 0; i < 150; i++) {
         const r = swarm.route({ prompt: ask(String(i)) }, { reserve: true });

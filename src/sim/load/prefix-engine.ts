@@ -1,7 +1,7 @@
 /**
  * W7's engine: requests with prompts run through the stages of the copy their router chose. Every
- * node is one compute server with a FIFO queue and a prefix cache ({@link BlockCache}, LRU by its
- * KV reserve). A prompt's prefill at a stage costs its uncached tokens (matched when the stage
+ * node is a compute server of `slots` parallel servers (the topology's, 1 by default: one request
+ * at a time) with one FIFO queue and a prefix cache ({@link BlockCache}, LRU by its KV reserve). A prompt's prefill at a stage costs its uncached tokens (matched when the stage
  * starts it) × {@link PREFILL_MS_PER_TOKEN} × the stage's share of the layers ÷ the node's score;
  * cached tokens cost nothing. Its first token comes one hop after the last stage's prefill; then
  * every stage of the copy queues the decode work of its answer (× {@link DECODE_MS_PER_TOKEN}), and
@@ -63,8 +63,11 @@ interface Server {
   readonly cache: BlockCache;
   readonly queue: Job[];
   head: number;
+  /** When its latest job started ends (its backlog's estimate). */
   busyUntil: number;
-  busy: boolean;
+  /** Jobs in service, at most `slots`. */
+  running: number;
+  readonly slots: number;
   readonly score: number;
   /** Blocks of the prompts queued or in prefill here, counted per prompt: cached once their prefill ends. */
   readonly pending: Map<number, number>;
@@ -82,7 +85,7 @@ export function runPrefixEngine(options: PrefixEngineOptions): PrefixTrace {
   const trace: PrefixTrace = { ttft: new Float64Array(n), ok: new Uint8Array(n), cached: new Float64Array(n), promptTokens: new Float64Array(n), pipeline: new Int16Array(n).fill(-1) };
   const layersOn = new Map<number, number>();
   for (const p of topology.pipelines) for (const s of p.stages) layersOn.set(s.node, (layersOn.get(s.node) ?? 0) + s.layers);
-  const servers: Server[] = topology.nodes.map((node) => ({ cache: new BlockCache(nodeCacheBlocks(layersOn.get(node.index) ?? 1, options.kvReserveGb)), queue: [], head: 0, busyUntil: 0, busy: false, score: node.score, pending: new Map() }));
+  const servers: Server[] = topology.nodes.map((node) => ({ cache: new BlockCache(nodeCacheBlocks(layersOn.get(node.index) ?? 1, options.kvReserveGb)), queue: [], head: 0, busyUntil: 0, running: 0, slots: node.slots, score: node.score, pending: new Map() }));
   const server = (i: number): Server => servers[i] as Server;
   const ev = new EventQueue<Ev>();
   const gapMs = 1000 / options.ratePerS;
@@ -111,14 +114,15 @@ export function runPrefixEngine(options: PrefixEngineOptions): PrefixTrace {
         const job = s.queue[k] as Job;
         if (!job.q.gaveUp || job.decode) ms += workMs(job, node, job.decode ? 0 : s.cache.peek(job.q.r.blocks) * BLOCK_TOKENS);
       }
-      return ms;
+      return ms / s.slots;
     },
   };
   const router = options.router(truth);
 
+  /** Starts queued jobs while the node has a free slot. */
   const start = (node: number): void => {
     const s = server(node);
-    while (s.head < s.queue.length) {
+    while (s.running < s.slots && s.head < s.queue.length) {
       const job = s.queue[s.head++] as Job;
       if (s.head > 512 && s.head * 2 > s.queue.length) {
         s.queue.splice(0, s.head);
@@ -134,12 +138,10 @@ export function runPrefixEngine(options: PrefixEngineOptions): PrefixTrace {
         if (job.stage === 0) trace.cached[job.q.i] = cachedTokens;
       }
       const ms = workMs(job, node, cachedTokens);
-      s.busy = true;
+      s.running++;
       s.busyUntil = clock.t + ms;
       ev.push(clock.t + ms, { k: 'end', node, job });
-      return;
     }
-    s.busy = false;
   };
   const unpend = (s: Server, blocks: Float64Array): void => {
     for (let k = 0; k < blocks.length; k++) {
@@ -153,7 +155,7 @@ export function runPrefixEngine(options: PrefixEngineOptions): PrefixTrace {
     const s = server(node);
     if (!job.decode) for (let k = 0; k < job.q.r.blocks.length; k++) s.pending.set(job.q.r.blocks[k] as number, (s.pending.get(job.q.r.blocks[k] as number) ?? 0) + 1);
     s.queue.push(job);
-    if (!s.busy) start(node);
+    if (s.running < s.slots) start(node);
   };
   const finishFirst = (q: Req, ok: boolean, ttft: number): void => {
     if (q.first) return;
@@ -203,6 +205,7 @@ export function runPrefixEngine(options: PrefixEngineOptions): PrefixTrace {
             for (let k = 0; k < q.pick.stages.length; k++) enqueue(stageOf(q, k).node, { q, decode: true, stage: k });
           }
         }
+        server(node).running--; // its slot frees only now: the decodes it queued wait behind earlier jobs
         start(node);
         break;
       }

@@ -164,21 +164,23 @@ export function runPrefixSim(options: PrefixSimOptions = {}): PrefixSimResult {
       label: spec.label,
       ratePerS: rate,
       copies: topology.pipelines.length,
-      policies: policies.map((policy, pi) => {
-        const runs = perPolicy[pi] ?? [];
-        const med = (f: (m: PrefixRunMetrics) => number, digits = 2) => round(median(runs.map(f)), digits);
-        const throughputs = runs.map((m) => m.throughput).filter((x): x is number => x !== null);
-        return {
-          policy: policy.id,
-          label: policy.label,
-          oracle: policy.oracle === true,
-          median: { p50: med((m) => m.p50), p99: med((m) => m.p99), mean: med((m) => m.mean), hitRate: med((m) => m.hitRate, 4), success: med((m) => m.success, 4), throughput: throughputs.length > 0 ? round(median(throughputs), 1) : null },
-          runs: runs.map((m) => ({ ...m, p50: round(m.p50, 2), p99: round(m.p99, 2), mean: round(m.mean, 2), hitRate: round(m.hitRate, 4), success: round(m.success, 4) })),
-        };
-      }),
+      policies: policies.map((policy, pi) => policyResult(policy, perPolicy[pi] ?? [])),
     };
   });
   return { seeds, scale, ttftLimitMs: TTFT_LIMIT_MS, timeoutMs: CLIENT_TIMEOUT_MS, workloads, targets: prefixTargets(workloads) };
+}
+
+/** One policy's runs, rounded, and their medians (the throughput's when measured). */
+export function policyResult(policy: PrefixPolicy, runs: readonly (PrefixRunMetrics & { readonly seed: number })[]): PrefixPolicyResult {
+  const med = (f: (m: PrefixRunMetrics) => number, digits = 2) => round(median(runs.map(f)), digits);
+  const throughputs = runs.map((m) => m.throughput).filter((x): x is number => x !== null);
+  return {
+    policy: policy.id,
+    label: policy.label,
+    oracle: policy.oracle === true,
+    median: { p50: med((m) => m.p50), p99: med((m) => m.p99), mean: med((m) => m.mean), hitRate: med((m) => m.hitRate, 4), success: med((m) => m.success, 4), throughput: throughputs.length > 0 ? round(median(throughputs), 1) : null },
+    runs: runs.map((m) => ({ ...m, p50: round(m.p50, 2), p99: round(m.p99, 2), mean: round(m.mean, 2), hitRate: round(m.hitRate, 4), success: round(m.success, 4) })),
+  };
 }
 
 /** The W7 targets against the medians (those whose policies were run). */

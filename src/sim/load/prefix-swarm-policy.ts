@@ -21,9 +21,10 @@ interface Open {
 class SwarmPrefixRouter implements PrefixRouter {
   private readonly swarm;
   private readonly open = new Map<PromptRequest, Open>();
-  constructor(private readonly context: PrefixRouterContext, private readonly withPrompt: boolean) {
+  constructor(private readonly context: PrefixRouterContext, private readonly withPrompt: boolean, declareSlots = false) {
     const { topology } = context;
-    this.swarm = createSwarm(topology.profiles, { models: [topology.spec.model] }, { clock: context.clock, seed: context.seed, ...(withPrompt ? { prefixCache: prefixCache() } : {}) });
+    const profiles = declareSlots ? topology.profiles.map((p, i) => ({ ...p, slots: (topology.nodes[i] as { slots: number }).slots })) : topology.profiles;
+    this.swarm = createSwarm(profiles, { models: [topology.spec.model] }, { clock: context.clock, seed: context.seed, ...(withPrompt ? { prefixCache: prefixCache() } : {}) });
   }
 
   pick(now: number, request: PromptRequest): PrefixPick | undefined {
@@ -63,3 +64,10 @@ export const oursPrefix: PrefixPolicy = {
   create: (context) => new SwarmPrefixRouter(context, true),
 };
 
+
+/** Ours with every node's `slots` declared (what the simulated node serves at once). */
+export const oursSlots: PrefixPolicy = {
+  id: 'ours-slots',
+  label: 'ours, slots declared',
+  create: (context) => new SwarmPrefixRouter(context, true, true),
+};

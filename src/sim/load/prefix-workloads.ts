@@ -39,13 +39,15 @@ export interface PrefixWorkloadSpec {
 
 const VOCAB = 128_000;
 
-function tokens(rng: Rng, n: number): Uint32Array {
+/** `n` random token ids. */
+export function tokens(rng: Rng, n: number): Uint32Array {
   const out = new Uint32Array(n);
   for (let i = 0; i < n; i++) out[i] = rng.int(VOCAB);
   return out;
 }
 
-function concat(parts: readonly Uint32Array[]): Uint32Array {
+/** The token ids of `parts`, one after another. */
+export function concat(parts: readonly Uint32Array[]): Uint32Array {
   const out = new Uint32Array(parts.reduce((s, p) => s + p.length, 0));
   let o = 0;
   for (const p of parts) {
@@ -55,12 +57,13 @@ function concat(parts: readonly Uint32Array[]): Uint32Array {
   return out;
 }
 
-function request(at: number, prompt: Uint32Array, answer: Uint32Array, group: number): PromptRequest {
+/** A request of a prompt and its answer, with their block hashes. */
+export function request(at: number, prompt: Uint32Array, answer: Uint32Array, group: number): PromptRequest {
   return { at, ids: prompt, blocks: blockHashes(prompt), fullBlocks: blockHashes(concat([prompt, answer])), outTokens: answer.length, group };
 }
 
 /** Poisson arrival offsets at unit rate. */
-function arrivals(rng: Rng, n: number): number[] {
+export function arrivals(rng: Rng, n: number): number[] {
   let t = 0;
   return Array.from({ length: n }, () => (t += rng.exp(1)));
 }
@@ -74,14 +77,15 @@ function shuffle<T>(rng: Rng, xs: T[]): T[] {
 }
 
 /** Zipf weights over `n` ranks with exponent `s`, as cumulative shares. */
-function zipfCdf(n: number, s: number): number[] {
+export function zipfCdf(n: number, s: number): number[] {
   const w = Array.from({ length: n }, (_, k) => 1 / (k + 1) ** s);
   const total = w.reduce((a, b) => a + b, 0);
   let acc = 0;
   return w.map((x) => (acc += x / total));
 }
 
-function groupsOf(rng: Rng, groups: number, systemTokens: number): Uint32Array[] {
+/** `groups` system prompts of `systemTokens` random ids. */
+export function groupsOf(rng: Rng, groups: number, systemTokens: number): Uint32Array[] {
   return Array.from({ length: groups }, () => tokens(rng, systemTokens));
 }
 

@@ -1,13 +1,13 @@
 /** The results as a Markdown table: one row per workload × policy, then the targets. */
 import type { LoadSimResult } from './run.js';
-import { missNote } from './targets.js';
+import { missNote, targetVerdict } from './targets.js';
 
 const fmt = (x: number): string => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
 const pct = (x: number): string => (x === 0 ? '0' : `${(x * 100).toFixed(x < 0.001 ? 3 : 2)}%`);
 
 /**
  * A Markdown report of the medians: latency percentiles, errors, timeouts, requests sent to the
- * dead node, herd index, and the targets with pass/fail.
+ * dead node, herd index, and the targets: pass, known miss or **FAIL**.
  */
 export function resultsTable(result: LoadSimResult): string {
   const lines: string[] = [];
@@ -30,7 +30,7 @@ export function resultsTable(result: LoadSimResult): string {
   lines.push('|---|---|--:|--:|--:|--:|---|--:|--:|');
   for (const t of result.targets) {
     lines.push(
-      `| ${t.target} | ${t.workload} | ${t.ours} | ${t.baseline ?? '–'} | ${t.ratio ?? '–'} | ${t.limit} | ${t.pass ? 'pass' : '**FAIL**'} | ${t.oracle ?? '–'} | ${t.latencyWeights ?? '–'} |`,
+      `| ${t.target} | ${t.workload} | ${t.ours} | ${t.baseline ?? '–'} | ${t.ratio ?? '–'} | ${t.limit} | ${targetVerdict(t)} | ${t.oracle ?? '–'} | ${t.latencyWeights ?? '–'} |`,
     );
   }
   const notes = result.targets.flatMap((t) => missNote(t) ?? []);
