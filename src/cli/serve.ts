@@ -16,6 +16,7 @@ import { IDEMPOTENCY_FLAGS, idempotencyFlags } from './idempotency-flags.js';
 import { DEFAULT_VERIFY_SAMPLE } from '../orchestrator/verify-span.js';
 import { readServedModel, type ServedModel } from '../orchestrator/served-model.js';
 import type { TextModel } from '../orchestrator/completion-run.js';
+import { absentPackage } from './peers.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -172,6 +173,7 @@ async function servedModel(dir: string, pipelines: number): Promise<ServedModel>
   try {
     return await readServedModel(dir, pipelines);
   } catch (error) {
+    if (absentPackage(error) !== undefined) throw error; // the tokenizer library: main names its install line
     throw new UsageError(`flag --model: ${(error as Error).message}`, { cause: error });
   }
 }
