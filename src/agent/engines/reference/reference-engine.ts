@@ -8,7 +8,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseLlamaConfig, readLlamaConfig, type LlamaConfig } from '../../../model/config.js';
+import { parseLlamaConfig, readLlamaConfig } from '../../../model/config.js';
 import { openModelWeights } from '../../../model/model-weights.js';
 import { decodeElements } from '../../../model/safetensors.js';
 import { elementsOf, f32Tensor, type Tensor } from '../../../wire/tensor.js';
@@ -57,7 +57,7 @@ export class ReferenceEngine implements StageEngine {
 
   constructor(options: ReferenceEngineOptions) {
     this.models = options.models;
-    this.maxWidth = options.maxWidth ?? Math.max(1, ...[...options.models.values()].map((dir) => readLlamaConfigSync(dir).hidden_size));
+    this.maxWidth = options.maxWidth ?? Math.max(1, ...[...options.models.values()].map(hiddenSizeOf));
     this.kvBound = options.kvMemoryBytes ?? Infinity;
     if (!(this.kvBound > 0)) throw new ReferenceEngineError('InvalidInput', `kvMemoryBytes must be a positive number of bytes, got ${String(options.kvMemoryBytes)}`);
   }
@@ -226,14 +226,14 @@ export class ReferenceEngine implements StageEngine {
   }
 }
 
-/** A model directory's config, read at once (the engine's width is needed before it serves). */
-function readLlamaConfigSync(dir: string): LlamaConfig {
-  const path = join(dir, 'config.json');
-  let raw: unknown;
+/**
+ * A model directory's hidden size, read at once (the engine's width is needed before it serves);
+ * 1 for a config it cannot read or run, which `load` then refuses naming the field.
+ */
+function hiddenSizeOf(dir: string): number {
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new ReferenceEngineError('UnknownModel', `${path}: cannot be read as JSON (${(error as Error).message})`, { cause: error });
+    return parseLlamaConfig(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')), join(dir, 'config.json')).hidden_size;
+  } catch {
+    return 1;
   }
-  return parseLlamaConfig(raw, path);
 }
