@@ -153,6 +153,7 @@ const ENTRIES: readonly Entry[] = [
   { name: 'SessionError', arity: 4, errors: [], call: (a) => new SessionError(a[0] as never, a[1] as never, a[2] as never, a[3] as never) },
   // the runtime: a swarm and its methods, each call on a fresh swarm
   { name: 'createSwarm', arity: 3, errors: [PlanError, SwarmError], call: (a) => root.createSwarm(a[0] as never, a[1] as never, a[2] as never).stop(), numRuns: 100 },
+  { name: 'createSessionSwarm', arity: 3, errors: [PlanError, SwarmError], call: (a) => sessions.createSessionSwarm(a[0] as never, a[1] as never, a[2] as never).stop(), numRuns: 100 },
   { name: 'createSwarm (valid profiles)', arity: 2, errors: [PlanError, SwarmError], call: (a) => root.createSwarm(profiles, a[0] as never, a[1] as never).stop(), numRuns: 100 },
   { name: 'Swarm#status', arity: 0, errors: [], call: onSwarm((s) => s.status()), numRuns: 5 },
   { name: 'Swarm#state', arity: 0, errors: [], call: onSwarm((s) => s.state()), numRuns: 5 },

@@ -80,7 +80,7 @@ export async function checkCli(cwd: string, env: NodeJS.ProcessEnv, installMd: s
   const docs = documentedLines(installMd);
   const has = (name: string) => installed(cwd, name);
   const zod = has('zod');
-  const server = zod && has('fastify') && has('prom-client');
+  const server = zod && has('fastify') && has('prom-client') && has('undici');
   const nats = has('@nats-io/jetstream') && has('@nats-io/kv') && has('@nats-io/transport-node');
   const ws = has('ws') && has('@statelyai/inspect');
   const topology = 'node_modules/hecate-swarm/examples/swarm.json';
@@ -98,6 +98,8 @@ export async function checkCli(cwd: string, env: NodeJS.ProcessEnv, installMd: s
     { argv: ['serve', '--help'], command: 'serve', ok: server },
     { argv: ['agent', '--help'], command: 'agent', ok: server },
     { argv: ['inspector', '--help'], command: 'inspector', ok: zod },
+    { argv: ['conformance', '--help'], command: 'conformance', ok: zod && has('fastify') },
+    { argv: ['make-model', '--help'], command: 'make-model', ok: zod },
   ];
   const runs = await Promise.all(cases.map((c) => hecateNode(cwd, env, c.argv, c.npx)));
   runs.forEach((ran, i) => {
@@ -106,7 +108,7 @@ export async function checkCli(cwd: string, env: NodeJS.ProcessEnv, installMd: s
     expect(ran.code, `hecate-node ${c.argv.join(' ')}: ${ran.stderr}`).toBe(0);
     if (c.command === '') {
       const rows = ran.stdout.split('\n').filter((l) => /^ {2}[a-z-]+ {2,}/.test(l));
-      expect(rows.map((l) => l.trim().split(' ')[0])).toEqual(['swarm-sim', 'scenario', 'chart', 'load-sim', 'serve', 'agent', 'inspector']);
+      expect(rows.map((l) => l.trim().split(' ')[0])).toEqual(['swarm-sim', 'scenario', 'chart', 'load-sim', 'serve', 'agent', 'inspector', 'conformance', 'make-model']);
       // A command that cannot run shows its line in place of the summary.
       expect(rows.find((l) => l.includes(' serve '))?.includes('needs'), ran.stdout).toBe(!server);
       expect(rows.find((l) => l.includes(' chart '))?.includes('needs'), ran.stdout).toBe(!zod);
