@@ -6,6 +6,7 @@ import { profileIssues } from '../src/core/validate.js';
 import type { EjectionOptions, ResolvedEjectionOptions } from '../src/core/ejection.js';
 import type { PhiOptions } from '../src/core/phi.js';
 import type { AliveCause, DownCause, NodeRecord, nodeMachine } from './node.machine.js';
+import type { MoveOrder, PendingMove } from './swarm-moves.js';
 
 /**
  * The Swarm statechart's data: what it is created with, its context, its events and what it
@@ -145,6 +146,11 @@ export interface SwarmContext {
   readonly quarantined?: ReadonlySet<string>;
   readonly failureDetector: PhiOptions | undefined;
   readonly ejection: ResolvedEjectionOptions;
+  /**
+   * The moves of a rebalance under way, by move id, each in its phase (`machines/swarm-moves.ts`,
+   * docs/rebalance.md "Make-before-break"). Absent when none is pending.
+   */
+  readonly moves?: ReadonlyMap<string, PendingMove>;
 }
 
 /** The swarm's status while it runs, from its counters: failed ⇔ none alive; degraded ⇔ a plan node down. */
@@ -170,7 +176,15 @@ export type SwarmEmitted =
    * A node actor marked a node on its own while the Swarm's policy defers such marks
    * (`defersOwnMarks`): the owner decides when it applies, by sending it back `decided`.
    */
-  | { readonly type: 'node.mark'; readonly mark: OwnMark };
+  | { readonly type: 'node.mark'; readonly mark: OwnMark }
+  /** A rebalance began: its moves pending, with the plan adopted (a break-first move's old copies left it). */
+  | { readonly type: 'moves.begun'; readonly moveIds: readonly string[]; readonly plan: SwarmPlan }
+  /** A move's spans are loaded: its new copies joined the plan (routable now); make-before-break, its old copies left it and drain. */
+  | { readonly type: 'copy.formed'; readonly moveId: string; readonly plan: SwarmPlan }
+  /** A move finished. */
+  | { readonly type: 'move.done'; readonly moveId: string }
+  /** A move was given up (a loading node lost, its copies changed); the plan keeps what it had. */
+  | { readonly type: 'move.aborted'; readonly moveId: string; readonly reason: string };
 
 /** A mark a node actor makes on its own (its detector, its ejection, a heartbeat or probation). */
 export type OwnMark =
@@ -196,7 +210,13 @@ export type SwarmEvent =
   | { readonly type: 'node.eject'; readonly nodeId: string; readonly decided?: boolean }
   | { readonly type: 'node.added'; readonly profile: NodeProfile }
   | { readonly type: 'node.removed'; readonly nodeId: string }
-  | { readonly type: 'swarm.stop' };
+  | { readonly type: 'swarm.stop' }
+  /** Begins a rebalance's moves (taken only when none is pending and every move fits the plan: {@link beginIssue}). */
+  | { readonly type: 'rebalance.begin'; readonly moves: readonly MoveOrder[] }
+  /** A node loaded its span for a pending move. */
+  | { readonly type: 'span.loaded'; readonly moveId: string; readonly nodeId: string }
+  /** The old copies of a draining move have no request in flight any more. */
+  | { readonly type: 'copy.drained'; readonly moveId: string };
 
 /** Whether `nodeId` is a member of the swarm. */
 export function isMember(context: Pick<SwarmContext, 'members'>, nodeId: string): boolean {

@@ -5,10 +5,12 @@ import { planNodeIds } from '../src/core/state.js';
 import type { SwarmPlan } from '../src/core/types.js';
 import type { DownCause } from './node.machine.js';
 import { createNodeActor, nodeActorOf } from './node-actors.js';
-import { DEFAULT_READERS, growthUpdate, rescueUpdate, retirementUpdate } from './swarm-decisions.js';
+import { DEFAULT_READERS, growthUpdate, profilesOf, rescueUpdate, retirementUpdate } from './swarm-decisions.js';
+import { abortMovesOf, beginIssue, beginMoves, copyDrained, spanLoaded, type MoveStep } from './swarm-moves.js';
 import { downCauseOf, isAliveIn, isMember, joinIssue, nodeKey, type LiveStatus, type Member, type OwnMark, type SwarmContext, type SwarmEmitted, type SwarmEvent, type SwarmInput, type SwarmReaders, type SwarmRestore } from './swarm-context.js';
 
 export * from './swarm-context.js';
+export * from './swarm-moves.js';
 export { computeRescue } from './rescue.js';
 export { nodeActorOf } from './node-actors.js';
 export type { RescueReads } from './rescue.js';
@@ -63,6 +65,14 @@ export const swarmMachine = setup({
      * decides when each applies and sends it back `decided` (`provideSwarm`'s `defersOwnMarks`).
      */
     defersOwnMarks: () => false,
+    // ── rebalancing (machines/swarm-moves.ts) ──
+    canBeginMoves: ({ context, event }) => event.type === 'rebalance.begin' && beginIssue(context.plan, context.moves, event.moves, (id) => isAliveIn(context, id)) === undefined,
+    isSpanLoading: ({ context, event }) => {
+      if (event.type !== 'span.loaded') return false;
+      const m = context.moves?.get(event.moveId);
+      return m !== undefined && m.phase === 'loading' && m.waiting.includes(event.nodeId);
+    },
+    isDraining: ({ context, event }) => event.type === 'copy.drained' && context.moves?.get(event.moveId)?.phase === 'draining',
   },
   actions: {
     computeRescue: assign(({ context, event }) => rescueUpdate(context, event, DEFAULT_READERS)),
@@ -183,6 +193,29 @@ export const swarmMachine = setup({
       if (o?.kind === 'growth') enqueue.emit({ type: 'node.joined' as const, nodeId: o.nodeId, profile: o.profile, plan: o.plan });
       if (o?.kind === 'retirement') enqueue.emit({ type: 'node.left' as const, nodeId: o.nodeId, plan: o.plan });
     }),
+    beginMoves: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'rebalance.begin') return;
+      const step = beginMoves(context.plan, deepFreeze(event.moves.map((o) => ({ ...o }))));
+      applyMoveStep(context, step, enqueue);
+      enqueue.emit({ type: 'moves.begun' as const, moveIds: [...step.moves.keys()], plan: step.plan });
+    }),
+    loadSpan: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'span.loaded' || context.moves === undefined) return;
+      applyMoveStep(context, spanLoaded(context.plan, context.moves, event.moveId, event.nodeId, profilesOf(context)), enqueue);
+    }),
+    drainCopy: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'copy.drained' || context.moves === undefined) return;
+      applyMoveStep(context, copyDrained(context.plan, context.moves, event.moveId), enqueue);
+    }),
+    /** A node down or gone aborts the moves it was loading a span for (after the rescue and the mark: their order is unchanged). */
+    abortMoves: enqueueActions(({ context, event, enqueue }) => {
+      if (!('nodeId' in event) || context.moves === undefined) return;
+      const aborted = abortMovesOf(context.moves, event.nodeId);
+      if (aborted.length === 0) return;
+      const moves = new Map(context.moves);
+      for (const a of aborted) moves.delete(a.id);
+      applyMoveStep(context, { moves, plan: context.plan, formed: [], done: [], aborted }, enqueue);
+    }),
     emitStatus: emit((_, params: { status: LiveStatus | 'stopped' }) => ({ type: 'status.changed' as const, status: params.status })),
   },
 }).createMachine({
@@ -232,12 +265,12 @@ export const swarmMachine = setup({
   on: {
     'node.down': [
       { guard: and(['defersOwnMarks', 'isOwnMark']), actions: 'deferMark' },
-      { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'recordDetected', 'recordQuarantined', 'ensureNodeActor', 'tellNodeDown', 'emitNodeDown'] },
+      { guard: 'isAliveMember', actions: ['computeRescue', 'markNodeDown', 'recordDetected', 'recordQuarantined', 'ensureNodeActor', 'tellNodeDown', 'emitNodeDown', 'abortMoves'] },
       { guard: 'isManualOnAutoDown', actions: ['noOutcome', 'forgetCause', 'ensureNodeActor', 'tellNodeDown'] },
     ],
     'node.eject': [
       { guard: and(['defersOwnMarks', 'isOwnMark']), actions: 'deferMark' },
-      { guard: and(['isAliveMember', 'ejectionRoom']), actions: ['computeRescue', 'markNodeDown', 'recordEjected', 'ensureNodeActor', 'tellNodeDown', 'emitNodeDown'] },
+      { guard: and(['isAliveMember', 'ejectionRoom']), actions: ['computeRescue', 'markNodeDown', 'recordEjected', 'ensureNodeActor', 'tellNodeDown', 'emitNodeDown', 'abortMoves'] },
     ],
     'node.alive': [
       { guard: and(['defersOwnMarks', 'isOwnMark']), actions: 'deferMark' },
@@ -246,7 +279,10 @@ export const swarmMachine = setup({
     'node.suspected': { guard: 'isAliveMember', actions: 'emitNodeSuspected' },
     'node.cleared': { guard: 'isAliveMember', actions: 'emitNodeCleared' },
     'node.added': { guard: 'canJoin', actions: ['decideGrowth', 'spawnNode', 'startNode', 'adoptPlan', 'emitPlanChange'] },
-    'node.removed': { guard: 'isMember', actions: ['decideRetirement', 'stopNode', 'forgetNode', 'adoptPlan', 'emitPlanChange'] },
+    'node.removed': { guard: 'isMember', actions: ['decideRetirement', 'stopNode', 'forgetNode', 'adoptPlan', 'emitPlanChange', 'abortMoves'] },
+    'rebalance.begin': { guard: 'canBeginMoves', actions: 'beginMoves' },
+    'span.loaded': { guard: 'isSpanLoading', actions: 'loadSpan' },
+    'copy.drained': { guard: 'isDraining', actions: 'drainCopy' },
   },
   entry: ['startNodes', 'tellDownAtStart'],
   initial: 'healthy',
@@ -278,6 +314,18 @@ export const swarmMachine = setup({
     stopped: { type: 'final', entry: ['stopNodes', { type: 'emitStatus', params: { status: 'stopped' } }] },
   },
 });
+
+/**
+ * Assigns a move step (the pending moves, the plan and its counters; `moves` absent once none is
+ * pending) and emits what it formed, finished and aborted.
+ */
+function applyMoveStep(context: SwarmContext, step: MoveStep, enqueue: { assign: (a: Partial<SwarmContext>) => void; emit: (e: SwarmEmitted) => void }): void {
+  const plan = step.plan === context.plan ? context.plan : deepFreeze(step.plan);
+  enqueue.assign({ moves: step.moves.size > 0 ? step.moves : undefined, ...(plan !== context.plan ? { plan, ...countPlanDown(plan, context) } : {}) });
+  for (const id of step.formed) enqueue.emit({ type: 'copy.formed', moveId: id, plan });
+  for (const id of step.done) enqueue.emit({ type: 'move.done', moveId: id });
+  for (const a of step.aborted) enqueue.emit({ type: 'move.aborted', moveId: a.id, reason: a.reason });
+}
 
 /** The status the counters give: what the eventless transitions are about to settle on. */
 export function liveStatus(context: Pick<SwarmContext, 'aliveCount' | 'planDownCount'>): LiveStatus {

@@ -49,6 +49,8 @@ export type {
   NodeRecord,
   PrefixStats,
   PrefixPlugin,
+  Rebalance,
+  RebalancerPlugin,
 } from './runtime/index.js';
 // Failure detection and ejection settings (docs/detection.md).
 export type { PhiOptions } from './core/phi.js';

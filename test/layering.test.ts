@@ -64,9 +64,9 @@ function violations(files: Readonly<Record<string, string>>): string[] {
         for (const up of ['src/runtime', 'src/testing', 'src/sim', 'src/cli']) if (within(to, up)) out.push(`${path} → ${spec} (machines must not import ${up})`);
       }
       if (within(path, 'src/runtime') && to !== undefined) {
-        for (const up of ['src/sessions', 'src/persistence', 'src/prefix', 'src/testing', 'src/sim', 'src/cli']) if (within(to, up)) out.push(`${path} → ${spec} (runtime must not import ${up})`);
+        for (const up of ['src/sessions', 'src/persistence', 'src/prefix', 'src/rebalance', 'src/testing', 'src/sim', 'src/cli']) if (within(to, up)) out.push(`${path} → ${spec} (runtime must not import ${up})`);
       }
-      if ((within(path, 'src/sessions') || within(path, 'src/persistence') || within(path, 'src/prefix')) && to !== undefined) {
+      if ((within(path, 'src/sessions') || within(path, 'src/persistence') || within(path, 'src/prefix') || within(path, 'src/rebalance')) && to !== undefined) {
         for (const up of ['src/testing', 'src/sim', 'src/cli', 'src/orchestrator', 'src/agent', 'src/wire', 'src/net']) if (within(to, up)) out.push(`${path} → ${spec} (${path.split('/')[1]} must not import ${up})`);
       }
       // Two programs (docs/design.md §11): they share only what both speak, src/wire and src/net.
@@ -203,7 +203,7 @@ describe('layering', () => {
 
   it('holds for the tree: CLI → runtime → machines → core, core pure', () => {
     const files: Record<string, string> = {};
-    for (const dir of ['src/core', 'machines', 'src/runtime', 'src/sessions', 'src/persistence', 'src/prefix', 'src/orchestrator', 'src/agent', 'src/wire', 'src/net', 'src/conformance', 'src/sim', 'src/testing']) for (const file of tsFiles(dir)) files[file] = readFileSync(join(root, file), 'utf8');
+    for (const dir of ['src/core', 'machines', 'src/runtime', 'src/sessions', 'src/persistence', 'src/prefix', 'src/rebalance', 'src/orchestrator', 'src/agent', 'src/wire', 'src/net', 'src/conformance', 'src/sim', 'src/testing']) for (const file of tsFiles(dir)) files[file] = readFileSync(join(root, file), 'utf8');
     expect(Object.keys(files).some((f) => f.startsWith('src/core/'))).toBe(true);
     expect(violations(files)).toEqual([]);
   });

@@ -17,6 +17,7 @@ const spec: ArgsSpec = {
     add: { type: 'string', value: 'id:memoryGb[:score[:latencyMs]]', description: 'The newcomer of the growth step (default: a twin of the killed node, id <kill>-2).' },
     retire: { type: 'string', value: 'id', description: 'Also retire this node (it may be the newcomer) in a last "retire" step.' },
     'no-revive': { type: 'boolean', description: 'Skip the "revive" step (markAlive of the killed node).' },
+    rebalance: { type: 'boolean', description: 'End with a "rebalance" step (docs/rebalance.md): its moves, run to their end; the HTML report shows each.' },
     model: { type: 'string', value: 'id', description: 'Model whose route each step reports (default: the base model).' },
     tokens: { type: 'string', value: 'n', description: 'Tokens of the request routed after each step (default 512).' },
     seed: { type: 'string', value: 'n', description: 'Seed of the id source: new copies get the ids a library swarm with this seed mints (default: numbered, <model>/new-1). The same flags print the same bytes.' },
@@ -86,6 +87,7 @@ export const command: Command = {
       ...(seed === undefined ? {} : { seed }),
       ...(pipelines === undefined ? {} : { pipelines }),
       revive: args.values['no-revive'] !== true,
+      ...(args.values['rebalance'] === true ? { rebalance: true } : {}),
     };
     const issue = swarmSimOptionIssue(topology.value, options);
     if (issue !== undefined) throw new UsageError(issue);

@@ -41,6 +41,10 @@ export function swarmOptionsIssue(options: unknown): string | undefined {
   if (plugin !== undefined && (plugin === null || typeof plugin !== 'object' || (plugin as { kind?: unknown }).kind !== 'prefixCache' || typeof (plugin as { attach?: unknown }).attach !== 'function')) {
     return `option "prefixCache" must be what prefixCache(options) of hecate-swarm/prefix returns, got ${describeValue(plugin)}`;
   }
+  const rebalancer = (options as { rebalancer?: unknown }).rebalancer;
+  if (rebalancer !== undefined && (rebalancer === null || typeof rebalancer !== 'object' || (rebalancer as { kind?: unknown }).kind !== 'rebalancer' || typeof (rebalancer as { attach?: unknown }).attach !== 'function')) {
+    return `option "rebalancer" must be what rebalancer(options) of hecate-swarm/rebalance returns, got ${describeValue(rebalancer)}`;
+  }
   if ('propose' in options) return 'option "propose" is not a createSwarm option: a replica of hecate-swarm/replication defers its node actors\' own marks itself (docs/replication.md)';
   if (clock !== undefined && typeof (clock as { now?: unknown } | null)?.now !== 'function') return 'option "clock" must have a now() method returning milliseconds';
   if (clock !== undefined) {

@@ -16,6 +16,12 @@ export interface NodeProfile {
    * @defaultValue unlimited: the node never saturates
    */
   readonly slots?: number;
+  /**
+   * How fast it loads weights, in GB per second: a span of `b` GB loads in `b ÷ loadGbPerSecond`
+   * seconds. The rebalancer prices moves by it (docs/rebalance.md "Cost model").
+   * @defaultValue the rebalancer's `loadGbPerSecond` (1 GB/s)
+   */
+  readonly loadGbPerSecond?: number;
 }
 
 /** `base` is the model the swarm serves by default; experts are extra models. */

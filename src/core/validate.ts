@@ -50,11 +50,12 @@ export function profileIssues(profiles: readonly NodeProfile[]): PlanIssue[] {
     const nodeId = p.id;
     if (seen.has(nodeId)) issues.push({ code: 'DuplicateNode', nodeId, message: `node "${nodeId}" is listed twice` });
     seen.add(nodeId);
-    const bad = (field: 'memoryGb' | 'score' | 'latencyMs' | 'slots', rule: string) => issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "${field}" must be ${rule}, got ${describeValue(p[field])}` });
+    const bad = (field: 'memoryGb' | 'score' | 'latencyMs' | 'slots' | 'loadGbPerSecond', rule: string) => issues.push({ code: 'BadProfile', nodeId, message: `node "${nodeId}": "${field}" must be ${rule}, got ${describeValue(p[field])}` });
     if (!isFiniteAtLeast(p.memoryGb, 0)) bad('memoryGb', 'a finite number >= 0');
     if (p.score !== undefined && !(isFiniteAtLeast(p.score, 0) && p.score > 0)) bad('score', 'a finite number > 0');
     if (p.latencyMs !== undefined && !isFiniteAtLeast(p.latencyMs, 0)) bad('latencyMs', 'a finite number >= 0');
     if (p.slots !== undefined && !isPositiveInt(p.slots)) bad('slots', 'a positive integer');
+    if (p.loadGbPerSecond !== undefined && !(isFiniteAtLeast(p.loadGbPerSecond, 0) && p.loadGbPerSecond > 0)) bad('loadGbPerSecond', 'a finite number > 0');
   });
   return issues;
 }

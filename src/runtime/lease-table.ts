@@ -135,6 +135,13 @@ export class LeaseTable {
     return this.records.size - expired;
   }
 
+  /** Whether an open lease of `modelId` holds a node of `nodes` (a request in flight on a copy of them). */
+  runsOn(modelId: string, nodes: ReadonlySet<string>): boolean {
+    this.expire();
+    for (const r of this.records.values()) if (r.lease.modelId === modelId && r.held.some((n) => nodes.has(n))) return true;
+    return false;
+  }
+
   /** Takes a removed node out of every open lease (its in-flight count goes with the node). */
   dropNode(nodeId: string): void {
     for (const record of this.records.values()) {

@@ -6,8 +6,15 @@ import type { TelemetrySample } from './types.js';
 /** A profile as plain data. */
 export function plainProfile(profile: NodeProfile): NodeProfile {
   if (profile === null || typeof profile !== 'object') return profile;
-  const { id, memoryGb, score, latencyMs, slots } = profile;
-  return { id, memoryGb, ...(score !== undefined ? { score } : {}), ...(latencyMs !== undefined ? { latencyMs } : {}), ...(slots !== undefined ? { slots } : {}) };
+  const { id, memoryGb, score, latencyMs, slots, loadGbPerSecond } = profile;
+  return {
+    id,
+    memoryGb,
+    ...(score !== undefined ? { score } : {}),
+    ...(latencyMs !== undefined ? { latencyMs } : {}),
+    ...(slots !== undefined ? { slots } : {}),
+    ...(loadGbPerSecond !== undefined ? { loadGbPerSecond } : {}),
+  };
 }
 
 /** A telemetry sample as plain data; one shape whatever it carries. */

@@ -64,6 +64,13 @@ export class SwarmView {
       this.table.adopt(e.plan);
       this.prefix?.adopt(e.plan);
     });
+    // A rebalance's plan changes: a move's copies formed (routable now), a break-first move's old copies left.
+    for (const type of ['moves.begun', 'copy.formed'] as const) {
+      on(type, (e) => {
+        this.table.adopt(e.plan);
+        this.prefix?.adopt(e.plan);
+      });
+    }
     on('node.left', (e) => {
       this.leases.dropNode(e.nodeId);
       this.watched.delete(e.nodeId);

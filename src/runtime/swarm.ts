@@ -27,7 +27,8 @@ import { swarmAdmission, type Admission, type AdmitOptions, type Saturation } fr
 import { awaitLeased, chooseRoute, unstalledRoute } from './route-choice.js';
 import { TelemetryIntake } from './telemetry-intake.js';
 import { checkRelease } from './release-check.js';
-import type { Growth, Lease, LeasedRoute, ReleaseOutcome, Rescue, Retirement, Revival, RouteOptions, SwarmConfig, SwarmOptions, SwarmRequest, SwarmStatus, TelemetrySample, TimeSource } from './types.js';
+import { guardedOn } from './guarded-on.js';
+import type { Growth, Lease, LeasedRoute, Rebalance, RebalancerHook, ReleaseOutcome, Rescue, Retirement, Revival, RouteOptions, SwarmConfig, SwarmOptions, SwarmRequest, SwarmStatus, TelemetrySample, TimeSource } from './types.js';
 
 type RunningActor = Actor<ReturnType<typeof provideSwarm>>;
 type SwarmSnapshot = SnapshotFrom<RunningActor>;
@@ -58,7 +59,8 @@ export class Swarm implements SwarmContract<'now'> {
   private readonly clock: TimeSource;
   private readonly timers: boolean; // whether the clock keeps timers (the actors' clock): heartbeats need it
   /** How many `swarm.on` handlers are running now (a command from one is refused). */
-  private handling = 0;
+  private readonly handlers = { running: 0 };
+  private readonly rebalancer: RebalancerHook | undefined; // docs/rebalance.md
 
   /**
    * @internal use {@link createSwarm}; `origin` is a persisted swarm checked against these
@@ -73,7 +75,7 @@ export class Swarm implements SwarmContract<'now'> {
     this.leaseTtlMs = config.leaseTtlMs ?? 30_000;
     this.clock = options.clock ?? systemClock;
     this.timers = options.clock === undefined || isTimerClock(options.clock);
-    this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.view.table.addInflight(nodeId, delta), options.leaseNamespace, (lease) => this.admission.ended(lease));
+    this.leases = new LeaseTable(this.leaseTtlMs, this.clock, (nodeId, delta) => this.view.table.addInflight(nodeId, delta), options.leaseNamespace, (lease) => (this.admission.ended(lease), this.rebalancer?.leaseEnded(lease)));
     // Seeded ids live in the context (a snapshot carries them); any other id source is injected.
     const seeded = restored !== undefined ? restored.ids !== null : snapshot !== undefined ? snapshot.seeded : options.idSource === undefined && options.seed !== undefined;
     const ids: IdSource | undefined = seeded ? undefined : (options.idSource ?? randomIds);
@@ -121,6 +123,7 @@ export class Swarm implements SwarmContract<'now'> {
     // A snapshot carries the Swarm's data, not its node actors: each starts again with its record.
     if (snapshot !== undefined) for (const id of context.members.keys()) nodeActorOf(this.actorRef, context, id, snapshot.records.get(id));
     this.actor = inspectionHandle(this.actorRef);
+    this.rebalancer = options.rebalancer?.attach({ actor: this.actorRef, clock: this.clock, telemetry: () => this.view.table.nodes, runsOn: (model, nodes) => this.leases.runsOn(model, nodes) });
     this.admission = swarmAdmission({ actor: this.actorRef, view: this.view, leases: this.leases, clock: this.clock, route: (r) => this.atLease.choose(() => this.route(r)), lease: (route, request) => this.atLease.leased(route, this.lease(route, resolveRequest(request).tokens), this.prefix) }, config.admission);
     this[kInternals] = {
       running: () => void this.running(),
@@ -271,18 +274,7 @@ export class Swarm implements SwarmContract<'now'> {
    * @example const off = swarm.on('node.down', (e) => console.log(e.nodeId, e.cause, e.rescue.recoveries)); off();
    */
   on<T extends SwarmEmitted['type'] | '*'>(type: T, handler: (event: T extends '*' ? SwarmEmitted : Extract<SwarmEmitted, { type: T }>) => void): () => void {
-    // A handler runs while the statechart finishes its step: a command from it would only be
-    // queued, and could not return what it decided. It is refused (see `notInHandler`).
-    const guarded = (event: never) => {
-      this.handling++;
-      try {
-        (handler as (event: never) => void)(event);
-      } finally {
-        this.handling--;
-      }
-    };
-    const subscription = this.actorRef.on(type as never, guarded);
-    return () => subscription.unsubscribe();
+    return guardedOn(this.actorRef, type, handler as (event: never) => void, this.handlers);
   }
 
   /**
@@ -380,15 +372,23 @@ export class Swarm implements SwarmContract<'now'> {
     return this.prefix.stats();
   }
 
+  /** Moves spans where counted-once throughput needs them, make-before-break (docs/rebalance.md). @throws {SwarmError} `InvalidInput`, `Stopped` */
+  rebalance(options?: unknown): Rebalance {
+    this.notInHandler('rebalance');
+    if (this.running() && this.rebalancer !== undefined) return this.rebalancer.rebalance(options);
+    throw new SwarmError('InvalidInput', 'this swarm has no rebalancer: createSwarm(profiles, config, { rebalancer: rebalancer() }), rebalancer from hecate-swarm/rebalance');
+  }
+
   /** Stops the swarm and its node actors; every later call but `status`/`state`/`stop` throws `Stopped`. */
   stop(): void {
+    this.rebalancer?.stop();
     if (this.actorRef.getSnapshot().status === 'active') this.actorRef.send({ type: 'swarm.stop' });
     this.admission.close();
   }
 
   /** `InvalidInput` for a lifecycle command called from inside a `swarm.on` handler. */
   private notInHandler(call: string): void {
-    if (this.handling > 0) {
+    if (this.handlers.running > 0) {
       throw new SwarmError('InvalidInput', `${call} called from inside a swarm.on handler: the statechart is still taking the event that handler was told of; call it after the handler returns (e.g. from queueMicrotask)`);
     }
   }

@@ -4,6 +4,8 @@ import type { GrowthResult, GrowthRole, IdSource, ModelSpec, NodeProfile, Recove
 import type { PlanConfig } from '../core/plan.js';
 import type { PhiOptions } from '../core/phi.js';
 import type { EjectionOptions } from '../core/ejection.js';
+import type { RebalancerPlugin } from './rebalance-hook.js';
+export type { Rebalance, RebalancerHook, RebalancerPlugin, RebalanceHost } from './rebalance-hook.js';
 import type { PrefixPlugin } from './prefix-hook.js';
 
 /**
@@ -89,6 +91,12 @@ export interface SwarmOptions {
    * @defaultValue none
    */
   readonly prefixCache?: PrefixPlugin;
+  /**
+   * The rebalancer, `rebalancer(options)` of `hecate-swarm/rebalance` (docs/rebalance.md): with it,
+   * `swarm.rebalance()` moves spans to where counted-once throughput needs them, and its `everyMs`
+   * runs it on an interval. @defaultValue none: `rebalance()` throws `InvalidInput`
+   */
+  readonly rebalancer?: RebalancerPlugin;
 }
 
 /** A request to the swarm: the routing request, plus which model (the base model by default). */

@@ -39,6 +39,14 @@ const step = z.discriminatedUnion('step', [
   z.looseObject({ step: z.literal('growth'), ...base, added: profile, role: z.string(), modelId: id.nullable(), pipelines: z.array(id) }),
   z.looseObject({ step: z.literal('revive'), ...base, revived: id }),
   z.looseObject({ step: z.literal('retire'), ...base, retired: id, relocated: z.array(range.extend({ pipelineId: id, from: id, to: id })), dropped: z.array(id) }),
+  z.looseObject({
+    step: z.literal('rebalance'),
+    ...base,
+    moves: z.array(z.looseObject({ id, kind: z.string(), modelId: id, removes: z.array(id), adds: z.array(z.looseObject({ id, nodes: z.array(id) })), layersMoved: z.number(), loadSeconds: z.number(), gain: z.number() })),
+    layersMoved: z.number(),
+    before: z.number(),
+    after: z.number(),
+  }),
 ]);
 
 /** A `swarm-sim` document, as far as the report reads it. */

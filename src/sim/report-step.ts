@@ -38,6 +38,7 @@ function touched(step: SimStep): { node: string; note: string } | undefined {
     case 'revive':
       return { node: step.revived, note: `${step.revived} is back` };
     case 'retire':
+    case 'rebalance':
       return undefined;
     case 'start':
       return undefined;
@@ -53,6 +54,7 @@ function focusRows(step: SimStep, frame: ReportFrame, ctx: StepContext): string 
   const picked: { id: string; note: string }[] = [];
   if (about !== undefined) for (const p of frame.plan.pipelines) if (p.stages.some((s) => s.nodeId === about.node)) picked.push({ id: p.id, note: about.note });
   if (step.step === 'retire') for (const id of new Set(step.relocated.map((r) => r.pipelineId))) picked.push({ id, note: `ranges moved off ${step.retired}` });
+  if (step.step === 'rebalance') for (const m of step.moves) for (const p of m.adds) picked.push({ id: p.id, note: `${m.kind} ${m.id}: formed, replacing ${m.removes.join(', ') || 'nothing (idle nodes)'}` });
   for (const { id, note } of picked.slice(0, FOCUS_ROWS)) {
     const p = byId.get(id);
     if (p === undefined) continue;
@@ -134,6 +136,10 @@ function details(step: SimStep, report: SwarmSimReport): string {
     rows.push(['retired', step.retired]);
     for (const r of step.relocated) rows.push(['relocated', `${r.pipelineId}: layers ${r.layerStart}–${r.layerEnd} ${r.from} → ${r.to}`]);
     if (step.dropped.length > 0) rows.push(['dropped', step.dropped.join(', ')]);
+  }
+  if (step.step === 'rebalance') {
+    rows.push(['throughput', `${step.before} → ${step.after} layer-passes counted once, ${step.layersMoved} layers moved`]);
+    for (const m of step.moves) rows.push([`move ${m.id}`, `${m.kind} of ${m.modelId}: ${m.removes.join(', ') || '(idle nodes)'} → ${m.adds.map((p) => `${p.id} (${p.nodes.join(' → ')})`).join(', ')}; ${m.layersMoved} layers in ${m.loadSeconds} s; gain ${m.gain}`]);
   }
   const times = copyRows(step);
   // The served copy, the broken ones and the fastest few are shown; every copy is one click away.

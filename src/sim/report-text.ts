@@ -42,6 +42,10 @@ export function stepSummary(step: SimStep, report: SwarmSimReport): [string, str
       const moved = step.relocated.map((r) => `${r.pipelineId} ${r.layerStart}–${r.layerEnd} → ${r.to}`).join(', ');
       return [`${step.retired} retires`, `Relocation: ${step.relocated.length} range(s)${moved ? ` (${moved})` : ''}${dropped}`];
     }
+    case 'rebalance': {
+      const moves = step.moves.map((m) => `${m.id} ${m.kind}: ${m.removes.join('+') || 'idle nodes'} → ${m.adds.map((p) => p.nodes.join('+')).join(', ')}`).join('; ');
+      return [`rebalance: ${step.moves.length} move${step.moves.length === 1 ? '' : 's'}, ${step.layersMoved} layers`, `Throughput counted once ${step.before} → ${step.after}${moves ? ` (${moves})` : ''}`];
+    }
   }
 }
 

@@ -1,13 +1,14 @@
 /**
  * Scenarios: a topology plus a list of steps (`kill`, `revive`, `add`, `remove`, `report`,
- * `route`, `stop`), each with optional expectations, run against the real runtime. Pure: the
+ * `route`, `rebalance`, `stop`), each with optional expectations, run against the real runtime. Pure: the
  * CLI reads the files; this module validates the JSON and returns one result per expectation.
  */
 import { z } from 'zod';
 import { PlanError, RoutingError, SwarmError } from '../core/errors.js';
 import type { NodeProfile, Recovery, Route } from '../core/types.js';
 import { baseModelId, validatePlan } from '../core/validate.js';
-import { createSwarm } from '../runtime/index.js';
+import { createSwarm, ManualClock } from '../runtime/index.js';
+import { rebalancer } from '../rebalance/index.js';
 import type { SwarmStatus } from '../runtime/types.js';
 import { describeValue } from '../core/describe.js';
 import { InputError, parseJsonText, type Loaded } from './input-error.js';
@@ -63,6 +64,8 @@ export const expectationSchema = z.strictObject({
   relocated: z.int().min(0).optional(),
   /** remove: number of pipelines dropped because they could not be rebuilt. */
   dropped: z.int().min(0).optional(),
+  /** rebalance: number of moves made (docs/rebalance.md). */
+  moves: z.int().min(0).optional(),
   /** The plan validates against the live profiles after the step. Checked on every step; `false` expects an invalid plan. */
   planValid: z.boolean().optional(),
 });
@@ -87,6 +90,8 @@ export const scenarioStepSchema = z.discriminatedUnion('step', [
   }),
   z.strictObject({ step: z.literal('route'), model: z.string().min(1).optional(), tokens: z.int().min(0).optional(), ...common }),
   z.strictObject({ step: z.literal('stop'), ...common }),
+  // A rebalance, run to its end: its spans load in modelled time on the scenario's own clock (docs/rebalance.md).
+  z.strictObject({ step: z.literal('rebalance'), minGain: z.number().gt(0).max(1).optional(), ...common }),
 ]);
 
 /** One step of a scenario. */
@@ -207,6 +212,7 @@ interface Outcome {
   growthModel?: string | null;
   relocated?: number;
   dropped?: number;
+  moves?: number;
   error?: { code: string; message: string };
 }
 
@@ -221,10 +227,11 @@ export function runScenario(scenarioArg: Scenario): ScenarioResult {
   const scenario = checkScenario(scenarioArg);
   const profiles = new Map<string, NodeProfile>(scenario.topology.nodes.map((n) => [n.id, n]));
   const config = { models: scenario.topology.models, ...(scenario.allowDegraded === undefined ? {} : { allowDegraded: scenario.allowDegraded }) };
-  const swarm = createSwarm(scenario.topology.nodes, config, { seed: scenario.seed });
+  const clock = new ManualClock(0);
+  const swarm = createSwarm(scenario.topology.nodes, config, { seed: scenario.seed, clock, rebalancer: rebalancer() });
   const base = baseModelId(scenario.topology.models);
   const steps = scenario.steps.map((step, index): StepResult => {
-    const outcome = perform(swarm, step, base, profiles);
+    const outcome = perform(swarm, step, base, profiles, clock);
     const expectations = check(swarm, step, outcome, base, profiles);
     return { index, label: labelOf(step), ...(step.note === undefined ? {} : { note: step.note }), pass: expectations.every((e) => e.pass), expectations };
   });
@@ -255,10 +262,12 @@ function labelOf(step: ScenarioStep): string {
       return `route${step.model === undefined ? '' : ` ${step.model}`}${step.tokens === undefined ? '' : ` (${step.tokens} tokens)`}`;
     case 'stop':
       return 'stop';
+    case 'rebalance':
+      return `rebalance${step.minGain === undefined ? '' : ` (minGain ${step.minGain})`}`;
   }
 }
 
-function perform(swarm: Swarm, step: ScenarioStep, base: string, profiles: Map<string, NodeProfile>): Outcome {
+function perform(swarm: Swarm, step: ScenarioStep, base: string, profiles: Map<string, NodeProfile>, clock: ManualClock): Outcome {
   const model = step.expect?.model ?? base;
   try {
     switch (step.step) {
@@ -288,6 +297,12 @@ function perform(swarm: Swarm, step: ScenarioStep, base: string, profiles: Map<s
       case 'stop':
         swarm.stop();
         return {};
+      case 'rebalance': {
+        const r = swarm.rebalance(step.minGain === undefined ? undefined : { minGain: step.minGain });
+        // Every span loads, every copy forms; nothing is in flight, so the old copies drain at once.
+        clock.advance(Math.ceil(Math.max(0, ...r.moves.map((m) => m.loadSeconds)) * 1000) + 1);
+        return { moves: r.moves.length };
+      }
     }
   } catch (error) {
     return { error: describeError(error) };
@@ -351,6 +366,7 @@ function check(swarm: Swarm, step: ScenarioStep, outcome: Outcome, base: string,
   if (want.growthModel !== undefined) add('growth.modelId', want.growthModel, outcome.growthModel ?? actualError, outcome.growthModel === want.growthModel);
   if (want.relocated !== undefined) add('retirement.relocated', want.relocated, outcome.relocated ?? actualError, outcome.relocated === want.relocated);
   if (want.dropped !== undefined) add('retirement.dropped', want.dropped, outcome.dropped ?? actualError, outcome.dropped === want.dropped);
+  if (want.moves !== undefined) add('rebalance.moves', want.moves, outcome.moves ?? actualError, outcome.moves === want.moves);
 
   // docs/design.md §7: the plan validates after every operation.
   if (status !== 'stopped') {

@@ -14,6 +14,8 @@ import { createSwarm } from '../runtime/index.js';
 import type { GrowthRole, Relocation, SwarmOptions, SwarmStatus } from '../runtime/types.js';
 import type { SwarmState } from '../core/state.js';
 import { z } from 'zod';
+import { ManualClock } from '../runtime/clock.js';
+import { rebalancer } from '../rebalance/index.js';
 import { InputError } from './input-error.js';
 import { firstIssue, nodeProfileSchema, topologyFromValue, type Topology } from './topology.js';
 
@@ -24,6 +26,7 @@ const simOptionsSchema = z.object({
   kill: z.string().optional(),
   add: nodeProfileSchema.optional(),
   retire: z.string().optional(),
+  rebalance: z.boolean().optional(),
   revive: z.boolean().optional(),
   model: z.string().optional(),
   tokens: z.int().min(0).max(1_000_000_000).optional(),
@@ -56,6 +59,8 @@ export interface SwarmSimOptions {
   readonly add?: NodeProfile;
   /** Also retire this node in a last `retire` step (it may be the newcomer). */
   readonly retire?: string;
+  /** End with a `rebalance` step (docs/rebalance.md), run to its end on the run's own clock. @defaultValue false */
+  readonly rebalance?: boolean;
   /** Run the `revive` step (markAlive of the killed node). @defaultValue true */
   readonly revive?: boolean;
   /** Model whose route each step reports. @defaultValue the base model */
@@ -118,7 +123,21 @@ export type SimStep =
     })
   | (StepBase & { readonly step: 'growth'; readonly added: NodeProfile; readonly role: GrowthRole; readonly modelId: string | null; readonly pipelines: readonly string[] })
   | (StepBase & { readonly step: 'revive'; readonly revived: string })
-  | (StepBase & { readonly step: 'retire'; readonly retired: string; readonly relocated: readonly Relocation[]; readonly dropped: readonly string[] });
+  | (StepBase & { readonly step: 'retire'; readonly retired: string; readonly relocated: readonly Relocation[]; readonly dropped: readonly string[] })
+  | (StepBase & { readonly step: 'rebalance'; readonly moves: readonly SimMove[]; readonly layersMoved: number; readonly before: number; readonly after: number });
+
+/** One move of a `rebalance` step: the copies it replaced, the copies it formed, what it loaded. */
+export interface SimMove {
+  readonly id: string;
+  readonly kind: string;
+  readonly modelId: string;
+  readonly removes: readonly string[];
+  readonly adds: readonly { readonly id: string; readonly nodes: readonly string[] }[];
+  readonly layersMoved: number;
+  readonly loadSeconds: number;
+  /** Counted-once layer-passes per unit of time it gains. */
+  readonly gain: number;
+}
 
 /** The document `swarm-sim` prints. */
 export interface SwarmSimReport {
@@ -187,10 +206,12 @@ export function runSwarmSim(topologyArg: Topology, optionsArg: SwarmSimOptions =
   const { topology, options } = checkSimArgs('runSwarmSim', topologyArg, optionsArg);
   const model = options.model ?? baseModelId(topology.models);
   const tokens = options.tokens ?? 512;
+  const clock = options.rebalance === true ? new ManualClock(0) : undefined;
   const swarm = createSwarm(topology.nodes, { models: topology.models }, {
     // One run in memory: ids need to be unique within it only, so they can be read.
     ...(options.seed === undefined ? { idSource: numberedIds() } : { seed: options.seed }),
     ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
+    ...(clock === undefined ? {} : { clock, rebalancer: rebalancer() }),
   });
   const members = new Map(topology.nodes.map((n) => [n.id, n] as const));
   const serve = (): StepBase => {
@@ -235,6 +256,15 @@ export function runSwarmSim(topologyArg: Topology, optionsArg: SwarmSimOptions =
       const retirement = swarm.removeNode(options.retire);
       members.delete(options.retire);
       record({ step: 'retire', ...serve(), retired: options.retire, relocated: retirement.relocated, dropped: retirement.dropped });
+    }
+
+    if (clock !== undefined) {
+      const r = swarm.rebalance();
+      // Every span loads and every copy forms; nothing is in flight, so the old copies drain at once.
+      clock.advance(Math.ceil(Math.max(0, ...r.moves.map((m) => m.loadSeconds)) * 1000) + 1);
+      const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
+      const moves = r.moves.map((m): SimMove => ({ id: m.id, kind: m.kind, modelId: m.modelId, removes: m.removes, adds: m.adds.map((p) => ({ id: p.id, nodes: p.stages.map((s) => s.nodeId) })), layersMoved: m.layersMoved, loadSeconds: r4(m.loadSeconds), gain: r4(m.gain) }));
+      record({ step: 'rebalance', ...serve(), moves, layersMoved: r.layersMoved, before: r4(r.before), after: r4(r.after) });
     }
 
     const plan = swarm.state().plan;

@@ -21,13 +21,14 @@ const id = z.string().min(1, 'must be a non-empty string').max(TOPOLOGY_LIMITS.i
 const nonNegative = z.number().min(0, 'must be >= 0');
 const positive = z.number().positive('must be > 0');
 
-/** Schema of one node: `{ id, memoryGb, score?, latencyMs?, slots? }`. */
+/** Schema of one node: `{ id, memoryGb, score?, latencyMs?, slots?, loadGbPerSecond? }`. */
 export const nodeProfileSchema = z.strictObject({
   id,
   memoryGb: nonNegative,
   score: positive.optional(),
   latencyMs: nonNegative.optional(),
   slots: z.int().min(1, 'must be >= 1').max(1_000_000).optional(),
+  loadGbPerSecond: positive.max(1_000_000).optional(),
 });
 
 /** Schema of one model: `{ id, layers, layerGb?, pipelines?, kind?, fallback?, stageFactor?, kvReserveGb?, kvGbPerToken? }`. */

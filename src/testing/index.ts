@@ -13,7 +13,8 @@
 export { ManualClock, seededIds } from '../runtime/index.js';
 import { TestModel, type StatePath } from '@xstate/graph';
 import { initialTransition, type SnapshotFrom } from 'xstate';
-import { aliveMembers, swarmMachine, type SwarmEvent, type SwarmInput } from '../../machines/swarm.machine.js';
+import { aliveMembers, swarmMachine, type MoveOrder, type SwarmEvent, type SwarmInput } from '../../machines/swarm.machine.js';
+import { kInternals } from '../runtime/internal.js';
 import { planSwarm } from '../core/plan.js';
 import type { NodeProfile } from '../core/types.js';
 import type { SwarmConfig } from '../runtime/types.js';
@@ -32,6 +33,13 @@ export interface SwarmTestModelOptions {
   readonly removals?: boolean;
   /** Seeds the pipeline ids the statechart mints, like `createSwarm`'s `seed`. @defaultValue 1 */
   readonly seed?: number;
+  /**
+   * Rebalances to try (docs/rebalance.md): each a `rebalance.begin` with these orders while no move
+   * is pending; then `span.loaded` of each node still loading and `copy.drained` of each draining
+   * move. The graph state then also holds each pending move's phase and the nodes it waits on.
+   * @defaultValue [] (no move events)
+   */
+  readonly rebalances?: readonly (readonly MoveOrder[])[];
 }
 
 /**
@@ -45,6 +53,8 @@ export interface SwarmLike {
   removeNode(nodeId: string): unknown;
   stop(): unknown;
   status(): string;
+  /** Takes a rebalance's move event (`rebalance.begin`, `span.loaded`, `copy.drained`); a `Swarm` takes them without it. */
+  move?(event: SwarmEvent): unknown;
 }
 
 /** A path whose status differs from the statechart's after a step. */
@@ -71,16 +81,20 @@ export function swarmInput(profiles: readonly NodeProfile[], config: SwarmConfig
 /**
  * The state a path reaches, as the graph tells states apart: the status, each member's liveness,
  * and — after a status change — the status it came from, so every status transition gets a path.
- * EWMAs, plans and rescues stay out of it, so the state space is finite.
+ * EWMAs, plans and rescues stay out of it, so the state space is finite; with `rebalances`, the
+ * pending moves' phases and the plan's copies are in it (finitely many: the orders are fixed).
  */
-function serialize(state: SwarmSnapshot, _event?: SwarmEvent, previous?: SwarmSnapshot): string {
+function serialize(state: SwarmSnapshot, _event?: SwarmEvent, previous?: SwarmSnapshot, withPlan = false): string {
   const members = [...aliveMembers(state.context)].map(([id, alive]) => `${JSON.stringify(id)}:${alive ? 1 : 0}`);
   const from = previous !== undefined && previous.value !== state.value ? `|from ${String(previous.value)}` : '';
-  return `${String(state.value)}|${members.sort().join(',')}${from}`;
+  const moves = [...(state.context.moves ?? [])].map(([id, m]) => `${id}:${m.phase}:${[...m.waiting].sort().join('+')}`).sort();
+  // With rebalances, the plan tells states apart too: a move's last step ends where it began but for the plan.
+  const plan = withPlan ? `|plan ${state.context.plan.pipelines.map((p) => `${p.id}=${p.stages.map((s) => `${s.nodeId}@${s.layerStart}-${s.layerEnd}`).join('+')}`).join(',')}` : '';
+  return `${String(state.value)}|${members.sort().join(',')}${from}${moves.length > 0 ? `|moves ${moves.join(',')}` : ''}${plan}`;
 }
 
 /** Every event worth trying from a state, each with its full payload. */
-function eventsFrom(state: SwarmSnapshot, newcomers: readonly NodeProfile[], removals: boolean): SwarmEvent[] {
+function eventsFrom(state: SwarmSnapshot, newcomers: readonly NodeProfile[], removals: boolean, rebalances: readonly (readonly MoveOrder[])[] = []): SwarmEvent[] {
   if (state.status !== 'active') return [];
   const events: SwarmEvent[] = [];
   for (const [nodeId, alive] of aliveMembers(state.context)) {
@@ -88,6 +102,12 @@ function eventsFrom(state: SwarmSnapshot, newcomers: readonly NodeProfile[], rem
     if (removals) events.push({ type: 'node.removed', nodeId });
   }
   for (const profile of newcomers) if (!state.context.members.has(profile.id)) events.push({ type: 'node.added', profile });
+  const pending = state.context.moves;
+  if (pending === undefined) for (const moves of rebalances) events.push({ type: 'rebalance.begin', moves });
+  for (const [moveId, m] of pending ?? []) {
+    if (m.phase === 'loading') for (const nodeId of m.waiting) events.push({ type: 'span.loaded', moveId, nodeId });
+    else events.push({ type: 'copy.drained', moveId });
+  }
   events.push({ type: 'swarm.stop' });
   return events;
 }
@@ -108,13 +128,16 @@ export function swarmTestModel(profiles: readonly NodeProfile[], config: SwarmCo
   // Cast: @xstate/graph's ActorLogic type does not admit a machine with typed emitted events.
   return new TestModel<SwarmSnapshot, SwarmEvent, SwarmInput>(swarmMachine as unknown as ConstructorParameters<typeof TestModel<SwarmSnapshot, SwarmEvent, SwarmInput>>[0], {
     fromState: initial,
-    serializeState: serialize,
+    serializeState: (state, event, previous) => serialize(state, event, previous, (options.rebalances?.length ?? 0) > 0),
     serializeEvent: (event) => JSON.stringify(event),
-    events: (state) => eventsFrom(state, newcomers, removals),
+    events: (state) => eventsFrom(state, newcomers, removals, options.rebalances),
   });
 }
 
 function describe(event: SwarmEvent): string {
+  if (event.type === 'rebalance.begin') return `rebalance.begin(${event.moves.map((m) => m.id).join(',')})`;
+  if (event.type === 'span.loaded') return `span.loaded(${event.moveId}@${event.nodeId})`;
+  if (event.type === 'copy.drained') return `copy.drained(${event.moveId})`;
   return event.type === 'node.added' ? `node.added(${event.profile.id})` : 'nodeId' in event ? `${event.type}(${event.nodeId})` : event.type;
 }
 
@@ -156,6 +179,12 @@ export function runSwarmPath(path: Pick<SwarmPath, 'steps'>, swarm: SwarmLike): 
       case 'swarm.stop':
         swarm.stop();
         break;
+      // A move's events: what the rebalancer's runner sends a running Swarm's statechart (docs/rebalance.md).
+      case 'rebalance.begin':
+      case 'span.loaded':
+      case 'copy.drained':
+        moveEvent(swarm, event);
+        break;
     }
     if (event.type !== 'xstate.init') done.push(describe(event));
     const want = String(step.state.value);
@@ -164,4 +193,12 @@ export function runSwarmPath(path: Pick<SwarmPath, 'steps'>, swarm: SwarmLike): 
       throw new SwarmPathError(`after ${done.length === 0 ? 'the start' : done.join(' → ')}: status "${got}", the statechart says "${want}"`);
     }
   }
+}
+
+/** Sends a move's event to what a path runs against: its `move` method, else a Swarm's statechart. */
+function moveEvent(swarm: SwarmLike, event: SwarmEvent): void {
+  if (typeof swarm.move === 'function') return void swarm.move(event);
+  const internals = (swarm as { [kInternals]?: { actor: { send(e: SwarmEvent): void } } })[kInternals];
+  if (internals === undefined) throw new SwarmPathError(`${event.type}: this swarm has no move(event) method and is no Swarm`);
+  internals.actor.send(event);
 }

@@ -42,12 +42,16 @@ describe('the root entry', () => {
   // routing, counted-once throughput, the read view that follows the statechart and the argument
   // checks) was about 130 KB; admission (slots, the ledger, the priority queue: docs/admission.md)
   // adds about 15 KB, the prefix-cache hook and the prompt's check about 1 KB: 149.4 KB measured.
-  // The issue's ceiling is 150 KB. This bound also catches a dependency or a subpath leaking back
-  // into the root: the prefix entry would add about 12 KB, the sessions entry about 18 KB, zod 450 KB.
-  it('bundles to at most 150 KB minified for a file that imports only createSwarm', async () => {
+  // The issue's ceiling was 150 KB. The statechart's rebalancing states (a node loading a span, a
+  // copy forming, a stage draining: machines/swarm-moves.ts, about 2.7 KB, and their transitions in
+  // the machine) and the plug-in's seam took it to about 155 KB; the ceiling for them is 156 KB
+  // (docs/rebalance.md). The decision and the runner live on hecate-swarm/rebalance. This bound
+  // also catches a dependency or a subpath leaking back into the root: the prefix entry would add
+  // about 12 KB, the sessions entry about 18 KB, the rebalance entry about 10 KB, zod 450 KB.
+  it('bundles to at most 156 KB minified for a file that imports only createSwarm', async () => {
     const { bytes } = await bundle(`import { createSwarm } from ${JSON.stringify(join(repo, 'dist/src/index.js'))};\nexport const make = createSwarm;`);
     expect(bytes).toBeGreaterThan(10_000);
-    expect(bytes).toBeLessThanOrEqual(150 * 1024);
+    expect(bytes).toBeLessThanOrEqual(156 * 1024);
     // The figure docs/performance.md's table gives, checked so it cannot drift (within 1 KB).
     console.log(`createSwarm-only bundle: ${(bytes / 1024).toFixed(1)} KB`);
     const stated = Number(/\| bundle importing only `createSwarm` \| [^|]+\| ([\d.]+) KB \|/.exec(readFileSync(join(repo, 'docs/performance.md'), 'utf8'))?.[1]);
@@ -59,6 +63,13 @@ describe('the root entry', () => {
     expect(inputs.some((f) => f.startsWith('dist/src/prefix/'))).toBe(true);
     const own = new Set(inputs.filter((f) => f.startsWith('dist/')).map((f) => f.split('/').slice(0, f.startsWith('dist/src/') ? 3 : 2).join('/')));
     expect([...own].filter((d) => !['dist/src/core', 'dist/src/runtime', 'dist/src/prefix', 'dist/machines'].includes(d))).toEqual([]);
+  });
+
+  it('the rebalance subpath brings the decision and the runner, and only its own files besides the root', async () => {
+    const { inputs } = await bundle(`export * from ${JSON.stringify(join(repo, 'dist/src/rebalance/index.js'))};`);
+    expect(inputs.some((f) => f.startsWith('dist/src/rebalance/'))).toBe(true);
+    const own = new Set(inputs.filter((f) => f.startsWith('dist/')).map((f) => f.split('/').slice(0, f.startsWith('dist/src/') ? 3 : 2).join('/')));
+    expect([...own].filter((d) => !['dist/src/core', 'dist/src/runtime', 'dist/src/rebalance', 'dist/machines'].includes(d))).toEqual([]);
   });
 
   it('the sim subpath is where zod comes in', async () => {
