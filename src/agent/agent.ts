@@ -91,6 +91,10 @@ export interface AgentOptions {
    * cached leading tokens cost no prefill time. @defaultValue a quarter of `memoryGb`
    */
   readonly kvCacheGb?: number;
+  /** Adds routes to its server before it listens (an upstream agent's: src/agent/upstream/). */
+  readonly routes?: (app: FastifyInstance) => void;
+  /** While this answers false no heartbeat goes out: what it fronts is down (docs/openai.md, "Health"). */
+  readonly healthy?: () => boolean;
 }
 
 /** A running agent. */
@@ -134,11 +138,12 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   registerDropRoute(app, options.id, drops, (sessionId) => engine.drop(sessionId));
   let models: () => ReadonlyMap<string, number> | undefined = () => undefined;
   registerStageRoute(app, { id: options.id, engine, slots, drops, clock, models: () => models(), ...(options.auth !== undefined ? { signer: { secret: options.auth.secret, clock: options.auth.clock ?? systemClock } } : {}) });
+  options.routes?.(app);
   const url = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0);
 
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret, key: options.auth.key } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   const profile = { id: options.id, memoryGb: options.memoryGb, score: options.score, ...(options.slots !== undefined ? { slots: options.slots } : {}), url };
-  const membership = startMembership({ bases, profile, heartbeatMs: options.heartbeatMs ?? 1000, post: poster.post, clock, log });
+  const membership = startMembership({ bases, profile, heartbeatMs: options.heartbeatMs ?? 1000, post: poster.post, clock, log, ...(options.healthy !== undefined ? { healthy: options.healthy } : {}) });
   models = membership.models;
 
   let stopped = false;

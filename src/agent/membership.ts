@@ -22,6 +22,8 @@ export interface MembershipOptions {
   /** Times the join retries and the heartbeats. */
   readonly clock: Clock;
   readonly log: (line: string) => void;
+  /** While it answers false, no heartbeat is sent (an upstream engine that fails its health check): the swarm's detector takes the agent down. */
+  readonly healthy?: () => boolean;
 }
 
 /** A running membership. */
@@ -85,7 +87,7 @@ export function startMembership(options: MembershipOptions): Membership {
   // An orchestrator that cannot be reached is left for the next one at once, and the beat is sent
   // there right away (once: if every one is unreachable, the next beat is the next try).
   const beat = async (retry = false): Promise<void> => {
-    if (stopped || rejoining) return;
+    if (stopped || rejoining || options.healthy?.() === false) return;
     const to = current;
     try {
       const response = await post(to, `${path}/heartbeat`, {}, heartbeatMs * 2);

@@ -1,5 +1,7 @@
 /** `hecate-node agent`: a stand-in stage server that joins an orchestrator (docs/serve.md). */
 import { startAgent } from '../agent/agent.js';
+import { startUpstreamAgent } from '../agent/upstream/upstream-agent.js';
+import { UPSTREAM_FLAGS, upstreamOptions } from './upstream-flags.js';
 import { helpText, integerFlag, parseCommandArgs, requiredFlag, stringFlag, UsageError, type ArgsSpec } from './args.js';
 import type { Command } from './command.js';
 import { commandSummary } from './commands.js';
@@ -34,6 +36,7 @@ const spec: ArgsSpec = {
     'kv-mb': { type: 'string', value: 'MB', description: 'With --model: the KV caches\' bound in MB over every session, idle sessions evicted least-recently-used (default: --memory).' },
     slots: { type: 'string', value: 'n', description: 'Stage calls it runs at once; later ones wait in arrival order (default: no limit).' },
     ...AGENT_TRUST_FLAGS,
+    ...UPSTREAM_FLAGS,
     'pid-file': PID_FILE_FLAG,
   },
 };
@@ -79,10 +82,11 @@ export const command: Command = {
     if (kvMb !== undefined && modelDir === undefined) throw new UsageError('flag --kv-mb needs --model DIR');
     const engine = modelDir === undefined ? undefined : await referenceEngine(modelDir, kvMb ?? memoryGb * 1000);
     const log = (line: string) => io.stderr(`hecate-node agent ${id}: ${line}\n`);
+    const upstream = upstreamOptions(args);
     const trust = await agentTrust(args, id, log);
     if (trust.createdKey) log(`created its key pair in ${trust.stateFile} (mode 0600)`);
     return withPidFile(args, async () => {
-      const agent = await listening(() => startAgent({
+      const agent = await listening(() => (upstream === undefined ? startAgent : (o: Parameters<typeof startAgent>[0]) => startUpstreamAgent({ ...o, ...upstream }))({
         auth: { secret: trust.secret, key: trust.key },
         ...(trust.tls !== undefined ? { tls: trust.tls } : {}),
         id,

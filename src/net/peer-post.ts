@@ -5,6 +5,7 @@
  * secret (and the agent's key) when one is given, and its signed reply can be checked against it;
  * redirects are not followed.
  */
+import { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import type { TimeSource } from '../runtime/types.js';
 import { checkReplySignature, SIGNATURE_HEADERS } from '../wire/request-signing.js';
@@ -17,8 +18,10 @@ export interface PeerReply {
   text(): Promise<string>;
   json(): Promise<unknown>;
   arrayBuffer(): Promise<ArrayBuffer>;
-  /** The body as a web stream (fetch), when the reply came from fetch. */
+  /** The body as a web stream, read as it arrives (a streamed answer); read it or the methods, not both. */
   readonly body?: ReadableStream<Uint8Array> | null;
+  /** The reply's headers. */
+  readonly headers?: { get(name: string): string | null };
   /**
    * The body's bytes, at most `limit`: past it the rest is not read and this rejects (its message
    * says so). Absent on a fetch Response (read `body` capped instead).
@@ -66,9 +69,15 @@ export function createPeerPoster(options: PeerPostOptions): PeerPoster {
       const v = response.headers[name];
       return Array.isArray(v) ? v[0] : v;
     };
+    let web: ReadableStream<Uint8Array> | undefined;
     const reply: PeerReply = {
       status,
       ok: status >= 200 && status < 300,
+      headers: { get: (name: string) => header(name.toLowerCase()) ?? null },
+      get body() {
+        web ??= Readable.toWeb(response.body) as ReadableStream<Uint8Array>;
+        return web;
+      },
       text: () => response.body.text(),
       json: () => response.body.json(),
       arrayBuffer: () => response.body.arrayBuffer(),

@@ -6,7 +6,7 @@
  * (docs/completions.md).
  */
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PeerPost } from '../net/peer-post.js';
 import type { SessionOptions } from '../sessions/session-types.js';
 import { ServeError } from '../wire/serve-error.js';
@@ -41,14 +41,22 @@ export function promptIds(model: TextModel, prompt: CompletionRequest['prompt'])
   return ids;
 }
 
-/** Registers `POST /v1/completions`. */
-export function registerCompletionsRoute(app: FastifyInstance, parts: OrchestratorParts, options: CompletionsRouteOptions): void {
+/** Text completions of the models served with their tokenizer: the OpenAI routes hand them their requests. */
+export interface LocalCompletions {
+  /** Whether `model` is one of them. */
+  serves(model: string): boolean;
+  /** Answers one `POST /v1/completions` (whole, or streamed on the raw response). */
+  handle(request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
+}
+
+/** The completions of `options.models` on real tokens. */
+export function localCompletions(parts: OrchestratorParts, options: CompletionsRouteOptions): LocalCompletions {
   const { registry, seat, metrics, clock } = parts;
   const drops = new AgentDrops(registry, options.post, clock, metrics);
   const boot = randomBytes(4).toString('hex');
   const maxHistoryBytes = options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
   const counts = new CompletionMetrics(metrics.registry, maxHistoryBytes);
-  app.post('/v1/completions', async (request, reply) => {
+  const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const body = parseCompletionRequest(request.body);
     const model = options.models.get(body.model);
     if (model === undefined) throw new ServeError('InvalidRequest', 400, `model: "${body.model}" is not a model served here with a tokenizer (${[...options.models.keys()].map((m) => `"${m}"`).join(', ') || 'none'})`, { field: 'model' });
@@ -121,5 +129,7 @@ export function registerCompletionsRoute(app: FastifyInstance, parts: Orchestrat
       out.write(`data: ${JSON.stringify({ error: { code: e?.code ?? 'Internal', message: (answered as Error).message } })}\n\n`);
     }
     out.end('data: [DONE]\n\n');
-  });
+    return reply;
+  };
+  return { serves: (model) => options.models.has(model), handle };
 }

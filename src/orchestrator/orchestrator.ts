@@ -18,8 +18,9 @@ import { guardOrchestrator, type OrchestratorAuth } from './auth/orchestrator-gu
 import { classTokens, type ClientClasses } from './client-classes.js';
 import type { DrainReport } from './drain-gate.js';
 import { registerGenerateRoute } from './generate-route.js';
-import { registerCompletionsRoute } from './completions-route.js';
+import { localCompletions } from './completions-route.js';
 import type { TextModel } from './completion-run.js';
+import { registerOpenAIRoutes } from './openai/openai-routes.js';
 import { asServeError } from './error-answers.js';
 import { createHttpApp, listen } from '../net/http-app.js';
 import { openSwarm } from './open-swarm.js';
@@ -139,7 +140,9 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     idempotency,
     ...(checks !== undefined ? { checks } : {}),
   });
-  if (options.textModels !== undefined) registerCompletionsRoute(app, parts, { models: options.textModels, session: sessionOptions, post: poster.post, ...(options.maxHistoryBytes !== undefined ? { maxHistoryBytes: options.maxHistoryBytes } : {}) });
+  // A model served with its tokenizer (serve --model) completes on real tokens here; the others go to upstream engines.
+  const local = options.textModels === undefined ? undefined : localCompletions(parts, { models: options.textModels, session: sessionOptions, post: poster.post, ...(options.maxHistoryBytes !== undefined ? { maxHistoryBytes: options.maxHistoryBytes } : {}) });
+  registerOpenAIRoutes(app, parts, { post: poster.post, ...(options.classes !== undefined ? { classes: options.classes } : {}), ...(options.auth?.clientToken !== undefined ? { clientToken: options.auth.clientToken } : {}), deadlineMs: sessionOptions.deadlineMs, retries: sessionOptions.retries, ...(local !== undefined ? { local } : {}) });
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
     edge.silent.close();

@@ -45,7 +45,7 @@ async function complete(url: string, body: Record<string, unknown>): Promise<{ s
   return { status: r.status, body: await r.json() };
 }
 
-/** On the 2-agent swarm: the stream gives the same text and ids, a stop string cuts, a seed repeats its draw, a bad model is 400. */
+/** On the 2-agent swarm: the stream gives the same text and ids, a stop string cuts, a seed repeats its draw, a bad model or id is refused. */
 async function streamAndSample(url: string, greedy: { text: string; token_ids: number[] }): Promise<void> {
   const response = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...GREEDY, model: served.text.id, stream: true }) });
   const events = (await response.text()).split('\n\n').filter((e) => e !== '');
@@ -63,11 +63,13 @@ async function streamAndSample(url: string, greedy: { text: string; token_ids: n
   const c = await complete(url, { ...sampled, seed: 6 });
   expect(a.body.choices[0].token_ids).toEqual(b.body.choices[0].token_ids);
   expect(c.body.choices[0].token_ids).not.toEqual(a.body.choices[0].token_ids);
-  const bad = await complete(url, { ...GREEDY, model: 'nope' });
-  expect(bad.status).toBe(400);
-  expect(bad.body.error.field).toBe('model');
+  // Errors in OpenAI's shape (the OpenAI routes answer them): an unknown model, an id outside the vocabulary.
+  const bad = await complete(url, { model: 'nope', prompt: 'x' });
+  expect(bad.status).toBe(404);
+  expect(bad.body.error).toMatchObject({ param: 'model', code: 'model_not_found' });
   const outside = await complete(url, { model: served.text.id, prompt: [1, 5000] });
-  expect(outside.body.error.field).toBe('prompt/1');
+  expect(outside.status).toBe(400);
+  expect(outside.body.error).toMatchObject({ param: 'prompt/1', code: 'InvalidRequest', type: 'invalid_request_error' });
 }
 
 const GREEDY = { prompt: 'The swarm', max_tokens: 24, temperature: 0, hecate_return_logits: true };

@@ -1,0 +1,124 @@
+/**
+ * `node dist-bench/bench/openai-upstream.js [runs]`: issue 37's figures for the OpenAI door
+ * (docs/openai.md), the orchestrator and two upstream agents in this process over loopback, each
+ * agent in front of a scripted engine that paces its tokens (test/agent/upstream/scripted-upstream.ts),
+ * the engines in a child process (bench/scripted-engines.ts), so no engine's CPU competes with the
+ * router's event loop:
+ *
+ * - added time to first token at c = 1: a streamed completion through serve against the same
+ *   request straight to an engine, medians of 200 each, interleaved (target ≤ 2 ms);
+ * - added p99 at c = 32: 32 clients, 8 requests each of 16 tokens 5 ms apart, through serve
+ *   against straight to the engines (split over them as serve would), p99 ratio (target ≤ 5 %);
+ * - cancellation: 200 concurrent streams, half of 400 tokens aborted at seeded random points, half
+ *   of 60 read to the end; how long after the last client was done every engine stream was closed
+ *   (target: within 1 s; NaN: not within 5 s).
+ *
+ *     npm run build:bench && node dist-bench/bench/openai-upstream.js 3
+ */
+import { startUpstreamAgent, type RunningUpstreamAgent } from '../src/agent/upstream/upstream-agent.js';
+import { startOrchestrator } from '../src/orchestrator/orchestrator.js';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseEngineLoad } from '../src/agent/upstream/engine-load.js';
+
+const runs = Number(process.argv[2] ?? 3);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] as number;
+
+/** A streamed completion: ms to the first text and to the end; aborted after `abortAfter` chunks if given. */
+async function stream(base: string, prompt: string, maxTokens: number, abortAfter?: number): Promise<{ ttft: number; total: number }> {
+  const started = performance.now();
+  const controller = new AbortController();
+  const response = await fetch(`${base}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', prompt, max_tokens: maxTokens, stream: true }), signal: controller.signal });
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  let ttft = -1;
+  let chunks = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (ttft < 0) ttft = performance.now() - started;
+      chunks += new TextDecoder().decode(value).split('\n\n').length - 1;
+      if (abortAfter !== undefined && chunks >= abortAfter) {
+        controller.abort();
+        break;
+      }
+    }
+  } catch {
+    // aborted
+  }
+  return { ttft, total: performance.now() - started };
+}
+
+/** A seeded generator (mulberry32). */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function main(): Promise<void> {
+  const orchestrator = await startOrchestrator({ models: [{ id: 'm', kind: 'base', layers: 4, pipelines: 2 }] });
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./scripted-engines.js', import.meta.url)), '2', '5'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const urls = await new Promise<string[]>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(JSON.parse(c.toString('utf8')) as string[])));
+  const engines = urls.map((url) => ({ url, open: async () => parseEngineLoad(await (await fetch(`${url}/metrics`)).text())?.running ?? 0 }));
+  const agents: RunningUpstreamAgent[] = [];
+  for (let i = 0; i < engines.length; i++) agents.push(await startUpstreamAgent({ id: `u${i}`, memoryGb: 4, score: 1, join: orchestrator.url, upstream: (engines[i] as { url: string }).url, heartbeatMs: 200 }));
+  await Promise.all(agents.map((a) => a.joined));
+  for (let i = 0; i < 200 && orchestrator.swarm()?.state().plan.pipelines.length !== 2; i++) await new Promise((r) => setTimeout(r, 25));
+  const e0 = engines[0] as { url: string };
+  const table: Record<string, number>[] = [];
+  for (let run = 0; run < runs; run++) {
+    // c = 1: time to first token, interleaved so drift hits both alike.
+    const direct: number[] = [];
+    const served: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      direct.push((await stream(e0.url, `ttft ${i}`, 2)).ttft);
+      served.push((await stream(orchestrator.url, `ttft ${i}`, 2)).ttft);
+    }
+    // c = 32: p99 of whole requests.
+    const load = async (base: (client: number) => string): Promise<number[]> => {
+      const times: number[] = [];
+      await Promise.all(Array.from({ length: 32 }, async (_, c) => {
+        for (let k = 0; k < 8; k++) times.push((await stream(base(c), `load ${c} ${k}`, 16)).total);
+      }));
+      return times;
+    };
+    const directLoad = await load((c) => (engines[c % 2] as { url: string }).url);
+    const servedLoad = await load(() => orchestrator.url);
+    // Cancellation: 200 streams, every other one aborted at a random chunk.
+    const rnd = random(37 + run);
+    await Promise.all(Array.from({ length: 200 }, (_, i) => stream(orchestrator.url, `cancel ${run} ${i}`, i % 2 === 0 ? 400 : 60, i % 2 === 0 ? 2 + Math.floor(rnd() * 60) : undefined)));
+    // Every client is done (its last chunk read, or aborted): how long until the engines hold no stream.
+    const settled = performance.now();
+    let closedMs = Number.NaN;
+    while (performance.now() - settled < 5000) {
+      if ((await Promise.all(engines.map((e) => e.open()))).every((n) => n === 0)) {
+        closedMs = performance.now() - settled;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    table.push({
+      ttftDirectMs: +median(direct).toFixed(3),
+      ttftServedMs: +median(served).toFixed(3),
+      addedTtftMs: +(median(served) - median(direct)).toFixed(3),
+      p99DirectMs: +quantile(directLoad, 0.99).toFixed(1),
+      p99ServedMs: +quantile(servedLoad, 0.99).toFixed(1),
+      addedP99Pct: +((quantile(servedLoad, 0.99) / quantile(directLoad, 0.99) - 1) * 100).toFixed(2),
+      openAfterAllMs: +closedMs.toFixed(1),
+    });
+    console.log(JSON.stringify(table[table.length - 1]));
+  }
+  const col = (k: string) => median(table.map((r) => r[k] as number));
+  console.log(JSON.stringify({ median: { addedTtftMs: col('addedTtftMs'), addedP99Pct: col('addedP99Pct'), openAfterAllMs: col('openAfterAllMs') } }));
+  await Promise.all(agents.map((a) => a.stop()));
+  await orchestrator.close();
+  child.stdin.end();
+}
+
+await main();

@@ -1,0 +1,194 @@
+/**
+ * One OpenAI completion over the swarm's upstream copies (docs/openai.md, "Failover"): admitted
+ * through the swarm's admission (priority, deadline), forwarded to the one agent of the leased
+ * copy, its engine's stream read piece by piece. A call that fails before its first piece is
+ * retried on another copy after a backoff; a stream that breaks midway is continued on another
+ * copy from the text generated so far, for the tokens `max_tokens` leaves. Never the same engine
+ * twice in one request, and at most `retries` failures.
+ */
+import { resumeRoute } from '../../core/resume.js';
+import type { Route } from '../../core/types.js';
+import type { Swarm } from '../../runtime/swarm.js';
+import type { Clock, LeasedRoute, SwarmRequest } from '../../runtime/types.js';
+import { swarmSessionHost } from '../../sessions/session-swarm.js';
+import type { PeerPost } from '../../net/peer-post.js';
+import { ServeError } from '../../wire/serve-error.js';
+import type { NodeRegistry } from '../node-registry.js';
+import { continuationBody, type EngineUsage } from './engine-body.js';
+import type { CompletionJob } from './openai-request.js';
+import { sseData } from './sse-reader.js';
+import { StreamText } from './stream-text.js';
+
+/** What one completion runs with. */
+export interface CompletionContext {
+  readonly swarm: Swarm;
+  readonly registry: NodeRegistry;
+  readonly clock: Clock;
+  readonly post: PeerPost;
+  /** The prompt the prefix index keys on: the completion's prompt, or the whole conversation. */
+  readonly affinity: string | readonly number[];
+  readonly priority: number;
+  readonly deadlineMs: number | undefined;
+  /** The client hung up, or the deadline passed. */
+  readonly signal: AbortSignal;
+  /** @defaultValue 3 */
+  readonly retries?: number;
+  /** The first retry's wait; each next one doubles it. @defaultValue 25 */
+  readonly backoffMs?: number;
+  /** How long an agent may take to start answering. @defaultValue 30000 */
+  readonly firstByteMs?: number;
+}
+
+/** How a completion ended. */
+export interface CompletionOutcome {
+  readonly finish: string;
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly cachedTokens: number;
+  /** The agents that streamed it, in order (more than one after a failover). */
+  readonly nodes: readonly string[];
+}
+
+/** An engine's failure: retried on another copy (a 4xx of the request itself is not). */
+class EngineFailed extends Error {}
+
+/** Runs `job`, handing each piece of text to `emit` as it may go to the client. */
+export async function runCompletion(ctx: CompletionContext, job: CompletionJob, emit: (text: string) => void): Promise<CompletionOutcome> {
+  const { swarm, registry, clock } = ctx;
+  const host = swarmSessionHost(swarm);
+  const retries = ctx.retries ?? 3;
+  const text = new StreamText(job.stop);
+  const tried = new Set<string>();
+  const nodes: string[] = [];
+  let route: Route | undefined;
+  let failures = 0;
+  let completionTokens = 0;
+  let usage: EngineUsage | undefined;
+  let finish = 'length';
+  const admitOptions = { priority: ctx.priority, signal: ctx.signal, ...(ctx.deadlineMs !== undefined && Number.isFinite(ctx.deadlineMs) ? { deadlineMs: ctx.deadlineMs } : {}) };
+  for (;;) {
+    const remaining = job.maxTokens - text.count();
+    if (remaining <= 0) break; // every token max_tokens allows was streamed before the engine died
+    const body = continuationBody(job, text.generated(), remaining);
+    if (body === undefined) throw new ServeError('SessionFailed', 502, `the engine of "${nodes.at(-1)}" died mid-answer and a token-id prompt cannot be continued on another engine yet (docs/openai.md, "Failover")`);
+    const request: SwarmRequest = { model: job.model, prompt: ctx.affinity, tokens: Math.max(1, typeof ctx.affinity === 'string' ? Math.ceil(ctx.affinity.length / 4) : ctx.affinity.length) + remaining };
+    const leased: LeasedRoute = route === undefined ? await swarm.admit(request, admitOptions) : await admitElsewhere(host, route, tried, request, admitOptions, swarm);
+    route = leased;
+    const stage = leased.stages[0];
+    const record = stage === undefined ? undefined : registry.get(stage.nodeId);
+    if (stage === undefined || leased.stages.length !== 1 || record?.url === undefined) {
+      release(swarm, leased, {});
+      throw new ServeError('NoRoute', 503, `model "${job.model}": the copy chosen (${leased.stages.map((s) => s.nodeId).join(', ')}) is not one upstream agent holding every layer (docs/openai.md)`);
+    }
+    const node = stage.nodeId;
+    const started = clock.now();
+    const before = text.count();
+    const attempt = new AbortController();
+    const signal = AbortSignal.any([ctx.signal, attempt.signal]);
+    const firstByte = clock.setTimeout(() => attempt.abort(new EngineFailed(`agent "${node}" did not start answering within ${ctx.firstByteMs ?? 30_000} ms`)), ctx.firstByteMs ?? 30_000);
+    record.inflight++;
+    let segmentUsage: EngineUsage | undefined;
+    let segmentFinish: string | undefined;
+    try {
+      const reply = await ctx.post(`${record.url}${job.chat ? '/v1/upstream/chat/completions' : '/v1/upstream/completions'}`, JSON.stringify(body), signal);
+      clock.clearTimeout(firstByte);
+      if (!reply.ok) {
+        const said = (await reply.text().catch(() => '')).slice(0, 500);
+        if (reply.status >= 400 && reply.status < 500 && reply.status !== 408 && reply.status !== 429) throw new ServeError('InvalidRequest', 400, `the engine refused the request: ${reply.status} ${said}`);
+        throw new EngineFailed(`agent "${node}" answered ${reply.status} ${said}`);
+      }
+      const load = Number((reply as { headers?: Headers }).headers?.get('x-hecate-load'));
+      if (Number.isFinite(load)) report(swarm, node, Math.min(1, Math.max(0, load)));
+      if (reply.body === undefined || reply.body === null) throw new EngineFailed(`agent "${node}" answered without a body`);
+      nodes.push(node);
+      for await (const data of sseData(reply.body)) {
+        const chunk = JSON.parse(data) as { choices?: { text?: string; delta?: { content?: string | null }; finish_reason?: string | null }[]; usage?: EngineUsage };
+        const choice = chunk.choices?.[0];
+        const piece = choice?.text ?? choice?.delta?.content ?? '';
+        if (piece !== '') {
+          const go = text.push(piece);
+          if (go !== '') emit(go);
+          if (text.stopped()) break;
+        }
+        if (typeof choice?.finish_reason === 'string') segmentFinish = choice.finish_reason;
+        if (chunk.usage != null) segmentUsage = chunk.usage;
+      }
+      // Whole (its [DONE]), or cut short here by a stop string: the engine's request is ended either way.
+      attempt.abort(new Error('answered'));
+      completionTokens += segmentUsage?.completion_tokens ?? text.count() - before;
+      usage ??= segmentUsage === undefined ? undefined : { ...segmentUsage, prompt_tokens: segmentUsage.prompt_tokens - before };
+      finish = text.stopped() ? 'stop' : (segmentFinish ?? 'stop');
+      release(swarm, leased, { latencyMs: clock.now() - started, ...(segmentUsage?.prompt_tokens_details?.cached_tokens !== undefined && before === 0 ? { cachedTokens: segmentUsage.prompt_tokens_details.cached_tokens } : {}) });
+      break;
+    } catch (error) {
+      clock.clearTimeout(firstByte);
+      attempt.abort(error);
+      const got = text.count() - before;
+      completionTokens += got;
+      if (ctx.signal.aborted) {
+        release(swarm, leased, {});
+        throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new ServeError('NoRoute', 503, 'the client went away');
+      }
+      if (error instanceof ServeError) {
+        release(swarm, leased, {});
+        throw error;
+      }
+      release(swarm, leased, { ok: false, failedNode: node });
+      tried.add(node);
+      failures++;
+      if (failures > retries) throw new ServeError('SessionFailed', 502, `model "${job.model}": ${failures} engines failed this request (${[...tried].join(', ')}); the last: ${(error as Error).message}`, { cause: error });
+      // Before any text, wait a little (the swarm learns of the failure); midway, the client is waiting: continue at once.
+      if (text.count() === 0) await sleep(clock, (ctx.backoffMs ?? 25) * 2 ** (failures - 1), ctx.signal);
+    } finally {
+      record.inflight--;
+    }
+  }
+  const tail = text.flush();
+  if (tail !== '') emit(tail);
+  const promptTokens = usage?.prompt_tokens ?? (typeof ctx.affinity === 'string' ? Math.ceil(ctx.affinity.length / 4) : ctx.affinity.length);
+  return { finish, promptTokens: Math.max(0, promptTokens), completionTokens, cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0, nodes };
+}
+
+/** A lease on another copy than those `tried`: the failed route re-served by a live copy (core's resumeRoute), admitted ahead of new work. */
+async function admitElsewhere(host: ReturnType<typeof swarmSessionHost>, failed: Route, tried: ReadonlySet<string>, request: SwarmRequest, options: { priority: number; signal: AbortSignal; deadlineMs?: number }, swarm: Swarm): Promise<LeasedRoute> {
+  let next: Route;
+  try {
+    next = resumeRoute(failed, 0, swarm.state(), { request, dead: [...tried] }).route;
+  } catch (error) {
+    throw new ServeError('NoRoute', 503, `model "${failed.modelId}": no copy left but the ones that failed this request (${[...tried].join(', ')})`, { cause: error });
+  }
+  if (host.admit === undefined) return host.reserve(next, request);
+  return host.admit(request, { ...options, resumed: true }, next);
+}
+
+function release(swarm: Swarm, leased: LeasedRoute, outcome: Parameters<Swarm['release']>[1]): void {
+  try {
+    swarm.release(leased.lease, outcome);
+  } catch {
+    // expired, or the swarm was replaced: nothing left to release
+  }
+}
+
+function report(swarm: Swarm, node: string, load: number): void {
+  try {
+    swarm.report(node, { load });
+  } catch {
+    // a node the swarm no longer has
+  }
+}
+
+function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = (): void => {
+      signal.removeEventListener('abort', stop);
+      resolve();
+    };
+    const timer = clock.setTimeout(done, ms);
+    const stop = (): void => {
+      clock.clearTimeout(timer);
+      reject(signal.reason);
+    };
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
+  });
+}

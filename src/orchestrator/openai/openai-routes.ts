@@ -1,0 +1,166 @@
+/**
+ * The OpenAI door of `hecate-node serve` (docs/openai.md): `GET /v1/models`,
+ * `POST /v1/completions` and `POST /v1/chat/completions`, streamed as OpenAI's chunks ending in
+ * `data: [DONE]` or answered whole, over the swarm's upstream copies (completion-run.ts). A bearer
+ * key picks the caller's class (client-classes.ts: priority, deadline, in-flight limit); errors
+ * come in OpenAI's error object (openai-error.ts). Nothing is sent before the first piece of text,
+ * so a request refused or failed before it gets a real status.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { PeerPost } from '../../net/peer-post.js';
+import { sameSecret } from '../../wire/request-signing.js';
+import { ServeError } from '../../wire/serve-error.js';
+import { conversationPrompt, type ChatTemplate } from '../../wire/chat-prompt.js';
+import { cancelOnHangUp } from '../client-cancel.js';
+import { classOf, classTokens, type ClientClass, type ClientClasses } from '../client-classes.js';
+import type { OrchestratorParts } from '../orchestrator-parts.js';
+import { runCompletion, type CompletionOutcome } from './completion-run.js';
+import { answerOpenAIError, openAIError } from './openai-error.js';
+import { checkCompletionRequest, type CompletionJob } from './openai-request.js';
+import type { LocalCompletions } from '../completions-route.js';
+
+/** Options of {@link registerOpenAIRoutes}. */
+export interface OpenAIRouteOptions {
+  /** Sends the forwarded calls to the agents (signed: peer-post.ts). */
+  readonly post: PeerPost;
+  /** Client classes: a bearer key is a class's token (docs/openai.md, "Keys"). */
+  readonly classes?: ClientClasses;
+  /** When set, every request needs `authorization: Bearer` with it or a class's token. */
+  readonly clientToken?: Uint8Array;
+  /** A request must finish within this. @defaultValue 60000 */
+  readonly deadlineMs?: number;
+  /** Engine failures one request survives. @defaultValue 3 */
+  readonly retries?: number;
+  /** How long an agent may take to start answering. @defaultValue 30000 */
+  readonly firstByteMs?: number;
+  /** The model's chat template: the conversation the prefix index keys on is rendered with it. */
+  readonly chatTemplate?: ChatTemplate;
+  /** Text completions of the models served with their tokenizer (`serve --model`: completions-route.ts), run on real tokens here. */
+  readonly local?: LocalCompletions;
+}
+
+/** Registers the OpenAI routes in their own scope (their errors in OpenAI's shape). */
+export function registerOpenAIRoutes(app: FastifyInstance, parts: OrchestratorParts, options: OpenAIRouteOptions): void {
+  const keys = [...(options.clientToken !== undefined ? [Buffer.from(options.clientToken).toString('utf8')] : []), ...(options.classes !== undefined ? classTokens(options.classes) : [])];
+  const authenticate = (request: FastifyRequest): void => {
+    if (options.clientToken === undefined) return;
+    const bearer = /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+    if (bearer === undefined || !keys.some((k) => sameSecret(bearer, k))) throw new ServeError('Unauthenticated', 401, 'header authorization: needs "Bearer <API key>" (the client token, or a class token of --classes)', { field: 'authorization' });
+  };
+  void app.register(async (scope) => {
+    scope.setErrorHandler(answerOpenAIError);
+    scope.get('/v1/models', async (request) => {
+      authenticate(request);
+      return { object: 'list', data: parts.models.map((m) => ({ id: m.id, object: 'model', created: 0, owned_by: 'hecate-swarm' })) };
+    });
+    scope.post('/v1/completions', (request, reply) => complete(request, reply, false));
+    scope.post('/v1/chat/completions', (request, reply) => complete(request, reply, true));
+  });
+
+  const complete = async (request: FastifyRequest, reply: FastifyReply, chat: boolean): Promise<unknown> => {
+    authenticate(request);
+    const model = (request.body as { model?: unknown } | null)?.model;
+    if (!chat && options.local !== undefined && typeof model === 'string' && options.local.serves(model)) return options.local.handle(request, reply);
+    const job = checkCompletionRequest(request.body, chat);
+    if (!parts.models.some((m) => m.id === job.model)) throw new ServeError('NotFound', 404, `model "${job.model.slice(0, 200)}" is not served here (GET /v1/models: ${parts.models.map((m) => m.id).join(', ')})`, { field: 'model' });
+    const swarm = parts.seat.local();
+    if (swarm === undefined) throw new ServeError('NoSwarm', 503, `no swarm yet: the agents that joined cannot hold every copy of ${parts.models.map((m) => `"${m.id}"`).join(', ')}`, { retryAfterMs: 1000 });
+    const cls: ClientClass | undefined = options.classes === undefined ? undefined : classOf(options.classes, request.headers);
+    if (cls !== undefined) parts.classLimits.enter(cls, 1000);
+    const deadlineMs = Math.min(cls?.deadlineMs ?? Number.POSITIVE_INFINITY, options.deadlineMs ?? 60_000);
+    const hungUp = cancelOnHangUp(reply);
+    const deadline = new AbortController();
+    const timer = parts.clock.setTimeout(() => deadline.abort(new ServeError('SessionFailed', 504, `the request did not finish within its deadline of ${deadlineMs} ms`)), deadlineMs);
+    const signal = AbortSignal.any([hungUp, deadline.signal]);
+    const id = `${chat ? 'chatcmpl' : 'cmpl'}-${randomBytes(12).toString('hex')}`;
+    const created = Math.floor(parts.clock.now() / 1000);
+    const sse = job.stream ? new SseAnswer(reply, id, created, job) : undefined;
+    let whole = '';
+    try {
+      const outcome = await runCompletion(
+        { swarm, registry: parts.registry, clock: parts.clock, post: options.post, affinity: chat ? conversationPrompt(job.messages ?? [], options.chatTemplate) : (job.prompt ?? ''), priority: cls?.priority ?? 0, deadlineMs, signal, ...(options.retries !== undefined ? { retries: options.retries } : {}), ...(options.firstByteMs !== undefined ? { firstByteMs: options.firstByteMs } : {}) },
+        job,
+        (text) => {
+          if (sse !== undefined) sse.text(text);
+          else whole += text;
+        },
+      );
+      parts.metrics.requests.inc({ outcome: 'ok' });
+      if (sse !== undefined) {
+        sse.end(outcome);
+        return reply;
+      }
+      const usage = usageOf(outcome);
+      return chat
+        ? { id, object: 'chat.completion', created, model: job.model, choices: [{ index: 0, message: { role: 'assistant', content: whole }, logprobs: null, finish_reason: outcome.finish }], usage }
+        : { id, object: 'text_completion', created, model: job.model, choices: [{ index: 0, text: whole, logprobs: null, finish_reason: outcome.finish }], usage };
+    } catch (error) {
+      const answered = deadline.signal.aborted && !hungUp.aborted ? deadline.signal.reason : error;
+      parts.metrics.requests.inc({ outcome: hungUp.aborted ? 'Cancelled' : answered instanceof ServeError ? answered.code : 'Internal' });
+      if (sse?.started() === true) {
+        sse.fail(answered); // midway: the stream ends with OpenAI's error event
+        return reply;
+      }
+      throw answered;
+    } finally {
+      parts.clock.clearTimeout(timer);
+      if (cls !== undefined) parts.classLimits.leave(cls);
+    }
+  };
+}
+
+/** OpenAI's `usage`. */
+function usageOf(o: CompletionOutcome): Record<string, unknown> {
+  return { prompt_tokens: o.promptTokens, completion_tokens: o.completionTokens, total_tokens: o.promptTokens + o.completionTokens, prompt_tokens_details: { cached_tokens: o.cachedTokens } };
+}
+
+/** A streamed answer: its headers go with the first piece of text, each piece is one chunk. */
+class SseAnswer {
+  private open = false;
+  private readonly object: string;
+
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly id: string,
+    private readonly created: number,
+    private readonly job: CompletionJob,
+  ) {
+    this.object = job.chat ? 'chat.completion.chunk' : 'text_completion';
+  }
+
+  started(): boolean {
+    return this.open;
+  }
+
+  text(text: string): void {
+    this.start();
+    this.send([this.job.chat ? { index: 0, delta: { content: text }, logprobs: null, finish_reason: null } : { index: 0, text, logprobs: null, finish_reason: null }]);
+  }
+
+  end(outcome: CompletionOutcome): void {
+    this.start();
+    this.send([this.job.chat ? { index: 0, delta: {}, logprobs: null, finish_reason: outcome.finish } : { index: 0, text: '', logprobs: null, finish_reason: outcome.finish }]);
+    if (this.job.includeUsage) this.send([], usageOf(outcome));
+    this.reply.raw.end('data: [DONE]\n\n');
+  }
+
+  fail(error: unknown): void {
+    const { body } = openAIError(error);
+    if (!this.reply.raw.destroyed) this.reply.raw.end(`data: ${JSON.stringify(body)}\n\n`);
+  }
+
+  private start(): void {
+    if (this.open) return;
+    this.open = true;
+    this.reply.hijack();
+    this.reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    // Chat's first chunk names the role, as OpenAI's does.
+    if (this.job.chat) this.send([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
+  }
+
+  private send(choices: unknown[], usage?: unknown): void {
+    if (this.reply.raw.destroyed) return;
+    this.reply.raw.write(`data: ${JSON.stringify({ id: this.id, object: this.object, created: this.created, model: this.job.model, choices, ...(usage !== undefined ? { usage } : {}) })}\n\n`);
+  }
+}
