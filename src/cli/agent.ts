@@ -7,6 +7,18 @@ import type { Command } from './command.js';
 import { commandSummary } from './commands.js';
 import { listening, numberFlag, PID_FILE_FLAG, untilSignal, withPidFile } from './process-flags.js';
 import { AGENT_TRUST_FLAGS, agentTrust } from './trust-flags.js';
+import type { StageEngine } from '../agent/stage-engine.js';
+import { modelIdOf } from '../model/model-id.js';
+
+/** The reference engine on one model directory, loaded lazily (it pulls in the WebAssembly kernels). */
+async function referenceEngine(dir: string, kvMb: number): Promise<StageEngine> {
+  const { ReferenceEngine } = await import('../agent/engines/reference/reference-engine.js');
+  try {
+    return new ReferenceEngine({ models: new Map([[modelIdOf(dir), dir]]), kvMemoryBytes: Math.max(1, Math.floor(kvMb * 1e6)) });
+  } catch (error) {
+    throw new UsageError(`flag --model: ${(error as Error).message}`, { cause: error });
+  }
+}
 
 const spec: ArgsSpec = {
   flags: {
@@ -20,6 +32,8 @@ const spec: ArgsSpec = {
     jitter: { type: 'string', value: 'r', description: 'Relative jitter of a stage\'s time, 0-0.9 (default 0.2).' },
     seed: { type: 'string', value: 'n', description: 'Seed of the jitter (default: a hash of the id).' },
     'lie-rate': { type: 'string', value: 'r', description: 'Tests and benches only: the share of stage calls answered with a wrong output, 0-1, drawn from --seed (default 0).' },
+    model: { type: 'string', value: 'dir', description: 'A Hugging Face model directory (config.json, model.safetensors): serve its layers with the reference engine, under the directory\'s name as model id (default: the stand-in digest engine).' },
+    'kv-mb': { type: 'string', value: 'MB', description: 'With --model: the KV caches\' bound in MB over every session, idle sessions evicted least-recently-used (default: --memory).' },
     slots: { type: 'string', value: 'n', description: 'Stage calls it runs at once; later ones wait in arrival order (default: no limit).' },
     ...AGENT_TRUST_FLAGS,
     ...UPSTREAM_FLAGS,
@@ -63,6 +77,10 @@ export const command: Command = {
     const lieRate = numberFlag(args, 'lie-rate', 0, 1, true);
     const slots = integerFlag(args, 'slots', 1, 1_000_000);
     const host = stringFlag(args, 'host');
+    const modelDir = stringFlag(args, 'model');
+    const kvMb = numberFlag(args, 'kv-mb', 0, 1e9);
+    if (kvMb !== undefined && modelDir === undefined) throw new UsageError('flag --kv-mb needs --model DIR');
+    const engine = modelDir === undefined ? undefined : await referenceEngine(modelDir, kvMb ?? memoryGb * 1000);
     const log = (line: string) => io.stderr(`hecate-node agent ${id}: ${line}\n`);
     const upstream = upstreamOptions(args);
     const trust = await agentTrust(args, id, log);
@@ -82,8 +100,10 @@ export const command: Command = {
         ...(seed !== undefined ? { seed } : {}),
         ...(lieRate !== undefined ? { lieRate } : {}),
         ...(slots !== undefined ? { slots } : {}),
+        ...(engine !== undefined ? { engine } : {}),
         log,
       }), port ?? 0, host ?? '127.0.0.1');
+      if (engine !== undefined && modelDir !== undefined) log(`reference engine on model "${modelIdOf(modelDir)}" (${modelDir}): loads the layers the orchestrator assigns, reading only their tensors; KV caches bounded to ${kvMb ?? memoryGb * 1000} MB`);
       io.stdout(`hecate-node agent ${id}: listening on ${agent.url}, joining ${join}\n`);
       // A join the orchestrator refuses (4xx) ends the agent: retrying would be refused again.
       const refused = agent.joined.then(() => new Promise<never>(() => {}), (error: unknown) => error);

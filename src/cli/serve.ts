@@ -14,12 +14,17 @@ import { SERVE_TRUST_FLAGS, serveTrust } from './trust-flags.js';
 import { EDGE_FLAGS, edgeFlags } from './edge-flags.js';
 import { IDEMPOTENCY_FLAGS, idempotencyFlags } from './idempotency-flags.js';
 import { DEFAULT_VERIFY_SAMPLE } from '../orchestrator/verify-span.js';
+import { readServedModel, type ServedModel } from '../orchestrator/served-model.js';
+import type { TextModel } from '../orchestrator/completion-run.js';
+import { absentPackage } from './peers.js';
 
 const spec: ArgsSpec = {
   flags: {
     port: { type: 'string', value: 'n', description: 'Port to listen on (default 8080; 0: any free port).' },
     host: { type: 'string', value: 'addr', description: 'Address to bind (default 127.0.0.1: this machine only).' },
     topology: { type: 'string', value: 'file', description: 'Topology JSON { models, nodes }: the swarm is planned over these nodes, each down until its agent joins.' },
+    model: { type: 'string', value: 'dir', description: 'A Hugging Face model directory: serve it (POST /v1/completions) under the directory\'s name, planned from config.json\'s sizes; only config.json and the tokenizer are read here, never the weights (agents run it with --model DIR).' },
+    'max-history-mb': { type: 'string', value: 'MB', description: 'With --model: each completion\'s bound on the boundary activations kept for replay (default 64); past it a replay recomputes from the token ids.' },
     layers: { type: 'string', value: 'n', description: 'Without --topology: layers of the base model "base" (default 12).' },
     pipelines: { type: 'string', value: 'n', description: 'Copies of every model (default 2, or the topology\'s own).' },
     'stage-timeout-ms': { type: 'string', value: 'ms', description: 'A stage call taking longer fails and the session resumes elsewhere (default 5000).' },
@@ -44,7 +49,8 @@ const spec: ArgsSpec = {
 
 const SUMMARY = commandSummary('serve');
 const DETAILS = `Endpoints: POST /v1/nodes (join), POST /v1/nodes/:id/heartbeat, POST /v1/nodes/:id/leave,
-POST /v1/generate { model, prompt, steps }, GET /v1/status, GET /v1/events (server-sent
+POST /v1/generate { model, prompt, steps }, with --model DIR POST /v1/completions (OpenAI's:
+prompt, max_tokens, temperature, top_p, seed, stop, stream), GET /v1/status, GET /v1/events (server-sent
 events), GET /metrics (Prometheus), DELETE /v1/nodes/:id/key (admin: frees an id bound to an
 agent's key). Drains on SIGTERM or SIGINT (--drain-ms), then stops.
 
@@ -88,6 +94,10 @@ export const command: Command = {
     const replication = replicationFlags(args);
     const edge = edgeFlags(args);
     const idempotency = idempotencyFlags(args);
+    const modelDir = stringFlag(args, 'model');
+    const historyMb = numberFlag(args, 'max-history-mb', 0, 1e9, true);
+    if (historyMb !== undefined && modelDir === undefined) throw new UsageError('flag --max-history-mb needs --model DIR');
+    if (modelDir !== undefined && file !== undefined) throw new UsageError('flag --model: not with --topology (the model directory gives the plan its model)');
     if (replication !== undefined && file === undefined) throw new UsageError('flag --nats needs --topology FILE: every orchestrator of a replicated swarm plans over the same declared nodes');
     let models: readonly ModelSpec[] = [{ id: 'base', kind: 'base', layers, pipelines: pipelines ?? 2 }];
     let nodes: readonly NodeProfile[] | undefined;
@@ -110,6 +120,13 @@ export const command: Command = {
     }
     const trust = serveTrust(args, host);
     const log = (line: string) => io.stderr(`hecate-node serve: ${line}\n`);
+    let textModels: ReadonlyMap<string, TextModel> | undefined;
+    if (modelDir !== undefined) {
+      const served = await servedModel(modelDir, pipelines ?? 1);
+      models = [served.spec];
+      textModels = new Map([[served.text.id, served.text]]);
+      log(served.summary);
+    }
     if (trust.created) log(`created the swarm secret ${trust.tokenFile} (mode 0600): agents read it with --token-file`);
     return withPidFile(args, async () => {
       const orchestrator = await listening(() => reachingNats(replication?.servers, () => startOrchestrator({
@@ -134,6 +151,8 @@ export const command: Command = {
         ...(queueSize !== undefined ? { admission: { queueSize } } : {}),
         ...edge,
         ...idempotency,
+        ...(textModels !== undefined ? { textModels } : {}),
+        ...(historyMb !== undefined ? { maxHistoryBytes: Math.floor(historyMb * 1024 * 1024) } : {}),
         log,
       })), port, host);
       io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);
@@ -148,6 +167,16 @@ export const command: Command = {
     });
   },
 };
+
+/** The model directory of --model, read as the orchestrator reads it (config and tokenizer only). */
+async function servedModel(dir: string, pipelines: number): Promise<ServedModel> {
+  try {
+    return await readServedModel(dir, pipelines);
+  } catch (error) {
+    if (absentPackage(error) !== undefined) throw error; // the tokenizer library: main names its install line
+    throw new UsageError(`flag --model: ${(error as Error).message}`, { cause: error });
+  }
+}
 
 /** NATS errors of connecting (refused, no JetStream, a timeout) become a UsageError naming --nats. */
 async function reachingNats<T>(servers: readonly string[] | undefined, start: () => Promise<T>): Promise<T> {

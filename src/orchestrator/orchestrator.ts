@@ -18,6 +18,8 @@ import { guardOrchestrator, type OrchestratorAuth } from './auth/orchestrator-gu
 import { classTokens, type ClientClasses } from './client-classes.js';
 import type { DrainReport } from './drain-gate.js';
 import { registerGenerateRoute } from './generate-route.js';
+import { localCompletions } from './completions-route.js';
+import type { TextModel } from './completion-run.js';
 import { registerOpenAIRoutes } from './openai/openai-routes.js';
 import { asServeError } from './error-answers.js';
 import { createHttpApp, listen } from '../net/http-app.js';
@@ -86,6 +88,10 @@ export interface OrchestratorOptions extends EdgeOptions, IdempotencyOptions, Ve
   /** Client classes (`--classes`, docs/serve.md "Classes"): a caller's priority, deadline and limit by its token. */
   readonly classes?: ClientClasses;
   readonly log?: (line: string) => void;
+  /** Models with a tokenizer, by id (`serve --model DIR`: served-model.ts): `POST /v1/completions` serves them. */
+  readonly textModels?: ReadonlyMap<string, TextModel>;
+  /** Each completion's bound in bytes on the boundary activations kept for replay (default 64 MiB). */
+  readonly maxHistoryBytes?: number;
 }
 
 export type { OrchestratorAuth } from './auth/orchestrator-guard.js';
@@ -134,7 +140,9 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     idempotency,
     ...(checks !== undefined ? { checks } : {}),
   });
-  registerOpenAIRoutes(app, parts, { post: poster.post, ...(options.classes !== undefined ? { classes: options.classes } : {}), ...(options.auth?.clientToken !== undefined ? { clientToken: options.auth.clientToken } : {}), deadlineMs: sessionOptions.deadlineMs, retries: sessionOptions.retries });
+  // A model served with its tokenizer (serve --model) completes on real tokens here; the others go to upstream engines.
+  const local = options.textModels === undefined ? undefined : localCompletions(parts, { models: options.textModels, session: sessionOptions, post: poster.post, ...(options.maxHistoryBytes !== undefined ? { maxHistoryBytes: options.maxHistoryBytes } : {}) });
+  registerOpenAIRoutes(app, parts, { post: poster.post, ...(options.classes !== undefined ? { classes: options.classes } : {}), ...(options.auth?.clientToken !== undefined ? { clientToken: options.auth.clientToken } : {}), deadlineMs: sessionOptions.deadlineMs, retries: sessionOptions.retries, ...(local !== undefined ? { local } : {}) });
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
     edge.silent.close();

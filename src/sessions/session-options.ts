@@ -37,7 +37,7 @@ export function sessionHostIssue(host: unknown): string | undefined {
 
 const SESSION_OPTION_KEYS: readonly string[] = Object.freeze(Object.keys({
   stageTimeoutMs: 0, replayTimeoutMsPerInput: 0, retries: 0, backoffMs: 0, maxBackoffMs: 0, deadlineMs: 0, signal: 0,
-  maxHistory: 0, historyOverflow: 0, aliveCheckMs: 0, allowDegraded: 0, prefer: 0, onFailure: 0, clock: 0, priority: 0, dropSession: 0,
+  maxHistory: 0, historyOverflow: 0, aliveCheckMs: 0, allowDegraded: 0, prefer: 0, onFailure: 0, clock: 0, priority: 0, dropSession: 0, historyBytes: 0,
 } satisfies Record<keyof SessionOptions, 0>));
 
 const STEP_OPTION_KEYS: readonly string[] = Object.freeze(Object.keys({ signal: 0 } satisfies Record<keyof StepOptions, 0>));
@@ -70,6 +70,8 @@ export function sessionOptionsIssue(runStage: unknown, options: SessionOptions):
   }
   if (options.retries !== undefined && !Number.isInteger(options.retries)) return `session option "retries" must be an integer, got ${describeValue(options.retries)}`;
   if (options.allowDegraded !== undefined && typeof options.allowDegraded !== 'boolean') return `session option "allowDegraded" must be a boolean, got ${describeValue(options.allowDegraded)}`;
+  const bytes = options.historyBytes as { max?: unknown; sizeOf?: unknown } | undefined;
+  if (bytes !== undefined && (typeof bytes !== 'object' || bytes === null || typeof bytes.max !== 'number' || !(bytes.max >= 0) || typeof bytes.sizeOf !== 'function')) return `session option "historyBytes" must be { max: a number >= 0, sizeOf: a function }, got ${describeValue(options.historyBytes)}`;
   if (options.historyOverflow !== undefined && options.historyOverflow !== 'fail' && options.historyOverflow !== 'slide') return `session option "historyOverflow" must be "fail" or "slide", got ${describeValue(options.historyOverflow)}`;
   if (options.onFailure !== undefined && options.onFailure !== 'resume' && options.onFailure !== 'restart') return `session option "onFailure" must be "resume" or "restart", got ${describeValue(options.onFailure)}`;
   if (options.prefer !== undefined && options.prefer !== 'keep' && options.prefer !== 'suffix') return `session option "prefer" must be "keep" or "suffix", got ${describeValue(options.prefer)}`;

@@ -138,6 +138,14 @@ export interface SessionOptions {
    * inputs, for models that attend to a sliding window only.
    */
   readonly historyOverflow?: HistoryOverflow;
+  /**
+   * A bound in bytes on the history kept at the route's later boundaries (the activations between
+   * stages), with the size of one input. Past it, those boundaries' inputs are dropped (the
+   * first layer's, the step inputs, are always kept), and a later failure recomputes from the
+   * first layer: every stage of the new route rebuilt from the step inputs instead of the
+   * failed stage alone from its boundary (docs/sessions.md, "Bounded history"). @defaultValue none
+   */
+  readonly historyBytes?: { readonly max: number; readonly sizeOf: (input: unknown) => number };
   /** How often a running stage's node is checked for being down, when the host cannot tell. @defaultValue 100 */
   readonly aliveCheckMs?: number;
   /** Continue with layers missing when no live node holds them (a wrong answer, marked degraded). @defaultValue false */

@@ -12,7 +12,7 @@ import { resumeRoute } from '../core/resume.js';
 import { boundedLatency } from '../core/telemetry-limits.js';
 import type { Route, Stage } from '../core/types.js';
 import { backoffWait, type BackoffEnd } from './backoff-wait.js';
-import { boundaryInputs, SessionHistory } from './session-history.js';
+import { boundaryInputs, SessionHistory, stripLease } from './session-history.js';
 import { admittedStart, waitForAdmission } from './session-admission.js';
 import { checkStepOptions, resolveSessionOptions, sessionHostIssue, type ResolvedSessionOptions } from './session-options.js';
 import type { SessionHost, SessionOptions, SessionStats, StageRunner, StepOptions, TimerClock } from './session-types.js';
@@ -68,7 +68,7 @@ export class Session<T> {
     this.runStage = runStage;
     this.clock = options.clock ?? host.clock;
     this.signal = options.signal;
-    this.history = new SessionHistory<T>(this.o.maxHistory);
+    this.history = new SessionHistory<T>(this.o.maxHistory, options.historyBytes);
     this.holders = new StateHolders(() => this.id, options.dropSession);
     const now = this.clock.now();
     this.deadlineAt = options.deadlineMs === undefined ? Infinity : now + options.deadlineMs;
@@ -236,6 +236,11 @@ export class Session<T> {
     throw this.fail('ReplayOutputsMissing', `session "${this.id}" has no history at layer ${stage.layerStart} for node "${stage.nodeId}": the replacement stage before it did not hand back its replay outputs (call context.replayed(outputs))`, attempts);
   }
 
+  /** Bytes of history held at the route's later boundaries (counted with the `historyBytes` option; 0 without). */
+  historyBytes(): number {
+    return this.history.heldBytes;
+  }
+
   /** Routes the remaining layers after stage `s` failed; returns the stage index to continue from. */
   private async reroute(s: number, stepIndex: number, attempts: readonly StageAttempt[], signals: readonly AbortSignal[]): Promise<number> {
     const state = this.host.state();
@@ -259,6 +264,11 @@ export class Session<T> {
     } catch (error) {
       if (error instanceof RoutingError) throw this.fail('Unrecoverable', `session "${this.id}" cannot continue step ${stepIndex}: ${error.message}`, attempts, error);
       throw error;
+    }
+    // Its boundary's history dropped past the bytes bound: every stage recomputed from the first layer's (docs/sessions.md, "Bounded history").
+    if (from > 0 && this.history.steps > 0 && this.history.at(route.stages[from]?.layerStart ?? 0) === undefined) {
+      from = 0;
+      this.warm.clear();
     }
     // A stage off the new route misses its steps from now on: its state goes stale.
     const onRoute = new Set(route.stages.map(stageKey));
@@ -365,11 +375,6 @@ export class Session<T> {
     this.holders.drop();
     return new SessionError(code, message, [...attempts], cause === undefined ? undefined : { cause });
   }
-}
-
-function stripLease(leased: LeasedRoute): Route {
-  const { lease: _lease, ...route } = leased;
-  return route;
 }
 
 /**

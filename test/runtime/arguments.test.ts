@@ -143,7 +143,7 @@ describe('sessions', () => {
   });
 
   it.each<[string, object, RegExp]>([
-    ['a misspelt option', { stageTimeout: 5 }, /^session options: unknown key "stageTimeout" \(known: stageTimeoutMs, .*clock, priority, dropSession\)$/],
+    ['a misspelt option', { stageTimeout: 5 }, /^session options: unknown key "stageTimeout" \(known: stageTimeoutMs, .*clock, priority, dropSession, historyBytes\)$/],
     ['allowDegraded: "yes"', { allowDegraded: 'yes' }, /session option "allowDegraded" must be a boolean, got "yes"/],
     ['a stage timeout past a timer’s range', { stageTimeoutMs: 3e9 }, /session option "stageTimeoutMs" must be a number > 0, at most 2147483647 or Infinity, got 3000000000/],
     ['a deadline past a timer’s range', { deadlineMs: 2 ** 31 }, /session option "deadlineMs"/],

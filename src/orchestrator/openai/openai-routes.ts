@@ -18,6 +18,7 @@ import type { OrchestratorParts } from '../orchestrator-parts.js';
 import { runCompletion, type CompletionOutcome } from './completion-run.js';
 import { answerOpenAIError, openAIError } from './openai-error.js';
 import { checkCompletionRequest, type CompletionJob } from './openai-request.js';
+import type { LocalCompletions } from '../completions-route.js';
 
 /** Options of {@link registerOpenAIRoutes}. */
 export interface OpenAIRouteOptions {
@@ -35,6 +36,8 @@ export interface OpenAIRouteOptions {
   readonly firstByteMs?: number;
   /** The model's chat template: the conversation the prefix index keys on is rendered with it. */
   readonly chatTemplate?: ChatTemplate;
+  /** Text completions of the models served with their tokenizer (`serve --model`: completions-route.ts), run on real tokens here. */
+  readonly local?: LocalCompletions;
 }
 
 /** Registers the OpenAI routes in their own scope (their errors in OpenAI's shape). */
@@ -57,6 +60,8 @@ export function registerOpenAIRoutes(app: FastifyInstance, parts: OrchestratorPa
 
   const complete = async (request: FastifyRequest, reply: FastifyReply, chat: boolean): Promise<unknown> => {
     authenticate(request);
+    const model = (request.body as { model?: unknown } | null)?.model;
+    if (!chat && options.local !== undefined && typeof model === 'string' && options.local.serves(model)) return options.local.handle(request, reply);
     const job = checkCompletionRequest(request.body, chat);
     if (!parts.models.some((m) => m.id === job.model)) throw new ServeError('NotFound', 404, `model "${job.model.slice(0, 200)}" is not served here (GET /v1/models: ${parts.models.map((m) => m.id).join(', ')})`, { field: 'model' });
     const swarm = parts.seat.local();

@@ -6,7 +6,9 @@
  * original (docs/engine-reference.md).
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { readLlamaConfig } from '../../../model/config.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseLlamaConfig, readLlamaConfig } from '../../../model/config.js';
 import { openModelWeights } from '../../../model/model-weights.js';
 import { decodeElements } from '../../../model/safetensors.js';
 import { elementsOf, f32Tensor, type Tensor } from '../../../wire/tensor.js';
@@ -24,6 +26,12 @@ export interface ReferenceEngineOptions {
   readonly models: ReadonlyMap<string, string>;
   /** Bytes of KV cache held over every session and span. @defaultValue Infinity */
   readonly kvMemoryBytes?: number;
+  /**
+   * The widest activation it takes, in elements per token: the agent bounds stage calls by it
+   * (docs/engine.md, "Bounds"). Without it, the widest `hidden_size` of the models' configs, read
+   * at construction.
+   */
+  readonly maxWidth?: number;
 }
 
 interface LoadedSpan {
@@ -44,9 +52,12 @@ export class ReferenceEngine implements StageEngine {
   /** Every session's cache on every span, least recently used first. */
   private readonly caches = new Map<string, SessionCache>();
   private kvBytes = 0;
+  /** Elements per token of the widest activation: the widest hidden size of its models. */
+  readonly maxWidth: number;
 
   constructor(options: ReferenceEngineOptions) {
     this.models = options.models;
+    this.maxWidth = options.maxWidth ?? Math.max(1, ...[...options.models.values()].map(hiddenSizeOf));
     this.kvBound = options.kvMemoryBytes ?? Infinity;
     if (!(this.kvBound > 0)) throw new ReferenceEngineError('InvalidInput', `kvMemoryBytes must be a positive number of bytes, got ${String(options.kvMemoryBytes)}`);
   }
@@ -212,5 +223,17 @@ export class ReferenceEngine implements StageEngine {
     let weights = 0;
     for (const { model } of this.spans.values()) weights += model.weights.bytes;
     return { sessions: sessions.size, cachedTokens, memoryBytes: weights + this.kvBytes, spans: [...this.spans.values()].map((s) => s.span) };
+  }
+}
+
+/**
+ * A model directory's hidden size, read at once (the engine's width is needed before it serves);
+ * 1 for a config it cannot read or run, which `load` then refuses naming the field.
+ */
+function hiddenSizeOf(dir: string): number {
+  try {
+    return parseLlamaConfig(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')), join(dir, 'config.json')).hidden_size;
+  } catch {
+    return 1;
   }
 }

@@ -1,0 +1,135 @@
+/**
+ * `POST /v1/completions` on the orchestrator, in OpenAI's shape: the prompt tokenized by the
+ * model's own tokenizer (read at start, never its weights), one token generation on the seated
+ * swarm (completion-run.ts), answered whole or as OpenAI's server-sent chunks ending
+ * `data: [DONE]`. The choice carries the text and, as an extension, `token_ids`
+ * (docs/completions.md).
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { PeerPost } from '../net/peer-post.js';
+import type { SessionOptions } from '../sessions/session-types.js';
+import { ServeError } from '../wire/serve-error.js';
+import { AgentDrops } from './agent-drops.js';
+import { cancelOnHangUp } from './client-cancel.js';
+import { parseCompletionRequest, type CompletionRequest } from './completion-request.js';
+import { DEFAULT_MAX_HISTORY_BYTES, runCompletion, type CompletionResult, type TextModel } from './completion-run.js';
+import { CompletionMetrics } from './completion-metrics.js';
+import { asServeError } from './error-answers.js';
+import type { OrchestratorParts } from './orchestrator-parts.js';
+
+/** Options of {@link registerCompletionsRoute}. */
+export interface CompletionsRouteOptions {
+  /** The models with a tokenizer, by id: the only ones a completion may name. */
+  readonly models: ReadonlyMap<string, TextModel>;
+  readonly session: SessionOptions;
+  readonly post: PeerPost;
+  /** Each completion's bound on its history of boundary activations. @defaultValue {@link DEFAULT_MAX_HISTORY_BYTES} */
+  readonly maxHistoryBytes?: number;
+}
+
+/** The prompt's token ids: text through the tokenizer (after its bos token, as Llama's), ids checked against the vocabulary. */
+export function promptIds(model: TextModel, prompt: CompletionRequest['prompt']): number[] {
+  if (typeof prompt !== 'string') {
+    const bad = prompt.findIndex((t) => t >= model.vocab);
+    if (bad >= 0) throw new ServeError('InvalidRequest', 400, `prompt/${bad}: token id ${prompt[bad]} is outside the vocabulary of "${model.id}" (${model.vocab} tokens)`, { field: `prompt/${bad}` });
+    return [...prompt];
+  }
+  const bos = model.tokenizer.bosTokenId;
+  const ids = [...(bos !== undefined ? [bos] : []), ...model.tokenizer.encode(prompt)];
+  if (ids.length === 0) throw new ServeError('InvalidRequest', 400, `prompt: empty, and "${model.id}" has no bos token to start from`, { field: 'prompt' });
+  return ids;
+}
+
+/** Text completions of the models served with their tokenizer: the OpenAI routes hand them their requests. */
+export interface LocalCompletions {
+  /** Whether `model` is one of them. */
+  serves(model: string): boolean;
+  /** Answers one `POST /v1/completions` (whole, or streamed on the raw response). */
+  handle(request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
+}
+
+/** The completions of `options.models` on real tokens. */
+export function localCompletions(parts: OrchestratorParts, options: CompletionsRouteOptions): LocalCompletions {
+  const { registry, seat, metrics, clock } = parts;
+  const drops = new AgentDrops(registry, options.post, clock, metrics);
+  const boot = randomBytes(4).toString('hex');
+  const maxHistoryBytes = options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
+  const counts = new CompletionMetrics(metrics.registry, maxHistoryBytes);
+  const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+    const body = parseCompletionRequest(request.body);
+    const model = options.models.get(body.model);
+    if (model === undefined) throw new ServeError('InvalidRequest', 400, `model: "${body.model}" is not a model served here with a tokenizer (${[...options.models.keys()].map((m) => `"${m}"`).join(', ') || 'none'})`, { field: 'model' });
+    const ids = promptIds(model, body.prompt);
+    const swarm = seat.local();
+    if (swarm === undefined) throw new ServeError('NoSwarm', 503, `no swarm yet: the agents that joined (${[...registry.all()].map((r) => r.id).join(', ') || 'none'}) cannot hold every copy of "${model.id}"`);
+    const hungUp = cancelOnHangUp(reply);
+    const namespace = `${boot}/`;
+    const id = `cmpl-${boot}-${randomBytes(6).toString('hex')}`;
+    const created = Math.floor(Date.now() / 1000);
+    const run = (onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult> => runCompletion({
+      swarm,
+      calls: { registry, metrics, post: options.post },
+      model,
+      promptIds: ids,
+      maxTokens: body.maxTokens,
+      sampling: { temperature: body.temperature, topP: body.topP, seed: body.seed },
+      stop: body.stop,
+      session: { ...options.session, signal: hungUp, dropSession: drops.hook(namespace) },
+      sessionNamespace: namespace,
+      maxHistoryBytes,
+      live: counts.live,
+      ...(onText !== undefined ? { onText } : {}),
+    }).then((r) => {
+      counts.tokens.inc(r.tokenIds.length);
+      counts.replayedBytes.inc(r.replayedBytes);
+      return r;
+    });
+    const extension = (r: CompletionResult): Record<string, unknown> => ({
+      session_id: r.sessionId,
+      resumes: r.resumes,
+      replayed_inputs: r.replayedInputs,
+      replayed_bytes: r.replayedBytes,
+      path: r.path,
+      ...(body.returnLogits ? { last_logits_f32: Buffer.from(r.lastLogits.buffer, r.lastLogits.byteOffset, r.lastLogits.byteLength).toString('base64') } : {}),
+    });
+    const usage = (r: CompletionResult) => ({ prompt_tokens: ids.length, completion_tokens: r.tokenIds.length, total_tokens: ids.length + r.tokenIds.length });
+    if (!body.stream) {
+      try {
+        const r = await run();
+        counts.requests.inc({ outcome: 'ok' });
+        return {
+          id,
+          object: 'text_completion',
+          created,
+          model: model.id,
+          choices: [{ index: 0, text: r.text, finish_reason: r.finishReason, logprobs: null, token_ids: r.tokenIds }],
+          usage: usage(r),
+          hecate: extension(r),
+        };
+      } catch (error) {
+        const answered = asServeError(error);
+        counts.requests.inc({ outcome: answered instanceof ServeError ? answered.code : 'Internal' });
+        throw answered;
+      }
+    }
+    // Streaming: OpenAI's chunks, one per final piece of text, then the finish, then [DONE].
+    reply.hijack();
+    const out = reply.raw;
+    out.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    const chunk = (choice: Record<string, unknown>, extra: Record<string, unknown> = {}) => out.write(`data: ${JSON.stringify({ id, object: 'text_completion', created, model: model.id, choices: [{ index: 0, logprobs: null, ...choice }], ...extra })}\n\n`);
+    try {
+      const r = await run((delta) => chunk({ text: delta, finish_reason: null }));
+      chunk({ text: '', finish_reason: r.finishReason, token_ids: r.tokenIds }, { usage: usage(r), hecate: extension(r) });
+      counts.requests.inc({ outcome: 'ok' });
+    } catch (error) {
+      const answered = asServeError(error);
+      counts.requests.inc({ outcome: answered instanceof ServeError ? answered.code : 'Internal' });
+      const e = answered instanceof ServeError ? answered : undefined;
+      out.write(`data: ${JSON.stringify({ error: { code: e?.code ?? 'Internal', message: (answered as Error).message } })}\n\n`);
+    }
+    out.end('data: [DONE]\n\n');
+    return reply;
+  };
+  return { serves: (model) => options.models.has(model), handle };
+}
