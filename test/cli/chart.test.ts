@@ -112,8 +112,8 @@ describe('machineChart', () => {
     const downs = machineChart(swarmMachine).transitions.filter((t) => t.event === 'node.down');
     expect(downs[0]).toMatchObject({ guard: 'defersOwnMarks && isOwnMark', actions: ['deferMark'] });
     const down = downs.find((t) => t.guard === 'isAliveMember');
-    expect(down).toMatchObject({ source: 'swarm', guard: 'isAliveMember', targets: [], actions: ['computeRescue', 'markNodeDown', 'recordDetected', 'recordQuarantined', 'ensureNodeActor', 'tellNodeDown', 'emitNodeDown'] });
-    expect(chartMermaid(machineChart(swarmMachine))).toContain('node.down [isAliveMember] / computeRescue → markNodeDown → recordDetected → recordQuarantined → ensureNodeActor → tellNodeDown → emitNodeDown');
+    expect(down).toMatchObject({ source: 'swarm', guard: 'isAliveMember', targets: [], actions: ['computeRescue', 'markNodeDown', 'recordDetected', 'recordQuarantined', 'ensureNodeActor', 'tellNodeDown', 'emitNodeDown', 'abortMoves'] });
+    expect(chartMermaid(machineChart(swarmMachine))).toContain('node.down [isAliveMember] / computeRescue → markNodeDown → recordDetected → recordQuarantined → ensureNodeActor → tellNodeDown → emitNodeDown → abortMoves');
     // An ejection goes the same way: rescue first, then the mark.
     const eject = machineChart(swarmMachine).transitions.find((t) => t.event === 'node.eject' && t.guard === 'isAliveMember && ejectionRoom');
     expect(eject?.actions.slice(0, 2)).toEqual(['computeRescue', 'markNodeDown']);
