@@ -214,7 +214,15 @@ describe('the README in a fresh project', () => {
     let stderr = '';
     bash.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
     bash.stderr.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(-20_000)));
-    const pids = () => readdirSync(consumer).filter((f) => f.endsWith('.pid')).map((f) => [f, Number(readFileSync(join(consumer, f), 'utf8'))] as const);
+    // A process that exits removes its pid file: one listed may be gone by the time it is read.
+    const readPid = (f: string): (readonly [string, number])[] => {
+      try {
+        return [[f, Number(readFileSync(join(consumer, f), 'utf8'))]];
+      } catch {
+        return [];
+      }
+    };
+    const pids = () => readdirSync(consumer).filter((f) => f.endsWith('.pid')).flatMap(readPid);
     try {
       const code = await new Promise<number | null>((done, fail) => {
         const timer = setTimeout(() => fail(new Error(`the walkthrough did not finish in 120 s; stdout: ${stdout}; stderr: ${stderr}`)), 120_000);
