@@ -62,8 +62,7 @@ export function httpStageRunner(options: StageRunnerOptions): StageRunner<number
   const namespace = options.sessionNamespace ?? '';
   const post = calls.post ?? plainPost;
   return async (stage, input, context) => {
-    const record = calls.registry.get(stage.nodeId);
-    if (record?.url === undefined) throw new ServeError('StageFailed', 502, `agent "${stage.nodeId}" has no address (it never joined)`);
+    const call = beginCall(calls, stage.nodeId);
     const body: DigestStageRequest = {
       sessionId: `${namespace}${stage.sessionId}`,
       modelId: stage.modelId,
@@ -76,7 +75,6 @@ export function httpStageRunner(options: StageRunnerOptions): StageRunner<number
       replay: context.replay,
       ...(prompt !== undefined && context.step === 0 ? { prompt } : {}),
     };
-    record.inflight++;
     let outcome = 'error';
     const budget = new AbortController();
     let timer: unknown;
@@ -87,7 +85,7 @@ export function httpStageRunner(options: StageRunnerOptions): StageRunner<number
     }
     try {
       const signal = AbortSignal.any([context.signal, budget.signal]);
-      const reply = await callDigestStage(post, record.url, stage.nodeId, body, signal);
+      const reply = await callDigestStage(post, call.url, stage.nodeId, body, signal);
       if (context.replay.length > 0) context.replayed(reply.replayOutputs);
       answered?.(stage, context.step, reply);
       outcome = 'ok';
@@ -101,8 +99,25 @@ export function httpStageRunner(options: StageRunnerOptions): StageRunner<number
       throw error;
     } finally {
       if (timer !== undefined) timing?.clock.clearTimeout(timer);
-      record.inflight--;
-      calls.metrics.stageCalls.inc({ node: stage.nodeId, outcome });
+      call.end(outcome);
     }
+  };
+}
+
+/**
+ * Begins one stage call to `nodeId` for any runner: the agent's address, the call counted in flight
+ * (what routing sees at once); `end(outcome)` uncounts it and counts its outcome in `/metrics`.
+ * @throws {ServeError} `StageFailed` 502 when the agent has no address
+ */
+export function beginCall(calls: StageCalls, nodeId: string): { readonly url: string; end(outcome: string): void } {
+  const record = calls.registry.get(nodeId);
+  if (record?.url === undefined) throw new ServeError('StageFailed', 502, `agent "${nodeId}" has no address (it never joined)`);
+  record.inflight++;
+  return {
+    url: record.url,
+    end(outcome) {
+      record.inflight--;
+      calls.metrics.stageCalls.inc({ node: nodeId, outcome });
+    },
   };
 }

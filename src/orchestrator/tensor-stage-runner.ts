@@ -6,10 +6,9 @@
  * outputs come back to the session for a replacement downstream.
  */
 import type { SessionStage, StageRunner } from '../sessions/session-types.js';
-import { ServeError } from '../wire/serve-error.js';
 import type { StageReply } from '../wire/stage-protocol.js';
 import type { Tensor } from '../wire/tensor.js';
-import { plainPost, type StageCalls } from './stage-client.js';
+import { beginCall, plainPost, type StageCalls } from './stage-client.js';
 import { callStage } from './stage-call.js';
 
 /** Options of {@link tensorStageRunner}: one generation's. */
@@ -34,14 +33,12 @@ export function tensorStageRunner(options: TensorRunnerOptions): StageRunner<Ten
   const namespace = options.sessionNamespace ?? '';
   const post = calls.post ?? plainPost;
   return async (stage, input, context) => {
-    const record = calls.registry.get(stage.nodeId);
-    if (record?.url === undefined) throw new ServeError('StageFailed', 502, `agent "${stage.nodeId}" has no address (it never joined)`);
-    record.inflight++;
+    const call = beginCall(calls, stage.nodeId);
     let outcome = 'error';
     const signals = [context.signal];
     if (options.callTimeoutMs !== undefined) signals.push(AbortSignal.timeout(options.callTimeoutMs * (1 + context.replay.length / 16)));
     try {
-      const reply = await callStage(post, record.url, stage.nodeId, {
+      const reply = await callStage(post, call.url, stage.nodeId, {
         sessionId: `${namespace}${stage.sessionId}`,
         modelId: stage.modelId,
         layerStart: stage.layerStart,
@@ -59,8 +56,7 @@ export function tensorStageRunner(options: TensorRunnerOptions): StageRunner<Ten
       outcome = 'ok';
       return reply.output;
     } finally {
-      record.inflight--;
-      calls.metrics.stageCalls.inc({ node: stage.nodeId, outcome });
+      call.end(outcome);
     }
   };
 }
