@@ -5,6 +5,7 @@
  * carry the session engine. The host reaches the Swarm's internals through their module symbol
  * (`src/runtime/internal.ts`).
  */
+import { resolveRequest } from '../core/cost.js';
 import { describeValue } from '../core/describe.js';
 import { SwarmError } from '../core/errors.js';
 import type { NodeProfile, Route } from '../core/types.js';
@@ -40,8 +41,18 @@ export function swarmSessionHost(swarm: Swarm): SessionHost {
       if (route !== undefined) internals.learn(route, request); // a resumed route: its copy learns the history (docs/prefix-cache.md)
       return internals.admission.admit(request, options, route);
     },
-    choose: (request) => ({ route: swarm.route(request), id: internals.mintId() }),
+    // The route before admission is a placeholder its lease replaces: chosen without the prompt, so
+    // the prefix-cache index records the prompt only under the lease admission grants, never on a
+    // copy the session may not run on (docs/prefix-cache.md, "Admission"). Its tokens stay.
+    choose: (request) => ({ route: swarm.route(withoutPrompt(request)), id: internals.mintId() }),
   };
+}
+
+/** `request` without its prompt, its tokens kept (the prompt's count when it gave none). */
+function withoutPrompt(request: SwarmRequest): SwarmRequest {
+  if (request.prompt === undefined) return request;
+  const { prompt: _prompt, ...rest } = request;
+  return { ...rest, tokens: resolveRequest(request).tokens };
 }
 
 /** A swarm's host (checked running), or the host given. */

@@ -342,7 +342,14 @@ export class Session<T> {
   /** An admitted session's lease, once it has room (docs/admission.md); the session fails at its deadline, abort or close. */
   private async admitted(route: Route | undefined, stepIndex: number, attempts: readonly StageAttempt[], signals: readonly AbortSignal[]): Promise<LeasedRoute> {
     const got = await waitForAdmission({ host: this.host, request: this.request, priority: this.o.priority as number, deadlineAt: this.deadlineAt, clock: this.clock, signals, onInterrupt: (i) => (this.interrupt = i) }, route, route !== undefined);
-    if (!('code' in got)) return got;
+    if (!('code' in got)) {
+      // Admitted onto a degraded route: refused as an unadmitted session's first route is.
+      if (got.degraded && !this.o.allowDegraded) {
+        this.releaseQuietly(got.lease, {});
+        throw this.fail('Unrecoverable', `session "${this.id}" step ${stepIndex}: model "${this.request.model ?? got.modelId}" has only a degraded route (layers missing); pass allowDegraded: true to run on it`, attempts, undefined, true);
+      }
+      return got;
+    }
     const why = this.interrupted !== undefined ? 'Closed' : got.code;
     throw this.fail(why, `session "${this.id}" step ${stepIndex} ${why === 'Closed' ? 'was closed' : why === 'Aborted' ? 'was aborted' : 'passed its deadline'} while waiting for admission`, attempts, got.error, true);
   }

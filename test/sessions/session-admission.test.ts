@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock, SessionError, type NodeProfile, type SwarmConfig } from '../../src/index.js';
 import { createSessionSwarm, type SessionStage } from '../../src/sessions/index.js';
+import { prefixCache } from '../../src/prefix/index.js';
 import type { LeasedRoute } from '../../src/runtime/types.js';
 
 /** Two single-node copies of one slot each. */
@@ -98,6 +99,42 @@ describe('an admitted session', () => {
     session.close();
     await flush();
     expect(earlier2.value()).toHaveProperty('lease');
+    swarm.stop();
+  });
+
+  it('is refused on a degraded route as an unadmitted session is (SessionError Unrecoverable, no lease held), unless allowDegraded', async () => {
+    const four: NodeProfile[] = ['n1', 'n2', 'n3', 'n4'].map((id) => ({ id, memoryGb: 8, score: 1 }));
+    const withReserve: SwarmConfig = { models: [{ id: 'base', layers: 12, pipelines: 2, fallback: 'tiny' }, { id: 'tiny', layers: 2, kind: 'expert' }], furtherCopies: false };
+    const swarm = createSessionSwarm(four, withReserve, { clock: new ManualClock(), seed: 1 });
+    swarm.markDown('n1');
+    swarm.markDown('n3'); // no live node holds base's first layers: only a degraded route is left
+    const refused = swarm.session({}, async (_s: SessionStage, x: number) => x + 1, { priority: 0 });
+    const error = await refused.step(1).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(SessionError);
+    expect(error).toMatchObject({ code: 'Unrecoverable' });
+    expect((error as Error).message).toMatch(/degraded route.*allowDegraded/);
+    expect(swarm.inFlight()).toBe(0);
+    const allowed = swarm.session({}, async (_s: SessionStage, x: number) => x + 1, { priority: 0, allowDegraded: true });
+    expect(await allowed.step(1)).toBeGreaterThan(1);
+    allowed.close();
+    expect(swarm.inFlight()).toBe(0);
+    swarm.stop();
+  });
+
+  it('records its prompt in the prefix-cache index only under the lease it is admitted to, not on its placeholder route', async () => {
+    const roomy = twins.map((n) => ({ ...n, memoryGb: 12 })); // room for the KV caches the index counts
+    const swarm = createSessionSwarm(roomy, { ...config, models: config.models.map((m) => ({ ...m, kvReserveGb: 0.25 })) }, { clock: new ManualClock(), seed: 1, prefixCache: prefixCache() });
+    const held = await swarm.admit(); // one copy busy: the session waits
+    const prompt = 'A long shared system prompt, the same for every turn of this conversation. '.repeat(20);
+    const session = swarm.session({ prompt }, async (_s: SessionStage, x: number) => x + 1, { priority: 0 });
+    expect(swarm.prefixStats()).toMatchObject({ requests: 0, blocks: 0 }); // opened: nothing recorded yet
+    expect(await session.step(1)).toBe(2);
+    const stats = swarm.prefixStats();
+    expect(stats.requests).toBe(1); // once, under its lease
+    const where = session.route.stages.map((s) => s.nodeId);
+    expect(swarm.route({ prompt: `${prompt}!` }).stages.map((s) => s.nodeId)).toEqual(where); // the copy it ran on holds it
+    session.close();
+    swarm.release(held.lease);
     swarm.stop();
   });
 });
