@@ -82,7 +82,7 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     view: () => ({ swarm: rs.name, replica: rs.replicaId, status: rs.replication(), applied: rs.stats().applied }),
     lag: () => {
       const stats = rs.stats();
-      return { replica: rs.replicaId, lag: stats.lag, rejected: stats.rejected, rejectedMessages: stats.rejectedMessages + directory.rejected() };
+      return { replica: rs.replicaId, lag: stats.lag, rejected: stats.rejected, rejectedMessages: stats.rejectedMessages + directory.rejectedEntries() }; // heartbeats once: the swarm's count has them
     },
     bindings:
       options.secret === undefined

@@ -64,6 +64,11 @@ export interface AgentDirectory {
   close(): Promise<void>;
   /** Entries and heartbeats dropped for their signature or age (with the swarm secret). */
   rejected(): number;
+  /**
+   * Entries alone dropped: what a replicated swarm on the same connection does not count already
+   * (its log stream reads the same heartbeat subject and counts the heartbeats it drops).
+   */
+  rejectedEntries(): number;
 }
 
 /** The bucket of swarm `swarm`. */
@@ -156,6 +161,7 @@ export async function openAgentDirectory(options: AgentDirectoryOptions): Promis
         await kv.put(idToKey(entry.profile.id), JSON.stringify(value));
       },
       rejected: () => rejected + codec.rejected,
+      rejectedEntries: () => rejected,
       async remove(id) {
         await kv.delete(idToKey(id));
       },

@@ -108,4 +108,19 @@ describe('replicated key bindings (two orchestrators, one swarm over NATS)', () 
     expect(after).toBe(before);
     expect(after).not.toBe('http://127.0.0.1:6666');
   });
+
+  it('counts a forged heartbeat once in hecate_replication_rejected{kind="message"} (the directory and the log stream both read it)', async () => {
+    const count = async () => [...parseMetrics(await (await fetch(`${b.url}/metrics`)).text())].find(([name]) => name.startsWith('hecate_replication_rejected{') && name.includes('kind="message"'))?.[1] ?? 0;
+    const before = await count();
+    const nc = await connect({ servers: nats.url });
+    try {
+      nc.publish('hecate.bindings.hb', JSON.stringify({ id: 'a2', at: Date.now(), sig: 'forged' }));
+      await nc.flush();
+    } finally {
+      await nc.close();
+    }
+    for (let i = 0; i < 200 && (await count()) === before; i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 300)); // a second count would come now
+    expect(await count()).toBe(before + 1);
+  });
 });
