@@ -1,13 +1,20 @@
+// `npm test` (scripts/test.mjs): every file, in two projects: "processes", the files that start
+// processes, servers or a browser, each in its own worker; "unit", the in-process files without a
+// fresh worker each (as `test:fast` runs them, vitest.fast.config.ts). Vitest orders files by
+// project name, then by duration (its cache) or size: the processes' long waits start first, and
+// the short in-process files fill the workers around them.
 import { defineConfig } from 'vitest/config';
+import { IN_PROCESS, SHARED, SLOW_TESTS } from './vitest.fast.config.js';
+
+/** SLOW_TESTS' folders as their test files (a folder's helpers are not tests). */
+const slowFiles = SLOW_TESTS.map((glob) => (glob.endsWith('/**') ? `${glob}/*.test.ts` : glob));
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    pool: 'forks',
-    // Vitest's default is one worker less than the cores: one, on the 2-core machines CI runs on.
-    // Most slow files wait on real processes and real time, not on a core: two at once halve the wait.
-    maxWorkers: 2,
+    ...SHARED,
+    projects: [
+      { extends: true, test: { name: 'unit', ...IN_PROCESS } },
+      { extends: true, test: { name: 'processes', include: slowFiles } },
+    ],
   },
 });
