@@ -1,5 +1,5 @@
 /**
- * Join latency under a flood of fake ids (docs/security.md, "Floods"): a real `hecate-node serve`
+ * Join latency under a flood of fake ids (docs/security.md, "Joins"): a real `hecate-node serve`
  * process; 20 honest agents (the swarm secret, a key each) joined from 127.0.0.1, then rejoining
  * one after another — a restart's join, of an id the orchestrator knows — while a hostile member
  * (it holds the secret; a process of its own) sends 2,000 joins of fresh ids, each with a fresh

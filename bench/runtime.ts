@@ -111,7 +111,7 @@ function routing(t: Topology, swarm: Swarm, rows: BenchRow[]): void {
  * collection lands in. The sustained row is the harder case: load-only samples round-robin over
  * every node, whole passes timed end to end from a collected heap, so each side pays for its own
  * garbage (report allocates the sample copy, the event, the actor's snapshot and context, and the
- * table entry). Each round's figures are logged. Why the two can disagree: docs/machine.md.
+ * table entry). Each round's figures are logged. Why the two can disagree: CHANGELOG.md ("`report()` against a bare actor").
  */
 function telemetry(t: Topology, swarm: Swarm, rows: BenchRow[], log: (line: string) => void = () => {}): void {
   const ids = t.profiles.map((p) => p.id);

@@ -87,8 +87,8 @@ const BARE_ALPHA = 0.3;
  * named action: one inline `assign` doing the EWMA work the node actor does for a sample — the
  * node actor's own formula (`ewma`: `α·sample + (1−α)·ewma`, the first sample initialises) on
  * the same three EWMA fields (load, latency, score) and the sample count, all four returned on
- * every event. An earlier baseline kept only load and latency; docs/machine.md
- * compares the two.
+ * every event. An earlier baseline kept only load and latency; CHANGELOG.md ("`report()` against a
+ * bare actor") compares the two.
  */
 const bareTelemetryMachine = createMachine({
   types: {} as {

@@ -1,5 +1,5 @@
 /**
- * The swarm secret's and the client token's files (docs/security.md, "Swarm secret"): 32 random
+ * The swarm secret's and the client token's files (docs/security.md, "The swarm secret"): 32 random
  * bytes as hex text, created by `serve` with mode 0600 when absent, read by agents. A file others
  * can read is refused: a secret anyone on the machine can read is no secret.
  */

@@ -1,6 +1,6 @@
 /**
  * The HTTP answer to every error the library can throw into a request of `hecate-node serve`: one
- * table, library error code → status and the response's code (docs/serve.md, "Errors", shows the
+ * table, library error code → status and the response's code (docs/serve.md, "Every error and its HTTP status", shows the
  * same table; a test holds them equal). Nothing the library throws becomes a 500 by accident: a
  * 500 is only for the two codes that can only mean a bug of the orchestrator itself.
  */

@@ -12,7 +12,7 @@ import { InputError, jsonPath, parseJsonText, type Loaded, type PathSegment } fr
 
 /**
  * Upper bounds that keep a hostile file from making the planner spin: a topology at these limits
- * plans and runs `swarm-sim` in a few seconds (docs/inputs.md has the measurements). `totalLayers`
+ * plans and runs `swarm-sim` in a few seconds (docs/performance.md has the measurements). `totalLayers`
  * bounds the layers of all models together, the planner's work growing with it.
  */
 export const TOPOLOGY_LIMITS = { nodes: 1000, models: 16, layers: 10_000, totalLayers: 10_000, pipelines: 64, idLength: 200 } as const;

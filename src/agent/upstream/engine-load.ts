@@ -1,7 +1,7 @@
 /**
  * An OpenAI-compatible engine's load, read from its Prometheus exposition (`GET /metrics`): the
  * requests it runs, the requests it queues and how full its KV cache is, under each engine's
- * documented names (docs/openai.md, "Load"). Pure: text in, numbers out.
+ * documented names (docs/openai.md, "Health and load"). Pure: text in, numbers out.
  */
 
 /** What one engine's metrics say about its load. */

@@ -1,5 +1,5 @@
 /**
- * What an upstream agent knows of the engine it fronts (docs/openai.md, "Health" and "Load"): it
+ * What an upstream agent knows of the engine it fronts (docs/openai.md, "Health and load"): it
  * probes the engine's `/health` (or, where that is missing, `/v1/models`) and reads its Prometheus
  * `/metrics` every `probeMs`. A failed probe or a failed forwarded call makes it unhealthy until the
  * next probe succeeds; the agent sends no heartbeats meanwhile, so the swarm's detector takes it down.

@@ -1,7 +1,7 @@
 /**
  * Errors of the OpenAI door in OpenAI's shape (docs/openai.md, "Errors"):
  * `{ error: { message, type, param, code } }` with the house's status and `Retry-After`; `code` is
- * the house's code (docs/serve.md, "Errors"), `model_not_found` for an unknown model.
+ * the house's code (docs/serve.md, "Every error and its HTTP status"), `model_not_found` for an unknown model.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { retryAfterSeconds } from '../../net/http-app.js';
