@@ -6,7 +6,7 @@
 import { describeValue } from '../core/describe.js';
 import { SwarmError } from '../core/errors.js';
 import type { RebalancerPlugin, SpanOrder } from '../runtime/rebalance-hook.js';
-import { MoveRunner, type RunnerPolicy } from './move-runner.js';
+import { MoveRunner, type LoadReport, type RunnerPolicy } from './move-runner.js';
 import { proposeMoves } from './propose-moves.js';
 import { rebalanceOptionsIssue, resolveRebalanceOptions, type RebalanceOptions } from './rebalance-options.js';
 import { independentMoves } from './independent-moves.js';
@@ -20,8 +20,12 @@ export interface RebalancerOptions extends RebalanceOptions {
    * @defaultValue off: only `swarm.rebalance()` runs it (`REBALANCE_EVERY_MS`, 60 s, is the documented interval to choose)
    */
   readonly everyMs?: number;
-  /** Loads one span on its node and resolves once it is held (an agent through the engine seam). @defaultValue the modelled time on the swarm's clock */
-  readonly load?: (span: SpanOrder) => Promise<void>;
+  /**
+   * Loads one span on its node and resolves once it is held (an agent through the engine seam),
+   * optionally with how long reading it took (`{ seconds }`, measured): that node's later loads are
+   * priced at the bandwidth measured. @defaultValue the modelled time on the swarm's clock
+   */
+  readonly load?: (span: SpanOrder) => Promise<void | LoadReport>;
 }
 
 /** The documented interval of the automatic policy, in ms: one minute. */
@@ -50,6 +54,7 @@ export function rebalancer(options: RebalancerOptions = {}): RebalancerPlugin {
       const moves = independentMoves(plan, proposal.moves, profiles, resolveRebalanceOptions(merged));
       return { ...proposal, moves, layersMoved: moves.reduce((n, m) => n + m.layersMoved, 0) };
     },
+    loadGbPerSecond: resolveRebalanceOptions(decision).loadGbPerSecond,
     ...(everyMs !== undefined ? { everyMs } : {}),
     ...(load !== undefined ? { load } : {}),
   };
