@@ -7,12 +7,12 @@
  * wrong, 0 lost; the moves must have begun, formed and finished, and a fast agent must hold a span
  * it was told to load. Every process started here is killed in afterAll.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectedDigest } from '../../src/wire/digest.js';
-import { collectEvents, startCli, stopAll, waitFor, type Child, type ReceivedEvent } from './processes.js';
+import { cleanUpAfterAll, collectEvents, startCli, waitFor, type Child, type ReceivedEvent } from './processes.js';
 
 const LAYERS = 12;
 const SESSIONS = 120;
@@ -33,17 +33,10 @@ const tokenFile = join(dir, 'swarm-token');
 writeFileSync(topologyFile, JSON.stringify({ models: [{ id: 'base', kind: 'base', layers: LAYERS, layerGb: 0.5, pipelines: 3 }], nodes: declared }));
 
 const sse = new AbortController();
-afterAll(async () => {
-  sse.abort();
-  await stopAll();
-  rmSync(dir, { recursive: true, force: true });
-});
+cleanUpAfterAll(dir, sse);
 
-interface Status {
-  readonly status: string;
-  readonly plan: { readonly pipelines: readonly { readonly id: string; readonly stages: readonly { readonly nodeId: string }[] }[] };
-  readonly nodes: readonly { readonly id: string; readonly state: string }[];
-}
+/** What this test reads of `GET /v1/status`. */
+type Status = { readonly status: string; readonly nodes: readonly { readonly id: string; readonly state: string }[]; readonly plan: { readonly pipelines: readonly { readonly stages: readonly { readonly nodeId: string }[] }[] } };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
