@@ -10,6 +10,7 @@ import { MoveRunner, type LoadReport, type RunnerPolicy } from './move-runner.js
 import { proposeMoves } from './propose-moves.js';
 import { rebalanceOptionsIssue, resolveRebalanceOptions, type RebalanceOptions } from './rebalance-options.js';
 import { independentMoves } from './independent-moves.js';
+import { servingMoves } from './serving-moves.js';
 
 /** The plug-in's options: the decision's, the automatic policy's interval and a loader. */
 export interface RebalancerOptions extends RebalanceOptions {
@@ -51,8 +52,10 @@ export function rebalancer(options: RebalancerOptions = {}): RebalancerPlugin {
       const merged = { ...decision, ...(call as RebalanceOptions | undefined) };
       const proposal = proposeMoves(plan, profiles, nodes, merged);
       // Carried out at once over the plan as it is: chains of moves become one move each.
-      const moves = independentMoves(plan, proposal.moves, profiles, resolveRebalanceOptions(merged));
-      return { ...proposal, moves, layersMoved: moves.reduce((n, m) => n + m.layersMoved, 0) };
+      const independent = independentMoves(plan, proposal.moves, profiles, resolveRebalanceOptions(merged));
+      // And every model keeps a serving copy while they load (serving-moves.ts).
+      const { moves, after } = servingMoves(plan, independent, profiles);
+      return { ...proposal, moves, layersMoved: moves.reduce((n, m) => n + m.layersMoved, 0), ...(Number.isNaN(after) ? {} : { after }) };
     },
     loadGbPerSecond: resolveRebalanceOptions(decision).loadGbPerSecond,
     ...(everyMs !== undefined ? { everyMs } : {}),

@@ -10,6 +10,7 @@ import { ManualClock } from '../../src/testing/index.js';
 import { MoveRunner, rebalancer, type RunnerPolicy, type SpanOrder } from '../../src/rebalance/index.js';
 import { proposeMoves } from '../../src/rebalance/propose-moves.js';
 import { churnedSwarm as churn } from '../../bench/churn.js';
+import { sharedThroughput } from '../../src/core/shared-throughput.js';
 
 // docs/rebalance.md's swarm: a spare node joins; one regroup (break-first) puts it in the copy.
 const NODES: NodeProfile[] = [
@@ -68,6 +69,23 @@ describe('the runner’s loads', () => {
     expect(later.get('fast')).toBeCloseTo(0.25, 9);
     expect(later.get('slow')).toBeUndefined(); // loaded nothing: nothing measured
     expect(seen[0]?.every((p) => p.loadGbPerSecond === undefined)).toBe(true);
+    swarm.stop();
+  });
+
+  it('keeps out of a move a copy it would re-form as it is: a break-first regroup no longer stops it, so the model keeps a copy while the move loads', () => {
+    // The reference-engine run's swarm: a move that regrouped both copies, dropping first, left the model no copy while it loaded.
+    const g = 0.000172544;
+    const clock = new ManualClock(0);
+    const nodes: NodeProfile[] = [{ id: 'slow', memoryGb: g * 6 * 1.01, score: 0.25 }, { id: 'a', memoryGb: g * 2 * 1.01, score: 4 }, { id: 'other', memoryGb: g * 6 * 1.01, score: 1 }];
+    const swarm = createSwarm(nodes, { models: [{ id: 'tiny', layers: 6, layerGb: g, pipelines: 2, kvGbPerToken: 0.000001536 }] }, { clock, rebalancer: rebalancer() });
+    swarm.addNode({ id: 'fast', memoryGb: g * 4 * 1.01, score: 4 });
+    const r = swarm.rebalance();
+    expect(r.moves.map((m) => [m.removes, m.adds.map((p) => p.stages.map((s) => s.nodeId).join('+'))])).toEqual([[['tiny/0'], ['fast+a', 'other']]]);
+    expect(r.moves[0]?.dropsFirst).toEqual(['a']);
+    expect(copies(swarm.state().plan)).toEqual(['slow']); // while it loads, the slow copy serves
+    clock.advance(60_000);
+    expect(copies(swarm.state().plan)).toEqual(['slow', 'fast+a', 'other']);
+    expect(sharedThroughput(swarm.state().plan, [...nodes, { id: 'fast', memoryGb: g * 4 * 1.01, score: 4 }]).layerRate).toBeCloseTo(r.after, 9);
     swarm.stop();
   });
 
