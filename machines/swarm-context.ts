@@ -211,6 +211,8 @@ export type SwarmEvent =
   | { readonly type: 'rebalance.begin'; readonly moves: readonly MoveOrder[] }
   /** A node loaded its span for a pending move. */
   | { readonly type: 'span.loaded'; readonly moveId: string; readonly nodeId: string }
+  /** A node could not load its span for a pending move (its loader failed): the move is aborted. */
+  | { readonly type: 'span.failed'; readonly moveId: string; readonly nodeId: string; readonly reason: string }
   /** The old copies of a draining move have no request in flight any more. */
   | { readonly type: 'copy.drained'; readonly moveId: string };
 

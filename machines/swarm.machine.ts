@@ -68,7 +68,7 @@ export const swarmMachine = setup({
     // ── rebalancing (machines/swarm-moves.ts) ──
     canBeginMoves: ({ context, event }) => event.type === 'rebalance.begin' && beginIssue(context.plan, context.moves, event.moves, (id) => isAliveIn(context, id)) === undefined,
     isSpanLoading: ({ context, event }) => {
-      if (event.type !== 'span.loaded') return false;
+      if (event.type !== 'span.loaded' && event.type !== 'span.failed') return false;
       const m = context.moves?.get(event.moveId);
       return m !== undefined && m.phase === 'loading' && m.waiting.includes(event.nodeId);
     },
@@ -207,10 +207,10 @@ export const swarmMachine = setup({
       if (event.type !== 'copy.drained' || context.moves === undefined) return;
       applyMoveStep(context, copyDrained(context.plan, context.moves, event.moveId), enqueue);
     }),
-    /** A node down or gone aborts the moves it was loading a span for (after the rescue and the mark: their order is unchanged). */
+    /** A node down or gone aborts the moves it was loading a span for (after the rescue and the mark: their order is unchanged); a failed load aborts its move. */
     abortMoves: enqueueActions(({ context, event, enqueue }) => {
       if (!('nodeId' in event) || context.moves === undefined) return;
-      const aborted = abortMovesOf(context.moves, event.nodeId);
+      const aborted = event.type === 'span.failed' ? [{ id: event.moveId, reason: `node "${event.nodeId}" could not load its span: ${event.reason}` }] : abortMovesOf(context.moves, event.nodeId);
       if (aborted.length === 0) return;
       const moves = new Map(context.moves);
       for (const a of aborted) moves.delete(a.id);
@@ -282,6 +282,7 @@ export const swarmMachine = setup({
     'node.removed': { guard: 'isMember', actions: ['decideRetirement', 'stopNode', 'forgetNode', 'adoptPlan', 'emitPlanChange', 'abortMoves'] },
     'rebalance.begin': { guard: 'canBeginMoves', actions: 'beginMoves' },
     'span.loaded': { guard: 'isSpanLoading', actions: 'loadSpan' },
+    'span.failed': { guard: 'isSpanLoading', actions: 'abortMoves' },
     'copy.drained': { guard: 'isDraining', actions: 'drainCopy' },
   },
   entry: ['startNodes', 'tellDownAtStart'],

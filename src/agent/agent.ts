@@ -11,6 +11,7 @@ import type { AgentKey } from '../wire/agent-key.js';
 import { guardStageCalls } from './stage-guard.js';
 import { createHttpApp, listen } from '../net/http-app.js';
 import { registerDropRoute } from './drop-route.js';
+import { registerLoadRoute } from './load-route.js';
 import { SessionDrops } from './session-drops.js';
 import { createPeerPoster } from '../net/peer-post.js';
 import { ServeError } from '../wire/serve-error.js';
@@ -137,6 +138,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   registerHealthRoute(app, options.id, engine, slots, drops);
   registerDropRoute(app, options.id, drops, (sessionId) => engine.drop(sessionId));
   let models: () => ReadonlyMap<string, number> | undefined = () => undefined;
+  registerLoadRoute(app, options.id, engine, clock, () => models(), log);
   registerStageRoute(app, { id: options.id, engine, slots, drops, clock, models: () => models(), ...(options.auth !== undefined ? { signer: { secret: options.auth.secret, clock: options.auth.clock ?? systemClock } } : {}) });
   options.routes?.(app);
   const url = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0);

@@ -66,12 +66,18 @@ export interface EngineHoldings {
   readonly spans: readonly StageSpan[];
 }
 
+/** What the orchestrator tells an engine of a span it asks it to load (docs/rebalance.md "Replicas, serve and agents"). */
+export interface LoadHint {
+  /** The modelled load time in seconds: an engine that reads no weights (the stand-in) takes it; one that reads them ignores it. */
+  readonly seconds?: number;
+}
+
 /** A stage engine: loads spans, runs steps, rebuilds and drops sessions' caches. */
 export interface StageEngine {
   /** A short name for logs and `/v1/health`: `digest`, `reference`, … */
   readonly kind: string;
-  /** Makes `span` servable (reads its weights); resolves once it is. Idempotent. */
-  load(span: StageSpan, signal?: AbortSignal): Promise<void>;
+  /** Makes `span` servable (reads its weights); resolves once it is. Idempotent. `hint`: a rebalance's load (`POST /v1/spans/load`). */
+  load(span: StageSpan, signal?: AbortSignal, hint?: LoadHint): Promise<void>;
   /**
    * Runs one step: the input through the span's layers, appending to the session's caches; the
    * output is the next stage's input, or (last stage) the logits of the input's last token.

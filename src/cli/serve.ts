@@ -17,6 +17,7 @@ import { DEFAULT_VERIFY_SAMPLE } from '../orchestrator/verify-span.js';
 import { readServedModel, type ServedModel } from '../orchestrator/served-model.js';
 import type { TextModel } from '../orchestrator/completion-run.js';
 import { absentPackage } from './peers.js';
+import { REBALANCE_EVERY_MS } from '../rebalance/rebalancer.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -42,6 +43,8 @@ const spec: ArgsSpec = {
     ...IDEMPOTENCY_FLAGS,
     'queue-size': { type: 'string', value: 'n', description: 'Generations that wait for a slot when every copy is full (agents declare slots with --slots); past it 429 with Retry-After (default 1024; 0: refuse at once).' },
     classes: { type: 'string', value: 'file', description: 'Client classes JSON { default, classes: [{ name, priority?, maxInFlight?, deadlineMs?, tokenFile? }] }: a caller\'s class (by its bearer token, else the open class named in x-hecate-class, else the default) sets its admission priority, deadline and limit (docs/serve.md).' },
+    rebalance: { type: 'boolean', description: 'Run the automatic rebalancing policy (docs/rebalance.md): every --rebalance-every-ms, moves that raise counted-once throughput by their hysteresis, each span loaded by its agent before it is routed.' },
+    'rebalance-every-ms': { type: 'string', value: 'ms', description: 'With --rebalance: its interval (default 60000).' },
     'drain-ms': { type: 'string', value: 'ms', description: 'On SIGTERM or SIGINT: stop admitting (503 Draining, Retry-After), let running generations finish this long, hand back the rest, then exit (default 10000; 0: hand back at once). A second signal stops at once.' },
     'pid-file': PID_FILE_FLAG,
   },
@@ -90,6 +93,9 @@ export const command: Command = {
     const minStd = numberFlag(args, 'min-std-ms', 0, 600_000);
     const drainMs = integerFlag(args, 'drain-ms', 0, 3_600_000) ?? 10_000;
     const queueSize = integerFlag(args, 'queue-size', 0, 1_000_000);
+    const rebalanceEveryMs = integerFlag(args, 'rebalance-every-ms', 1, 86_400_000);
+    if (rebalanceEveryMs !== undefined && args.values['rebalance'] !== true) throw new UsageError('flag --rebalance-every-ms needs --rebalance');
+    const rebalance = args.values['rebalance'] === true ? { everyMs: rebalanceEveryMs ?? REBALANCE_EVERY_MS } : undefined;
     const file = stringFlag(args, 'topology');
     const replication = replicationFlags(args);
     const edge = edgeFlags(args);
@@ -149,6 +155,7 @@ export const command: Command = {
         ...(replication !== undefined ? { replication } : {}),
         ...(classes !== undefined ? { classes } : {}),
         ...(queueSize !== undefined ? { admission: { queueSize } } : {}),
+        ...(rebalance !== undefined ? { rebalance } : {}),
         ...edge,
         ...idempotency,
         ...(textModels !== undefined ? { textModels } : {}),

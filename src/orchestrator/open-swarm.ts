@@ -8,6 +8,7 @@ import type { NodeProfile } from '../core/types.js';
 import { prefixCache } from '../prefix/index.js';
 import { createSwarm } from '../runtime/index.js';
 import type { Swarm } from '../runtime/swarm.js';
+import type { RebalancerPlugin } from '../runtime/rebalance-hook.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import type { Replica, ReplicaOptions } from './replica.js';
 import { ServeError } from '../wire/serve-error.js';
@@ -30,7 +31,7 @@ export async function openSwarm(parts: OrchestratorParts, origin: SwarmOrigin): 
     await joinReplicated(parts, nodes, replication);
   } else if (nodes !== undefined && nodes.length > 0) {
     // Declared nodes: planned now, down until their agent joins (before any listener: not events).
-    const created = createSwarm(nodes, parts.config, { clock: parts.clock, prefixCache: prefixCache() });
+    const created = createSwarm(nodes, parts.config, { clock: parts.clock, prefixCache: prefixCache(), ...rebalancing(parts) });
     for (const profile of nodes) {
       parts.registry.declare(profile);
       created.markDown(profile.id);
@@ -46,7 +47,7 @@ export function planWhenReady(parts: OrchestratorParts): void {
   const waiting = room.profiles();
   let created: Swarm;
   try {
-    created = createSwarm(waiting, config, { clock, prefixCache: prefixCache() });
+    created = createSwarm(waiting, config, { clock, prefixCache: prefixCache(), ...rebalancing(parts) });
   } catch (error) {
     if (error instanceof PlanError && error.code === 'InsufficientCapacity') return;
     throw error;
@@ -55,6 +56,11 @@ export function planWhenReady(parts: OrchestratorParts): void {
   room.handOver(created);
   log(`planned the swarm over ${waiting.length} agents: ${created.state().plan.pipelines.map((p) => `${p.id} [${p.stages.map((s) => s.nodeId).join(' → ')}]`).join(', ')}`);
   events.publish('swarm.planned', { at: clock.now(), plan: created.state().plan, status: created.status() });
+}
+
+/** `serve --rebalance`: the swarm's rebalancer option, if any. */
+function rebalancing(parts: OrchestratorParts): { rebalancer?: RebalancerPlugin } {
+  return parts.rebalancer !== undefined ? { rebalancer: parts.rebalancer } : {};
 }
 
 function seatLocal(parts: OrchestratorParts, swarm: Swarm): void {
@@ -70,6 +76,7 @@ async function joinReplicated(parts: OrchestratorParts, nodes: readonly NodeProf
     nodes,
     config: parts.config,
     clock,
+    ...rebalancing(parts),
     onRejected: rejectionLog(log),
     // The directory is the swarm's shared address book: an address written, or withdrawn (it left).
     // Its last heartbeat is its node's; kept if the node is gone by the time the withdrawal comes.

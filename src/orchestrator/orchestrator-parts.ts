@@ -5,6 +5,7 @@
  */
 import type { ModelSpec } from '../core/types.js';
 import type { Clock, SwarmConfig } from '../runtime/types.js';
+import type { RebalancerPlugin } from '../runtime/rebalance-hook.js';
 import { ClassLimits } from './client-classes.js';
 import { EventStream } from './event-stream.js';
 import { countByState } from './agent-view.js';
@@ -29,11 +30,14 @@ export interface OrchestratorParts {
   /** Generations under way per client class (`--classes`, client-classes.ts). */
   readonly classLimits: ClassLimits;
   readonly log: (line: string) => void;
+  /** `serve --rebalance` (docs/rebalance.md "Replicas, serve and agents"): every swarm is created with this rebalancer. */
+  readonly rebalancer?: RebalancerPlugin;
 }
 
 /** The parts of a new orchestrator, no swarm seated yet. */
-export function createParts(clock: Clock, models: readonly ModelSpec[], config: SwarmConfig, log: (line: string) => void): OrchestratorParts {
+export function createParts(clock: Clock, models: readonly ModelSpec[], config: SwarmConfig, log: (line: string) => void, rebalance?: (registry: NodeRegistry) => RebalancerPlugin): OrchestratorParts {
   const registry = new NodeRegistry();
+  const rebalancer = rebalance?.(registry);
   const room = new WaitingRoom();
   const seat = new SwarmSeat();
   const classLimits = new ClassLimits();
@@ -64,5 +68,5 @@ export function createParts(clock: Clock, models: readonly ModelSpec[], config: 
       }
     },
   });
-  return { clock, models, config, registry, room, seat, events: new EventStream(clock, 15_000, () => metrics.sseDropped.inc()), metrics, classLimits, log };
+  return { clock, models, config, registry, room, seat, events: new EventStream(clock, 15_000, () => metrics.sseDropped.inc()), metrics, classLimits, log, ...(rebalancer !== undefined ? { rebalancer } : {}) };
 }

@@ -24,6 +24,8 @@ import { registerOpenAIRoutes } from './openai/openai-routes.js';
 import { asServeError } from './error-answers.js';
 import { createHttpApp, listen } from '../net/http-app.js';
 import { openSwarm } from './open-swarm.js';
+import { agentLoads } from './agent-loads.js';
+import { rebalancer } from '../rebalance/index.js';
 import { createParts } from './orchestrator-parts.js';
 import { detectorBounds, SERVE_DETECTOR } from './serve-detector.js';
 import { createPeerPoster } from '../net/peer-post.js';
@@ -92,6 +94,11 @@ export interface OrchestratorOptions extends EdgeOptions, IdempotencyOptions, Ve
   readonly textModels?: ReadonlyMap<string, TextModel>;
   /** Each completion's bound in bytes on the boundary activations kept for replay (default 64 MiB). */
   readonly maxHistoryBytes?: number;
+  /**
+   * `serve --rebalance` (docs/rebalance.md "Replicas, serve and agents"): the automatic policy runs
+   * every `everyMs`, each move's spans loaded by their agents (`POST /v1/spans/load`). @defaultValue off
+   */
+  readonly rebalance?: { readonly everyMs: number };
 }
 
 export type { OrchestratorAuth } from './auth/orchestrator-guard.js';
@@ -122,13 +129,14 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const leaseTtlMs = Math.max(30_000, sessionOptions.deadlineMs + 5_000);
   const config: SwarmConfig = { models, failureDetector, leaseTtlMs, ...(options.ejection !== undefined ? { ejection: options.ejection } : {}), ...(options.admission !== undefined ? { admission: options.admission } : {}) };
   checkIdempotencyOptions(options);
-  const parts = createParts(clock, models, config, log);
+  const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
+  const every = options.rebalance?.everyMs;
+  const parts = createParts(clock, models, config, log, every === undefined ? undefined : (registry) => rebalancer({ everyMs: every, load: agentLoads(registry, poster.post, models, clock) }));
   await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes } : {}), ...(options.replication !== undefined ? { replication: { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) } } : {}) });
 
   const idempotency = await openIdempotency(parts, options, options.replication === undefined ? undefined : { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) });
   const app = createHttpApp(serverTls(options.tls), asServeError);
   if (options.auth !== undefined) guardOrchestrator(app, options.classes === undefined ? options.auth : { ...options.auth, classTokens: classTokens(options.classes) }, log, parts.seat.replica?.bindings);
-  const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   const edge = createJoinEdge(parts, options);
   registerAgentRoutes(app, parts, edge);
   const checks = spanChecks(parts, options);

@@ -55,6 +55,19 @@ export function relaySwarmEvents(parts: OrchestratorParts, swarm: SwarmContract<
       case 'node.left':
         suspected.delete(event.nodeId);
         return;
+      // A rebalance's moves (`serve --rebalance`, docs/rebalance.md): begun, formed (the plan adopted), done, aborted.
+      case 'moves.begun':
+        events.publish(event.type, { at, moveIds: event.moveIds, plan: event.plan });
+        return;
+      case 'copy.formed':
+        events.publish(event.type, { at, moveId: event.moveId, plan: event.plan });
+        return;
+      case 'move.done':
+        events.publish(event.type, { at, moveId: event.moveId });
+        return;
+      case 'move.aborted':
+        events.publish(event.type, { at, moveId: event.moveId, reason: event.reason });
+        return;
       // node.joined: told by the join path (with the URL); node.mark: a replica's own mark the log has not applied (docs/replication.md).
       case 'node.joined':
       case 'node.mark':

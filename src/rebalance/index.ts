@@ -15,5 +15,5 @@ export { independentMoves } from './independent-moves.js';
 export { missingRanges, spanLoads, loadSeconds } from './move-cost.js';
 export type { SpanLoad } from './move-cost.js';
 export { MoveRunner, moveOrder } from './move-runner.js';
-export type { RunnerPolicy } from './move-runner.js';
-export type { Rebalance, RebalanceDecision, PlannedMove, PlannedLoad, RebalanceHost, RebalancerHook, RebalancerPlugin, SpanOrder } from '../runtime/rebalance-hook.js';
+export type { LoadReport, RunnerPolicy } from './move-runner.js';
+export type { Rebalance, RebalanceDecision, PlannedMove, PlannedLoad, RebalanceHost, RebalancerHook, RebalancerPlugin, SpanOrder, MoveEvent } from '../runtime/rebalance-hook.js';

@@ -6,10 +6,11 @@
 import { describeValue } from '../core/describe.js';
 import { SwarmError } from '../core/errors.js';
 import type { RebalancerPlugin, SpanOrder } from '../runtime/rebalance-hook.js';
-import { MoveRunner, type RunnerPolicy } from './move-runner.js';
+import { MoveRunner, type LoadReport, type RunnerPolicy } from './move-runner.js';
 import { proposeMoves } from './propose-moves.js';
 import { rebalanceOptionsIssue, resolveRebalanceOptions, type RebalanceOptions } from './rebalance-options.js';
 import { independentMoves } from './independent-moves.js';
+import { servingMoves } from './serving-moves.js';
 
 /** The plug-in's options: the decision's, the automatic policy's interval and a loader. */
 export interface RebalancerOptions extends RebalanceOptions {
@@ -20,8 +21,12 @@ export interface RebalancerOptions extends RebalanceOptions {
    * @defaultValue off: only `swarm.rebalance()` runs it (`REBALANCE_EVERY_MS`, 60 s, is the documented interval to choose)
    */
   readonly everyMs?: number;
-  /** Loads one span on its node and resolves once it is held (an agent through the engine seam). @defaultValue the modelled time on the swarm's clock */
-  readonly load?: (span: SpanOrder) => Promise<void>;
+  /**
+   * Loads one span on its node and resolves once it is held (an agent through the engine seam),
+   * optionally with how long reading it took (`{ seconds }`, measured): that node's later loads are
+   * priced at the bandwidth measured. @defaultValue the modelled time on the swarm's clock
+   */
+  readonly load?: (span: SpanOrder) => Promise<void | LoadReport>;
 }
 
 /** The documented interval of the automatic policy, in ms: one minute. */
@@ -47,9 +52,12 @@ export function rebalancer(options: RebalancerOptions = {}): RebalancerPlugin {
       const merged = { ...decision, ...(call as RebalanceOptions | undefined) };
       const proposal = proposeMoves(plan, profiles, nodes, merged);
       // Carried out at once over the plan as it is: chains of moves become one move each.
-      const moves = independentMoves(plan, proposal.moves, profiles, resolveRebalanceOptions(merged));
-      return { ...proposal, moves, layersMoved: moves.reduce((n, m) => n + m.layersMoved, 0) };
+      const independent = independentMoves(plan, proposal.moves, profiles, resolveRebalanceOptions(merged));
+      // And every model keeps a serving copy while they load (serving-moves.ts).
+      const { moves, after } = servingMoves(plan, independent, profiles);
+      return { ...proposal, moves, layersMoved: moves.reduce((n, m) => n + m.layersMoved, 0), ...(Number.isNaN(after) ? {} : { after }) };
     },
+    loadGbPerSecond: resolveRebalanceOptions(decision).loadGbPerSecond,
     ...(everyMs !== undefined ? { everyMs } : {}),
     ...(load !== undefined ? { load } : {}),
   };

@@ -27,6 +27,8 @@ export interface ConnectSwarmOptions {
   readonly inspect?: SwarmOptions['inspect'];
   /** The local Swarm's prefix-cache index, `prefixCache()` of `hecate-swarm/prefix` (local like its leases). @defaultValue none */
   readonly prefixCache?: SwarmOptions['prefixCache'];
+  /** The rebalancer, `rebalancer()` of `hecate-swarm/rebalance`: `rebalance()` then commits its moves through the log (format version 3, needs `secret`). @defaultValue none */
+  readonly rebalancer?: SwarmOptions['rebalancer'];
   /** This replica's name in proposal ids. @defaultValue a random one */
   readonly replicaId?: string;
   /** How long a lifecycle call keeps trying to put its proposal on the log before `Disconnected`. @defaultValue 10000 */

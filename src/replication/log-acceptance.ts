@@ -23,6 +23,8 @@ export interface AcceptanceState {
   readonly sealed: boolean;
   /** Entry ids applied within the replay window, with the stream time each was stored at. */
   readonly recent: readonly (readonly [string, number])[];
+  /** The highest format version of a signed entry applied (the log's floor, write-format.ts); absent in a save before version 3: 2 if sealed. */
+  readonly top?: number;
 }
 
 /**
@@ -36,6 +38,8 @@ const OK: Acceptance = { ok: true };
 /** One replica's acceptance of log entries (the slot queue is "admission": docs/admission.md). */
 export class LogAcceptance {
   sealed = false;
+  /** The highest format version of a signed entry accepted (1 before any). */
+  top = 1;
   private readonly recent = new Map<string, number>();
   private latest = 0;
 
@@ -60,6 +64,7 @@ export class LogAcceptance {
     if (typeof id === 'string' && this.recent.has(id)) return { ok: false, why: `log entry ${seq} repeats entry "${id}", applied already (a replay)`, verified: true };
     if (typeof id === 'string') this.remember(id, storedAt);
     this.sealed = true;
+    this.top = Math.max(this.top, v as number);
     return OK;
   }
 
@@ -70,12 +75,13 @@ export class LogAcceptance {
 
   /** The state to snapshot. */
   save(): AcceptanceState {
-    return { sealed: this.sealed, recent: [...this.recent] };
+    return { sealed: this.sealed, recent: [...this.recent], top: this.top };
   }
 
   /** Takes a snapshot's state. */
   restore(state: Partial<AcceptanceState> | undefined): void {
     this.sealed = state?.sealed === true;
+    this.top = Number.isInteger(state?.top) ? (state?.top as number) : this.sealed ? 2 : 1;
     this.recent.clear();
     for (const [id, at] of Array.isArray(state?.recent) ? state.recent : []) this.remember(id, at);
   }

@@ -8,6 +8,7 @@ import type { PersistedSwarm } from '../persistence/persisted.js';
 import { Swarm } from '../runtime/swarm.js';
 import type { SwarmOptions } from '../runtime/types.js';
 import { KeyBindingTable } from './key-binding-table.js';
+import { applyMove } from './apply-move.js';
 import type { LogAcceptance } from './log-acceptance.js';
 import { checkEntry, eventNode, parseEntry, type LogEntry } from './log-entry.js';
 import type { ReplicationEmitted, ReplicationStats } from './replication-events.js';
@@ -65,8 +66,8 @@ export class LogApplier {
   /** Messages still on the stream behind the last one delivered. */
   private lag = 0;
   private snapshotSeq = 0;
-  /** With the secret: the stream's last entry at connect was signed (version 2). */
-  private signedTail = false;
+  /** With the secret: the format version of the stream's last entry at connect if it was signed (2 or more), else 1. */
+  private tailFormat = 1;
   private entries = 0;
   private redelivered = 0;
   private staleMarks = 0;
@@ -84,11 +85,11 @@ export class LogApplier {
 
   /**
    * The log's floor (write-format.ts): the highest format version applied so far, the genesis
-   * included. Only signed entries are version 2, and the acceptance remembers (in the snapshot too)
-   * whether one was applied; a replica without the secret reads version 1 only.
+   * included. Only signed entries are version 2 or more, and the acceptance remembers (in the
+   * snapshot too) the highest applied; a replica without the secret reads version 1 only.
    */
   get floor(): number {
-    return this.host.acceptance?.sealed === true || this.signedTail ? 2 : 1;
+    return Math.max(this.host.acceptance?.top ?? 1, this.tailFormat);
   }
 
   /**
@@ -100,7 +101,8 @@ export class LogApplier {
     const acceptance = this.host.acceptance;
     if (acceptance === undefined || data === undefined) return;
     try {
-      this.signedTail = acceptance.signed(parseEntry(data, 0));
+      const value = parseEntry(data, 0);
+      this.tailFormat = acceptance.signed(value) ? ((value as { v: number }).v) : 1;
     } catch {
       // not JSON: says nothing
     }
@@ -230,6 +232,14 @@ export class LogApplier {
     if (entry.type === 'swarm.binding') {
       this.host.settle(entry.id, this.bindings.apply(entry.nodeId, entry.key), undefined);
       this.host.emit({ type: 'replication.applied', seq, entry });
+      return;
+    }
+    if (entry.type === 'swarm.rebalance') {
+      // A move event: taken by the statechart or refused (it does not fit), alike on every replica.
+      const error = applyMove(swarm, entry.event);
+      if (error !== undefined) this.refused++;
+      this.host.settle(entry.id, undefined, error);
+      this.host.emit(error !== undefined ? { type: 'replication.applied', seq, entry, error } : { type: 'replication.applied', seq, entry });
       return;
     }
     const nodeId = eventNode(entry.event);

@@ -1,6 +1,7 @@
 import { isRecordLike } from '../core/describe.js';
 import type { NodeProfile } from '../core/types.js';
 import type { LifecycleEvent } from '../persistence/persisted.js';
+import type { MoveEvent } from '../runtime/rebalance-hook.js';
 import type { SwarmConfig } from '../runtime/types.js';
 import { ReplicationError } from './replication-error.js';
 
@@ -40,6 +41,17 @@ export type LogEntry = (
       readonly nodeId: string;
       readonly key: string | null;
     }
+  | {
+      /**
+       * A rebalance's move event (docs/rebalance.md "Replicas, serve and agents"): the decision
+       * (`rebalance.begin` with its moves), a node's span loaded (or failed), a move's old copies drained.
+       * Format version 3 only ({@link MOVES_FORMAT}).
+       */
+      readonly v: number;
+      readonly type: 'swarm.rebalance';
+      readonly id: string;
+      readonly event: MoveEvent;
+    }
 ) & {
   /** Version 2: when the writer signed it (its wall clock, ms since the epoch). */
   readonly at?: number;
@@ -51,13 +63,17 @@ export type LogEntry = (
  * The format versions of log entries and snapshots this release reads with the swarm secret.
  * Version 1: entries `{ v: 1, … }`, the KV snapshot `{ v: 1, … }` of a `persistSwarm` save;
  * version 2: the same signed (`at`, `sig`), key bindings, and snapshots with the bindings and the
- * admission's state. Without the secret a replica reads and writes version 1 only
- * ({@link UNSIGNED_FORMATS}): it cannot check a signature.
+ * admission's state; version 3: version 2 with rebalance entries (`swarm.rebalance`), and
+ * snapshots whose swarm may hold pending moves. Without the secret a replica reads and writes
+ * version 1 only ({@link UNSIGNED_FORMATS}): it cannot check a signature.
  */
-export const READS_FORMATS: readonly number[] = [1, 2];
+export const READS_FORMATS: readonly number[] = [1, 2, 3];
 
 /** The format versions this release can write with the swarm secret, newest last. */
-export const WRITES_FORMATS: readonly number[] = [1, 2];
+export const WRITES_FORMATS: readonly number[] = [1, 2, 3];
+
+/** The least format version of a rebalance entry: a replica of the release before (reads 1, 2) halts on it, `UnknownVersion`. */
+export const MOVES_FORMAT = 3;
 
 /** What a replica without the swarm secret reads and writes. */
 export const UNSIGNED_FORMATS: readonly number[] = [1];
@@ -69,7 +85,8 @@ export function formatsOf(signed: boolean): readonly number[] {
 
 /** The error of a format version this release does not read: it names the version and the ones it reads. */
 export function unknownFormat(what: string, version: unknown, reads: readonly number[] = UNSIGNED_FORMATS): ReplicationError {
-  const fix = READS_FORMATS.includes(version as number) ? `version ${JSON.stringify(version)} is signed with the swarm secret: connect this replica with it (option "secret"; serve: --token-file)` : `upgrade it to a release that reads version ${JSON.stringify(version)}`;
+  // Without the secret a replica reads only the unsigned versions: a signed one needs the secret, not an upgrade.
+  const fix = READS_FORMATS.includes(version as number) && reads.every((v) => UNSIGNED_FORMATS.includes(v)) ? `version ${JSON.stringify(version)} is signed with the swarm secret: connect this replica with it (option "secret"; serve: --token-file)` : `upgrade it to a release that reads version ${JSON.stringify(version)}`;
   return new ReplicationError('UnknownVersion', `${what} is format version ${JSON.stringify(version)}; this replica reads version ${reads.join(', ')}: ${fix}`);
 }
 
@@ -115,10 +132,24 @@ export function checkEntry(value: unknown, seq: number, reads: readonly number[]
     if (value['basis'] !== undefined && !Number.isInteger(value['basis'])) throw bad('"basis" must be an integer sequence');
   } else if (value['type'] === 'swarm.binding' && (value['v'] as number) >= 2) {
     if (typeof value['nodeId'] !== 'string' || !(value['key'] === null || typeof value['key'] === 'string')) throw bad('a binding needs a "nodeId" and a "key" (a public key, or null)');
+  } else if (value['type'] === 'swarm.rebalance' && (value['v'] as number) >= MOVES_FORMAT) {
+    const issue = moveEventIssue(value['event']);
+    if (issue !== undefined) throw bad(issue);
   } else {
     throw bad(`unknown type ${JSON.stringify(value['type'])}`);
   }
   return value as unknown as LogEntry;
+}
+
+/** Why `event` is not a move event in its wire form, or undefined (the statechart checks the rest when applied). */
+function moveEventIssue(event: unknown): string | undefined {
+  if (!isRecordLike(event)) return '"event" must be a move event { type, … }';
+  const text = (k: string) => typeof event[k] === 'string';
+  if (event['type'] === 'rebalance.begin') return Array.isArray(event['moves']) && event['moves'].every((m) => isRecordLike(m) && typeof m['id'] === 'string' && Array.isArray(m['removes']) && Array.isArray(m['adds']) && Array.isArray(m['loading'])) ? undefined : 'a rebalance.begin needs "moves" [{ id, modelId, removes, adds, loading, breakFirst }]';
+  if (event['type'] === 'span.loaded') return text('moveId') && text('nodeId') ? undefined : 'a span.loaded needs "moveId" and "nodeId"';
+  if (event['type'] === 'span.failed') return text('moveId') && text('nodeId') && text('reason') ? undefined : 'a span.failed needs "moveId", "nodeId" and "reason"';
+  if (event['type'] === 'copy.drained') return text('moveId') ? undefined : 'a copy.drained needs "moveId"';
+  return `unknown move event ${JSON.stringify(event['type'])}`;
 }
 
 /** The node a lifecycle event is about. */

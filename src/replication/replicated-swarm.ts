@@ -11,6 +11,7 @@ import type { LifecycleEvent } from '../persistence/persisted.js';
 import { systemClock } from '../runtime/clock.js';
 import { plainProfile } from '../runtime/plain.js';
 import type { LifecycleCommand, LifecycleResult } from '../runtime/swarm-contract.js';
+import type { Rebalance } from '../runtime/rebalance-hook.js';
 import { kCommit, kLocal, SwarmFront } from '../runtime/swarm-front.js';
 import { Swarm } from '../runtime/swarm.js';
 import type { Clock, SwarmRequest } from '../runtime/types.js';
@@ -23,13 +24,14 @@ import { ReplicaLoad, type SharedLoad } from './replica-load.js';
 import { LogCompactor } from './log-compactor.js';
 import { shareAdmission } from './admission-share.js';
 import type { BindingOutcome } from './key-binding-table.js';
-import { decodeEntry, encodeEntry, eventNode, type LogEntry } from './log-entry.js';
+import { encodeEntry, eventNode, MOVES_FORMAT, type LogEntry } from './log-entry.js';
 import { MemberForgetting } from './member-forgetting.js';
 import type { LogStream } from './log-stream.js';
 import { Proposer } from './proposer.js';
 import { ReplicaKeyBindings } from './replica-key-bindings.js';
-import { ReplicaTrust } from './replica-trust.js';
+import { kFormats, ReplicaTrust } from './replica-trust.js';
 import { ReplicaLink } from './replica-link.js';
+import { ReplicaMoves } from './replica-moves.js';
 import { REPLICATION_EVENTS, ReplicationListeners, type ReplicationEmitted, type ReplicationStats, type ReplicationStatus } from './replication-events.js';
 import { ReplicationError } from './replication-error.js';
 import { SnapshotStore } from './snapshot-store.js';
@@ -59,6 +61,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   private readonly link: ReplicaLink;
   private readonly trust: ReplicaTrust;
   private readonly bindings: ReplicaKeyBindings;
+  private readonly moves: ReplicaMoves;
   private store: SnapshotStore | undefined;
   /** The shared load signal (docs/replication.md, "Shared load"); undefined with `shareLoad: false`. */
   private readonly load: ReplicaLoad | undefined;
@@ -78,7 +81,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     this.replicaId = options.replicaId ?? randomName();
     const io = (this.io = options.ioClock ?? systemClock);
     const floor = () => this.applier?.floor ?? 1; // the log's (write-format.ts): heartbeats, load and announcements follow it
-    const trust = (this.trust = new ReplicaTrust(options.swarm, options.secret, options.wallClock, floor));
+    const trust = (this.trust = new ReplicaTrust(options.swarm, options.secret, options.wallClock, floor, (options as { [kFormats]?: readonly number[] })[kFormats]));
     const listeners = (this.listeners = new ReplicationListeners(io));
     const emit = (event: ReplicationEmitted) => {
       if (event.type === 'replication.applied' && event.entry.type === 'swarm.event') {
@@ -104,8 +107,12 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
       emit,
     });
     this.load = options.shareLoad === false ? undefined : new ReplicaLoad(nc, name, replicaId, randomName(), io, options, this.trust.signer, () => this.link.status() !== 'disconnected' && !this.closed, floor);
+    const othersRunOn = (nodes: ReadonlySet<string>) => [...nodes].some((id) => (this.load?.shared().inflight[id] ?? 0) > 0);
+    const moves = (this.moves = new ReplicaMoves({ plugin: options.rebalancer, movePrefix: `${this.proposer.prefix}m`, who: `replica "${replicaId}" of swarm "${name}"`, signed: trust.signer !== undefined, othersRunOn, propose: (event) => this.proposer.proposeEntry((v, id) => ({ v, type: 'swarm.rebalance', id, event }), MOVES_FORMAT) }));
+    const rebalancer = moves.plugin();
     const swarmOptions = {
       leaseNamespace: `${replicaId}:`, // leases are local: two replicas' never share an id
+      ...(rebalancer !== undefined ? { rebalancer } : {}),
       ...(options.clock !== undefined ? { clock: options.clock } : {}),
       ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
       ...(options.prefixCache !== undefined ? { prefixCache: options.prefixCache } : {}),
@@ -182,7 +189,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     if (every > 0 || trimmed) {
       const stored = await store.load();
       if (stored !== undefined && stored.seq <= last && stored.seq + 1 >= first) {
-        const genesis = stored.genesis ?? (await this.firstEntry());
+        const genesis = stored.genesis ?? this.trust.firstEntry(await this.log.first());
         if (genesis !== undefined) this.applier.restore(genesis, stored);
       }
       if (trimmed && this.applier.swarm === undefined) {
@@ -220,14 +227,6 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     this.load?.channel.start();
   }
 
-  /** The log's first entry, if it is still on the stream. */
-  private async firstEntry(): Promise<LogEntry | undefined> {
-    const data = await this.log.first();
-    if (data === undefined) return undefined;
-    const entry = decodeEntry(data, 1, this.trust.formats);
-    return this.trust.signer === undefined || this.trust.signer.verify('entry', entry) || (entry.v === 1 && entry.sig === undefined) ? entry : undefined;
-  }
-
   /** Announces the applied sequence now and every `ms` (so the trim waits for this replica). */
   private announceEvery(ms: number): void {
     const tick = () => {
@@ -257,9 +256,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     return { ...this.applier.stats(), rejectedMessages, format: this.compactor?.format() ?? this.applier.floor, heldBy: this.compactor?.heldBy() ?? [] };
   }
 
-  // ── key bindings (docs/replication.md, "Key bindings") ──
-
-  /** The public key agent id `nodeId` is bound to on the log, if any. */
+  /** Key bindings (docs/replication.md, "Key bindings"): the public key agent id `nodeId` is bound to on the log, if any. */
   keyOf(nodeId: string): string | undefined {
     return this.bindings.keyOf(nodeId);
   }
@@ -281,15 +278,17 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
     return 'removed' in outcome && outcome.removed;
   }
 
+  /** Decides moves on this replica's view and commits them through the log (docs/rebalance.md); resolves once applied here. @throws {ReplicationError} `InvalidInput` without a rebalancer or the secret, `Refused`, `Disconnected`, `Closed` */
+  async rebalance(options?: unknown): Promise<Rebalance> {
+    return this.moves.rebalance(this[kLocal](), options);
+  }
+
   /** The local Swarm's `swarmDigest` (plan, status, members' liveness, id counter): equal on replicas that applied the same entries. */
   digest(): string {
     return swarmDigest(this[kLocal]());
   }
 
-  /**
-   * The local Swarm, for reading and routing (it is what `route` and `session` use). Never call its
-   * lifecycle methods: a change made there is not on the log, and this replica would diverge.
-   */
+  /** The local Swarm, to read and route (`route`, `session` use it). Never call its lifecycle methods: a change not on the log diverges. */
   get swarmReplica(): Swarm {
     return this[kLocal]();
   }

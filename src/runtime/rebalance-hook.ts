@@ -5,6 +5,7 @@
  * moves out are the plug-in's, so a swarm that never rebalances carries neither.
  */
 import type { AnyActorRef } from 'xstate';
+import type { MoveOrder } from '../../machines/swarm-moves.js';
 import type { NodeStates, Pipeline } from '../core/types.js';
 import type { Clock, Lease, TimeSource } from './types.js';
 
@@ -71,6 +72,13 @@ export interface SpanOrder extends PlannedLoad {
   readonly moveId: string;
 }
 
+/** A move event of the Swarm statechart, as a replicated log carries it (docs/rebalance.md "Replicas, serve and agents"). */
+export type MoveEvent =
+  | { readonly type: 'rebalance.begin'; readonly moves: readonly MoveOrder[] }
+  | { readonly type: 'span.loaded'; readonly moveId: string; readonly nodeId: string }
+  | { readonly type: 'span.failed'; readonly moveId: string; readonly nodeId: string; readonly reason: string }
+  | { readonly type: 'copy.drained'; readonly moveId: string };
+
 /** What a Swarm hands the plug-in when it attaches: its statechart, clock and what it reads. */
 export interface RebalanceHost {
   /** The running Swarm actor: the plug-in reads its snapshot and sends it the move events. */
@@ -80,6 +88,13 @@ export interface RebalanceHost {
   telemetry(): NodeStates;
   /** Whether an open lease of `modelId` holds a node of `nodes` (a request in flight on a copy of them). */
   runsOn(modelId: string, nodes: ReadonlySet<string>): boolean;
+  /**
+   * A replica's: the move events go through its log (applied here when they come back, as on
+   * every replica) instead of to the statechart at once. Resolves once applied; rejects if refused.
+   */
+  commit?(event: MoveEvent): Promise<unknown>;
+  /** The start of the ids of the moves this runner decides (unique among replicas). @defaultValue `move-` */
+  readonly movePrefix?: string;
 }
 
 /** What the plug-in gives each swarm it is attached to. */

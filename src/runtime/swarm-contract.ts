@@ -10,6 +10,7 @@ import type { NodeLifecycle } from './node-lifecycle.js';
 import type { SwarmState } from '../core/state.js';
 import type { AdmitOptions } from '../core/admission-config.js';
 import type { Saturation } from './saturation.js';
+import type { Rebalance } from './rebalance-hook.js';
 import type { NodeProfile, NodeTelemetry, Route } from '../core/types.js';
 import type { Growth, Lease, LeasedRoute, ReleaseOutcome, Rescue, Retirement, Revival, RouteOptions, SwarmRequest, SwarmStatus, TelemetrySample } from './types.js';
 
@@ -65,4 +66,6 @@ export interface SwarmContract<M extends CommitMode = CommitMode> {
   markAlive(nodeId: string): Committed<Revival, M>;
   addNode(profile: NodeProfile): Committed<Growth, M>;
   removeNode(nodeId: string): Committed<Retirement, M>;
+  /** Moves spans where counted-once throughput needs them, make-before-break, with a rebalancer plugged in (docs/rebalance.md). */
+  rebalance(options?: unknown): Committed<Rebalance, M>;
 }

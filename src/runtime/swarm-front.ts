@@ -10,6 +10,7 @@ import type { NodeProfile, NodeTelemetry, Route } from '../core/types.js';
 import type { Swarm } from './swarm.js';
 import type { AdmitOptions } from '../core/admission-config.js';
 import type { Saturation } from './saturation.js';
+import type { Rebalance } from './rebalance-hook.js';
 import type { CommitMode, Committed, LifecycleCommand, LifecycleResult, NodeLifecycle, SwarmContract } from './swarm-contract.js';
 import type { Growth, Lease, LeasedRoute, ReleaseOutcome, Rescue, Retirement, Revival, RouteOptions, SwarmRequest, SwarmStatus, TelemetrySample } from './types.js';
 
@@ -94,4 +95,7 @@ export abstract class SwarmFront<M extends CommitMode> implements SwarmContract<
   removeNode(nodeId: string): Committed<Retirement, M> {
     return this[kCommit]({ type: 'node.removed', nodeId });
   }
+
+  /** Decides and commits a rebalance as the front commits (docs/rebalance.md). */
+  abstract rebalance(options?: unknown): Committed<Rebalance, M>;
 }

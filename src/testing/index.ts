@@ -35,8 +35,8 @@ export interface SwarmTestModelOptions {
   readonly seed?: number;
   /**
    * Rebalances to try (docs/rebalance.md): each a `rebalance.begin` with these orders while no move
-   * is pending; then `span.loaded` of each node still loading and `copy.drained` of each draining
-   * move. The graph state then also holds each pending move's phase and the nodes it waits on.
+   * is pending; then `span.loaded` of each node still loading, one `span.failed` of each loading
+   * move, and `copy.drained` of each draining move. The graph state then also holds each pending move's phase and the nodes it waits on.
    * @defaultValue [] (no move events)
    */
   readonly rebalances?: readonly (readonly MoveOrder[])[];
@@ -53,7 +53,7 @@ export interface SwarmLike {
   removeNode(nodeId: string): unknown;
   stop(): unknown;
   status(): string;
-  /** Takes a rebalance's move event (`rebalance.begin`, `span.loaded`, `copy.drained`); a `Swarm` takes them without it. */
+  /** Takes a rebalance's move event (`rebalance.begin`, `span.loaded`, `span.failed`, `copy.drained`); a `Swarm` takes them without it. */
   move?(event: SwarmEvent): unknown;
 }
 
@@ -80,17 +80,20 @@ export function swarmInput(profiles: readonly NodeProfile[], config: SwarmConfig
 
 /**
  * The state a path reaches, as the graph tells states apart: the status, each member's liveness,
- * and — after a status change — the status it came from, so every status transition gets a path.
+ * and — after a status change — the status it came from, so every status transition gets a path
+ * (and after a failed load, that it failed).
  * EWMAs, plans and rescues stay out of it, so the state space is finite; with `rebalances`, the
  * pending moves' phases and the plan's copies are in it (finitely many: the orders are fixed).
  */
-function serialize(state: SwarmSnapshot, _event?: SwarmEvent, previous?: SwarmSnapshot, withPlan = false): string {
+function serialize(state: SwarmSnapshot, event?: SwarmEvent, previous?: SwarmSnapshot, withPlan = false): string {
   const members = [...aliveMembers(state.context)].map(([id, alive]) => `${JSON.stringify(id)}:${alive ? 1 : 0}`);
   const from = previous !== undefined && previous.value !== state.value ? `|from ${String(previous.value)}` : '';
   const moves = [...(state.context.moves ?? [])].map(([id, m]) => `${id}:${m.phase}:${[...m.waiting].sort().join('+')}`).sort();
   // With rebalances, the plan tells states apart too: a move's last step ends where it began but for the plan.
   const plan = withPlan ? `|plan ${state.context.plan.pipelines.map((p) => `${p.id}=${p.stages.map((s) => `${s.nodeId}@${s.layerStart}-${s.layerEnd}`).join('+')}`).join(',')}` : '';
-  return `${String(state.value)}|${members.sort().join(',')}${from}${moves.length > 0 ? `|moves ${moves.join(',')}` : ''}${plan}`;
+  // A failed load ends where its move began (make-before-break): told apart, so a path takes it.
+  const failed = event?.type === 'span.failed' ? '|failed' : '';
+  return `${String(state.value)}|${members.sort().join(',')}${from}${moves.length > 0 ? `|moves ${moves.join(',')}` : ''}${plan}${failed}`;
 }
 
 /** Every event worth trying from a state, each with its full payload. */
@@ -106,7 +109,9 @@ function eventsFrom(state: SwarmSnapshot, newcomers: readonly NodeProfile[], rem
   if (pending === undefined) for (const moves of rebalances) events.push({ type: 'rebalance.begin', moves });
   for (const [moveId, m] of pending ?? []) {
     if (m.phase === 'loading') for (const nodeId of m.waiting) events.push({ type: 'span.loaded', moveId, nodeId });
-    else events.push({ type: 'copy.drained', moveId });
+    // One failed load per loading move (it aborts the move whichever node failed).
+    if (m.phase === 'loading' && m.waiting[0] !== undefined) events.push({ type: 'span.failed', moveId, nodeId: m.waiting[0], reason: 'the loader failed' });
+    if (m.phase === 'draining') events.push({ type: 'copy.drained', moveId });
   }
   events.push({ type: 'swarm.stop' });
   return events;
@@ -136,7 +141,7 @@ export function swarmTestModel(profiles: readonly NodeProfile[], config: SwarmCo
 
 function describe(event: SwarmEvent): string {
   if (event.type === 'rebalance.begin') return `rebalance.begin(${event.moves.map((m) => m.id).join(',')})`;
-  if (event.type === 'span.loaded') return `span.loaded(${event.moveId}@${event.nodeId})`;
+  if (event.type === 'span.loaded' || event.type === 'span.failed') return `${event.type}(${event.moveId}@${event.nodeId})`;
   if (event.type === 'copy.drained') return `copy.drained(${event.moveId})`;
   return event.type === 'node.added' ? `node.added(${event.profile.id})` : 'nodeId' in event ? `${event.type}(${event.nodeId})` : event.type;
 }
@@ -182,6 +187,7 @@ export function runSwarmPath(path: Pick<SwarmPath, 'steps'>, swarm: SwarmLike): 
       // A move's events: what the rebalancer's runner sends a running Swarm's statechart (docs/rebalance.md).
       case 'rebalance.begin':
       case 'span.loaded':
+      case 'span.failed':
       case 'copy.drained':
         moveEvent(swarm, event);
         break;

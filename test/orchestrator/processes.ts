@@ -3,6 +3,8 @@
  * line awaited, and every one of them killed at the end, whatever happened.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { afterAll } from 'vitest';
 import { BIN } from '../cli/run-cli.js';
 
 /** A started `hecate-node` process. */
@@ -49,6 +51,15 @@ export async function startCli(name: string, args: readonly string[], ready: Reg
     });
   });
   return { child, match };
+}
+
+/** After the file's tests: stops reading events, kills every child, removes `dir`. */
+export function cleanUpAfterAll(dir: string, sse: AbortController): void {
+  afterAll(async () => {
+    sse.abort();
+    await stopAll();
+    rmSync(dir, { recursive: true, force: true });
+  });
 }
 
 /** Kills every child still running (continued first, in case it was stopped) and waits for them. */

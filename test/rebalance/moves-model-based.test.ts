@@ -3,7 +3,7 @@
  * "Make-before-break"), covered by model-based paths from `@xstate/graph` and played against the
  * real runtime: a rebalance begins, its nodes load (not routed for the new copy until loaded), the
  * copy forms (routable before the old copy stops), the old copy drains; a break-first move drains
- * first; a loading node lost aborts its move. Status and plan must agree after every step.
+ * first; a loading node lost, or a load that failed, aborts its move. Status and plan must agree after every step.
  */
 import { describe, expect, it } from 'vitest';
 import { createSwarm, planSwarm, type NodeProfile, type SwarmConfig } from '../../src/index.js';
@@ -50,10 +50,11 @@ describe('the statechart of a rebalance (model-based)', () => {
         if (e.type === 'rebalance.begin') kinds.add(`begin ${e.moves[0]?.breakFirst === true ? 'break-first' : 'make-before-break'}`);
         if (e.type === 'span.loaded') kinds.add(`loaded ${m?.order.breakFirst === true ? 'break-first' : 'make-before-break'}`);
         if (e.type === 'copy.drained') kinds.add(`drained ${m?.order.breakFirst === true ? 'break-first' : 'make-before-break'}`);
+        if (e.type === 'span.failed' && !s.state.context.moves?.has(e.moveId)) kinds.add(`aborted by span.failed ${m?.order.breakFirst === true ? 'break-first' : 'make-before-break'}`);
         if ((e.type === 'node.down' || e.type === 'node.removed') && prev?.context.moves !== undefined && s.state.context.moves?.size !== prev.context.moves.size) kinds.add(`aborted by ${e.type}`);
       });
     }
-    expect([...kinds].sort()).toEqual(['aborted by node.down', 'aborted by node.removed', 'begin break-first', 'begin make-before-break', 'drained break-first', 'drained make-before-break', 'loaded break-first', 'loaded make-before-break']);
+    expect([...kinds].sort()).toEqual(['aborted by node.down', 'aborted by node.removed', 'aborted by span.failed break-first', 'aborted by span.failed make-before-break', 'begin break-first', 'begin make-before-break', 'drained break-first', 'drained make-before-break', 'loaded break-first', 'loaded make-before-break']);
   });
 
   it('never has a loading move’s new copy in the plan, and a make-before-break copy replaces the old one in one step', () => {

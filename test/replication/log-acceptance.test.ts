@@ -30,7 +30,7 @@ describe('LogAcceptance', () => {
     const a = new LogAcceptance(signer);
     a.accept(entry('r.c.1', T), 2, T);
     a.accept(entry('r.c.2', T + REPLAY_WINDOW_MS + 1), 3, T + REPLAY_WINDOW_MS + 1);
-    expect(a.save()).toEqual({ sealed: true, recent: [['r.c.2', T + REPLAY_WINDOW_MS + 1]] });
+    expect(a.save()).toEqual({ sealed: true, recent: [['r.c.2', T + REPLAY_WINDOW_MS + 1]], top: 2 }); // top: the highest signed version applied (the floor)
     const b = new LogAcceptance(signer);
     b.restore(a.save());
     expect(b.accept(entry('r.c.2', T + REPLAY_WINDOW_MS + 1), 4, T + REPLAY_WINDOW_MS + 2)).toMatchObject({ ok: false, why: expect.stringMatching(/replay/) });

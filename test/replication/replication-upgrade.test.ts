@@ -13,6 +13,7 @@ import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { connectSwarm } from '../../src/replication/index.js';
 import { LogSigner } from '../../src/replication/log-signer.js';
+import { WRITES_FORMATS } from '../../src/replication/log-entry.js';
 import { CONFIG, converged, natsFixture, PROFILES, swarmName, until } from './replicas.js';
 
 const nats = natsFixture();
@@ -20,10 +21,12 @@ const SECRET = 's'.repeat(64);
 /** The liveness window (replicaGraceMs): replicas announce every quarter of it. */
 const GRACE_MS = 3000;
 const K = 'k'.repeat(43);
+/** The newest format this release writes (2: signed; 3: with rebalance entries), which the writers move to once every live replica reads it. */
+const NEWEST = WRITES_FORMATS[WRITES_FORMATS.length - 1] as number;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('a rolling upgrade to signed entries', () => {
-  it('never halts a replica of the release before; moves to version 2 once it is gone; unsigned entries and announcements count for nothing after the first signed entry', async () => {
+  it('never halts a replica of the release before; moves to the newest signed version once it is gone; unsigned entries and announcements count for nothing after the first signed entry', async () => {
     const name = swarmName('upgrade');
     const nc = await connect({ servers: nats.server.url });
     try {
@@ -76,15 +79,15 @@ describe('a rolling upgrade to signed entries', () => {
       const stopping = Date.now();
       await b.close();
       const upgraded = await nats.replica(name, { replicaId: 'b', secret: SECRET, replicaGraceMs: GRACE_MS, snapshotEvery: 3 });
-      await until(() => a.stats().format === 2, 'A to write version 2 a window after B stopped', 4 * GRACE_MS);
+      await until(() => a.stats().format === NEWEST, 'A to write the newest version a window after B stopped', 4 * GRACE_MS);
       expect(Date.now() - stopping).toBeGreaterThanOrEqual(GRACE_MS); // not before: B's withdrawal counts as B heard
-      await a.markAlive('desktop'); // every live replica reads 2, and A heard them for a window
+      await a.markAlive('desktop'); // every live replica reads the newest, and A heard them for a window
       await until(() => upgraded.keyOf('gpu') === K, 'A\'s binding to reach the log and B');
-      await upgraded.markDown('phone'); // B's window has not passed, but the log is signed now: 2
+      await upgraded.markDown('phone'); // B's window has not passed, but the log is signed now: the floor is the newest
       await converged([a, upgraded], upgraded.stats().applied);
       expect(upgraded.digest()).toBe(a.digest());
-      expect(await versions(firstSigned)).toEqual([2, 2, 2]); // the revival, the binding (in either order), the down
-      for (const r of [a, upgraded]) expect(r.stats()).toMatchObject({ floor: 2, format: 2 });
+      expect(await versions(firstSigned)).toEqual([NEWEST, NEWEST, NEWEST]); // the revival, the binding (in either order), the down
+      for (const r of [a, upgraded]) expect(r.stats()).toMatchObject({ floor: NEWEST, format: NEWEST });
 
       // Unsigned, after the first signed entry: a v1 entry changes nothing, and an announcement
       // of reads: [1] does not take the writers back to version 1.
@@ -101,12 +104,12 @@ describe('a rolling upgrade to signed entries', () => {
       const after = a.stats().applied + 1;
       await a.markAlive('phone');
       await upgraded.markDown('laptop');
-      expect(await versions(after)).toEqual([2, 2]);
+      expect(await versions(after)).toEqual([NEWEST, NEWEST]);
 
       // A fresh replica of the release before refuses the signed log clearly.
       await expect(connectSwarm({ servers: nats.server.url, swarm: name, snapshotEvery: 0, connectTimeoutMs: 3000 })).rejects.toMatchObject({
         code: 'UnknownVersion',
-        message: expect.stringMatching(new RegExp(`log entry ${firstSigned} is format version 2; this replica reads version 1`)),
+        message: expect.stringMatching(new RegExp(`log entry ${firstSigned} is format version ${NEWEST}; this replica reads version 1`)),
       });
     } finally {
       await nc.close();

@@ -11,7 +11,7 @@ import { digestOf, digestTensor, digestTensors, hashText } from '../../wire/dige
 import { ServeError } from '../../wire/serve-error.js';
 import { STAGE_LIMITS, timerDelay } from '../../wire/stage-bounds.js';
 import type { Tensor } from '../../wire/tensor.js';
-import type { EngineHoldings, StageCheck, StageEngine, StageSpan, StageStep, StepOutput } from '../stage-engine.js';
+import type { EngineHoldings, LoadHint, StageCheck, StageEngine, StageSpan, StageStep, StepOutput } from '../stage-engine.js';
 import { AgentPrefixCache } from './digest-prefix-cache.js';
 import { stageDelayMs } from './digest-time.js';
 
@@ -64,9 +64,15 @@ export class DigestEngine implements StageEngine {
     this.maxSessions = options.maxSessions ?? 4096;
   }
 
-  /** Nothing to read: the span is remembered for {@link holds}. */
-  async load(span: StageSpan): Promise<void> {
-    this.spans.set(`${span.modelId}/${span.layerStart}/${span.layerEnd}`, span);
+  /**
+   * Nothing to read: the span is remembered for {@link holds}. A rebalance's load of a span not
+   * held yet takes the modelled time (`hint.seconds`), as reading its weights would.
+   */
+  async load(span: StageSpan, signal?: AbortSignal, hint?: LoadHint): Promise<void> {
+    const key = `${span.modelId}/${span.layerStart}/${span.layerEnd}`;
+    const seconds = hint?.seconds ?? 0;
+    if (!this.spans.has(key) && seconds > 0) await this.work(seconds * 1000, signal ?? new AbortController().signal);
+    this.spans.set(key, span);
   }
 
   /** Refuses a call computed to take longer than `maxStageMs` (422, field `tokens`), before it waits or runs. */
