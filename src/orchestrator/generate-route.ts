@@ -97,7 +97,7 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
       // A key is its class's: another class can neither hold it nor read its answer.
       const given = idempotencyKeyOf(request.headers['idempotency-key'], body.idempotencyKey);
       const key = given === undefined || cls === undefined ? given : `${cls.name}/${given}`;
-      const answer = key === undefined || idempotency === undefined ? await g.run() : await generateIdempotent({ key, request: body, settings: idempotency, clock, cancel: signal }, (progress) => g.run(progress));
+      const answer = key === undefined || idempotency === undefined ? await g.run() : await generateIdempotent({ key, task: g.task, settings: idempotency, clock, cancel: signal }, (progress) => g.run(progress));
       metrics.requests.inc({ outcome: 'ok' });
       metrics.requestSeconds.observe((clock.now() - started) / 1000);
       return answer;
