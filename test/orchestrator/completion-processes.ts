@@ -10,7 +10,7 @@ import { layerBytes, readLlamaConfig } from '../../src/model/config.js';
 import { makeModel } from '../../src/model/make-model.js';
 import { argmax } from '../../src/model/sampler.js';
 import { loadTokenizer } from '../../src/model/tokenizer.js';
-import { tokenTensor } from '../../src/wire/tensor.js';
+import { tokenTensor, type Tensor } from '../../src/wire/tensor.js';
 import { startCli, waitFor, type Child } from './processes.js';
 
 /** A tiny model's shape: 6 layers of 64 hidden, enough for a split in two and real arithmetic. */
@@ -92,7 +92,7 @@ export async function singleAgentRun(dir: string, promptIds: readonly number[], 
   let logits = new Float32Array(0);
   for (let step = 0; step < maxTokens; step++) {
     const out = await engine.step({ sessionId: 'unbroken', span, step, input, signal: new AbortController().signal });
-    const tensor = 'output' in out ? out.output : out;
+    const tensor = (out as { output?: Tensor }).output ?? (out as Tensor);
     logits = new Float32Array(new Uint8Array(tensor.data).buffer);
     const id = argmax(logits);
     ids.push(id);
