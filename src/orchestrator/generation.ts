@@ -269,7 +269,8 @@ export class Generation<T = number, R = GenerateReply> {
       const run = this.task.runner(common);
       return (stage, input, context) => Promise.resolve(run(stage, input, context)).finally(() => this.o.session?.dropSession?.(stage.nodeId, stage.sessionId));
     };
-    return verifiedRunner({ swarm, runner: main, check, checks, same: (a, b) => this.task.same(a, b) });
+    const historyBytes = this.task.session?.historyBytes;
+    return verifiedRunner({ swarm, runner: main, check, checks, same: (a, b) => this.task.same(a, b), ...(historyBytes !== undefined ? { historyBytes } : {}) });
   }
 
   /** A stage call of its session answered: the last step's path, and the agent's cache report of the first step. */

@@ -90,6 +90,8 @@ export interface VerifiedRunnerOptions<T> {
   readonly checks: SpanChecks | undefined;
   /** Whether two outputs agree (a digest's value, a tensor's bytes). @defaultValue `Object.is` */
   readonly same?: (a: T, b: T) => boolean;
+  /** The bound on the activations kept for checks, as the session's own history's (verifySpans' `historyBytes`). @defaultValue none */
+  readonly historyBytes?: { readonly max: number; readonly sizeOf: (input: T) => number };
 }
 
 /**
@@ -109,6 +111,7 @@ export function verifiedRunner<T>(options: VerifiedRunnerOptions<T>): StageRunne
     quarantine: (id) => checks.quarantine(id),
     check: check(),
     ...(options.same !== undefined ? { same: options.same } : {}),
+    ...(options.historyBytes !== undefined ? { historyBytes: options.historyBytes } : {}),
     onVerdict: (kind, stage) => checks.verdict(kind, stage),
   }).runner;
   return (stage, input, context) => {
