@@ -40,10 +40,14 @@ export async function startModelSwarm(work: string, dir: string, layerGb: number
   return { url, agents };
 }
 
-/** A streamed completion, read to its end or until `stopAfter` chunks (then the connection is dropped). */
-export async function streamCompletion(url: string, body: object, options: { readonly headers?: Record<string, string>; readonly stopAfter?: number } = {}): Promise<{ chunks: number; text: string; last: any; done: boolean }> {
+/**
+ * A streamed completion, read to its end or until `stopAfter` chunks (then the connection is
+ * dropped); `onChunk` is told the count of chunks so far, awaited before the next is read.
+ */
+export async function streamCompletion(url: string, body: object, options: { readonly headers?: Record<string, string>; readonly stopAfter?: number; readonly onChunk?: (n: number) => unknown } = {}): Promise<{ chunks: number; text: string; last: any; done: boolean }> {
   const abort = new AbortController();
   const response = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...options.headers }, body: JSON.stringify({ ...body, stream: true }), signal: abort.signal });
+  if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) throw new Error(`POST /v1/completions answered ${response.status} ${response.headers.get('content-type')}, not a stream: ${await response.text()}`);
   const decoder = new TextDecoder();
   let buffer = '';
   let chunks = 0;
@@ -64,6 +68,7 @@ export async function streamCompletion(url: string, body: object, options: { rea
         last = JSON.parse(data);
         text += last.choices?.[0]?.text ?? '';
         chunks++;
+        await options.onChunk?.(chunks);
         if (chunks === options.stopAfter) {
           abort.abort();
           return { chunks, text, last, done };
