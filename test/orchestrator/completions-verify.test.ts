@@ -4,13 +4,14 @@
  * (a1 holding every layer; a2 → a3 splitting it, the route). Every stage call of a greedy
  * completion is run again on the other copy (a1, over the same span, its KV cache rebuilt from the
  * inputs the call's stage saw before) and compared bit for bit: every verdict `agreed`, nobody
- * quarantined, and the token ids and last logits those of an unbroken single-agent run.
+ * quarantined, the token ids and last logits those of an unbroken single-agent run, and no
+ * session (no KV cache) left on any agent, the checks' own included.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseMetrics, stopAll } from './processes.js';
+import { parseMetrics, stopAll, waitFor } from './processes.js';
 import { singleAgentRun, startModelSwarm, streamCompletion, tinyModel } from './completion-processes.js';
 
 const STEPS = 24;
@@ -54,8 +55,13 @@ describe('a completion with every stage call verified on another copy', () => {
     const calls = 2 * 2 * unbroken.ids.length; // two completions, two stages a step
     expect(verdict('agreed')).toBe(calls);
     expect([verdict('quarantined'), verdict('inconclusive'), verdict('skipped')]).toEqual([0, 0, 0]);
-    const statuses = (await (await fetch(`${url}/v1/status`)).json()) as { nodes: { id: string; state: string }[] };
+    const statuses = (await (await fetch(`${url}/v1/status`)).json()) as { nodes: { id: string; state: string; url: string }[] };
     expect(statuses.nodes.map((n) => n.state)).toEqual(['alive', 'alive', 'alive']);
+    // Every session, the checks' own (`<id>~v<n>`) included, was dropped on the agents: no KV cache left.
+    await waitFor('no session left on any agent', async () => {
+      const held = await Promise.all(statuses.nodes.map(async (n) => (await (await fetch(`${n.url}/v1/health`)).json()) as { sessions: number; kvBytes: number }));
+      return held.every((h) => h.sessions === 0 && h.kvBytes === 0) ? true : undefined;
+    }, 10_000);
     console.log(`verified completion: ${calls} stage calls re-run on a1 (${metrics.get('hecate_stage_calls_total{node="a1",outcome="ok"}') ?? 0} calls answered by a1), all agreed; ids and last logits = the single-agent run's`);
   }, 60_000);
 });
