@@ -216,11 +216,15 @@ class CompletionTask implements GenerationTask<Tensor, CompletionResult> {
   }
 }
 
-/**
- * Runs a completion to its end, as one {@link Generation}. Library errors become `ServeError`s
- * with the status to answer (error-answers.ts); an idempotency key's, `IdempotencyError`s.
- */
-export async function runCompletion(o: CompletionRunOptions): Promise<CompletionResult> {
+/** A completion's {@link Generation} (its admission and refusal, for the metrics) and the run of it. */
+export interface CompletionGeneration {
+  readonly generation: Generation<Tensor, CompletionResult>;
+  /** Runs it to its end (once), under its idempotency key when it has one. */
+  run(): Promise<CompletionResult>;
+}
+
+/** Builds a completion's Generation. */
+export function completionGeneration(o: CompletionRunOptions): CompletionGeneration {
   const clock = o.clock ?? systemClock;
   const generation = new Generation<Tensor, CompletionResult>({
     swarm: o.swarm,
@@ -234,6 +238,16 @@ export async function runCompletion(o: CompletionRunOptions): Promise<Completion
     task: new CompletionTask(o),
   });
   const keyed = o.idempotency;
-  if (keyed === undefined) return generation.run();
-  return generateIdempotent({ key: keyed.key, task: generation.task, settings: keyed.settings, clock, cancel: keyed.cancel }, (progress) => generation.run(progress));
+  return {
+    generation,
+    run: () => (keyed === undefined ? generation.run() : generateIdempotent({ key: keyed.key, task: generation.task, settings: keyed.settings, clock, cancel: keyed.cancel }, (progress) => generation.run(progress))),
+  };
+}
+
+/**
+ * Runs a completion to its end, as one {@link Generation}. Library errors become `ServeError`s
+ * with the status to answer (error-answers.ts); an idempotency key's, `IdempotencyError`s.
+ */
+export function runCompletion(o: CompletionRunOptions): Promise<CompletionResult> {
+  return completionGeneration(o).run();
 }

@@ -18,7 +18,8 @@ import { idempotencyKeyOf } from './idempotency-key.js';
 import type { IdempotencySettings } from './idempotent-generate.js';
 import type { SpanChecks } from './verify-span.js';
 import { parseCompletionRequest, type CompletionRequest } from './completion-request.js';
-import { DEFAULT_MAX_HISTORY_BYTES, runCompletion, type CompletionResult, type TextModel } from './completion-run.js';
+import { completionGeneration, DEFAULT_MAX_HISTORY_BYTES, type CompletionGeneration, type CompletionResult, type TextModel } from './completion-run.js';
+import { rejectionOf } from './generation.js';
 import { CompletionMetrics } from './completion-metrics.js';
 import { asServeError } from './error-answers.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
@@ -82,7 +83,8 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
     const id = `cmpl-${boot}-${randomBytes(6).toString('hex')}`;
     const created = Math.floor(Date.now() / 1000);
     const deadlineMs = Math.min(cls?.deadlineMs ?? Number.POSITIVE_INFINITY, options.session.deadlineMs ?? Number.POSITIVE_INFINITY);
-    const run = (onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult> => runCompletion({
+    let built: CompletionGeneration | undefined;
+    const run = (onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult> => (built = completionGeneration({
       swarm,
       calls: { registry, metrics, post: options.post },
       model,
@@ -100,7 +102,7 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
       maxHistoryBytes,
       live: counts.live,
       ...(onText !== undefined ? { onText } : {}),
-    }).then((r) => {
+    })).run().then((r) => {
       counts.tokens.inc(r.tokenIds.length);
       counts.replayedBytes.inc(r.replayedBytes);
       return r;
@@ -114,6 +116,14 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
       ...(r.resumedFrom > 0 ? { resumed_from: r.resumedFrom } : {}),
       ...(body.returnLogits ? { last_logits_f32: Buffer.from(r.lastLogits.buffer, r.lastLogits.byteOffset, r.lastLogits.byteLength).toString('base64') } : {}),
     });
+    /** A failure counted: by its code, and as an admission rejection when it never ran (a full queue, no slot in time, the client gone while it waited). */
+    const failed = (error: unknown): unknown => {
+      const answered = asServeError(error);
+      counts.requests.inc({ outcome: answered instanceof ServeError ? answered.code : 'Internal' });
+      const reason = rejectionOf(answered, hungUp.aborted, built?.generation);
+      if (reason !== undefined) metrics.admission.rejections.inc({ reason });
+      return answered;
+    };
     const usage = (r: CompletionResult) => ({ prompt_tokens: ids.length, completion_tokens: r.tokenIds.length, total_tokens: ids.length + r.tokenIds.length });
     if (!body.stream) {
       try {
@@ -129,9 +139,7 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
           hecate: extension(r),
         };
       } catch (error) {
-        const answered = asServeError(error);
-        counts.requests.inc({ outcome: answered instanceof ServeError ? answered.code : 'Internal' });
-        throw answered;
+        throw failed(error);
       }
     }
     // Streaming: OpenAI's chunks, one per final piece of text, then the finish, then [DONE].
@@ -150,8 +158,7 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
       chunk({ text: '', finish_reason: r.finishReason, token_ids: r.tokenIds }, { usage: usage(r), hecate: extension(r) });
       counts.requests.inc({ outcome: 'ok' });
     } catch (error) {
-      const answered = asServeError(error);
-      counts.requests.inc({ outcome: answered instanceof ServeError ? answered.code : 'Internal' });
+      const answered = failed(error);
       const e = answered instanceof ServeError ? answered : undefined;
       out.write(`data: ${JSON.stringify({ error: { code: e?.code ?? 'Internal', message: (answered as Error).message } })}\n\n`);
     }
@@ -161,7 +168,14 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
   // A class's limit counts its completions under way, streamed ones until their last chunk.
   const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const cls = options.classes === undefined ? undefined : classOf(options.classes, request.headers);
-    if (cls !== undefined) classLimits.enter(cls, 1000); // 429 RateLimited past the class's maxInFlight
+    if (cls !== undefined) {
+      try {
+        classLimits.enter(cls, 1000); // 429 RateLimited past the class's maxInFlight
+      } catch (error) {
+        metrics.admission.rejections.inc({ reason: 'RateLimited' });
+        throw error;
+      }
+    }
     try {
       return await answer(request, reply, cls);
     } finally {

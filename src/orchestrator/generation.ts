@@ -15,6 +15,7 @@ import type { Swarm } from '../runtime/swarm.js';
 import type { Clock, LeasedRoute, SwarmRequest } from '../runtime/types.js';
 import { openSession, swarmSessionHost } from '../sessions/session-swarm.js';
 import type { SessionHost, SessionOptions, SessionStage, StageRunner } from '../sessions/session-types.js';
+import { ServeError } from '../wire/serve-error.js';
 import { countCachedTokens, type CacheReport } from './cache-report.js';
 import { digestTask } from './digest-task.js';
 import { asServeError } from './error-answers.js';
@@ -287,4 +288,17 @@ export class Generation<T = number, R = GenerateReply> {
 function withoutPrompt(request: SwarmRequest): SwarmRequest {
   const { prompt: _prompt, ...rest } = request;
   return rest;
+}
+
+/**
+ * Why a generation was refused before it ran, for `hecate_admission_rejections_total`; undefined
+ * when it was not: a drain, a class's limit, the queue's refusal, or a client gone while waiting.
+ */
+export function rejectionOf(answered: unknown, hungUp: boolean, generation: Pick<Generation<unknown, unknown>, 'admission' | 'refusal'> | undefined): string | undefined {
+  if (answered instanceof ServeError && (answered.code === 'Draining' || (answered.code === 'RateLimited' && !(answered.cause instanceof RoutingError)))) return answered.code;
+  if (generation === undefined || generation.admission === 'admitted') return undefined;
+  if (hungUp) return 'Cancelled';
+  const refusal = generation.refusal;
+  if (refusal instanceof RoutingError && (refusal.code === 'Saturated' || refusal.code === 'DeadlineExceeded')) return refusal.code;
+  return undefined;
 }

@@ -1,7 +1,8 @@
 /**
  * A real-token completion goes through the same admission as `POST /v1/generate` (in process,
  * loopback, one reference-engine agent): the caller's class is admitted in its band (its wait in
- * `hecate_admission_wait_seconds{class}`), held to its `maxInFlight` (429 past it, counted), and
+ * `hecate_admission_wait_seconds{class}`), held to its `maxInFlight` (429 past it, counted as an
+ * admission rejection), and
  * refused, before anything runs, an idempotency key in a malformed header.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -58,6 +59,7 @@ describe('a completion\'s admission', () => {
     const second = await complete({ max_tokens: 4 }, { 'x-hecate-class': 'batch' });
     expect(second.status).toBe(429);
     expect(((await second.json()) as { error: { code: string } }).error.code).toBe('RateLimited');
+    expect((await metrics()).get('hecate_admission_rejections_total{reason="RateLimited"}')).toBe(1);
     expect((await complete({ max_tokens: 4 })).status).toBe(200); // another class is not held by it
     await reader.cancel();
     await waitFor('the class\'s place freed', async () => ((await metrics()).get('hecate_class_inflight{class="batch"}') ?? 0) === 0 ? true : undefined, 10_000, 20);
