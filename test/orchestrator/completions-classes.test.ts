@@ -2,8 +2,8 @@
  * A real-token completion goes through the same admission as `POST /v1/generate` (in process,
  * loopback, one reference-engine agent): the caller's class is admitted in its band (its wait in
  * `hecate_admission_wait_seconds{class}`), held to its `maxInFlight` (429 past it, counted as an
- * admission rejection), and
- * refused, before anything runs, an idempotency key in a malformed header.
+ * admission rejection), and refused, before anything runs, an idempotency key in a malformed
+ * header.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
