@@ -67,7 +67,7 @@ async function load(swarm: SessionSwarm, runner: StageRunner<number>, checks: Sp
   let done = 0;
   const one = async (i: number): Promise<void> => {
     const steps = 4 + (i % 5);
-    const session = openSession(swarm, { model: 'base', tokens: 8 + steps }, verifiedRunner(swarm, runner, () => runner, checks), { stageTimeoutMs: 60_000 });
+    const session = openSession(swarm, { model: 'base', tokens: 8 + steps }, verifiedRunner({ swarm, runner, check: () => runner, checks }), { stageTimeoutMs: 60_000 });
     try {
       let x = promptDigest(`prompt ${i}`);
       for (let t = 0; t < steps; t++) x = await session.step(x);

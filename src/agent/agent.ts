@@ -22,7 +22,7 @@ import { serverTls, type TlsOptions } from '../net/tls-options.js';
 import type { StageEngine } from './stage-engine.js';
 import { StageSlots } from './stage-slots.js';
 import { registerStageRoute } from './stage-route.js';
-import { registerHealthRoute } from './health-route.js';
+import { heartbeatReport, registerHealthRoute } from './health-route.js';
 import { startMembership } from './membership.js';
 
 /** Options of {@link startAgent}. */
@@ -145,7 +145,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
 
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret, key: options.auth.key } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   const profile = { id: options.id, memoryGb: options.memoryGb, score: options.score, ...(options.slots !== undefined ? { slots: options.slots } : {}), url };
-  const membership = startMembership({ bases, profile, heartbeatMs: options.heartbeatMs ?? 1000, post: poster.post, clock, log, ...(options.healthy !== undefined ? { healthy: options.healthy } : {}) });
+  const membership = startMembership({ bases, profile, heartbeatMs: options.heartbeatMs ?? 1000, post: poster.post, clock, log, ...(options.healthy !== undefined ? { healthy: options.healthy } : {}), report: () => heartbeatReport(engine) });
   models = membership.models;
 
   let stopped = false;

@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../runtime/types.js';
 import type { PeerPost } from '../net/peer-post.js';
-import type { JoinBody } from '../wire/member-protocol.js';
+import type { HeartbeatBody, JoinBody } from '../wire/member-protocol.js';
 import { ServeError } from '../wire/serve-error.js';
 import { timerDelay } from '../wire/stage-bounds.js';
 
@@ -24,6 +24,8 @@ export interface MembershipOptions {
   readonly log: (line: string) => void;
   /** While it answers false, no heartbeat is sent (an upstream engine that fails its health check): the swarm's detector takes the agent down. */
   readonly healthy?: () => boolean;
+  /** What each heartbeat reports (the engine's KV bytes: the orchestrator's `/metrics` shows them per agent). @defaultValue nothing */
+  readonly report?: () => HeartbeatBody;
 }
 
 /** A running membership. */
@@ -90,7 +92,7 @@ export function startMembership(options: MembershipOptions): Membership {
     if (stopped || rejoining || options.healthy?.() === false) return;
     const to = current;
     try {
-      const response = await post(to, `${path}/heartbeat`, {}, heartbeatMs * 2);
+      const response = await post(to, `${path}/heartbeat`, options.report?.() ?? {}, heartbeatMs * 2);
       const replied = await response.text();
       // 503: it cannot serve (a replica cut off from its swarm's log): the next one, at once.
       if (response.status === 503 && failOver(to, 'heartbeat')) {

@@ -62,6 +62,8 @@ export interface EngineHoldings {
   readonly cachedTokens: number;
   /** Bytes of memory the engine holds: weights plus caches. */
   readonly memoryBytes: number;
+  /** Bytes of its sessions' KV caches alone (reported to the orchestrator with each heartbeat). @defaultValue none: an engine without a KV cache */
+  readonly kvBytes?: number;
   /** The spans loaded. */
   readonly spans: readonly StageSpan[];
 }

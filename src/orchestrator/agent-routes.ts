@@ -10,7 +10,7 @@ import { PlanError } from '../core/errors.js';
 import type { NodeProfile } from '../core/types.js';
 import { bindJoinKey } from './auth/orchestrator-guard.js';
 import { stateOf, type AgentState } from './agent-view.js';
-import { joinBodySchema, nodeParamsSchema, type JoinBody } from '../wire/member-protocol.js';
+import { joinBodySchema, nodeParamsSchema, readHeartbeat, type HeartbeatBody, type JoinBody } from '../wire/member-protocol.js';
 import { planWhenReady } from './open-swarm.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import { ServeError } from '../wire/serve-error.js';
@@ -25,7 +25,7 @@ export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorPar
     await bindJoinKey(request); // an id is bound to its key only by a join the edge admitted
     return join(parts, body, edge);
   });
-  app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema } }, (request) => heartbeat(parts, request.params.id));
+  app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema } }, (request) => heartbeat(parts, request.params.id, readHeartbeat(request.body)));
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema } }, (request) => leave(parts, request.params.id));
 }
 
@@ -67,12 +67,12 @@ async function joined(parts: OrchestratorParts, body: JoinBody): Promise<{ id: s
   return { id: body.id, rejoin, state: stateOf(parts, body.id) };
 }
 
-/** A heartbeat of a joined agent: counted, and to its owner (the waiting room, or the swarm's node actor). */
-export async function heartbeat(parts: OrchestratorParts, id: string): Promise<{ id: string; state: AgentState }> {
+/** A heartbeat of a joined agent: counted, its report kept in the address book, and to its owner (the waiting room, or the swarm's node actor). */
+export async function heartbeat(parts: OrchestratorParts, id: string, report: HeartbeatBody = {}): Promise<{ id: string; state: AgentState }> {
   const { registry, room, seat, clock, metrics } = parts;
   const record = registry.get(id);
   if (record === undefined || record.url === undefined || record.left) throw new ServeError('UnknownNode', 404, `no agent "${id}" has joined; POST /v1/nodes first`, { field: 'id' });
-  registry.heard(id);
+  registry.heard(id, report);
   metrics.heartbeats.inc();
   const swarm = seat.swarm;
   if (swarm === undefined) {

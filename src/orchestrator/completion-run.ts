@@ -1,24 +1,32 @@
 /**
- * One token generation of `POST /v1/completions` (completions-route.ts): the prompt's token ids
- * into the first stage, each step's last-stage logits sampled into the next token
- * (src/model/sampler.ts: greedy at temperature 0, else drawn by (seed, step), so a resumed
+ * One token generation of `POST /v1/completions` (completions-route.ts), as one {@link Generation}:
+ * the prompt's token ids into the first stage, each step's last-stage logits sampled into the next
+ * token (src/model/sampler.ts: greedy at temperature 0, else drawn by (seed, step), so a resumed
  * generation draws what the unbroken one would), until `maxTokens`, the end-of-sequence token or
- * a stop string. Its session resumes a failed stage from the failed span: the replacement's KV
- * cache is rebuilt by replaying the boundary activations the session kept (docs/completions.md).
+ * a stop string. The Generation admits it in its class's band, verifies a share of its calls on
+ * other copies (bit for bit), and under an idempotency key checkpoints its token ids, so a retry
+ * resumes from them; its session resumes a failed stage from the failed span, the replacement's KV
+ * cache rebuilt by replaying the boundary activations the session kept (docs/completions.md).
  */
+import { createHash } from 'node:crypto';
 import { SessionError } from '../core/errors.js';
+import { systemClock } from '../runtime/clock.js';
 import type { Swarm } from '../runtime/swarm.js';
-import { openSession, swarmSessionHost } from '../sessions/session-swarm.js';
+import type { Clock } from '../runtime/types.js';
 import type { SessionOptions } from '../sessions/session-types.js';
 import { sampleToken, type SamplingOptions } from '../model/sampler.js';
 import type { ModelTokenizer } from '../model/tokenizer.js';
+import { hashText } from '../wire/digest.js';
 import type { Tensor } from '../wire/tensor.js';
 import { tokenTensor } from '../wire/tensor.js';
-import { asServeError } from './error-answers.js';
+import { Generation } from './generation.js';
+import type { GenerationRun, GenerationTask, StoredAnswer, TaskRunnerOptions } from './generation-task.js';
+import { generateIdempotent, type IdempotencySettings } from './idempotent-generate.js';
 import type { StageCalls } from './stage-client.js';
-import { tensorStageRunner } from './tensor-stage-runner.js';
+import { sameTensor, tensorStageRunner } from './tensor-stage-runner.js';
 import { StopText } from './stop-text.js';
 import type { HistoryHolder } from './completion-metrics.js';
+import type { SpanChecks } from './verify-span.js';
 
 /** What a completion needs of its model: its id, tokenizer and vocabulary size. */
 export interface TextModel {
@@ -38,10 +46,19 @@ export interface CompletionRunOptions {
   readonly sampling: SamplingOptions;
   /** Text that ends the completion (not included). */
   readonly stop: readonly string[];
+  /** Its session's options: `stageTimeoutMs` is each call's budget (plus a sixteenth per replayed input), `deadlineMs` the whole completion's. */
   readonly session: SessionOptions;
   readonly sessionNamespace?: string;
-  /** A call's budget in ms. */
-  readonly callTimeoutMs?: number;
+  /** The orchestrator's clock: the calls' budgets, the wait for a slot, the deadline. @defaultValue systemClock */
+  readonly clock?: Clock;
+  /** Its band in the admission queue (the client class's priority). @defaultValue 0 */
+  readonly priority?: number;
+  /** Its client class, for the wait histogram. @defaultValue 'default' */
+  readonly className?: string;
+  /** Verifies a share of the stage calls on other copies (verify-span.ts): outputs compared bit for bit. */
+  readonly checks?: SpanChecks;
+  /** An idempotency key: its token ids checkpointed in `settings.store`, a retry resumed from them (idempotent-generate.ts). */
+  readonly idempotency?: { readonly key: string; readonly settings: IdempotencySettings; readonly cancel: AbortSignal };
   /**
    * Bytes of boundary activations its session keeps for replay; past it they are dropped and a
    * failure recomputes from the token ids. @defaultValue {@link DEFAULT_MAX_HISTORY_BYTES}
@@ -49,7 +66,7 @@ export interface CompletionRunOptions {
   readonly maxHistoryBytes?: number;
   /** Its session is in this set while it runs (the metrics read its history's bytes). */
   readonly live?: Set<HistoryHolder>;
-  /** Told each piece of text as it becomes final (streaming). */
+  /** Told each piece of text as it becomes final (streaming); a resumed completion's restored text first. */
   readonly onText?: (delta: string, tokenId: number) => void;
 }
 
@@ -74,6 +91,8 @@ export interface CompletionResult {
   readonly replayedBytes: number;
   /** Which agent ran which layers, as the last step went. */
   readonly path: readonly { readonly nodeId: string; readonly layers: readonly [number, number] }[];
+  /** Tokens taken from an idempotency key's checkpoint (0: none). */
+  readonly resumedFrom: number;
 }
 
 /** The f32 logits a last stage answered, copied out of the reply's bytes. */
@@ -83,74 +102,152 @@ export function logitsOf(output: Tensor, vocab: number): Float32Array {
   return new Float32Array(copy.buffer, 0, vocab);
 }
 
-/**
- * Runs a completion to its end. Library errors become `ServeError`s with the status to answer
- * (error-answers.ts).
- */
-export async function runCompletion(o: CompletionRunOptions): Promise<CompletionResult> {
-  const hops = new Map<number, { nodeId: string; layers: readonly [number, number] }>();
-  let replayedBytes = 0;
-  const runner = tensorStageRunner({
-    calls: o.calls,
-    sessionNamespace: o.sessionNamespace ?? '',
-    ...(o.callTimeoutMs !== undefined ? { callTimeoutMs: o.callTimeoutMs } : {}),
-    answered: (stage, _step, reply, replayBytes) => {
-      if (stage.stageIndex === 0) hops.clear();
-      hops.set(stage.layerStart, { nodeId: reply.nodeId, layers: [reply.layerStart, reply.layerEnd] });
-      replayedBytes += replayBytes;
-    },
-  });
-  let session;
-  try {
-    const historyBytes = { max: o.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES, sizeOf: (x: unknown) => (x as Tensor).data.byteLength };
-    session = openSession<Tensor>(swarmSessionHost(o.swarm), { model: o.model.id, tokens: o.promptIds.length + o.maxTokens }, runner, { ...o.session, historyBytes });
-  } catch (error) {
-    throw asServeError(error);
+/** A result as an idempotency key keeps it: JSON, the logits' bytes in base64. */
+const STORED: StoredAnswer<CompletionResult> = {
+  encode: (r) => ({ ...r, lastLogits: Buffer.from(r.lastLogits.buffer, r.lastLogits.byteOffset, r.lastLogits.byteLength).toString('base64') }),
+  decode: (stored) => {
+    const r = stored as Omit<CompletionResult, 'lastLogits'> & { lastLogits: string };
+    const bytes = Buffer.from(r.lastLogits, 'base64');
+    return { ...r, lastLogits: new Float32Array(new Uint8Array(bytes).buffer, 0, bytes.byteLength / 4) };
+  },
+  steps: (r) => r.tokenIds.length,
+};
+
+/** The work of one completion: its token ids, its stop text, its last logits. */
+class CompletionTask implements GenerationTask<Tensor, CompletionResult> {
+  readonly model: string;
+  readonly promptTokens: number;
+  readonly steps: number;
+  readonly modelled = false;
+  readonly fingerprint: string;
+  readonly first: number;
+  readonly stored = STORED;
+  readonly session: Pick<SessionOptions, 'historyBytes'>;
+  private readonly ids: number[] = [];
+  private readonly stopText: StopText;
+  private finishReason: FinishReason = 'length';
+  private logits: Float32Array = new Float32Array(0);
+  private replayedBytes = 0;
+
+  constructor(private readonly o: CompletionRunOptions) {
+    this.model = o.model.id;
+    this.promptTokens = o.promptIds.length;
+    this.steps = o.maxTokens;
+    this.stopText = new StopText(o.stop);
+    const { temperature, topP, seed } = o.sampling;
+    this.fingerprint = createHash('sha256').update(JSON.stringify(['completion', o.model.id, o.promptIds, o.maxTokens, temperature, topP ?? 1, seed ?? 0, o.stop])).digest('hex').slice(0, 32);
+    this.first = hashText(o.promptIds.join(','));
+    this.session = { historyBytes: { max: o.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES, sizeOf: (x: unknown) => (x as Tensor).data.byteLength } };
   }
-  o.live?.add(session);
-  const ids: number[] = [];
-  const stopText = new StopText(o.stop);
-  let finishReason: FinishReason = 'length';
-  let logits: Float32Array = new Float32Array(0);
-  try {
-    let input = tokenTensor(o.promptIds);
-    for (let step = 0; step < o.maxTokens; step++) {
-      const output = await session.step(input);
-      o.calls.metrics.steps.inc();
-      logits = logitsOf(output, o.model.vocab);
-      const id = sampleToken(logits, step, o.sampling);
-      ids.push(id);
-      if (id === o.model.tokenizer.eosTokenId) {
-        finishReason = 'stop';
-        break;
-      }
-      const delta = stopText.push(o.model.tokenizer.decode(ids));
-      if (delta !== '') o.onText?.(delta, id);
-      if (stopText.stopped) {
-        finishReason = 'stop';
-        break;
-      }
-      input = tokenTensor([id]);
+
+  input(step: number, value: number): Tensor {
+    return step === 0 ? tokenTensor(this.o.promptIds) : tokenTensor([value]);
+  }
+
+  restore(values: readonly number[]): void {
+    for (const id of values) this.accept(id);
+  }
+
+  next(step: number, output: Tensor): { value: number; done: boolean } {
+    this.logits = logitsOf(output, this.o.model.vocab);
+    const id = sampleToken(this.logits, step, this.o.sampling);
+    return { value: id, done: this.accept(id) };
+  }
+
+  /** A token generated (or restored): its text told once final; true when it ends the completion. */
+  private accept(id: number): boolean {
+    const { tokenizer } = this.o.model;
+    this.ids.push(id);
+    if (id === tokenizer.eosTokenId) {
+      this.finishReason = 'stop';
+      return true;
     }
-    const rest = stopText.flush();
-    if (rest !== '') o.onText?.(rest, ids[ids.length - 1] ?? -1);
-    const stats = session.stats();
-    return {
-      text: stopText.text,
-      tokenIds: ids,
-      finishReason,
-      lastLogits: logits,
-      sessionId: `${o.sessionNamespace ?? ''}${session.id}`,
-      resumes: stats.resumes,
-      replayedInputs: stats.replayedInputs,
-      replayedBytes,
-      path: [...hops.values()].sort((a, b) => a.layers[0] - b.layers[0]),
-    };
-  } catch (error) {
-    throw asServeError(error);
-  } finally {
-    o.calls.metrics.resumes.inc(session.stats().resumes);
-    o.live?.delete(session);
-    session.close();
+    const delta = this.stopText.push(tokenizer.decode(this.ids));
+    if (delta !== '') this.o.onText?.(delta, id);
+    if (!this.stopText.stopped) return false;
+    this.finishReason = 'stop';
+    return true;
   }
+
+  runner(options: TaskRunnerOptions) {
+    const { calls, timing, sessionNamespace, answered } = options;
+    return tensorStageRunner({
+      calls,
+      sessionNamespace,
+      timing,
+      ...(answered !== undefined
+        ? {
+            answered: (stage, step, reply, replayBytes) => {
+              this.replayedBytes += replayBytes;
+              answered(stage, step, reply);
+            },
+          }
+        : {}),
+    });
+  }
+
+  same(a: Tensor, b: Tensor): boolean {
+    return sameTensor(a, b);
+  }
+
+  opened(session: HistoryHolder): void {
+    this.o.live?.add(session);
+  }
+
+  closed(session: HistoryHolder): void {
+    this.o.live?.delete(session);
+  }
+
+  reply(run: GenerationRun): CompletionResult {
+    const rest = this.stopText.flush();
+    if (rest !== '') this.o.onText?.(rest, this.ids[this.ids.length - 1] ?? -1);
+    return {
+      text: this.stopText.text,
+      tokenIds: [...this.ids],
+      finishReason: this.finishReason,
+      lastLogits: this.logits,
+      sessionId: run.sessionId,
+      resumes: run.stats.resumes,
+      replayedInputs: run.stats.replayedInputs,
+      replayedBytes: this.replayedBytes,
+      path: run.path,
+      resumedFrom: run.resumedFrom,
+    };
+  }
+}
+
+/** A completion's {@link Generation} (its admission and refusal, for the metrics) and the run of it. */
+export interface CompletionGeneration {
+  readonly generation: Generation<Tensor, CompletionResult>;
+  /** Runs it to its end (once), under its idempotency key when it has one. */
+  run(): Promise<CompletionResult>;
+}
+
+/** Builds a completion's Generation. */
+export function completionGeneration(o: CompletionRunOptions): CompletionGeneration {
+  const clock = o.clock ?? systemClock;
+  const generation = new Generation<Tensor, CompletionResult>({
+    swarm: o.swarm,
+    calls: o.calls,
+    clock,
+    session: o.session,
+    ...(o.sessionNamespace !== undefined ? { sessionNamespace: o.sessionNamespace } : {}),
+    ...(o.priority !== undefined ? { priority: o.priority } : {}),
+    ...(o.className !== undefined ? { className: o.className } : {}),
+    ...(o.checks !== undefined ? { checks: o.checks } : {}),
+    task: new CompletionTask(o),
+  });
+  const keyed = o.idempotency;
+  return {
+    generation,
+    run: () => (keyed === undefined ? generation.run() : generateIdempotent({ key: keyed.key, task: generation.task, settings: keyed.settings, clock, cancel: keyed.cancel }, (progress) => generation.run(progress))),
+  };
+}
+
+/**
+ * Runs a completion to its end, as one {@link Generation}. Library errors become `ServeError`s
+ * with the status to answer (error-answers.ts); an idempotency key's, `IdempotencyError`s.
+ */
+export function runCompletion(o: CompletionRunOptions): Promise<CompletionResult> {
+  return completionGeneration(o).run();
 }

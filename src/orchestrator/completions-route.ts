@@ -1,7 +1,8 @@
 /**
  * `POST /v1/completions` on the orchestrator, in OpenAI's shape: the prompt tokenized by the
  * model's own tokenizer (read at start, never its weights), one token generation on the seated
- * swarm (completion-run.ts), answered whole or as OpenAI's server-sent chunks ending
+ * swarm (completion-run.ts: one Generation, as `POST /v1/generate`'s — the caller's class, its
+ * `Idempotency-Key`, verification), answered whole or as OpenAI's server-sent chunks ending
  * `data: [DONE]`. The choice carries the text and, as an extension, `token_ids`
  * (docs/completions.md).
  */
@@ -12,8 +13,13 @@ import type { SessionOptions } from '../sessions/session-types.js';
 import { ServeError } from '../wire/serve-error.js';
 import { AgentDrops } from './agent-drops.js';
 import { cancelOnHangUp } from './client-cancel.js';
+import { classOf, type ClientClass, type ClientClasses } from './client-classes.js';
+import { idempotencyKeyOf } from './idempotency-key.js';
+import type { IdempotencySettings } from './idempotent-generate.js';
+import type { SpanChecks } from './verify-span.js';
 import { parseCompletionRequest, type CompletionRequest } from './completion-request.js';
-import { DEFAULT_MAX_HISTORY_BYTES, runCompletion, type CompletionResult, type TextModel } from './completion-run.js';
+import { completionGeneration, DEFAULT_MAX_HISTORY_BYTES, type CompletionGeneration, type CompletionResult, type TextModel } from './completion-run.js';
+import { rejectionOf } from './generation.js';
 import { CompletionMetrics } from './completion-metrics.js';
 import { asServeError } from './error-answers.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
@@ -26,6 +32,12 @@ export interface CompletionsRouteOptions {
   readonly post: PeerPost;
   /** Each completion's bound on its history of boundary activations. @defaultValue {@link DEFAULT_MAX_HISTORY_BYTES} */
   readonly maxHistoryBytes?: number;
+  /** Client classes (client-classes.ts): a caller's priority, deadline and limit. */
+  readonly classes?: ClientClasses;
+  /** Where completions with an `Idempotency-Key` header are kept (their token ids checkpointed). */
+  readonly idempotency?: IdempotencySettings;
+  /** Verifies a share of the stage calls on other copies (verify-span.ts). */
+  readonly checks?: SpanChecks;
 }
 
 /** The prompt's token ids: text through the tokenizer (after its bos token, as Llama's), ids checked against the vocabulary. */
@@ -51,23 +63,28 @@ export interface LocalCompletions {
 
 /** The completions of `options.models` on real tokens. */
 export function localCompletions(parts: OrchestratorParts, options: CompletionsRouteOptions): LocalCompletions {
-  const { registry, seat, metrics, clock } = parts;
+  const { registry, seat, metrics, clock, classLimits } = parts;
   const drops = new AgentDrops(registry, options.post, clock, metrics);
   const boot = randomBytes(4).toString('hex');
   const maxHistoryBytes = options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
   const counts = new CompletionMetrics(metrics.registry, maxHistoryBytes);
-  const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+  const answer = async (request: FastifyRequest, reply: FastifyReply, cls: ClientClass | undefined): Promise<unknown> => {
     const body = parseCompletionRequest(request.body);
     const model = options.models.get(body.model);
     if (model === undefined) throw new ServeError('InvalidRequest', 400, `model: "${body.model}" is not a model served here with a tokenizer (${[...options.models.keys()].map((m) => `"${m}"`).join(', ') || 'none'})`, { field: 'model' });
     const ids = promptIds(model, body.prompt);
     const swarm = seat.local();
     if (swarm === undefined) throw new ServeError('NoSwarm', 503, `no swarm yet: the agents that joined (${[...registry.all()].map((r) => r.id).join(', ') || 'none'}) cannot hold every copy of "${model.id}"`);
+    // The caller's class: its band, its deadline, its limit; a key is its class's (as /v1/generate's).
+    const given = idempotencyKeyOf(request.headers['idempotency-key'], undefined);
+    const key = given === undefined || cls === undefined ? given : `${cls.name}/${given}`;
     const hungUp = cancelOnHangUp(reply);
     const namespace = `${boot}/`;
     const id = `cmpl-${boot}-${randomBytes(6).toString('hex')}`;
     const created = Math.floor(Date.now() / 1000);
-    const run = (onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult> => runCompletion({
+    const deadlineMs = Math.min(cls?.deadlineMs ?? Number.POSITIVE_INFINITY, options.session.deadlineMs ?? Number.POSITIVE_INFINITY);
+    let built: CompletionGeneration | undefined;
+    const run = (onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult> => (built = completionGeneration({
       swarm,
       calls: { registry, metrics, post: options.post },
       model,
@@ -75,12 +92,17 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
       maxTokens: body.maxTokens,
       sampling: { temperature: body.temperature, topP: body.topP, seed: body.seed },
       stop: body.stop,
-      session: { ...options.session, signal: hungUp, dropSession: drops.hook(namespace) },
+      session: { ...options.session, ...(Number.isFinite(deadlineMs) ? { deadlineMs } : {}), signal: hungUp, dropSession: drops.hook(namespace) },
       sessionNamespace: namespace,
+      clock,
+      priority: cls?.priority ?? 0,
+      className: cls?.name ?? 'default',
+      ...(options.checks !== undefined ? { checks: options.checks } : {}),
+      ...(key !== undefined && options.idempotency !== undefined ? { idempotency: { key, settings: options.idempotency, cancel: hungUp } } : {}),
       maxHistoryBytes,
       live: counts.live,
       ...(onText !== undefined ? { onText } : {}),
-    }).then((r) => {
+    })).run().then((r) => {
       counts.tokens.inc(r.tokenIds.length);
       counts.replayedBytes.inc(r.replayedBytes);
       return r;
@@ -91,8 +113,17 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
       replayed_inputs: r.replayedInputs,
       replayed_bytes: r.replayedBytes,
       path: r.path,
+      ...(r.resumedFrom > 0 ? { resumed_from: r.resumedFrom } : {}),
       ...(body.returnLogits ? { last_logits_f32: Buffer.from(r.lastLogits.buffer, r.lastLogits.byteOffset, r.lastLogits.byteLength).toString('base64') } : {}),
     });
+    /** A failure counted: by its code, and as an admission rejection when it never ran (a full queue, no slot in time, the client gone while it waited). */
+    const failed = (error: unknown): unknown => {
+      const answered = asServeError(error);
+      counts.requests.inc({ outcome: answered instanceof ServeError ? answered.code : 'Internal' });
+      const reason = rejectionOf(answered, hungUp.aborted, built?.generation);
+      if (reason !== undefined) metrics.admission.rejections.inc({ reason });
+      return answered;
+    };
     const usage = (r: CompletionResult) => ({ prompt_tokens: ids.length, completion_tokens: r.tokenIds.length, total_tokens: ids.length + r.tokenIds.length });
     if (!body.stream) {
       try {
@@ -108,9 +139,7 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
           hecate: extension(r),
         };
       } catch (error) {
-        const answered = asServeError(error);
-        counts.requests.inc({ outcome: answered instanceof ServeError ? answered.code : 'Internal' });
-        throw answered;
+        throw failed(error);
       }
     }
     // Streaming: OpenAI's chunks, one per final piece of text, then the finish, then [DONE].
@@ -118,18 +147,40 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
     const out = reply.raw;
     out.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     const chunk = (choice: Record<string, unknown>, extra: Record<string, unknown> = {}) => out.write(`data: ${JSON.stringify({ id, object: 'text_completion', created, model: model.id, choices: [{ index: 0, logprobs: null, ...choice }], ...extra })}\n\n`);
+    let sent = '';
     try {
-      const r = await run((delta) => chunk({ text: delta, finish_reason: null }));
+      const r = await run((delta) => {
+        sent += delta;
+        chunk({ text: delta, finish_reason: null });
+      });
+      // An idempotency key's stored answer ran nothing here: its text in one chunk.
+      if (r.text.length > sent.length && r.text.startsWith(sent)) chunk({ text: r.text.slice(sent.length), finish_reason: null });
       chunk({ text: '', finish_reason: r.finishReason, token_ids: r.tokenIds }, { usage: usage(r), hecate: extension(r) });
       counts.requests.inc({ outcome: 'ok' });
     } catch (error) {
-      const answered = asServeError(error);
-      counts.requests.inc({ outcome: answered instanceof ServeError ? answered.code : 'Internal' });
+      const answered = failed(error);
       const e = answered instanceof ServeError ? answered : undefined;
       out.write(`data: ${JSON.stringify({ error: { code: e?.code ?? 'Internal', message: (answered as Error).message } })}\n\n`);
     }
     out.end('data: [DONE]\n\n');
     return reply;
+  };
+  // A class's limit counts its completions under way, streamed ones until their last chunk.
+  const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+    const cls = options.classes === undefined ? undefined : classOf(options.classes, request.headers);
+    if (cls !== undefined) {
+      try {
+        classLimits.enter(cls, 1000); // 429 RateLimited past the class's maxInFlight
+      } catch (error) {
+        metrics.admission.rejections.inc({ reason: 'RateLimited' });
+        throw error;
+      }
+    }
+    try {
+      return await answer(request, reply, cls);
+    } finally {
+      if (cls !== undefined) classLimits.leave(cls);
+    }
   };
   return { serves: (model) => options.models.has(model), handle };
 }

@@ -5,7 +5,7 @@
  * answer. Plain data; the store is a key-value map with compare-and-set ({@link CheckpointStore}).
  */
 import { createHash } from 'node:crypto';
-import type { GenerateReply, GenerateRequest } from './generate-protocol.js';
+import type { GenerateRequest } from './generate-protocol.js';
 
 /** The record's format version. */
 export const CHECKPOINT_VERSION = 1;
@@ -25,7 +25,8 @@ export interface CheckpointRecord {
   readonly done: number;
   /** The step inputs at layer 0, `done + 1` of them (the last is the next step's input): 8 hex digits each. */
   readonly inputs: string;
-  readonly result?: GenerateReply;
+  /** The answer, as the request's task keeps it (generation-task.ts, `stored`). */
+  readonly result?: unknown;
 }
 
 /** A key-value map with compare-and-set: a JetStream KV bucket with a TTL, or one in memory. */

@@ -5,9 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { RoutingError } from '../core/errors.js';
 import type { SessionOptions } from '../sessions/session-types.js';
-import { Generation } from './generation.js';
+import { Generation, rejectionOf } from './generation.js';
 import { generateBodySchema, type GenerateRequest } from './generate-protocol.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import type { PeerPost } from '../net/peer-post.js';
@@ -97,7 +96,7 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
       // A key is its class's: another class can neither hold it nor read its answer.
       const given = idempotencyKeyOf(request.headers['idempotency-key'], body.idempotencyKey);
       const key = given === undefined || cls === undefined ? given : `${cls.name}/${given}`;
-      const answer = key === undefined || idempotency === undefined ? await g.run() : await generateIdempotent({ key, request: body, settings: idempotency, clock, cancel: signal }, (progress) => g.run(progress));
+      const answer = key === undefined || idempotency === undefined ? await g.run() : await generateIdempotent({ key, task: g.task, settings: idempotency, clock, cancel: signal }, (progress) => g.run(progress));
       metrics.requests.inc({ outcome: 'ok' });
       metrics.requestSeconds.observe((clock.now() - started) / 1000);
       return answer;
@@ -105,7 +104,7 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
       // Handed back by a drain: the drain's 503 with Retry-After, not the session's abort.
       const answered = asServeError(passed?.signal.aborted === true && passed.signal.reason instanceof ServeError ? passed.signal.reason : error);
       metrics.requests.inc({ outcome: hungUp.aborted ? 'Cancelled' : answered instanceof ServeError ? answered.code : 'Internal' });
-      const reason = rejection(answered, hungUp.aborted, generation);
+      const reason = rejectionOf(answered, hungUp.aborted, generation);
       if (reason !== undefined) metrics.admission.rejections.inc({ reason });
       throw answered;
     } finally {
@@ -114,17 +113,4 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
     }
   });
   return { drops, gate };
-}
-
-/**
- * Why a generation was refused before it ran, for `hecate_admission_rejections_total`; undefined
- * when it was not: a drain, a class's limit, the queue's refusal, or a client gone while waiting.
- */
-function rejection(answered: unknown, hungUp: boolean, generation: Generation | undefined): string | undefined {
-  if (answered instanceof ServeError && (answered.code === 'Draining' || (answered.code === 'RateLimited' && !(answered.cause instanceof RoutingError)))) return answered.code;
-  if (generation === undefined || generation.admission === 'admitted') return undefined;
-  if (hungUp) return 'Cancelled';
-  const refusal = generation.refusal;
-  if (refusal instanceof RoutingError && (refusal.code === 'Saturated' || refusal.code === 'DeadlineExceeded')) return refusal.code;
-  return undefined;
 }

@@ -1,34 +1,34 @@
 /**
- * One generation of `POST /v1/generate` (the route: generate-route.ts), from its request to its
- * answer: the prompt's digest goes through every layer `steps` times (each step's output is the
- * next step's input), a stage call is one HTTP request to the agent holding it, a failed call
- * resumes from the failed stage (docs/sessions.md). Everything the generation learns is its own
- * field: its deadline's bound (checked once), its admission (asked once, by its session, through
- * the swarm's one queue: docs/admission.md), its route, its path, its cache reports.
+ * One generation per request, from its request to its answer: `POST /v1/generate`'s digest
+ * (generate-route.ts, digest-task.ts) or `POST /v1/completions`' real tokens (completions-route.ts,
+ * completion-run.ts). Its task says what a step computes; a stage call is one HTTP request to the
+ * agent holding it, a failed call resumes from the failed stage (docs/sessions.md). Everything the
+ * generation learns is its own field: its deadline's bound (checked once), its admission (asked
+ * once, by its session, through the swarm's one queue: docs/admission.md), its route, its path,
+ * its cache reports; a share of its calls verified on other copies (verify-span.ts), its steps
+ * checkpointed under an idempotency key (idempotent-generate.ts).
  */
 import { RoutingError, SessionError } from '../core/errors.js';
-import { promptTokens } from '../core/prompt.js';
 import type { Route } from '../core/types.js';
 import type { AdmitOptions } from '../core/admission-config.js';
 import type { Swarm } from '../runtime/swarm.js';
 import type { Clock, LeasedRoute, SwarmRequest } from '../runtime/types.js';
 import { openSession, swarmSessionHost } from '../sessions/session-swarm.js';
 import type { SessionHost, SessionOptions, SessionStage, StageRunner } from '../sessions/session-types.js';
-import { digestHex, promptDigest } from '../wire/digest.js';
-import type { DigestStageReply } from './stage-call.js';
+import { ServeError } from '../wire/serve-error.js';
 import { countCachedTokens, type CacheReport } from './cache-report.js';
+import { digestTask } from './digest-task.js';
 import { asServeError } from './error-answers.js';
 import type { GenerateReply, GenerateRequest } from './generate-protocol.js';
-import type { GenerateProgress } from './idempotent-generate.js';
-import { httpStageRunner, type StageCalls, type StageTiming } from './stage-client.js';
+import type { GenerateProgress, GenerationTask, HopReply } from './generation-task.js';
+import type { StageCalls, StageTiming } from './stage-client.js';
 import { verifiedRunner, type SpanChecks } from './verify-span.js';
 import { checkFitsDeadline, DEFAULT_WORK, nodeScore, type GenerationBound, type WorkModel } from './work-bounds.js';
 
-/** Options of a {@link Generation}: one request's. */
-export interface GenerationOptions {
+/** What every {@link Generation} is given besides its work: one request's settings. */
+export interface GenerationSettings {
   /** The seated swarm's local Swarm. */
   readonly swarm: Swarm;
-  readonly request: GenerateRequest;
   readonly calls: StageCalls;
   /** The orchestrator's clock (its Swarm's): it times the reply's `ms`, the wait and the deadline. */
   readonly clock: Clock;
@@ -48,6 +48,16 @@ export interface GenerationOptions {
   readonly checks?: SpanChecks;
 }
 
+/** Options of a `POST /v1/generate` {@link Generation}: its request's digest work (digest-task.ts). */
+export interface GenerationOptions extends GenerationSettings {
+  readonly request: GenerateRequest;
+}
+
+/** Options of a {@link Generation} of any work: its task. */
+export interface TaskGenerationOptions<T, R> extends GenerationSettings {
+  readonly task: GenerationTask<T, R>;
+}
+
 /** Which agent ran which layers of the last step. */
 export type GenerationPath = GenerateReply['path'];
 
@@ -56,10 +66,12 @@ export type AdmissionState = 'waiting' | 'admitted' | 'refused';
 
 /**
  * One request's generation. Built, it has checked its deadline (422 when it cannot fit, before it
- * waits for anything); {@link run} runs it once.
+ * waits for anything); {@link run} runs it once. Its step inputs are of type `T` (a digest, a
+ * tensor), its answer of type `R`.
  */
-export class Generation {
-  readonly request: GenerateRequest;
+export class Generation<T = number, R = GenerateReply> {
+  /** What it computes. */
+  readonly task: GenerationTask<T, R>;
   /** The prompt's tokens (at least 1): computed once. */
   readonly promptTokens: number;
   /** Its whole deadline in ms from {@link startedAt}; Infinity for none. */
@@ -81,25 +93,27 @@ export class Generation {
   cache: CacheReport = { router: undefined, agent: undefined };
   /** Steps taken from an idempotency key's checkpoint. */
   resumedFrom = 0;
-  private readonly o: GenerationOptions;
+  private readonly o: GenerationSettings;
   private readonly work: WorkModel;
   /** The last step's answers by first layer. */
-  private readonly hops = new Map<number, DigestStageReply>();
+  private readonly hops = new Map<number, HopReply>();
   private ran = false;
 
   /**
-   * Checks the request's deadline, once: refused (422) what cannot finish in time, never sent to be
-   * timed out (docs/serve.md, "Limits").
+   * Checks the request's deadline, once, when its task is timed by the work model: refused (422)
+   * what cannot finish in time, never sent to be timed out (docs/serve.md, "Limits").
    * @throws {ServeError} `InvalidRequest` 422 naming `prompt` or `steps`
    */
-  constructor(options: GenerationOptions) {
+  constructor(options: GenerationOptions | TaskGenerationOptions<T, R>) {
     this.o = options;
-    this.request = options.request;
+    // A digest request's task is the digest's: T and R are then its number and GenerateReply.
+    this.task = 'task' in options ? options.task : (digestTask(options.request) as unknown as GenerationTask<T, R>);
     this.work = options.work ?? DEFAULT_WORK;
     this.startedAt = options.clock.now();
-    this.promptTokens = Math.max(1, promptTokens(options.request.prompt));
+    this.promptTokens = this.task.promptTokens;
     this.deadlineMs = options.session?.deadlineMs ?? Number.POSITIVE_INFINITY;
-    this.bound = checkFitsDeadline(options.swarm.state(), this.work, { modelId: this.request.model, promptTokens: this.promptTokens, steps: this.request.steps }, this.deadlineMs);
+    const { model, steps, modelled } = this.task;
+    this.bound = modelled ? checkFitsDeadline(options.swarm.state(), this.work, { modelId: model, promptTokens: this.promptTokens, steps }, this.deadlineMs) : undefined;
   }
 
   /** Which agent ran which layers of the last step, in order. */
@@ -114,46 +128,56 @@ export class Generation {
    * model 400 (field `model`), nothing to serve with 503, a refusal while waiting 429 or 504
    * (`NoRoute`), a failed session 502, 503 or 504.
    */
-  async run(progress?: GenerateProgress): Promise<GenerateReply> {
-    if (this.ran) throw new SessionError('InvalidInput', `a Generation runs once (model "${this.request.model}"); build another`);
+  async run(progress?: GenerateProgress): Promise<R> {
+    const { task } = this;
+    if (this.ran) throw new SessionError('InvalidInput', `a Generation runs once (model "${task.model}"); build another`);
     this.ran = true;
-    const { request } = this;
     const { calls, clock } = this.o;
     const runStarted = clock.now();
-    this.resumedFrom = progress === undefined ? 0 : progress.inputs.length - 1;
+    const values = progress?.inputs ?? [task.first];
+    this.resumedFrom = values.length - 1;
     const from = this.resumedFrom;
     let session;
     try {
-      session = openSession<number>(this.host(), { model: request.model, tokens: this.promptTokens + request.steps, prompt: request.prompt }, this.runner(), this.sessionOptions(progress?.signal));
+      const request = { model: task.model, tokens: this.promptTokens + task.steps, ...(task.prompt !== undefined ? { prompt: task.prompt } : {}) };
+      session = openSession<T>(this.host(), request, this.runner(), this.sessionOptions(progress?.signal));
     } catch (error) {
       throw asServeError(error); // e.g. an unknown model 400, no route 503
     }
+    task.opened?.(session);
     try {
-      if (from > 0) session.restore(progress?.inputs.slice(0, from) ?? []); // the new stages replay them
-      let x = progress?.inputs[from] ?? promptDigest(request.prompt);
-      for (let t = from; t < request.steps; t++) {
-        x = await session.step(x);
+      if (from > 0) {
+        session.restore(values.slice(0, from).map((v, i) => task.input(i, v))); // the new stages replay them
+        task.restore(values.slice(1));
+      }
+      let x = task.input(from, values[from] ?? task.first);
+      let steps = from;
+      while (steps < task.steps) {
+        const output = await session.step(x);
         calls.metrics.steps.inc();
-        await progress?.afterStep(t + 1, x);
+        const next = task.next(steps, output);
+        steps++;
+        await progress?.afterStep(steps, next.value);
+        if (next.done) break;
+        x = task.input(steps, next.value);
       }
       this.route = session.route;
       this.cache = { router: session.route.cachedTokens, agent: this.cache.agent };
       countCachedTokens(calls.metrics, this.promptTokens, this.cache);
-      return {
-        model: request.model,
-        steps: request.steps,
-        digest: digestHex(x),
+      return task.reply({
         sessionId: `${this.o.sessionNamespace ?? ''}${session.id}`,
-        resumes: session.stats().resumes,
+        steps,
+        resumedFrom: from,
         path: this.path,
         ms: clock.now() - runStarted - (this.waitedMs ?? 0), // its run, not its wait for a slot (as before the Generation)
-        ...(from > 0 ? { resumedFrom: from } : {}),
-      };
+        stats: session.stats(),
+      });
     } catch (error) {
       // Refused before it ran: the queue's answer (429, 504 NoRoute) or the admitted lease's, not the session's.
       throw asServeError(this.refusal ?? error);
     } finally {
       calls.metrics.resumes.inc(session.stats().resumes);
+      task.closed?.(session);
       session.close();
     }
   }
@@ -169,6 +193,7 @@ export class Generation {
       // fixed timeout is only the deadline's backstop.
       stageTimeoutMs: Number.isFinite(this.deadlineMs) ? this.deadlineMs : 600_000,
       replayTimeoutMsPerInput: 0,
+      ...this.task.session,
       priority: this.o.priority ?? 0,
       ...(Number.isFinite(left) ? { deadlineMs: Math.max(left, 1) } : {}),
       ...(aborted !== undefined ? { signal: aborted } : {}),
@@ -225,31 +250,32 @@ export class Generation {
 
   /** Why an admitted lease cannot be used: a degraded route not allowed, or too little time left. */
   private unfit(leased: LeasedRoute): Error | undefined {
-    if (leased.degraded && this.o.session?.allowDegraded !== true) return new SessionError('Unrecoverable', `model "${this.request.model}" has only a degraded route (layers missing); pass allowDegraded: true to run on it`);
+    if (leased.degraded && this.o.session?.allowDegraded !== true) return new SessionError('Unrecoverable', `model "${this.task.model}" has only a degraded route (layers missing); pass allowDegraded: true to run on it`);
     const left = this.deadlineMs - (this.o.clock.now() - this.startedAt);
     const bound = this.bound;
     if (bound === undefined) return undefined;
     // A resumed key's steps done are replayed, not recomputed: its prompt's step and the steps left.
-    const needMs = bound.ms - bound.stepMs * Math.min(this.resumedFrom, this.request.steps - 1);
+    const needMs = bound.ms - bound.stepMs * Math.min(this.resumedFrom, this.task.steps - 1);
     if (needMs <= left) return undefined;
-    return new RoutingError('DeadlineExceeded', `the generation waited ${Math.round(this.waitedMs ?? 0)} ms for a slot and no longer fits the rest of its deadline: it needs at least ${Math.ceil(needMs)} ms on the fastest copy of "${this.request.model}", ${Math.max(0, Math.round(left))} ms are left`);
+    return new RoutingError('DeadlineExceeded', `the generation waited ${Math.round(this.waitedMs ?? 0)} ms for a slot and no longer fits the rest of its deadline: it needs at least ${Math.ceil(needMs)} ms on the fastest copy of "${this.task.model}", ${Math.max(0, Math.round(left))} ms are left`);
   }
 
   /** The stage runner of its session, verified as its checks say; a check call's session (`<id>~v<n>`) is one call long. */
-  private runner(): StageRunner<number> {
+  private runner(): StageRunner<T> {
     const { calls, swarm, clock, checks } = this.o;
     const timing: StageTiming = { baseMs: this.o.session?.stageTimeoutMs ?? 30_000, work: this.work, clock, score: (nodeId) => nodeScore(swarm.state(), nodeId) };
-    const common = { calls, timing, promptTokens: this.promptTokens, sessionNamespace: this.o.sessionNamespace ?? '' };
-    const main = httpStageRunner({ ...common, prompt: this.request.prompt, answered: (stage, step, reply) => this.answered(stage, step, reply) });
-    const check = (): StageRunner<number> => {
-      const run = httpStageRunner(common);
+    const common = { calls, timing, sessionNamespace: this.o.sessionNamespace ?? '' };
+    const main = this.task.runner({ ...common, answered: (stage, step, reply) => this.answered(stage, step, reply) });
+    const check = (): StageRunner<T> => {
+      const run = this.task.runner(common);
       return (stage, input, context) => Promise.resolve(run(stage, input, context)).finally(() => this.o.session?.dropSession?.(stage.nodeId, stage.sessionId));
     };
-    return verifiedRunner(swarm, main, check, checks);
+    const historyBytes = this.task.session?.historyBytes;
+    return verifiedRunner({ swarm, runner: main, check, checks, same: (a, b) => this.task.same(a, b), ...(historyBytes !== undefined ? { historyBytes } : {}) });
   }
 
   /** A stage call of its session answered: the last step's path, and the agent's cache report of the first step. */
-  private answered(stage: SessionStage, step: number, reply: DigestStageReply): void {
+  private answered(stage: SessionStage, step: number, reply: HopReply): void {
     if (stage.stageIndex === 0) {
       this.hops.clear();
       if (step === 0 && reply.cachedTokens !== undefined) this.cache = { ...this.cache, agent: reply.cachedTokens };
@@ -262,4 +288,17 @@ export class Generation {
 function withoutPrompt(request: SwarmRequest): SwarmRequest {
   const { prompt: _prompt, ...rest } = request;
   return rest;
+}
+
+/**
+ * Why a generation was refused before it ran, for `hecate_admission_rejections_total`; undefined
+ * when it was not: a drain, a class's limit, the queue's refusal, or a client gone while waiting.
+ */
+export function rejectionOf(answered: unknown, hungUp: boolean, generation: Pick<Generation<unknown, unknown>, 'admission' | 'refusal'> | undefined): string | undefined {
+  if (answered instanceof ServeError && (answered.code === 'Draining' || (answered.code === 'RateLimited' && !(answered.cause instanceof RoutingError)))) return answered.code;
+  if (generation === undefined || generation.admission === 'admitted') return undefined;
+  if (hungUp) return 'Cancelled';
+  const refusal = generation.refusal;
+  if (refusal instanceof RoutingError && (refusal.code === 'Saturated' || refusal.code === 'DeadlineExceeded')) return refusal.code;
+  return undefined;
 }

@@ -6,7 +6,6 @@
  * Every write names the revision it read: a holder whose write finds the key moved has lost it.
  */
 import type { Clock } from '../runtime/types.js';
-import type { GenerateReply } from './generate-protocol.js';
 import { decodeInputs, encodeInputs, parseCheckpoint, type CheckpointRecord, type CheckpointStore } from './generate-checkpoint.js';
 import { IdempotencyError } from './idempotency-error.js';
 
@@ -23,7 +22,7 @@ export interface ClaimOptions {
 
 /** What claiming a key gave: the stored answer, or the right to run from `inputs`. */
 export type ClaimOutcome =
-  | { readonly kind: 'done'; readonly reply: GenerateReply }
+  | { readonly kind: 'done'; readonly reply: unknown }
   | { readonly kind: 'run'; readonly claim: IdempotencyClaim; readonly inputs: readonly number[] };
 
 /** A store call that failed: the store cannot be reached. */
@@ -118,10 +117,10 @@ export class IdempotencyClaim {
     return this.write((r) => ({ ...r, done, inputs: encoded, leaseUntil: this.options.clock.now() + this.options.leaseMs }));
   }
 
-  /** The generation finished: its answer is kept until the store's TTL, for any retry. */
-  finish(reply: GenerateReply): Promise<void> {
+  /** The generation finished after `steps` steps: its answer (as JSON) is kept until the store's TTL, for any retry. */
+  finish(reply: unknown, steps: number): Promise<void> {
     this.end();
-    return this.write((r) => ({ ...r, state: 'done', done: reply.steps, inputs: '', leaseUntil: 0, result: reply }), true);
+    return this.write((r) => ({ ...r, state: 'done', done: steps, inputs: '', leaseUntil: 0, result: reply }), true);
   }
 
   /**

@@ -1,5 +1,6 @@
 /**
- * An idempotent `POST /v1/generate` (docs/serve.md, "Idempotent generation"): the key is claimed
+ * An idempotent generation — `POST /v1/generate`, `POST /v1/completions` — (docs/serve.md,
+ * "Idempotent generation"): the key is claimed
  * in the checkpoint store; a finished key answers with its stored result; otherwise the
  * generation runs from the key's checkpoint, writing one every `checkpointEvery` steps (awaited,
  * so a takeover recomputes at most that many), and ends with its answer stored, or — cancelled by
@@ -8,10 +9,11 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Clock } from '../runtime/types.js';
-import type { GenerateReply, GenerateRequest } from './generate-protocol.js';
-import { requestFingerprint, type CheckpointStore } from './generate-checkpoint.js';
+import type { CheckpointStore } from './generate-checkpoint.js';
+import type { GenerateProgress, GenerationTask } from './generation-task.js';
 import { claimGenerate } from './idempotency-claim.js';
-import { promptDigest } from '../wire/digest.js';
+
+export type { GenerateProgress } from './generation-task.js';
 
 /** @defaultValue of `checkpointEvery` */
 export const DEFAULT_CHECKPOINT_EVERY = 8;
@@ -32,20 +34,11 @@ export interface IdempotencySettings {
   readonly log?: (line: string) => void;
 }
 
-/** What `generate` is given to resume and checkpoint: where it starts, what to do after each step, when to stop. */
-export interface GenerateProgress {
-  /** The step inputs at layer 0 so far, oldest first: the first is the prompt's digest, the last the next step's input. */
-  readonly inputs: readonly number[];
-  /** Called after each step with the steps done and the step's output; resolves when the generation may go on. */
-  afterStep(done: number, output: number): Promise<void>;
-  /** Aborted when the client went away or the key was taken over: the stage calls stop. */
-  readonly signal: AbortSignal;
-}
-
 /** One request under an idempotency key. */
-export interface IdempotentRequest {
+export interface IdempotentRequest<R> {
   readonly key: string;
-  readonly request: GenerateRequest;
+  /** Its generation's task: what identifies it, its first input, its steps at most, how its answer is kept. */
+  readonly task: Pick<GenerationTask<unknown, R>, 'fingerprint' | 'first' | 'steps' | 'stored'>;
   readonly settings: IdempotencySettings;
   readonly clock: Clock;
   /** Aborts when the client goes away (the progress's signal follows it). */
@@ -57,33 +50,33 @@ export interface IdempotentRequest {
  * the key's checkpoint.
  * @throws {IdempotencyError} `InProgress`, `KeyReused`, `Unavailable` (claiming), `ClaimLost` (taken over while running); whatever `run` throws.
  */
-export async function generateIdempotent(idempotent: IdempotentRequest, run: (progress: GenerateProgress) => Promise<GenerateReply>): Promise<GenerateReply> {
-  const { key, request, settings, clock, cancel } = idempotent;
-  const outcome = await claimGenerate(settings.store, key, { fingerprint: requestFingerprint(request), firstInput: promptDigest(request.prompt) }, {
+export async function generateIdempotent<R>(idempotent: IdempotentRequest<R>, run: (progress: GenerateProgress) => Promise<R>): Promise<R> {
+  const { key, task, settings, clock, cancel } = idempotent;
+  const outcome = await claimGenerate(settings.store, key, { fingerprint: task.fingerprint, firstInput: task.first }, {
     owner: settings.owner,
     clock,
     leaseMs: settings.leaseMs,
     onWriteError: (error) => settings.log?.(`idempotency key "${key}": a checkpoint write failed (${String(error)}); going on, a takeover would recompute more`),
   });
-  if (outcome.kind === 'done') return outcome.reply;
+  if (outcome.kind === 'done') return task.stored.decode(outcome.reply);
   const { claim } = outcome;
   const held = [...outcome.inputs];
   const every = settings.checkpointEvery;
   const progress: GenerateProgress = {
     inputs: outcome.inputs,
     signal: AbortSignal.any([cancel, claim.signal]),
-    async afterStep(done, output) {
-      held.push(output);
-      if (done < request.steps && done % every === 0) await claim.checkpoint(done, held);
+    async afterStep(done, value) {
+      held.push(value);
+      if (done < task.steps && done % every === 0) await claim.checkpoint(done, held);
     },
   };
   try {
     const reply = await run(progress);
-    await claim.finish(reply);
+    await claim.finish(task.stored.encode(reply), task.stored.steps(reply));
     return reply;
   } catch (error) {
     if (claim.signal.aborted) throw claim.signal.reason;
-    await claim.pause(Math.min(held.length - 1, request.steps - 1), held); // a finished step count is an answer, not a checkpoint
+    await claim.pause(Math.min(held.length - 1, task.steps - 1), held); // a finished step count is an answer, not a checkpoint
     throw error;
   }
 }

@@ -26,6 +26,8 @@ export interface AgentRecord {
   readonly heardBeforeLeaving: number | undefined;
   readonly joins: number;
   readonly heartbeats: number;
+  /** Bytes of KV cache its last heartbeat reported (an engine that keeps one); undefined before. */
+  readonly kvBytes: number | undefined;
   /** Stage calls to it running now. */
   inflight: number;
 }
@@ -50,7 +52,7 @@ export class NodeRegistry {
   private entry(profile: NodeProfile): Entry {
     let record = this.records.get(profile.id);
     if (record === undefined) {
-      record = { id: profile.id, profile, url: undefined, left: false, heardBeforeLeaving: undefined, joins: 0, heartbeats: 0, inflight: 0 };
+      record = { id: profile.id, profile, url: undefined, left: false, heardBeforeLeaving: undefined, joins: 0, heartbeats: 0, kvBytes: undefined, inflight: 0 };
       this.records.set(profile.id, record);
     }
     return record;
@@ -75,13 +77,16 @@ export class NodeRegistry {
     const rejoin = (this.records.get(profile.id)?.joins ?? 0) > 0;
     const record = this.address(profile, url);
     record.joins++;
+    record.kvBytes = undefined; // a restarted agent holds no cache until it says so
     return { record, rejoin };
   }
 
-  /** A heartbeat of `id` came here: counted (its time is its node's, or the waiting room's). */
-  heard(id: string): void {
+  /** A heartbeat of `id` came here: counted, with what it reported (its time is its node's, or the waiting room's). */
+  heard(id: string, report: { readonly kvBytes?: number } = {}): void {
     const record = this.records.get(id);
-    if (record !== undefined) record.heartbeats++;
+    if (record === undefined) return;
+    record.heartbeats++;
+    if (report.kvBytes !== undefined) record.kvBytes = report.kvBytes;
   }
 
   /** `id` left: its address withdrawn, its last heartbeat (`heardAt`, its node's) kept for the view. */

@@ -44,6 +44,7 @@ export function createParts(clock: Clock, models: readonly ModelSpec[], config: 
   const metrics = new ServeMetrics({
     nodesByState: () => countByState({ registry, room, seat }),
     inflightByNode: () => new Map([...registry.all()].filter((r) => r.url !== undefined).map((r) => [r.id, r.inflight])),
+    kvBytesByNode: () => new Map([...registry.all()].flatMap((r) => (r.url !== undefined && !r.left && r.kvBytes !== undefined ? [[r.id, r.kvBytes] as const] : []))),
     routeCostByModel: () => {
       const costs = new Map<string, number>();
       const swarm = seat.swarm;

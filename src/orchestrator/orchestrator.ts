@@ -149,7 +149,15 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     ...(checks !== undefined ? { checks } : {}),
   });
   // A model served with its tokenizer (serve --model) completes on real tokens here; the others go to upstream engines.
-  const local = options.textModels === undefined ? undefined : localCompletions(parts, { models: options.textModels, session: sessionOptions, post: poster.post, ...(options.maxHistoryBytes !== undefined ? { maxHistoryBytes: options.maxHistoryBytes } : {}) });
+  const local = options.textModels === undefined ? undefined : localCompletions(parts, {
+    models: options.textModels,
+    session: sessionOptions,
+    post: poster.post,
+    idempotency,
+    ...(options.maxHistoryBytes !== undefined ? { maxHistoryBytes: options.maxHistoryBytes } : {}),
+    ...(options.classes !== undefined ? { classes: options.classes } : {}),
+    ...(checks !== undefined ? { checks } : {}),
+  });
   registerOpenAIRoutes(app, parts, { post: poster.post, ...(options.classes !== undefined ? { classes: options.classes } : {}), ...(options.auth?.clientToken !== undefined ? { clientToken: options.auth.clientToken } : {}), deadlineMs: sessionOptions.deadlineMs, retries: sessionOptions.retries, ...(local !== undefined ? { local } : {}) });
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {

@@ -13,6 +13,8 @@ export interface MetricsSource extends AdmissionSource {
   nodesByState(): ReadonlyMap<AgentState, number>;
   /** Stage calls in flight, per node. */
   inflightByNode(): ReadonlyMap<string, number>;
+  /** Bytes of KV cache each agent's last heartbeat reported (agents that report it, joined and not forgotten). @defaultValue none */
+  kvBytesByNode?(): ReadonlyMap<string, number>;
   /** The cost of the route each model would get now (NaN when it has none). */
   routeCostByModel(): ReadonlyMap<string, number>;
   /** Reservations the Swarm holds. */
@@ -67,6 +69,16 @@ export class ServeMetrics {
       collect() {
         this.reset();
         for (const [node, n] of source.inflightByNode()) this.set({ node }, n);
+      },
+    });
+    new Gauge({
+      name: 'hecate_node_kv_bytes',
+      help: 'Bytes of KV cache each agent holds, as its last heartbeat reported (agents whose engine keeps one); a forgotten agent\'s series goes with it.',
+      labelNames: ['node'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [node, n] of source.kvBytesByNode?.() ?? []) this.set({ node }, n);
       },
     });
     new Gauge({

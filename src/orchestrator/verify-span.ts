@@ -79,12 +79,28 @@ export function planCopies(swarm: Swarm, span: LayerSpan, exclude: ReadonlySet<s
   return out.sort((a, b) => a.length - b.length);
 }
 
+/** Options of {@link verifiedRunner}: one generation's. */
+export interface VerifiedRunnerOptions<T> {
+  readonly swarm: Swarm;
+  /** The session's own runner. */
+  readonly runner: StageRunner<T>;
+  /** Makes the runner of the check calls. */
+  readonly check: () => StageRunner<T>;
+  /** Without them, `runner` itself. */
+  readonly checks: SpanChecks | undefined;
+  /** Whether two outputs agree (a digest's value, a tensor's bytes). @defaultValue `Object.is` */
+  readonly same?: (a: T, b: T) => boolean;
+  /** The bound on the activations kept for checks, as the session's own history's (verifySpans' `historyBytes`). @defaultValue none */
+  readonly historyBytes?: { readonly max: number; readonly sizeOf: (input: T) => number };
+}
+
 /**
  * `runner` verified as `checks` says, for one generation: which calls are verified is drawn from
  * the seed and the session's id. Check calls go through `check` (a runner of their own, so they
  * do not show in the reply's path). Without `checks`, `runner` itself.
  */
-export function verifiedRunner(swarm: Swarm, runner: StageRunner<number>, check: () => StageRunner<number>, checks: SpanChecks | undefined): StageRunner<number> {
+export function verifiedRunner<T>(options: VerifiedRunnerOptions<T>): StageRunner<T> {
+  const { swarm, runner, check, checks } = options;
   if (checks === undefined) return runner;
   let sessionId = '';
   let draw: (() => number) | undefined;
@@ -94,6 +110,8 @@ export function verifiedRunner(swarm: Swarm, runner: StageRunner<number>, check:
     copies: (modelId, layerStart, layerEnd, exclude) => planCopies(swarm, { modelId, layerStart, layerEnd }, exclude),
     quarantine: (id) => checks.quarantine(id),
     check: check(),
+    ...(options.same !== undefined ? { same: options.same } : {}),
+    ...(options.historyBytes !== undefined ? { historyBytes: options.historyBytes } : {}),
     onVerdict: (kind, stage) => checks.verdict(kind, stage),
   }).runner;
   return (stage, input, context) => {

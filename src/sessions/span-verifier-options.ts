@@ -6,7 +6,7 @@ import { unknownKey, unknownKeyMessage } from '../core/arguments.js';
 import { describeValue, isRecordLike } from '../core/describe.js';
 import { SessionError } from '../core/errors.js';
 
-const KEYS: readonly string[] = Object.freeze(['sample', 'random', 'copies', 'quarantine', 'check', 'same', 'onVerdict']);
+const KEYS: readonly string[] = Object.freeze(['sample', 'random', 'copies', 'quarantine', 'check', 'same', 'onVerdict', 'historyBytes']);
 const FUNCTIONS = ['random', 'copies', 'quarantine'] as const;
 const OPTIONAL_FUNCTIONS = ['check', 'same', 'onVerdict'] as const;
 
@@ -24,4 +24,6 @@ export function checkSpanVerifierArguments(runner: unknown, options: unknown): v
   if (!(typeof sample === 'number' && sample >= 0 && sample <= 1)) throw new SessionError('InvalidInput', `verifySpans option "sample" must be a number from 0 to 1, got ${describeValue(sample)}`);
   for (const key of FUNCTIONS) if (typeof o[key] !== 'function') throw new SessionError('InvalidInput', `verifySpans option "${key}" must be a function, got ${describeValue(o[key])}`);
   for (const key of OPTIONAL_FUNCTIONS) if (o[key] !== undefined && typeof o[key] !== 'function') throw new SessionError('InvalidInput', `verifySpans option "${key}" must be a function, got ${describeValue(o[key])}`);
+  const bound = o['historyBytes'];
+  if (bound !== undefined && !(isRecordLike(bound) && typeof bound['max'] === 'number' && bound['max'] >= 0 && typeof bound['sizeOf'] === 'function')) throw new SessionError('InvalidInput', `verifySpans option "historyBytes" must be { max: bytes ≥ 0, sizeOf: (input) => bytes }, got ${describeValue(bound)}`);
 }

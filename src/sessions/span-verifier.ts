@@ -46,6 +46,12 @@ export interface SpanVerifierOptions<T> {
   readonly same?: (a: T, b: T) => boolean;
   /** Told each verification's verdict. */
   readonly onVerdict?: (verdict: SpanVerdict, stage: SessionStage, blamed: string | undefined) => void;
+  /**
+   * A bound in bytes, per session, on the inputs it keeps at layers after 0 (the activations
+   * between stages, as a session's own `historyBytes`), with the size of one. Past it those are
+   * dropped and a call sampled there is `skipped`; the inputs at layer 0 are always kept. @defaultValue none
+   */
+  readonly historyBytes?: { readonly max: number; readonly sizeOf: (input: T) => number };
 }
 
 /** Counters of a verifying runner: `extraCalls ÷ calls` is its extra compute in calls. */
@@ -89,6 +95,30 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
   let checks = 0;
   /** Inputs seen per session, first layer and step. */
   const seen = new Map<string, Map<number, Map<number, T>>>();
+  /** Bytes kept per session at layers after 0; a session past `historyBytes.max` is in `truncated`. */
+  const keptBytes = new Map<string, number>();
+  const truncated = new Set<string>();
+
+  /** Keeps `input` for later checks, unless its session's inputs after layer 0 passed their bound. */
+  const keep = (sessionId: string, layer: number, step: number, input: T): void => {
+    const bound = options.historyBytes;
+    if (bound !== undefined && layer > 0) {
+      if (truncated.has(sessionId)) return;
+      const bytes = (keptBytes.get(sessionId) ?? 0) + bound.sizeOf(input);
+      if (bytes > bound.max) {
+        truncated.add(sessionId);
+        keptBytes.delete(sessionId);
+        for (const l of [...(seen.get(sessionId)?.keys() ?? [])]) if (l > 0) seen.get(sessionId)?.delete(l);
+        return;
+      }
+      keptBytes.set(sessionId, bytes);
+    }
+    let layers = seen.get(sessionId);
+    if (layers === undefined) seen.set(sessionId, (layers = new Map()));
+    let steps = layers.get(layer);
+    if (steps === undefined) layers.set(layer, (steps = new Map()));
+    steps.set(step, input);
+  };
 
   /** The inputs at `layer` of steps before `step`, or undefined if one is missing. */
   const history = (sessionId: string, layer: number, step: number): T[] | undefined => {
@@ -198,11 +228,7 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
   const wrapped: StageRunner<T> = async (stage, input, context) => {
     calls++;
     const output = await runner(stage, input, context);
-    let layers = seen.get(stage.sessionId);
-    if (layers === undefined) seen.set(stage.sessionId, (layers = new Map()));
-    let steps = layers.get(stage.layerStart);
-    if (steps === undefined) layers.set(stage.layerStart, (steps = new Map()));
-    steps.set(context.step, input);
+    keep(stage.sessionId, stage.layerStart, context.step, input);
     if (!(options.sample > 0 && options.random() < options.sample)) return output;
     return verify(stage, input, output, context);
   };

@@ -1,4 +1,5 @@
 /** The wire format of agents joining, heartbeating and leaving the orchestrator. */
+import { ServeError } from './serve-error.js';
 
 /** JSON schema of {@link JoinBody}. */
 export const joinBodySchema = {
@@ -24,6 +25,25 @@ export interface JoinBody {
   /** Stage calls it serves at once: the swarm's admission counts them (docs/admission.md). */
   readonly slots?: number;
   readonly url: string;
+}
+
+/** `POST /v1/nodes/:id/heartbeat`'s body: what the agent reports of itself (all optional; an empty body is a bare heartbeat). */
+export interface HeartbeatBody {
+  /** Bytes its engine's KV caches hold now (docs/engine.md, "Join and heartbeat"). */
+  readonly kvBytes?: number;
+}
+
+/**
+ * A heartbeat's body, checked: none, or an object whose `kvBytes` (when given) is a non-negative
+ * integer; other fields are ignored (a newer agent's).
+ * @throws {ServeError} `InvalidRequest` 400 naming `kvBytes`
+ */
+export function readHeartbeat(body: unknown): HeartbeatBody {
+  if (body === undefined || body === null || typeof body !== 'object') return {};
+  const kvBytes = (body as { kvBytes?: unknown }).kvBytes;
+  if (kvBytes === undefined) return {};
+  if (typeof kvBytes !== 'number' || !Number.isSafeInteger(kvBytes) || kvBytes < 0) throw new ServeError('InvalidRequest', 400, `kvBytes: expected the bytes of KV cache held, a non-negative integer, got ${JSON.stringify(kvBytes)}`, { field: 'kvBytes' });
+  return { kvBytes };
 }
 
 /** JSON schema of the `:id` of `/v1/nodes/:id/...`. */

@@ -16,6 +16,7 @@ import { makeModel } from '../../src/model/make-model.js';
 import { startOrchestrator } from '../../src/orchestrator/orchestrator.js';
 import { readServedModel, type ServedModel } from '../../src/orchestrator/served-model.js';
 import { waitFor } from './processes.js';
+import { streamCompletion } from './completion-processes.js';
 
 const LAYERS = 6;
 let dir: string;
@@ -41,27 +42,14 @@ async function run(maxHistoryBytes: number | undefined, leaveAt: number | undefi
     agents.set('a1', await startAgent({ id: 'a1', memoryGb: layerGb * LAYERS * 1.01, score: 0.25, join: orchestrator.url, engine: engine() }));
     for (const id of ['a2', 'a3']) agents.set(id, await startAgent({ id, memoryGb: layerGb * (LAYERS / 2) * 1.01, score: 4, join: orchestrator.url, engine: engine() }));
     await waitFor('the plan', () => (orchestrator.swarm() !== undefined ? true : undefined), 20_000, 20);
-    const response = await fetch(`${orchestrator.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...REQUEST, model: served.text.id, stream: true }) });
-    const decoder = new TextDecoder();
-    let buffer = '';
-    let chunks = 0;
-    let last: any;
     let metrics = '';
-    for await (const bytes of response.body as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(bytes, { stream: true });
-      let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const data = buffer.slice(0, end).replace(/^data: /, '');
-        buffer = buffer.slice(end + 2);
-        if (data === '[DONE]') continue;
-        last = JSON.parse(data);
-        chunks++;
-        if (chunks === leaveAt) {
-          metrics = await (await fetch(`${orchestrator.url}/metrics`)).text(); // mid-generation: its history is held
-          await agents.get('a3')?.stop();
-        }
-      }
-    }
+    const { last } = await streamCompletion(orchestrator.url, { ...REQUEST, model: served.text.id }, {
+      onChunk: async (n) => {
+        if (n !== leaveAt) return;
+        metrics = await (await fetch(`${orchestrator.url}/metrics`)).text(); // mid-generation: its history is held
+        await agents.get('a3')?.stop();
+      },
+    });
     return { body: last, metrics: metrics === '' ? await (await fetch(`${orchestrator.url}/metrics`)).text() : metrics };
   } finally {
     await Promise.all([...agents.values()].map((a) => a.stop().catch(() => {})));

@@ -9,36 +9,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeModel } from '../../src/model/make-model.js';
-import { layerBytes, readLlamaConfig } from '../../src/model/config.js';
-import { startCli, stopAll, type Child } from './processes.js';
+import { stopAll, type Child } from './processes.js';
+import { startModelSwarm, streamCompletion, tinyModel } from './completion-processes.js';
 
-const LAYERS = 6;
 const STEPS = 120;
 let work: string;
 let url: string;
-const agents = new Map<string, Child>();
+let agents: Map<string, Child>;
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'hecate-kill-'));
-  const dir = join(work, 'tiny');
-  await makeModel(dir, { layers: LAYERS, hidden: 64, heads: 4, kvHeads: 2, intermediate: 160, seed: 3 });
-  const layerGb = layerBytes(await readLlamaConfig(dir)) / 1e9;
-  const token = join(work, 'swarm-token');
-  const serve = await startCli('serve', ['serve', '--model', dir, '--pipelines', '2', '--port', '0', '--token-file', token], /listening on (http:\/\/127\.0\.0\.1:\d+)/);
-  url = serve.match;
+  const { dir, layerGb } = await tinyModel(work, 3);
   // a1 holds every layer (one copy), a2 and a3 half each (the other, faster by score: the route).
-  const memory: Record<string, number> = { a1: layerGb * LAYERS * 1.01, a2: layerGb * (LAYERS / 2) * 1.01, a3: layerGb * (LAYERS / 2) * 1.01 };
-  const score: Record<string, string> = { a1: '0.25', a2: '4', a3: '4' };
-  for (const id of ['a1', 'a2', 'a3']) {
-    const { child } = await startCli(id, ['agent', '--id', id, '--memory', String(memory[id]), '--score', score[id] as string, '--join', url, '--port', '0', '--token-file', token, '--state-file', join(work, `${id}.json`), '--model', dir], /listening on (http:\/\/[0-9.]+:\d+)/);
-    agents.set(id, child);
-  }
-  for (let i = 0; i < 200; i++) {
-    const status = (await (await fetch(`${url}/v1/status`)).json()) as { plan?: unknown };
-    if (status.plan !== undefined && status.plan !== null) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  ({ url, agents } = await startModelSwarm(work, dir, layerGb, { pipelines: 2, agents: { a1: { layers: 6, score: 0.25 }, a2: { layers: 3, score: 4 }, a3: { layers: 3, score: 4 } } }));
 }, 60_000);
 
 afterAll(async () => {
@@ -47,34 +30,6 @@ afterAll(async () => {
 });
 
 const REQUEST = { model: 'tiny', prompt: 'Once upon a time', max_tokens: STEPS, temperature: 0, hecate_return_logits: true };
-
-/** Streams a completion; `onChunk` is told the count of chunks so far. Returns the final chunk. */
-async function stream(onChunk: (n: number) => void): Promise<{ chunks: number; last: any; done: boolean }> {
-  const response = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...REQUEST, stream: true }) });
-  expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let chunks = 0;
-  let last: any;
-  let done = false;
-  for await (const bytes of response.body as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(bytes, { stream: true });
-    let end;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const event = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = event.replace(/^data: /, '');
-      if (data === '[DONE]') {
-        done = true;
-        continue;
-      }
-      last = JSON.parse(data);
-      chunks++;
-      onChunk(chunks);
-    }
-  }
-  return { chunks, last, done };
-}
 
 describe('a completion across a SIGKILL', () => {
   it('gives the unbroken run\'s token ids and bit-identical last logits after the route\'s last agent is killed mid-generation', async () => {
@@ -86,11 +41,13 @@ describe('a completion across a SIGKILL', () => {
     const victim = 'a3';
     const started = Date.now();
     let killedAt = 0;
-    const run = await stream((n) => {
-      if (n === 5 && killedAt === 0) {
-        killedAt = n;
-        agents.get(victim)?.process.kill('SIGKILL');
-      }
+    const run = await streamCompletion(url, REQUEST, {
+      onChunk: (n) => {
+        if (n === 5 && killedAt === 0) {
+          killedAt = n;
+          agents.get(victim)?.process.kill('SIGKILL');
+        }
+      },
     });
     expect(killedAt).toBe(5);
     expect(run.done).toBe(true);

@@ -71,14 +71,14 @@ describe('claimGenerate', () => {
     expect((a.claim.signal.reason as IdempotencyError).code).toBe('ClaimLost');
     const stored = parseCheckpoint((await store.get('k2'))?.value ?? '', 'k2');
     expect([stored.owner.startsWith('B'), stored.done]).toEqual([true, 4]); // A's late write changed nothing
-    await b.claim.finish(reply('0000abcd'));
+    await b.claim.finish(reply('0000abcd'), 6);
   });
 
   it('keeps a finished key\'s answer until the TTL after its last write, then the key is new', async () => {
     const clock = new ManualClock(0);
     const store = new MemoryCheckpoints(clock, TTL);
     const a = run(await claimGenerate(store, 'k3', { fingerprint: 'req', firstInput: 1 }, { owner: 'A', clock, leaseMs: LEASE }));
-    await a.claim.finish(reply('deadbeef'));
+    await a.claim.finish(reply('deadbeef'), 6);
     clock.advance(TTL - 1);
     expect(await claimGenerate(store, 'k3', { fingerprint: 'req', firstInput: 1 }, { owner: 'B', clock, leaseMs: LEASE })).toEqual({ kind: 'done', reply: reply('deadbeef') });
     clock.advance(1);

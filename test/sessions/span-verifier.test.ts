@@ -124,6 +124,23 @@ describe('verifySpans', () => {
     expect(v.stats().extraCalls).toBeLessThan(140);
   });
 
+  it('keeps inputs after layer 0 for checks within historyBytes: past it they are dropped and a sampled call there is skipped, layer 0 kept', async () => {
+    const { runner } = nodes(() => false);
+    const verdicts: [number, SpanVerdict][] = [];
+    let layer = 0;
+    const v = verifySpans(runner, { sample: 1, random: () => 0, copies: copiesOf([whole('x')]), quarantine: () => {}, historyBytes: { max: 8, sizeOf: () => 4 }, onVerdict: (k) => verdicts.push([layer, k]) });
+    let x = 7;
+    for (let t = 0; t < 4; t++) {
+      layer = 0;
+      x = await v.runner(stage('a', 0, 4), x, context(t));
+      layer = 4;
+      x = await v.runner(stage('b', 4, 8), x, context(t));
+    }
+    // Layer 4 keeps two inputs of 4 bytes; the third passes the bound: its checks are skipped from then on.
+    expect(verdicts).toEqual([[0, 'agreed'], [4, 'agreed'], [0, 'agreed'], [4, 'agreed'], [0, 'agreed'], [4, 'skipped'], [0, 'agreed'], [4, 'skipped']]);
+    expect(() => verifySpans(runner, { sample: 1, random: () => 0, copies: copiesOf([]), quarantine: () => {}, historyBytes: { max: -1, sizeOf: () => 1 } })).toThrow(/option "historyBytes"/);
+  });
+
   it('never quarantines anyone when every node is honest (any copies, any steps)', async () => {
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(['x'], ['x', 'y'], ['split', 'y'], ['split']), fc.integer({ min: 1, max: 6 }), async (names, steps) => {

@@ -222,7 +222,7 @@ export class ReferenceEngine implements StageEngine {
     }
     let weights = 0;
     for (const { model } of this.spans.values()) weights += model.weights.bytes;
-    return { sessions: sessions.size, cachedTokens, memoryBytes: weights + this.kvBytes, spans: [...this.spans.values()].map((s) => s.span) };
+    return { sessions: sessions.size, cachedTokens, memoryBytes: weights + this.kvBytes, kvBytes: this.kvBytes, spans: [...this.spans.values()].map((s) => s.span) };
   }
 }
 
