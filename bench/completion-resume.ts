@@ -15,7 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { layerBytes, readLlamaConfig } from '../src/model/config.js';
+import { endWeightBytes, layerBytes, readLlamaConfig } from '../src/model/config.js';
 import { makeModel } from '../src/model/make-model.js';
 
 const BIN = 'dist/src/cli/main.js';
@@ -58,10 +58,12 @@ async function main(): Promise<void> {
   try {
     const dir = join(work, 'm');
     await makeModel(dir, { layers, hidden, heads: 8, kvHeads: 4, intermediate: hidden * 3, seed: 1 });
-    const layerGb = layerBytes(await readLlamaConfig(dir), 4) / 1e9;
+    const config = await readLlamaConfig(dir);
+    const layerGb = layerBytes(config, 4) / 1e9;
+    const endGb = endWeightBytes(config, 4) / 1e9;
     const token = join(work, 'token');
     const url = await start('serve', ['serve', '--port', '0', '--model', dir, '--pipelines', '2', '--token-file', token], /listening on (http:\/\/[0-9.:]+)/);
-    const agent = (id: string, share: number, score: number) => start(id, ['agent', '--id', id, '--memory', String(layerGb * layers * share * 1.01), '--score', String(score), '--join', url, '--port', '0', '--token-file', token, '--state-file', join(work, `${id}.json`), '--model', dir], /listening on/);
+    const agent = (id: string, share: number, score: number) => start(id, ['agent', '--id', id, '--memory', String(layerGb * (layers * share + 0.5) + endGb), '--score', String(score), '--join', url, '--port', '0', '--token-file', token, '--state-file', join(work, `${id}.json`), '--model', dir], /listening on/);
     await agent('a1', 1, 0.25);
     await agent('a2', 0.5, 4);
     await agent('a3', 0.5, 4);

@@ -13,7 +13,7 @@ import { systemClock } from '../runtime/clock.js';
 import type { CommitMode, SwarmContract } from '../runtime/swarm-contract.js';
 import type { Clock, SwarmConfig } from '../runtime/types.js';
 import type { NatsAccess } from '../replication/nats-access.js';
-import { registerAgentRoutes } from './agent-routes.js';
+import { plannedMemoryGb, registerAgentRoutes } from './agent-routes.js';
 import { guardOrchestrator, type OrchestratorAuth } from './auth/orchestrator-guard.js';
 import { classTokens, type ClientClasses } from './client-classes.js';
 import type { DrainReport } from './drain-gate.js';
@@ -92,6 +92,13 @@ export interface OrchestratorOptions extends EdgeOptions, IdempotencyOptions, Ve
   readonly textModels?: ReadonlyMap<string, TextModel>;
   /** Each completion's bound in bytes on the boundary activations kept for replay (default 64 MiB). */
   readonly maxHistoryBytes?: number;
+  /**
+   * GB of every agent's memory the plan keeps aside for what end stages hold beside their layers:
+   * the served model's embeddings, final norm and LM head (`serve --model`: served-model.ts). The
+   * plan, and `/v1/status`, see an agent's memory less it, so no agent is given more weights than
+   * its memory (docs/completions.md, "KV memory"). @defaultValue 0
+   */
+  readonly agentReserveGb?: number;
 }
 
 export type { OrchestratorAuth } from './auth/orchestrator-guard.js';
@@ -123,14 +130,15 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const config: SwarmConfig = { models, failureDetector, leaseTtlMs, ...(options.ejection !== undefined ? { ejection: options.ejection } : {}), ...(options.admission !== undefined ? { admission: options.admission } : {}) };
   checkIdempotencyOptions(options);
   const parts = createParts(clock, models, config, log);
-  await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes } : {}), ...(options.replication !== undefined ? { replication: { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) } } : {}) });
+  const reserveGb = options.agentReserveGb ?? 0;
+  await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes.map((n) => ({ ...n, memoryGb: plannedMemoryGb(n.memoryGb, reserveGb) })) } : {}), ...(options.replication !== undefined ? { replication: { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) } } : {}) });
 
   const idempotency = await openIdempotency(parts, options, options.replication === undefined ? undefined : { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) });
   const app = createHttpApp(serverTls(options.tls), asServeError);
   if (options.auth !== undefined) guardOrchestrator(app, options.classes === undefined ? options.auth : { ...options.auth, classTokens: classTokens(options.classes) }, log, parts.seat.replica?.bindings);
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   const edge = createJoinEdge(parts, options);
-  registerAgentRoutes(app, parts, edge);
+  registerAgentRoutes(app, parts, edge, reserveGb);
   const checks = spanChecks(parts, options);
   const generation = registerGenerateRoute(app, parts, {
     session: sessionOptions,

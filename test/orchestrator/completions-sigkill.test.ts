@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeModel } from '../../src/model/make-model.js';
-import { layerBytes, readLlamaConfig } from '../../src/model/config.js';
+import { endWeightBytes, layerBytes, readLlamaConfig } from '../../src/model/config.js';
 import { startCli, stopAll, type Child } from './processes.js';
 
 const LAYERS = 6;
@@ -23,12 +23,16 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'hecate-kill-'));
   const dir = join(work, 'tiny');
   await makeModel(dir, { layers: LAYERS, hidden: 64, heads: 4, kvHeads: 2, intermediate: 160, seed: 3 });
-  const layerGb = layerBytes(await readLlamaConfig(dir)) / 1e9;
+  const config = await readLlamaConfig(dir);
+  const layerGb = layerBytes(config) / 1e9;
+  const endGb = endWeightBytes(config) / 1e9;
   const token = join(work, 'swarm-token');
   const serve = await startCli('serve', ['serve', '--model', dir, '--pipelines', '2', '--port', '0', '--token-file', token], /listening on (http:\/\/127\.0\.0\.1:\d+)/);
   url = serve.match;
   // a1 holds every layer (one copy), a2 and a3 half each (the other, faster by score: the route).
-  const memory: Record<string, number> = { a1: layerGb * LAYERS * 1.01, a2: layerGb * (LAYERS / 2) * 1.01, a3: layerGb * (LAYERS / 2) * 1.01 };
+  // Each --memory: its layers, the embeddings and head the plan keeps aside, and KV room (a2's and
+  // a3's less than one more layer; a1's enough for a3's layers' caches too, after the kill).
+  const memory: Record<string, number> = { a1: layerGb * (LAYERS + 2.5) + endGb, a2: layerGb * (LAYERS / 2 + 0.9) + endGb, a3: layerGb * (LAYERS / 2 + 0.9) + endGb };
   const score: Record<string, string> = { a1: '0.25', a2: '4', a3: '4' };
   for (const id of ['a1', 'a2', 'a3']) {
     const { child } = await startCli(id, ['agent', '--id', id, '--memory', String(memory[id]), '--score', score[id] as string, '--join', url, '--port', '0', '--token-file', token, '--state-file', join(work, `${id}.json`), '--model', dir], /listening on (http:\/\/[0-9.]+:\d+)/);
