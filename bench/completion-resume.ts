@@ -1,9 +1,9 @@
 /**
  * `node dist-bench/bench/completion-resume.js [layers] [hidden] [rounds]`: what a SIGKILL costs a
  * completion (docs/completions.md) — `hecate-node serve --model` and three `hecate-node agent
- * --model` processes on a make-model model, two copies (a1 holding every layer, slow by score so
- * routes take a2 → a3). Each round starts a fresh swarm, warms it (a 32-token completion: a2 and
- * a3 load their layers), runs a greedy 200-token completion unbroken, then the same completion with
+ * --model` processes on a make-model model, one copy: a2 → a3 (fast by score), a1 (able to hold
+ * every layer, slow by score) left out of it, holding nothing. Each round starts a fresh swarm,
+ * warms it (a 32-token completion: a2 and a3 load their layers), runs a greedy 200-token completion unbroken, then the same completion with
  * a3 SIGKILLed when the orchestrator has counted about 100 of its steps (read from `/metrics`
  * every 5 ms): a1 takes a3's layers, loading them on its first call and rebuilding its KV cache
  * from the replayed activations. Unbroken and killed runs alternate on the same swarm, so a burst
@@ -71,7 +71,7 @@ async function round(work: string, dir: string, r: number, layerGb: number, endG
   const own = join(work, `round-${r}`);
   mkdirSync(own);
   const token = join(own, 'token');
-  const url = await start('serve', ['serve', '--port', '0', '--model', dir, '--pipelines', '2', '--token-file', token, '--stage-timeout-ms', '60000'], /listening on (http:\/\/[0-9.:]+)/);
+  const url = await start('serve', ['serve', '--port', '0', '--model', dir, '--pipelines', '1', '--token-file', token, '--stage-timeout-ms', '60000'], /listening on (http:\/\/[0-9.:]+)/);
   try {
     const agent = (id: string, share: number, score: number) => start(id, ['agent', '--id', id, '--memory', String(layerGb * (layers * share + 0.5) + endGb), '--score', String(score), '--join', url, '--port', '0', '--token-file', token, '--state-file', join(own, `${id}.json`), '--model', dir], /listening on/);
     await agent('a1', 1, 0.25);
@@ -87,7 +87,7 @@ async function round(work: string, dir: string, r: number, layerGb: number, endG
       return { ms: performance.now() - t0, answer };
     };
     // Warm: a2 and a3 load their layers on their first call, and the router's reading of their
-    // speed forgets that call over the next ones (else it routes the timed runs to a1).
+    // speed forgets that call over the next ones (with a second copy on a1 it may then route the timed runs there).
     await complete(WARM);
     const unbroken = await complete(STEPS);
     const route = unbroken.answer.hecate.path.map((h) => h.nodeId).join(' → ');
