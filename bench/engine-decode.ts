@@ -13,25 +13,17 @@ import { pathToFileURL } from 'node:url';
 import { ReferenceEngine } from '../src/agent/engines/reference/reference-engine.js';
 import type { StageSpan } from '../src/agent/stage-engine.js';
 import { modelParameters } from '../src/model/config.js';
-import { makeModel, type MakeModelOptions } from '../src/model/make-model.js';
+import { makeModel } from '../src/model/make-model.js';
 import { argmax } from '../src/model/sampler.js';
 import { tokenTensor, type Tensor } from '../src/wire/tensor.js';
 import { writeGguf } from '../test/support/gguf-writer.js';
 import type { BenchRow } from './types.js';
+import { ENGINE_MODEL as MODEL, QUICK, median } from './engine-model.js';
 
-const QUICK = process.env['BENCH_QUICK'] === '1';
-/** 16 layers of hidden 768, 12 heads (4 kv), MLP 2048: 100.7 M parameters, 403 MB in f32. */
-const MODEL: MakeModelOptions = QUICK ? { layers: 4, hidden: 256, heads: 8, kvHeads: 4, intermediate: 704, seed: 5 } : { layers: 16, hidden: 768, heads: 12, kvHeads: 4, intermediate: 2048, seed: 5 };
 const PROMPT = 32;
 const DECODE = QUICK ? 16 : 48;
 const PREFILL_RUNS = 3;
 const log = (line: string) => console.error(line);
-
-function median(values: readonly number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-}
 
 /** The part of node-llama-cpp's API the bench uses. */
 interface LlamaCpp {

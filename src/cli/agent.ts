@@ -10,11 +10,16 @@ import { AGENT_TRUST_FLAGS, agentTrust } from './trust-flags.js';
 import type { StageEngine } from '../agent/stage-engine.js';
 import { modelIdOf } from '../model/model-id.js';
 
-/** The reference engine on one model directory, loaded lazily (it pulls in the WebAssembly kernels). */
-async function referenceEngine(dir: string, kvMb: number): Promise<StageEngine> {
+/**
+ * The reference engine on one model directory, loaded lazily (it pulls in the WebAssembly
+ * kernels): its KV caches bounded by `kvMb`, else by the KV memory the plan gives it (`memoryGb`
+ * less the weights of the layers it holds).
+ */
+async function referenceEngine(dir: string, memoryGb: number, kvMb: number | undefined): Promise<StageEngine> {
   const { ReferenceEngine } = await import('../agent/engines/reference/reference-engine.js');
   try {
-    return new ReferenceEngine({ models: new Map([[modelIdOf(dir), dir]]), kvMemoryBytes: Math.max(1, Math.floor(kvMb * 1e6)) });
+    const bound = kvMb === undefined ? { memoryBytes: Math.max(1, Math.floor(memoryGb * 1e9)) } : { kvMemoryBytes: Math.max(1, Math.floor(kvMb * 1e6)) };
+    return new ReferenceEngine({ models: new Map([[modelIdOf(dir), dir]]), ...bound });
   } catch (error) {
     throw new UsageError(`flag --model: ${(error as Error).message}`, { cause: error });
   }
@@ -33,7 +38,7 @@ const spec: ArgsSpec = {
     seed: { type: 'string', value: 'n', description: 'Seed of the jitter (default: a hash of the id).' },
     'lie-rate': { type: 'string', value: 'r', description: 'Tests and benches only: the share of stage calls answered with a wrong output, 0-1, drawn from --seed (default 0).' },
     model: { type: 'string', value: 'dir', description: 'A Hugging Face model directory (config.json, model.safetensors): serve its layers with the reference engine, under the directory\'s name as model id (default: the stand-in digest engine).' },
-    'kv-mb': { type: 'string', value: 'MB', description: 'With --model: the KV caches\' bound in MB over every session, idle sessions evicted least-recently-used (default: --memory).' },
+    'kv-mb': { type: 'string', value: 'MB', description: 'With --model: the KV caches\' bound in MB over every session, idle sessions evicted least-recently-used (default: the KV memory the plan gives it, --memory less the weights of the layers it holds, the embeddings and LM head included on the end stages).' },
     slots: { type: 'string', value: 'n', description: 'Stage calls it runs at once; later ones wait in arrival order (default: no limit).' },
     ...AGENT_TRUST_FLAGS,
     ...UPSTREAM_FLAGS,
@@ -80,7 +85,7 @@ export const command: Command = {
     const modelDir = stringFlag(args, 'model');
     const kvMb = numberFlag(args, 'kv-mb', 0, 1e9);
     if (kvMb !== undefined && modelDir === undefined) throw new UsageError('flag --kv-mb needs --model DIR');
-    const engine = modelDir === undefined ? undefined : await referenceEngine(modelDir, kvMb ?? memoryGb * 1000);
+    const engine = modelDir === undefined ? undefined : await referenceEngine(modelDir, memoryGb, kvMb);
     const log = (line: string) => io.stderr(`hecate-node agent ${id}: ${line}\n`);
     const upstream = upstreamOptions(args);
     const trust = await agentTrust(args, id, log);
@@ -103,7 +108,7 @@ export const command: Command = {
         ...(engine !== undefined ? { engine } : {}),
         log,
       }), port ?? 0, host ?? '127.0.0.1');
-      if (engine !== undefined && modelDir !== undefined) log(`reference engine on model "${modelIdOf(modelDir)}" (${modelDir}): loads the layers the orchestrator assigns, reading only their tensors; KV caches bounded to ${kvMb ?? memoryGb * 1000} MB`);
+      if (engine !== undefined && modelDir !== undefined) log(`reference engine on model "${modelIdOf(modelDir)}" (${modelDir}): loads the layers the orchestrator assigns, reading only their tensors; KV caches bounded to ${kvMb === undefined ? `the KV memory the plan gives it (${memoryGb} GB less the weights of its layers)` : `${kvMb} MB`}`);
       io.stdout(`hecate-node agent ${id}: listening on ${agent.url}, joining ${join}\n`);
       // A join the orchestrator refuses (4xx) ends the agent: retrying would be refused again.
       const refused = agent.joined.then(() => new Promise<never>(() => {}), (error: unknown) => error);

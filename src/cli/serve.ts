@@ -127,10 +127,12 @@ export const command: Command = {
     const trust = serveTrust(args, host);
     const log = (line: string) => io.stderr(`hecate-node serve: ${line}\n`);
     let textModels: ReadonlyMap<string, TextModel> | undefined;
+    let agentReserveGb: number | undefined;
     if (modelDir !== undefined) {
       const served = await servedModel(modelDir, pipelines ?? 1);
       models = [served.spec];
       textModels = new Map([[served.text.id, served.text]]);
+      agentReserveGb = served.endGb;
       log(served.summary);
     }
     if (trust.created) log(`created the swarm secret ${trust.tokenFile} (mode 0600): agents read it with --token-file`);
@@ -159,6 +161,7 @@ export const command: Command = {
         ...edge,
         ...idempotency,
         ...(textModels !== undefined ? { textModels } : {}),
+        ...(agentReserveGb !== undefined ? { agentReserveGb } : {}),
         ...(historyMb !== undefined ? { maxHistoryBytes: Math.floor(historyMb * 1024 * 1024) } : {}),
         log,
       })), port, host);

@@ -171,3 +171,24 @@ export function modelParameters(config: LlamaConfig): number {
 export function kvBytesPerToken(config: LlamaConfig, bytesPerElement = TORCH_DTYPE_BYTES[config.torch_dtype]): number {
   return 2 * config.num_key_value_heads * config.head_dim * bytesPerElement;
 }
+
+/**
+ * Bytes of the weights an agent holds for `layers` decoder layers of the model, as the plan
+ * counts them (`torch_dtype`'s bytes unless given): the layers, plus the embeddings when it holds
+ * the first layer, plus the final norm and the LM head when it holds the last (the head is the
+ * embeddings when tied: counted once on an agent holding both ends).
+ */
+export function heldWeightBytes(config: LlamaConfig, layers: number, first: boolean, last: boolean, bytesPerElement = TORCH_DTYPE_BYTES[config.torch_dtype]): number {
+  const embed = config.vocab_size * config.hidden_size;
+  const head = last ? config.hidden_size + (config.tie_word_embeddings && first ? 0 : embed) : 0;
+  return (layers * layerParameters(config) + (first ? embed : 0) + head) * bytesPerElement;
+}
+
+/**
+ * Bytes of the weights outside the decoder layers that one agent may have to hold: the
+ * embeddings, the final norm and the LM head (one agent holding every layer holds them all).
+ * The plan keeps them aside on every agent, since any may become a first or last stage.
+ */
+export function endWeightBytes(config: LlamaConfig, bytesPerElement = TORCH_DTYPE_BYTES[config.torch_dtype]): number {
+  return heldWeightBytes(config, 0, true, true, bytesPerElement);
+}

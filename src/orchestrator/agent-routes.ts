@@ -16,14 +16,19 @@ import type { OrchestratorParts } from './orchestrator-parts.js';
 import { ServeError } from '../wire/serve-error.js';
 import { admitJoin, refuseSpentSource, type JoinEdge } from './join-edge.js';
 
-/** Registers the join, heartbeat and leave routes. */
-export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorParts, edge?: JoinEdge): void {
+/** The memory the plan sees of an agent offering `memoryGb`: less `reserveGb` (an end stage's embeddings and head), never below 0. */
+export function plannedMemoryGb(memoryGb: number, reserveGb: number): number {
+  return Math.max(0, memoryGb - reserveGb);
+}
+
+/** Registers the join, heartbeat and leave routes; the plan sees a joining agent's memory less `reserveGb`. */
+export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorParts, edge?: JoinEdge, reserveGb = 0): void {
   // A spent source's join of a new id is refused before its signature is checked (join-edge.ts).
   const early = edge === undefined ? [] : [async (request: FastifyRequest) => refuseSpentSource(parts, edge, request.body, request.socket.remoteAddress ?? request.ip)];
   app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema }, preValidation: early }, async (request) => {
     const body = edge === undefined ? request.body : admitJoin(parts, edge, request.body, request.socket.remoteAddress ?? request.ip);
     await bindJoinKey(request); // an id is bound to its key only by a join the edge admitted
-    return join(parts, body, edge);
+    return join(parts, { ...body, memoryGb: plannedMemoryGb(body.memoryGb, reserveGb) }, edge);
   });
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema } }, (request) => heartbeat(parts, request.params.id, readHeartbeat(request.body)));
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema } }, (request) => leave(parts, request.params.id));

@@ -13,7 +13,7 @@ import { systemClock } from '../runtime/clock.js';
 import type { CommitMode, SwarmContract } from '../runtime/swarm-contract.js';
 import type { Clock, SwarmConfig } from '../runtime/types.js';
 import type { NatsAccess } from '../replication/nats-access.js';
-import { registerAgentRoutes } from './agent-routes.js';
+import { plannedMemoryGb, registerAgentRoutes } from './agent-routes.js';
 import { guardOrchestrator, type OrchestratorAuth } from './auth/orchestrator-guard.js';
 import { classTokens, type ClientClasses } from './client-classes.js';
 import type { DrainReport } from './drain-gate.js';
@@ -99,6 +99,13 @@ export interface OrchestratorOptions extends EdgeOptions, IdempotencyOptions, Ve
    * every `everyMs`, each move's spans loaded by their agents (`POST /v1/spans/load`). @defaultValue off
    */
   readonly rebalance?: { readonly everyMs: number };
+  /**
+   * GB of every agent's memory the plan keeps aside for what end stages hold beside their layers:
+   * the served model's embeddings, final norm and LM head (`serve --model`: served-model.ts). The
+   * plan, and `/v1/status`, see an agent's memory less it, so no agent is given more weights than
+   * its memory (docs/completions.md, "KV memory"). @defaultValue 0
+   */
+  readonly agentReserveGb?: number;
 }
 
 export type { OrchestratorAuth } from './auth/orchestrator-guard.js';
@@ -132,13 +139,14 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   const every = options.rebalance?.everyMs;
   const parts = createParts(clock, models, config, log, every === undefined ? undefined : (registry) => rebalancer({ everyMs: every, load: agentLoads(registry, poster.post, models, clock) }));
-  await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes } : {}), ...(options.replication !== undefined ? { replication: { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) } } : {}) });
+  const reserveGb = options.agentReserveGb ?? 0;
+  await openSwarm(parts, { ...(options.nodes !== undefined ? { nodes: options.nodes.map((n) => ({ ...n, memoryGb: plannedMemoryGb(n.memoryGb, reserveGb) })) } : {}), ...(options.replication !== undefined ? { replication: { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) } } : {}) });
 
   const idempotency = await openIdempotency(parts, options, options.replication === undefined ? undefined : { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) });
   const app = createHttpApp(serverTls(options.tls), asServeError);
   if (options.auth !== undefined) guardOrchestrator(app, options.classes === undefined ? options.auth : { ...options.auth, classTokens: classTokens(options.classes) }, log, parts.seat.replica?.bindings);
   const edge = createJoinEdge(parts, options);
-  registerAgentRoutes(app, parts, edge);
+  registerAgentRoutes(app, parts, edge, reserveGb);
   const checks = spanChecks(parts, options);
   const generation = registerGenerateRoute(app, parts, {
     session: sessionOptions,

@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { kvBytesPerToken, layerBytes, layerParameters, parseLlamaConfig, readLlamaConfig } from '../../src/model/config.js';
+import { endWeightBytes, heldWeightBytes, kvBytesPerToken, layerBytes, layerParameters, modelParameters, parseLlamaConfig, readLlamaConfig } from '../../src/model/config.js';
 import { makeModelConfigJson } from '../../src/model/make-model.js';
 import { ModelError } from '../../src/model/model-error.js';
 
@@ -59,6 +59,24 @@ describe('parseLlamaConfig', () => {
     expect(layerBytes(config)).toBe(2 * layerParameters(config));
     expect(kvBytesPerToken(config)).toBe(2 * 2 * 16 * 2);
     expect(kvBytesPerToken(config, 4)).toBe(2 * 2 * 16 * 4);
+  });
+
+  it('counts the embeddings on a first stage, the final norm and head on a last, a tied head once, and the ends every agent keeps aside', () => {
+    const embed = 259 * 64;
+    for (const tie of [false, true]) {
+      const config = parseLlamaConfig({ ...base(), tie_word_embeddings: tie });
+      const layer = layerParameters(config) * 4;
+      expect(heldWeightBytes(config, 3, false, false)).toBe(3 * layer);
+      expect(heldWeightBytes(config, 1, true, false)).toBe(layer + embed * 4);
+      // A last stage holds the head: the embeddings' matrix again when tied.
+      expect(heldWeightBytes(config, 1, false, true)).toBe(layer + (64 + embed) * 4);
+      expect(heldWeightBytes(config, 2, true, true)).toBe(modelParameters(config) * 4);
+      expect(heldWeightBytes(config, 2, true, true, 2)).toBe(modelParameters(config) * 2);
+      // The ends: what an agent holding both keeps beside its layers, at least what either end alone holds.
+      expect(endWeightBytes(config)).toBe((modelParameters(config) - 2 * layerParameters(config)) * 4);
+      expect(endWeightBytes(config)).toBe((tie ? embed + 64 : 2 * embed + 64) * 4);
+      for (const [first, last] of [[true, false], [false, true], [true, true]] as const) expect(heldWeightBytes(config, 0, first, last)).toBeLessThanOrEqual(endWeightBytes(config));
+    }
   });
 });
 

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { ReferenceEngine } from '../../src/agent/engines/reference/reference-engine.js';
-import { layerBytes, readLlamaConfig } from '../../src/model/config.js';
+import { endWeightBytes, layerBytes, readLlamaConfig } from '../../src/model/config.js';
 import { makeModel } from '../../src/model/make-model.js';
 import { argmax } from '../../src/model/sampler.js';
 import { loadTokenizer } from '../../src/model/tokenizer.js';
@@ -16,21 +16,28 @@ import { startCli, waitFor, type Child } from './processes.js';
 /** A tiny model's shape: 6 layers of 64 hidden, enough for a split in two and real arithmetic. */
 export const TINY = { layers: 6, hidden: 64, heads: 4, kvHeads: 2, intermediate: 160 } as const;
 
-/** Writes the tiny model in `work`/tiny; its directory and one layer's GB. */
-export async function tinyModel(work: string, seed: number): Promise<{ dir: string; layerGb: number }> {
+/** Writes the tiny model in `work`/tiny; its directory, one layer's GB and what end stages hold beside their layers (GB). */
+export async function tinyModel(work: string, seed: number): Promise<{ dir: string; layerGb: number; endGb: number }> {
   const dir = join(work, 'tiny');
   await makeModel(dir, { ...TINY, seed });
-  return { dir, layerGb: layerBytes(await readLlamaConfig(dir)) / 1e9 };
+  const config = await readLlamaConfig(dir);
+  return { dir, layerGb: layerBytes(config) / 1e9, endGb: endWeightBytes(config) / 1e9 };
 }
 
-/** Starts `serve --model dir` with `extra` flags, then agents `layers` (id → layers it holds, score), and waits for the plan. */
-export async function startModelSwarm(work: string, dir: string, layerGb: number, setup: { readonly pipelines: number; readonly agents: Readonly<Record<string, { layers: number; score: number }>>; readonly extra?: readonly string[] }): Promise<{ url: string; agents: Map<string, Child> }> {
+/**
+ * Starts `serve --model dir` with `extra` flags, then agents (id → the layers it holds, its score,
+ * and `room`, its KV memory in layers: 0.9 by default, less than one more layer for the plan), and
+ * waits for the plan. Each `--memory` is its layers, its room, and the embeddings and head the plan
+ * keeps aside on every agent (docs/completions.md, "KV memory").
+ */
+export async function startModelSwarm(work: string, model: { readonly dir: string; readonly layerGb: number; readonly endGb: number }, setup: { readonly pipelines: number; readonly agents: Readonly<Record<string, { layers: number; score: number; room?: number }>>; readonly extra?: readonly string[] }): Promise<{ url: string; agents: Map<string, Child> }> {
+  const { dir, layerGb, endGb } = model;
   const token = join(work, 'swarm-token');
   const serve = await startCli('serve', ['serve', '--model', dir, '--pipelines', String(setup.pipelines), '--port', '0', '--token-file', token, ...(setup.extra ?? [])], /listening on (http:\/\/127\.0\.0\.1:\d+)/);
   const url = serve.match;
   const agents = new Map<string, Child>();
   for (const [id, a] of Object.entries(setup.agents)) {
-    const { child } = await startCli(id, ['agent', '--id', id, '--memory', String(layerGb * a.layers * 1.01), '--score', String(a.score), '--join', url, '--port', '0', '--token-file', token, '--state-file', join(work, `${id}.json`), '--model', dir], /listening on (http:\/\/[0-9.]+:\d+)/);
+    const { child } = await startCli(id, ['agent', '--id', id, '--memory', String(layerGb * (a.layers + (a.room ?? 0.9)) + endGb), '--score', String(a.score), '--join', url, '--port', '0', '--token-file', token, '--state-file', join(work, `${id}.json`), '--model', dir], /listening on (http:\/\/[0-9.]+:\d+)/);
     agents.set(id, child);
   }
   await waitFor('the plan', async () => {

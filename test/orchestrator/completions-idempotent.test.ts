@@ -25,7 +25,7 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'hecate-idem-tokens-'));
   const model = await tinyModel(work, 3);
   dir = model.dir;
-  ({ url } = await startModelSwarm(work, dir, model.layerGb, { pipelines: 1, agents: { b1: { layers: 3, score: 1 }, b2: { layers: 3, score: 1 } }, extra: ['--checkpoint-every', '4', '--verify-sample', '0'] }));
+  ({ url } = await startModelSwarm(work, model, { pipelines: 1, agents: { b1: { layers: 3, score: 1 }, b2: { layers: 3, score: 1 } }, extra: ['--checkpoint-every', '4', '--verify-sample', '0'] }));
 }, 60_000);
 
 afterAll(async () => {

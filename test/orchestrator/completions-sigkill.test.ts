@@ -19,9 +19,10 @@ let agents: Map<string, Child>;
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'hecate-kill-'));
-  const { dir, layerGb } = await tinyModel(work, 3);
-  // a1 holds every layer (one copy), a2 and a3 half each (the other, faster by score: the route).
-  ({ url, agents } = await startModelSwarm(work, dir, layerGb, { pipelines: 2, agents: { a1: { layers: 6, score: 0.25 }, a2: { layers: 3, score: 4 }, a3: { layers: 3, score: 4 } } }));
+  const model = await tinyModel(work, 3);
+  // a1 holds every layer (one copy), a2 and a3 half each (the other, faster by score: the route);
+  // a1's KV room holds a3's layers' caches too, after the kill.
+  ({ url, agents } = await startModelSwarm(work, model, { pipelines: 2, agents: { a1: { layers: 6, score: 0.25, room: 2.5 }, a2: { layers: 3, score: 4 }, a3: { layers: 3, score: 4 } } }));
 }, 60_000);
 
 afterAll(async () => {

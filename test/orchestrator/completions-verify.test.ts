@@ -24,9 +24,9 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'hecate-verify-tokens-'));
   const model = await tinyModel(work, 5);
   dir = model.dir;
-  ({ url } = await startModelSwarm(work, dir, model.layerGb, {
+  ({ url } = await startModelSwarm(work, model, {
     pipelines: 2,
-    agents: { a1: { layers: 6, score: 0.25 }, a2: { layers: 3, score: 4 }, a3: { layers: 3, score: 4 } },
+    agents: { a1: { layers: 6, score: 0.25, room: 2.5 }, a2: { layers: 3, score: 4 }, a3: { layers: 3, score: 4 } },
     extra: ['--verify-sample', '1'],
   }));
 }, 60_000);

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ReferenceEngine } from '../../../src/agent/engines/reference/reference-engine.js';
 import { KV_BLOCK_TOKENS } from '../../../src/agent/engines/reference/session-cache.js';
 import type { StageSpan } from '../../../src/agent/stage-engine.js';
-import { kvBytesPerToken, layerBytes, readLlamaConfig } from '../../../src/model/config.js';
+import { heldWeightBytes, kvBytesPerToken, layerBytes, readLlamaConfig } from '../../../src/model/config.js';
 import { makeModel } from '../../../src/model/make-model.js';
 import { argmax } from '../../../src/model/sampler.js';
 import { f32Tensor, tokenTensor, type Tensor } from '../../../src/wire/tensor.js';
@@ -131,6 +131,30 @@ describe('ReferenceEngine: memory', () => {
     await expect(engine.step({ sessionId: 'big', span: span(0, LAYERS), step: 0, input: tokenTensor(new Array(3 * KV_BLOCK_TOKENS).fill(7)), signal })).rejects.toMatchObject({ code: 'KvMemoryExhausted' });
     expect(engine.drop('b')).toBe(true);
     expect(engine.drop('b')).toBe(false);
+  });
+
+  it('bounds its KV bytes by the memory the plan gave it: its memory less its layers\' planned weights, a shared layer counted once', async () => {
+    const config = await readLlamaConfig(dir);
+    const block = KV_BLOCK_TOKENS * kvBytesPerToken(config, 4);
+    const middle = heldWeightBytes(config, 2, false, false);
+    const engine = new ReferenceEngine({ models: new Map([['m', dir]]), memoryBytes: middle + 2 * block * 2 });
+    expect(engine.kvBoundBytes()).toBe(middle + 4 * block); // nothing loaded yet
+    await engine.load(span(1, 3));
+    expect(engine.plannedWeightBytes()).toBe(middle);
+    expect(engine.kvBoundBytes()).toBe(4 * block); // two sessions of one block on two layers
+    for (const s of ['a', 'b']) await engine.step({ sessionId: s, span: span(1, 3), step: 0, input: f32Tensor(new Float32Array(64), [1, 64]), signal });
+    await engine.step({ sessionId: 'c', span: span(1, 3), step: 0, input: f32Tensor(new Float32Array(64), [1, 64]), signal });
+    expect(engine.holds().sessions).toBe(2); // a, the least recently used, was evicted
+    // A span overlapping the one it holds (a failover's): its layers are counted once, the last stage's head and norm added.
+    await engine.load(span(2, 4));
+    expect(engine.plannedWeightBytes()).toBe(heldWeightBytes(config, 3, false, true));
+    expect(engine.kvBoundBytes()).toBe(middle + 4 * block - heldWeightBytes(config, 3, false, true));
+    // Memory the weights alone fill: a step is refused, naming where the bound came from; kvMemoryBytes overrides.
+    await expect(engine.step({ sessionId: 'd', span: span(2, 4), step: 0, input: f32Tensor(new Float32Array(64), [1, 64]), signal })).rejects.toMatchObject({ code: 'KvMemoryExhausted', message: expect.stringContaining('the plan gave it') });
+    const fixed = new ReferenceEngine({ models: new Map([['m', dir]]), memoryBytes: 1, kvMemoryBytes: 2 * block * 2 });
+    await fixed.load(span(1, 3));
+    expect(fixed.kvBoundBytes()).toBe(4 * block);
+    expect(() => new ReferenceEngine({ models: new Map([['m', dir]]), memoryBytes: 0 })).toThrow(/memoryBytes must be a positive number/);
   });
 });
 

@@ -8,7 +8,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseLlamaConfig, readLlamaConfig } from '../../../model/config.js';
+import { heldWeightBytes, parseLlamaConfig, readLlamaConfig } from '../../../model/config.js';
 import { openModelWeights } from '../../../model/model-weights.js';
 import { decodeElements } from '../../../model/safetensors.js';
 import { elementsOf, f32Tensor, type Tensor } from '../../../wire/tensor.js';
@@ -24,8 +24,15 @@ import { WasmKernels } from './wasm-kernels.js';
 export interface ReferenceEngineOptions {
   /** Model id → its Hugging Face model directory. */
   readonly models: ReadonlyMap<string, string>;
-  /** Bytes of KV cache held over every session and span. @defaultValue Infinity */
+  /** Bytes of KV cache held over every session and span; overrides the bound `memoryBytes` gives. */
   readonly kvMemoryBytes?: number;
+  /**
+   * The agent's memory in bytes (`--memory`): without `kvMemoryBytes`, the KV caches are bounded
+   * by the KV memory the plan gave it, this less the weights of the layers it holds as the plan
+   * counts them (the config's shapes and dtype; the embeddings on a first stage, the final norm
+   * and LM head on a last; a layer held by two spans counted once). @defaultValue Infinity
+   */
+  readonly memoryBytes?: number;
   /**
    * The widest activation it takes, in elements per token: the agent bounds stage calls by it
    * (docs/engine.md, "Bounds"). Without it, the widest `hidden_size` of the models' configs, read
@@ -46,7 +53,10 @@ const cacheKey = (span: string, sessionId: string): string => `${span}\u0000${se
 export class ReferenceEngine implements StageEngine {
   readonly kind = 'reference';
   private readonly models: ReadonlyMap<string, string>;
-  private readonly kvBound: number;
+  /** The fixed bound (`kvMemoryBytes`), or undefined when the plan's budget bounds the caches. */
+  private readonly kvFixed: number | undefined;
+  private readonly memoryBytes: number;
+  private kvBound: number;
   private readonly spans = new Map<string, LoadedSpan>();
   private readonly loading = new Map<string, Promise<void>>();
   /** Every session's cache on every span, least recently used first. */
@@ -58,8 +68,11 @@ export class ReferenceEngine implements StageEngine {
   constructor(options: ReferenceEngineOptions) {
     this.models = options.models;
     this.maxWidth = options.maxWidth ?? Math.max(1, ...[...options.models.values()].map(hiddenSizeOf));
-    this.kvBound = options.kvMemoryBytes ?? Infinity;
-    if (!(this.kvBound > 0)) throw new ReferenceEngineError('InvalidInput', `kvMemoryBytes must be a positive number of bytes, got ${String(options.kvMemoryBytes)}`);
+    this.kvFixed = options.kvMemoryBytes;
+    this.memoryBytes = options.memoryBytes ?? Infinity;
+    if (this.kvFixed !== undefined && !(this.kvFixed > 0)) throw new ReferenceEngineError('InvalidInput', `kvMemoryBytes must be a positive number of bytes, got ${String(options.kvMemoryBytes)}`);
+    if (!(this.memoryBytes > 0)) throw new ReferenceEngineError('InvalidInput', `memoryBytes must be a positive number of bytes, got ${String(options.memoryBytes)}`);
+    this.kvBound = this.kvFixed ?? this.memoryBytes;
   }
 
   /**
@@ -88,6 +101,25 @@ export class ReferenceEngine implements StageEngine {
     const weights = await loadSpanWeights(await openModelWeights(dir), config, span.layerStart, span.layerEnd, new WasmKernels());
     if (signal?.aborted === true) throw new ReferenceEngineError('Aborted', `loading span ${key} was aborted`);
     this.spans.set(key, { span: { ...span }, model: { config, weights, inverseFrequencies: inverseFrequencies(config.head_dim, config.rope_theta), rotary: [] } });
+    this.kvBound = this.kvFixed ?? this.memoryBytes - this.plannedWeightBytes();
+  }
+
+  /** The weights of the layers it holds as the plan counts them, over every model (each layer once). */
+  plannedWeightBytes(): number {
+    const held = new Map<string, { config: LoadedSpan['model']['config']; layers: Set<number> }>();
+    for (const { span, model } of this.spans.values()) {
+      const entry = held.get(span.modelId) ?? { config: model.config, layers: new Set<number>() };
+      for (let l = span.layerStart; l < span.layerEnd; l++) entry.layers.add(l);
+      held.set(span.modelId, entry);
+    }
+    let bytes = 0;
+    for (const { config, layers } of held.values()) bytes += heldWeightBytes(config, layers.size, layers.has(0), layers.has(config.num_hidden_layers - 1));
+    return bytes;
+  }
+
+  /** Bytes of KV cache it may hold now: `kvMemoryBytes`, or its memory less {@link plannedWeightBytes}. */
+  kvBoundBytes(): number {
+    return this.kvBound;
   }
 
   /**
@@ -150,7 +182,8 @@ export class ReferenceEngine implements StageEngine {
     let freeable = 0;
     for (const [, c] of idle) freeable += c.bytes();
     if (this.kvBytes + extra - freeable > this.kvBound) {
-      throw new ReferenceEngineError('KvMemoryExhausted', `session "${sessionId}" needs ${extra} more bytes of KV cache on span ${key}; the engine holds ${this.kvBytes} of its ${this.kvBound} bytes and can free only ${freeable}`);
+      const bound = this.kvFixed !== undefined ? `its ${this.kvBound} bytes (kvMemoryBytes)` : `the ${this.kvBound} bytes the plan gave it (memory ${this.memoryBytes} less the weights of its layers, ${this.plannedWeightBytes()})`;
+      throw new ReferenceEngineError('KvMemoryExhausted', `session "${sessionId}" needs ${extra} more bytes of KV cache on span ${key}; the engine holds ${this.kvBytes} of ${bound} and can free only ${freeable}`);
     }
     for (const [k, c] of idle) {
       if (this.kvBytes + extra <= this.kvBound) break;
