@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeModel } from '../../src/model/make-model.js';
-import { layerBytes, readLlamaConfig } from '../../src/model/config.js';
+import { endWeightBytes, layerBytes, readLlamaConfig } from '../../src/model/config.js';
 import { cleanUpAfterAll, collectEvents, startCli, waitFor, type Child, type ReceivedEvent } from './processes.js';
 
 const LAYERS = 6;
@@ -24,18 +24,22 @@ const sse = new AbortController();
 cleanUpAfterAll(work, sse);
 let url: string;
 let layerGb = 0;
+let endGb = 0;
 let serve: { child: Child; match: string };
 const events: ReceivedEvent[] = [];
 const agents = new Map<string, Child>();
 
+/** Starts an agent whose memory is its layers, some KV room and the ends the plan keeps aside on every agent. */
 async function startAgent(id: string, layers: number, score: string): Promise<void> {
-  const { child } = await startCli(id, ['agent', '--id', id, '--memory', String(layerGb * layers * 1.01), '--score', score, '--join', url, '--port', '0', '--token-file', token, '--state-file', join(work, `${id}.json`), '--model', dir], /listening on (http:\/\/[0-9.]+:\d+)/);
+  const { child } = await startCli(id, ['agent', '--id', id, '--memory', String(layerGb * (layers + 0.9) + endGb), '--score', score, '--join', url, '--port', '0', '--token-file', token, '--state-file', join(work, `${id}.json`), '--model', dir], /listening on (http:\/\/[0-9.]+:\d+)/);
   agents.set(id, child);
 }
 
 beforeAll(async () => {
   await makeModel(dir, { layers: LAYERS, hidden: 64, heads: 4, kvHeads: 2, intermediate: 160, seed: 5 });
-  layerGb = layerBytes(await readLlamaConfig(dir)) / 1e9;
+  const config = await readLlamaConfig(dir);
+  layerGb = layerBytes(config) / 1e9;
+  endGb = endWeightBytes(config) / 1e9;
   serve = await startCli('serve', ['serve', '--model', dir, '--pipelines', '2', '--port', '0', '--token-file', token, '--rebalance', '--rebalance-every-ms', '500'], /listening on (http:\/\/127\.0\.0\.1:\d+)/);
   url = serve.match;
   await collectEvents(`${url}/v1/events`, events, sse.signal);
