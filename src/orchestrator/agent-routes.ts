@@ -10,7 +10,7 @@ import { PlanError } from '../core/errors.js';
 import type { NodeProfile } from '../core/types.js';
 import { bindJoinKey } from './auth/orchestrator-guard.js';
 import { stateOf, type AgentState } from './agent-view.js';
-import { joinBodySchema, nodeParamsSchema, type JoinBody } from '../wire/member-protocol.js';
+import { joinBodySchema, MEMBER_BODY_LIMIT, nodeParamsSchema, type JoinBody } from '../wire/member-protocol.js';
 import { planWhenReady } from './open-swarm.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import { ServeError } from '../wire/serve-error.js';
@@ -20,13 +20,13 @@ import { admitJoin, refuseSpentSource, type JoinEdge } from './join-edge.js';
 export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorParts, edge?: JoinEdge): void {
   // A spent source's join of a new id is refused before its signature is checked (join-edge.ts).
   const early = edge === undefined ? [] : [async (request: FastifyRequest) => refuseSpentSource(parts, edge, request.body, request.socket.remoteAddress ?? request.ip)];
-  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema }, preValidation: early }, async (request) => {
+  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema }, bodyLimit: MEMBER_BODY_LIMIT, preValidation: early }, async (request) => {
     const body = edge === undefined ? request.body : admitJoin(parts, edge, request.body, request.socket.remoteAddress ?? request.ip);
     await bindJoinKey(request); // an id is bound to its key only by a join the edge admitted
     return join(parts, body, edge);
   });
-  app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema } }, (request) => heartbeat(parts, request.params.id));
-  app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema } }, (request) => leave(parts, request.params.id));
+  app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema }, bodyLimit: MEMBER_BODY_LIMIT }, (request) => heartbeat(parts, request.params.id));
+  app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema }, bodyLimit: MEMBER_BODY_LIMIT }, (request) => leave(parts, request.params.id));
 }
 
 /** The models an agent serves layers of, in a join's answer: it refuses stage calls outside them. */
