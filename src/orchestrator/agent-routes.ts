@@ -50,7 +50,7 @@ async function joined(parts: OrchestratorParts, body: JoinBody): Promise<{ id: s
   const swarm = seat.swarm;
   if (swarm === undefined) {
     room.enter(profile, clock.now());
-    events.publish('node.joined', { at: clock.now(), nodeId: body.id, url, rejoin });
+    events.publish('node.joined', { at: clock.now(), nodeId: body.id, url, rejoin }, { at: clock.now(), nodeId: body.id, rejoin });
     planWhenReady(parts);
     return { id: body.id, rejoin, state: stateOf(parts, body.id) };
   }
@@ -58,7 +58,7 @@ async function joined(parts: OrchestratorParts, body: JoinBody): Promise<{ id: s
     const growth = await swarm.addNode(profile);
     log(`agent "${body.id}" joined the running swarm as ${growth.role}`);
   }
-  events.publish('node.joined', { at: clock.now(), nodeId: body.id, url, rejoin });
+  events.publish('node.joined', { at: clock.now(), nodeId: body.id, url, rejoin }, { at: clock.now(), nodeId: body.id, rejoin });
   // A join is heard like a heartbeat. A heartbeat brings back a node the detector took down
   // (node.alive, cause heartbeat); one marked down (never joined, left) or ejected needs the
   // orchestrator's word: it joined again.

@@ -124,3 +124,25 @@ describe('a request its headers condemn', () => {
     expect(r.body.digest).toBe(expectedDigest(12, 'hi', 2));
   });
 });
+
+describe('what a client is shown', () => {
+  it('is every agent and its state but not where it listens (/v1/status, /v1/events); the swarm secret shows it', async () => {
+    const client = await statusNodes(serve.url);
+    expect(client.get('h0')?.state).toBe('alive');
+    expect(client.get('h0')).not.toHaveProperty('url');
+    expect((await statusNodes(serve.url, serve.secret)).get('h0')?.url).toBe(agent.url);
+    const hello = async (headers: Record<string, string>): Promise<string> => {
+      const controller = new AbortController();
+      const response = await fetch(`${serve.url}/v1/events`, { headers, signal: controller.signal });
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      let text = '';
+      while (!text.includes('event: hello')  || !text.endsWith('\n\n')) text += Buffer.from((await reader.read()).value ?? []).toString('utf8');
+      controller.abort();
+      return text;
+    };
+    const seen = await hello({});
+    expect(seen).toContain('"id":"h0"');
+    expect(seen).not.toContain(agent.url);
+    expect(await hello({ authorization: `Bearer ${serve.secret.toString('utf8')}` })).toContain(agent.url);
+  });
+});

@@ -81,6 +81,19 @@ export async function bindJoinKey(request: FastifyRequest): Promise<void> {
   await claim?.();
 }
 
+/** Reads of `/v1/status` and `/v1/events` without the swarm secret, by request: shown no agent's address. */
+const addressesHidden = new WeakSet<object>();
+const READ_ROUTES = new Set(['/v1/status', '/v1/events']);
+
+/**
+ * Whether `request` (a read of `/v1/status` or `/v1/events`) is shown where agents listen: only
+ * with the swarm secret as `authorization: Bearer <secret>` when the orchestrator has credentials
+ * (clients need ids and states, not addresses); always without them.
+ */
+export function showsAddresses(request: FastifyRequest): boolean {
+  return !addressesHidden.has(request.raw);
+}
+
 const bearer = (request: FastifyRequest): string | undefined => /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
 
 /**
@@ -108,6 +121,11 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
 
   // Before the body is read: what the headers alone show (docs/security.md, "Connections and bodies").
   app.addHook('onRequest', async (request) => {
+    if (READ_ROUTES.has(request.routeOptions.url ?? '')) {
+      const token = bearer(request);
+      if (token === undefined || !sameSecret(token, secretText)) addressesHidden.add(request.raw);
+      return;
+    }
     const what = MEMBER_ROUTES.get(request.routeOptions.url ?? '');
     if (what === undefined) return;
     const refused = checkSignatureHeaders(request.headers, clock.now(), nonces, maxSkewMs);
