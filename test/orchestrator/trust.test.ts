@@ -53,7 +53,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const status = async (): Promise<any> => (await fetch(`${serveUrl}/v1/status`)).json();
+/** The status as the operator reads it (the swarm secret as a bearer: agents' URLs shown). */
+const status = async (): Promise<any> => (await fetch(`${serveUrl}/v1/status`, { headers: { authorization: `Bearer ${Buffer.from(secret).toString('utf8')}` } })).json();
 
 /** POSTs `body` to `url`, signed by `signer` (unsigned without). */
 async function send(url: string, body: unknown, signer?: RequestSigner, method = 'POST'): Promise<{ status: number; body: any }> {
