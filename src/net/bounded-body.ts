@@ -70,7 +70,8 @@ export function readBoundedBody(request: FastifyRequest, payload: BodyStream, li
     done(full());
     return;
   }
-  let buffer = Buffer.allocUnsafe(taken);
+  // Its own memory, not a slice of Node's shared pool: a parsed message may keep views into it.
+  let buffer = Buffer.allocUnsafeSlow(taken);
   let size = 0;
   let finished = false;
   const finish = (error: Error | null): void => {
@@ -83,7 +84,11 @@ export function readBoundedBody(request: FastifyRequest, payload: BodyStream, li
       done(error);
       return;
     }
-    done(null, buffer.subarray(0, size));
+    // Exactly its bytes (a body without content-length may end short of the buffer grown for it).
+    if (size === buffer.length) return done(null, buffer);
+    const exact = Buffer.allocUnsafeSlow(size);
+    buffer.copy(exact, 0, 0, size);
+    done(null, exact);
   };
   payload.on('data', (chunk) => {
     if (finished) return;
@@ -93,7 +98,7 @@ export function readBoundedBody(request: FastifyRequest, payload: BodyStream, li
       const grown = Math.min(most, Math.max(2 * buffer.length, size + bytes.length));
       if (!budget.take(grown - buffer.length)) return finish(full());
       taken += grown - buffer.length;
-      const next = Buffer.allocUnsafe(grown);
+      const next = Buffer.allocUnsafeSlow(grown);
       buffer.copy(next, 0, 0, size);
       buffer = next;
     }
