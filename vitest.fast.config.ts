@@ -21,6 +21,7 @@ export const SLOW_TESTS = [
   'test/conformance/**', // the conformance runner against agents over real sockets, and the CLI as a process
   'test/agent/agent-slots.test.ts', // agents over real sockets and real time
   'test/agent/session-drops.test.ts', // agents over real sockets and real time
+  'test/net/**', // loopback servers and real time (their timeouts)
   'test/replication/**', // nats-server processes
   'test/package/**', // npm pack and npm install into fresh projects, the README walkthrough
   'test/cli/bounds.test.ts', // the CLI as a process (and a FIFO)

@@ -10,6 +10,8 @@ import type { Clock, TimeSource } from '../runtime/types.js';
 import type { AgentKey } from '../wire/agent-key.js';
 import { guardStageCalls } from './stage-guard.js';
 import { createHttpApp, listen } from '../net/http-app.js';
+import { DEFAULT_CONNECTION_LIMITS } from '../net/connection-limits.js';
+import { stageRequestBounds } from '../wire/stage-protocol.js';
 import { registerDropRoute } from './drop-route.js';
 import { registerLoadRoute } from './load-route.js';
 import { SessionDrops } from './session-drops.js';
@@ -118,7 +120,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const bases = (typeof options.join === 'string' ? [options.join] : [...options.join]).map((u) => u.replace(/\/+$/, ''));
   if (bases.length === 0) throw new ServeError('InvalidRequest', 400, 'startAgent needs at least one orchestrator URL in join', { field: 'join' });
   if (options.auth !== undefined && options.auth.key.id !== options.id) throw new ServeError('InvalidRequest', 400, `agent "${options.id}" was given the key of agent "${options.auth.key.id}"`, { field: 'auth' });
-  const engine = options.engine ?? new DigestEngine({
+  const engine: StageEngine = options.engine ?? new DigestEngine({
     score: options.score,
     seed: options.seed ?? hashText(options.id),
     maxStageMs: options.maxStageMs ?? DEFAULT_MAX_STAGE_MS,
@@ -133,7 +135,9 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   /** Running calls per session, and sessions dropped lately (docs/serve.md, "Cancellation"). */
   const drops = new SessionDrops(clock);
 
-  const app: FastifyInstance = createHttpApp(serverTls(options.tls));
+  // Two of its largest stage calls may be received at once, whatever the default budget.
+  const maxBodyBytes = Math.max(DEFAULT_CONNECTION_LIMITS.maxBodyBytes, 2 * stageRequestBounds(engine.maxWidth ?? 1).maxBytes);
+  const app: FastifyInstance = createHttpApp(serverTls(options.tls), undefined, { maxBodyBytes });
   if (options.auth !== undefined) guardStageCalls(app, options.auth.secret, options.auth.clock);
   registerHealthRoute(app, options.id, engine, slots, drops);
   registerDropRoute(app, options.id, drops, (sessionId) => engine.drop(sessionId));

@@ -5,7 +5,7 @@
  * (auth/stage-guard.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import { DROP_PATH, dropBodySchema, type DropRequest } from '../wire/drop-protocol.js';
+import { DROP_BODY_LIMIT, DROP_PATH, dropBodySchema, type DropRequest } from '../wire/drop-protocol.js';
 import type { SessionDrops } from './session-drops.js';
 
 /**
@@ -13,7 +13,7 @@ import type { SessionDrops } from './session-drops.js';
  * session's caches and answers whether it held any.
  */
 export function registerDropRoute(app: FastifyInstance, agentId: string, drops: SessionDrops, forget: (sessionId: string) => boolean): void {
-  app.post<{ Body: DropRequest }>(DROP_PATH, { schema: { body: dropBodySchema } }, async (request) => {
+  app.post<{ Body: DropRequest }>(DROP_PATH, { schema: { body: dropBodySchema }, bodyLimit: DROP_BODY_LIMIT }, async (request) => {
     const { sessionId } = request.body;
     drops.drop(sessionId);
     const held = forget(sessionId);

@@ -14,6 +14,7 @@ import { checkStageRequest } from '../wire/stage-bounds.js';
 import { decodeStageRequest, encodeStageReply, STAGE_PATH, stageRequestBounds, type StageRequest } from '../wire/stage-protocol.js';
 import type { Tensor } from '../wire/tensor.js';
 import type { SessionDrops } from './session-drops.js';
+import { addBinaryParser } from '../net/raw-body.js';
 import type { StageEngine, StageSpan } from './stage-engine.js';
 import type { StageSlots } from './stage-slots.js';
 
@@ -36,7 +37,7 @@ export function registerStageRoute(app: FastifyInstance, parts: StageRouteParts)
   const { id, engine, slots, drops, clock, signer } = parts;
   const maxWidth = engine.maxWidth ?? 1;
   const bodyLimit = stageRequestBounds(maxWidth).maxBytes;
-  app.addContentTypeParser(FRAME_CONTENT_TYPE, { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
+  addBinaryParser(app, FRAME_CONTENT_TYPE);
   app.post(STAGE_PATH, { bodyLimit }, async (request, reply) => {
     if (!(request.body instanceof Uint8Array)) throw new ServeError('InvalidRequest', 415, `body: a stage call is a ${FRAME_CONTENT_TYPE} message (docs/engine.md)`, { field: 'body' });
     const body: StageCall = decodeStageRequest(request.body, maxWidth);

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { createHttpApp, listen } from '../net/http-app.js';
-import { keepRawBody, rawBody } from '../net/raw-body.js';
+import { rawBody } from '../net/raw-body.js';
 import { joinBodySchema, type JoinBody } from '../wire/member-protocol.js';
 import { NonceCache } from '../wire/nonce-cache.js';
 import { verifySignature } from '../wire/request-signing.js';
@@ -41,7 +41,6 @@ export async function startMockOrchestrator(options: { readonly host: string; re
   const nonces = new NonceCache(60_000);
   if (options.secret !== undefined) {
     const secret = options.secret;
-    keepRawBody(app);
     app.addHook('preValidation', async (request) => {
       const verdict = verifySignature(secret, { method: request.method, path: request.url, headers: request.headers, body: rawBody(request) }, Date.now(), nonces);
       if (!verdict.ok) {

@@ -1,27 +1,43 @@
 /**
  * The fastify instance both servers start from: JSON-schema validation whose failures become a
  * 400 naming the field, typed errors mapped to their status, JSON 404s, no logger (the CLI says
- * what it has to say).
+ * what it has to say); connections and bodies within bounds (connection-limits.ts, raw-body.ts).
  */
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { errorBody, ServeError, validationField } from '../wire/serve-error.js';
+import { BodyBudget } from './bounded-body.js';
+import { DEFAULT_CONNECTION_LIMITS, limitConnections, type ConnectionLimits } from './connection-limits.js';
+import { readBodiesWithin } from './raw-body.js';
+
+/** A route's body bound unless it sets its own (`bodyLimit`): a client's request with its longest prompt. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /**
  * A fastify app with the house's error shape: `{ error: { code, message, field? } }`; over https
  * when `tls` (a PEM certificate and key) is given. `answer` maps another error class to its
  * ServeError (the orchestrator's table of library errors); without it such an error is a 500.
+ * `limits` bound its connections and the bodies being received (defaults: DEFAULT_CONNECTION_LIMITS).
  */
-export function createHttpApp(tls?: { readonly cert: string; readonly key: string }, answer?: (error: unknown) => unknown): FastifyInstance {
+export function createHttpApp(tls?: { readonly cert: string; readonly key: string }, answer?: (error: unknown) => unknown, limits: Partial<ConnectionLimits> = {}): FastifyInstance {
+  const bounds = { ...DEFAULT_CONNECTION_LIMITS, ...limits };
+  const timeouts = { headersTimeout: bounds.headersTimeoutMs, requestTimeout: bounds.requestTimeoutMs, connectionsCheckingInterval: bounds.checkIntervalMs };
   // Keep-alive sockets of a dead peer must not hold close() open.
   const app = Fastify({
-    ...(tls !== undefined ? { https: { cert: tls.cert, key: tls.key } } : {}),
+    ...(tls !== undefined ? { https: { cert: tls.cert, key: tls.key, ...timeouts } } : { http: timeouts }),
+    requestTimeout: bounds.requestTimeoutMs,
+    keepAliveTimeout: bounds.keepAliveTimeoutMs,
+    maxRequestsPerSocket: bounds.maxRequestsPerSocket,
     logger: false,
     forceCloseConnections: true,
-    bodyLimit: 4 * 1024 * 1024,
+    bodyLimit: DEFAULT_BODY_LIMIT,
     // Refuse what the schema does not allow instead of quietly fixing it: no coercion, no stripping.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
   }) as unknown as FastifyInstance;
-  app.setErrorHandler((error: FastifyError | ServeError | Error, _request, reply) => {
+  limitConnections(app.server, bounds);
+  readBodiesWithin(app, new BodyBudget(bounds.maxBodyBytes));
+  app.setErrorHandler((error: FastifyError | ServeError | Error, request, reply) => {
+    // Refused before its body was read (or while reading it): the connection is not kept for another request.
+    if (!request.raw.complete) void reply.header('connection', 'close');
     if (error instanceof ServeError) {
       if (error.retryAfterMs !== undefined) void reply.header('retry-after', String(retryAfterSeconds(error.retryAfterMs)));
       void reply.status(error.status).send(errorBody(error.code, error.message, error.field));

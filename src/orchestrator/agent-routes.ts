@@ -10,7 +10,7 @@ import { PlanError } from '../core/errors.js';
 import type { NodeProfile } from '../core/types.js';
 import { bindJoinKey } from './auth/orchestrator-guard.js';
 import { stateOf, type AgentState } from './agent-view.js';
-import { joinBodySchema, nodeParamsSchema, readHeartbeat, type HeartbeatBody, type JoinBody } from '../wire/member-protocol.js';
+import { joinBodySchema, MEMBER_BODY_LIMIT, nodeParamsSchema, readHeartbeat, type HeartbeatBody, type JoinBody } from '../wire/member-protocol.js';
 import { planWhenReady } from './open-swarm.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import { ServeError } from '../wire/serve-error.js';
@@ -25,13 +25,13 @@ export function plannedMemoryGb(memoryGb: number, reserveGb: number): number {
 export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorParts, edge?: JoinEdge, reserveGb = 0): void {
   // A spent source's join of a new id is refused before its signature is checked (join-edge.ts).
   const early = edge === undefined ? [] : [async (request: FastifyRequest) => refuseSpentSource(parts, edge, request.body, request.socket.remoteAddress ?? request.ip)];
-  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema }, preValidation: early }, async (request) => {
+  app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema }, bodyLimit: MEMBER_BODY_LIMIT, preValidation: early }, async (request) => {
     const body = edge === undefined ? request.body : admitJoin(parts, edge, request.body, request.socket.remoteAddress ?? request.ip);
     await bindJoinKey(request); // an id is bound to its key only by a join the edge admitted
     return join(parts, { ...body, memoryGb: plannedMemoryGb(body.memoryGb, reserveGb) }, edge);
   });
-  app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema } }, (request) => heartbeat(parts, request.params.id, readHeartbeat(request.body)));
-  app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema } }, (request) => leave(parts, request.params.id));
+  app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema }, bodyLimit: MEMBER_BODY_LIMIT }, (request) => heartbeat(parts, request.params.id, readHeartbeat(request.body)));
+  app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema }, bodyLimit: MEMBER_BODY_LIMIT }, (request) => leave(parts, request.params.id));
 }
 
 /** The models an agent serves layers of, in a join's answer: it refuses stage calls outside them. */
@@ -55,7 +55,7 @@ async function joined(parts: OrchestratorParts, body: JoinBody): Promise<{ id: s
   const swarm = seat.swarm;
   if (swarm === undefined) {
     room.enter(profile, clock.now());
-    events.publish('node.joined', { at: clock.now(), nodeId: body.id, url, rejoin });
+    events.publish('node.joined', { at: clock.now(), nodeId: body.id, url, rejoin }, { at: clock.now(), nodeId: body.id, rejoin });
     planWhenReady(parts);
     return { id: body.id, rejoin, state: stateOf(parts, body.id) };
   }
@@ -63,7 +63,7 @@ async function joined(parts: OrchestratorParts, body: JoinBody): Promise<{ id: s
     const growth = await swarm.addNode(profile);
     log(`agent "${body.id}" joined the running swarm as ${growth.role}`);
   }
-  events.publish('node.joined', { at: clock.now(), nodeId: body.id, url, rejoin });
+  events.publish('node.joined', { at: clock.now(), nodeId: body.id, url, rejoin }, { at: clock.now(), nodeId: body.id, rejoin });
   // A join is heard like a heartbeat. A heartbeat brings back a node the detector took down
   // (node.alive, cause heartbeat); one marked down (never joined, left) or ejected needs the
   // orchestrator's word: it joined again.

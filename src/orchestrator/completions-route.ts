@@ -15,6 +15,7 @@ import { AgentDrops } from './agent-drops.js';
 import { cancelOnHangUp } from './client-cancel.js';
 import { classOf, type ClientClass, type ClientClasses } from './client-classes.js';
 import { idempotencyKeyOf } from './idempotency-key.js';
+import { scopedKey } from './idempotency-scope.js';
 import type { IdempotencySettings } from './idempotent-generate.js';
 import type { SpanChecks } from './verify-span.js';
 import { parseCompletionRequest, type CompletionRequest } from './completion-request.js';
@@ -77,7 +78,8 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
     if (swarm === undefined) throw new ServeError('NoSwarm', 503, `no swarm yet: the agents that joined (${[...registry.all()].map((r) => r.id).join(', ') || 'none'}) cannot hold every copy of "${model.id}"`);
     // The caller's class: its band, its deadline, its limit; a key is its class's (as /v1/generate's).
     const given = idempotencyKeyOf(request.headers['idempotency-key'], undefined);
-    const key = given === undefined || cls === undefined ? given : `${cls.name}/${given}`;
+    // Scoped to its caller (docs/serve.md, "Idempotent generation"): a token's hash, else the source address.
+    const key = given === undefined ? undefined : scopedKey(given, { authorization: request.headers.authorization, address: request.socket.remoteAddress, ...(cls !== undefined ? { className: cls.name } : {}) });
     const hungUp = cancelOnHangUp(reply);
     const namespace = `${boot}/`;
     const id = `cmpl-${boot}-${randomBytes(6).toString('hex')}`;

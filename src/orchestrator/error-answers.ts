@@ -88,6 +88,8 @@ export const LIBRARY_ERROR_ANSWERS = Object.freeze({
     // This orchestrator's claim ran out and another took the key over: that one answers the retry.
     ClaimLost: answer(409, 'Conflict', 'idempotencyKey'),
     Unavailable: answer(503, 'Disconnected'),
+    // The store holds its bound of records: retry once the oldest expires (Retry-After).
+    Full: answer(429, 'Full', 'idempotencyKey'),
   } satisfies Record<IdempotencyErrorCode, HttpAnswer>),
 });
 

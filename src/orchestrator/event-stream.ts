@@ -14,7 +14,8 @@ export const SSE_CLIENT_BUFFER_BYTES = 256 * 1024;
 
 /** The clients of one event stream. */
 export class EventStream {
-  private readonly clients = new Set<ServerResponse>();
+  /** Each client, and whether it is shown agents' addresses (docs/security.md, "Event stream and status"). */
+  private readonly clients = new Map<ServerResponse, boolean>();
   private seq = 0;
   private keepAlive: unknown;
   private closed = false;
@@ -42,22 +43,27 @@ export class EventStream {
     return handle;
   }
 
-  /** Takes over a response: SSE headers, a first `hello` event, then every published event until it closes. */
-  attach(response: ServerResponse, hello: unknown): void {
+  /**
+   * Takes over a response: SSE headers, a first `hello` event, then every published event until it
+   * closes; `addresses` false sends it each event's version without agents' addresses.
+   */
+  attach(response: ServerResponse, hello: unknown, addresses = true): void {
     response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     response.write('retry: 1000\n\n');
     response.write(frame(++this.seq, 'hello', hello));
-    this.clients.add(response);
+    this.clients.set(response, addresses);
     response.on('close', () => this.clients.delete(response));
   }
 
-  /** Sends one event to every client. */
-  publish(type: string, data: unknown): void {
+  /** Sends one event to every client: `withoutAddresses` (when given) to those not shown agents' addresses. */
+  publish(type: string, data: unknown, withoutAddresses?: unknown): void {
     if (this.clients.size === 0) {
       this.seq++;
       return;
     }
-    this.write(frame(++this.seq, type, data));
+    const id = ++this.seq;
+    const text = frame(id, type, data);
+    this.write(text, withoutAddresses === undefined ? text : frame(id, type, withoutAddresses));
   }
 
   /** Connected clients. */
@@ -69,13 +75,13 @@ export class EventStream {
   close(): void {
     this.closed = true;
     this.clock.clearTimeout(this.keepAlive);
-    for (const client of this.clients) client.end();
+    for (const client of this.clients.keys()) client.end();
     this.clients.clear();
   }
 
-  private write(text: string): void {
-    for (const client of this.clients) {
-      client.write(text);
+  private write(text: string, withoutAddresses = text): void {
+    for (const [client, addresses] of this.clients) {
+      client.write(addresses ? text : withoutAddresses);
       // What the socket has not taken yet: past the cap, the client is not reading. Dropped.
       if (client.writableLength > this.maxBufferedBytes) {
         this.clients.delete(client);

@@ -37,6 +37,8 @@ export interface CheckpointStore {
   get(key: string): Promise<{ readonly value: string; readonly revision: number } | undefined>;
   /** Writes `value` if `key` is still at `revision`; the new revision, or undefined when it moved. */
   update(key: string, value: string, revision: number): Promise<number | undefined>;
+  /** Removes `key` if it is still at `revision`; false when it moved. */
+  remove(key: string, revision: number): Promise<boolean>;
   /** How long a record is kept after its last write. */
   readonly ttlMs: number;
   close(): Promise<void>;

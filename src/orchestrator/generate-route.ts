@@ -18,6 +18,7 @@ import { DrainGate } from './drain-gate.js';
 import { ServeError } from '../wire/serve-error.js';
 import { DEFAULT_WORK, type WorkModel } from './work-bounds.js';
 import { idempotencyKeyOf } from './idempotency-key.js';
+import { scopedKey } from './idempotency-scope.js';
 import { generateIdempotent, type IdempotencySettings } from './idempotent-generate.js';
 import type { SpanChecks } from './verify-span.js';
 
@@ -93,9 +94,9 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
       });
       generation = g; // for the refusal's reason, should it fail
       // An idempotency key: claimed, checkpointed, resumed or answered from the store (its progress's signal follows `signal`).
-      // A key is its class's: another class can neither hold it nor read its answer.
+      // A key is its caller's (its token, else its address) and its class's: no other caller can probe, hold or read it.
       const given = idempotencyKeyOf(request.headers['idempotency-key'], body.idempotencyKey);
-      const key = given === undefined || cls === undefined ? given : `${cls.name}/${given}`;
+      const key = given === undefined ? undefined : scopedKey(given, { authorization: request.headers.authorization, address: request.socket.remoteAddress, ...(cls !== undefined ? { className: cls.name } : {}) });
       const answer = key === undefined || idempotency === undefined ? await g.run() : await generateIdempotent({ key, task: g.task, settings: idempotency, clock, cancel: signal }, (progress) => g.run(progress));
       metrics.requests.inc({ outcome: 'ok' });
       metrics.requestSeconds.observe((clock.now() - started) / 1000);

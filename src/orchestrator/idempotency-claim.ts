@@ -23,13 +23,14 @@ export interface ClaimOptions {
 /** What claiming a key gave: the stored answer, or the right to run from `inputs`. */
 export type ClaimOutcome =
   | { readonly kind: 'done'; readonly reply: unknown }
-  | { readonly kind: 'run'; readonly claim: IdempotencyClaim; readonly inputs: readonly number[] };
+  | { readonly kind: 'run'; readonly claim: IdempotencyClaim; readonly inputs: readonly number[]; /** The record was made by this claim (no one held the key). */ readonly fresh: boolean };
 
 /** A store call that failed: the store cannot be reached. */
 async function reach<T>(what: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
+    if (error instanceof IdempotencyError) throw error; // the store's own refusal (Full)
     throw new IdempotencyError('Unavailable', `the checkpoint store did not answer (${what}): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
 }
@@ -51,7 +52,7 @@ export async function claimGenerate(store: CheckpointStore, key: string, request
     const now = options.clock.now();
     const fresh: CheckpointRecord = { v: 1, request: fingerprint, state: 'running', owner: options.owner, leaseUntil: now + options.leaseMs, done: 0, inputs: encodeInputs([firstInput]) };
     const created = await reach('create', () => store.create(key, JSON.stringify(fresh)));
-    if (created !== undefined) return { kind: 'run', claim: new IdempotencyClaim(store, key, { record: fresh, revision: created }, options), inputs: [firstInput] };
+    if (created !== undefined) return { kind: 'run', claim: new IdempotencyClaim(store, key, { record: fresh, revision: created }, options), inputs: [firstInput], fresh: true };
     const got = await reach('get', () => store.get(key));
     if (got === undefined) continue; // expired between the two: create again
     let held: CheckpointRecord;
@@ -68,7 +69,7 @@ export async function claimGenerate(store: CheckpointStore, key: string, request
     const taken: CheckpointRecord = { ...held, state: 'running', owner: options.owner, leaseUntil: now + options.leaseMs };
     const revision = await reach('take over', () => store.update(key, JSON.stringify(taken), got.revision));
     if (revision === undefined) throw new IdempotencyError('InProgress', `idempotency key "${key}" was just taken over by another orchestrator`, { retryAfterMs: options.leaseMs });
-    return { kind: 'run', claim: new IdempotencyClaim(store, key, { record: taken, revision }, options), inputs: decodeInputs(held.inputs) };
+    return { kind: 'run', claim: new IdempotencyClaim(store, key, { record: taken, revision }, options), inputs: decodeInputs(held.inputs), fresh: false };
   }
   throw new IdempotencyError('InProgress', `idempotency key "${key}" kept changing while it was claimed`, { retryAfterMs: options.leaseMs });
 }
@@ -131,6 +132,24 @@ export class IdempotencyClaim {
     this.end();
     const encoded = encodeInputs(inputs.slice(0, done + 1));
     return this.write((r) => ({ ...r, state: 'paused', leaseUntil: 0, ...(done > r.done ? { done, inputs: encoded } : {}) }), true);
+  }
+
+  /**
+   * Lets the key go leaving no record: a request refused before it ran a step (not admitted, no
+   * route) made a record it has no use for, and a refused request must not hold memory for the TTL.
+   */
+  release(): Promise<void> {
+    this.end();
+    const run = async () => {
+      if (this.lost.signal.aborted) return;
+      try {
+        await this.store.remove(this.key, this.revision);
+      } catch (error) {
+        this.options.onWriteError?.(error);
+      }
+    };
+    this.chain = this.chain.then(run);
+    return this.chain;
   }
 
   private end(): void {

@@ -76,6 +76,11 @@ export async function generateIdempotent<R>(idempotent: IdempotentRequest<R>, ru
     return reply;
   } catch (error) {
     if (claim.signal.aborted) throw claim.signal.reason;
+    // Refused before a step (admission's 429, no route): a record this request made goes with it.
+    if (outcome.fresh && held.length === 1) {
+      await claim.release();
+      throw error;
+    }
     await claim.pause(Math.min(held.length - 1, task.steps - 1), held); // a finished step count is an answer, not a checkpoint
     throw error;
   }

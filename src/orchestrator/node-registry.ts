@@ -39,6 +39,9 @@ type Entry = { -readonly [K in keyof AgentRecord]: AgentRecord[K] };
 export class NodeRegistry {
   private readonly records = new Map<string, Entry>();
 
+  /** @param onForget told of each id forgotten (its metrics series go with it: serve-metrics.ts) */
+  constructor(private readonly onForget: (id: string) => void = () => {}) {}
+
   /** The entry of `id`, if it was ever declared or joined. */
   get(id: string): AgentRecord | undefined {
     return this.records.get(id);
@@ -100,6 +103,7 @@ export class NodeRegistry {
   /** Forgets `id` entirely (an agent that joined and never heartbeated: forget-silent.ts). */
   forget(id: string): void {
     this.records.delete(id);
+    this.onForget(id);
   }
 
   /** Entries that count as members: declared, waiting or joined (not left). */

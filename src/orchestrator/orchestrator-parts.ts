@@ -36,7 +36,8 @@ export interface OrchestratorParts {
 
 /** The parts of a new orchestrator, no swarm seated yet. */
 export function createParts(clock: Clock, models: readonly ModelSpec[], config: SwarmConfig, log: (line: string) => void, rebalance?: (registry: NodeRegistry) => RebalancerPlugin): OrchestratorParts {
-  const registry = new NodeRegistry();
+  // A forgotten agent's series leave /metrics with it: ids an attacker invents do not pile up there.
+  const registry = new NodeRegistry((id) => metrics.forgetNode(id));
   const rebalancer = rebalance?.(registry);
   const room = new WaitingRoom();
   const seat = new SwarmSeat();

@@ -49,6 +49,23 @@ export class ServeMetrics {
   /** Admission: saturation, queue depth per band, wait times, refusals by reason (admission-metrics.ts). */
   readonly admission: AdmissionMetrics;
 
+  /** The outcomes counted for each node in `stageCalls`: what {@link forgetNode} removes. */
+  private readonly stageOutcomes = new Map<string, Set<string>>();
+
+  /** Counts one stage call to `node` by its outcome. */
+  countStageCall(node: string, outcome: string): void {
+    this.stageCalls.inc({ node, outcome });
+    let outcomes = this.stageOutcomes.get(node);
+    if (outcomes === undefined) this.stageOutcomes.set(node, (outcomes = new Set()));
+    outcomes.add(outcome);
+  }
+
+  /** Drops every series of `node` (it was forgotten): `hecate_stage_calls_total`; the gauges read only known nodes. */
+  forgetNode(node: string): void {
+    for (const outcome of this.stageOutcomes.get(node) ?? []) this.stageCalls.remove({ node, outcome });
+    this.stageOutcomes.delete(node);
+  }
+
   constructor(source: MetricsSource) {
     this.admission = new AdmissionMetrics(this.registry, source);
     new Gauge({

@@ -117,7 +117,7 @@ export function beginCall(calls: StageCalls, nodeId: string): { readonly url: st
     url: record.url,
     end(outcome) {
       record.inflight--;
-      calls.metrics.stageCalls.inc({ node: nodeId, outcome });
+      calls.metrics.countStageCall(nodeId, outcome);
     },
   };
 }

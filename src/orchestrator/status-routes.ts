@@ -6,7 +6,8 @@
 import type { FastifyInstance } from 'fastify';
 import { resolvePhiOptions, type PhiOptions } from '../core/phi.js';
 import type { SessionOptions } from '../sessions/session-types.js';
-import { agentViews } from './agent-view.js';
+import { agentViews, type AgentView } from './agent-view.js';
+import { showsAddresses } from './auth/orchestrator-guard.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import { detectorBounds } from './serve-detector.js';
 import { ServeError } from '../wire/serve-error.js';
@@ -25,6 +26,9 @@ function pageParam(query: Record<string, string | undefined>, name: string, min:
   return n;
 }
 
+/** An agent as a client is shown it: all but where it listens. */
+const withoutAddress = ({ url: _url, ...rest }: AgentView): Omit<AgentView, 'url'> => rest;
+
 /** Registers the status, events and metrics routes. */
 export function registerStatusRoutes(app: FastifyInstance, parts: OrchestratorParts, failureDetector: PhiOptions, sessionOptions: SessionOptions): void {
   const { clock, seat, events, metrics, models } = parts;
@@ -37,12 +41,13 @@ export function registerStatusRoutes(app: FastifyInstance, parts: OrchestratorPa
     const limit = pageParam(request.query, 'limit', 1, STATUS_PAGE_MAX, STATUS_PAGE);
     const all = agentViews(parts, clock.now());
     const end = Math.min(all.length, offset + limit);
+    const shown = all.slice(offset, end);
     return {
       status: swarm?.status() ?? 'planning',
       ...(replica !== undefined ? { replication: replica.view() } : {}),
       models,
       plan: swarm?.state().plan ?? null,
-      nodes: all.slice(offset, end),
+      nodes: showsAddresses(request) ? shown : shown.map(withoutAddress),
       nodesTotal: all.length,
       nextOffset: end < all.length ? end : null,
       leases: swarm?.inFlight() ?? 0,
@@ -52,7 +57,9 @@ export function registerStatusRoutes(app: FastifyInstance, parts: OrchestratorPa
   });
   app.get('/v1/events', (request, reply) => {
     reply.hijack();
-    events.attach(reply.raw, { at: clock.now(), status: seat.swarm?.status() ?? 'planning', nodes: agentViews(parts, clock.now()) });
+    const addresses = showsAddresses(request);
+    const nodes = agentViews(parts, clock.now());
+    events.attach(reply.raw, { at: clock.now(), status: seat.swarm?.status() ?? 'planning', nodes: addresses ? nodes : nodes.map(withoutAddress) }, addresses);
     request.raw.on('close', () => reply.raw.end());
   });
   app.get('/metrics', async (_request, reply) => {

@@ -36,6 +36,8 @@ export interface CheckpointBucket {
   create(key: string, value: string): Promise<number | undefined>;
   get(key: string): Promise<{ readonly value: string; readonly revision: number } | undefined>;
   update(key: string, value: string, revision: number): Promise<number | undefined>;
+  /** Deletes `key` if it is still at `revision`; false when it moved. */
+  remove(key: string, revision: number): Promise<boolean>;
   readonly ttlMs: number;
   close(): Promise<void>;
 }
@@ -106,6 +108,15 @@ export async function openCheckpointBucket(options: CheckpointBucketOptions): Pr
         return await kv.update(key(k), seal(k, value), revision);
       } catch (error) {
         if (isWrongSequence(error)) return undefined;
+        throw error;
+      }
+    },
+    async remove(k, revision) {
+      try {
+        await kv.delete(key(k), { previousSeq: revision });
+        return true;
+      } catch (error) {
+        if (isWrongSequence(error)) return false;
         throw error;
       }
     },

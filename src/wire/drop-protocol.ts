@@ -18,3 +18,6 @@ export const dropBodySchema = {
   required: ['sessionId'],
   properties: { sessionId: { type: 'string', minLength: 1, maxLength: 200 } },
 } as const;
+
+/** The largest body of a drop (bytes): a session id at its longest, escaped, fits. */
+export const DROP_BODY_LIMIT = 4 * 1024;

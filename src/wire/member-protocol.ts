@@ -48,3 +48,9 @@ export function readHeartbeat(body: unknown): HeartbeatBody {
 
 /** JSON schema of the `:id` of `/v1/nodes/:id/...`. */
 export const nodeParamsSchema = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } } as const;
+
+/**
+ * The largest body of a join, heartbeat or leave (bytes): a join with every field at its longest,
+ * escaped, fits many times; anything longer is refused from its `content-length` unread.
+ */
+export const MEMBER_BODY_LIMIT = 16 * 1024;

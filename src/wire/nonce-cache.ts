@@ -21,6 +21,12 @@ export class NonceCache {
     return this.seen.size;
   }
 
+  /** True when `nonce` was admitted and is still remembered at `now` (nothing recorded). */
+  has(nonce: string, now: number): boolean {
+    const until = this.seen.get(nonce);
+    return until !== undefined && until > now;
+  }
+
   /**
    * Records `nonce` at `now` if it is new.
    * @returns `fresh`, `replayed` (seen within the window) or `full` (too many requests in the window)

@@ -75,20 +75,34 @@ const header = (headers: ReceivedRequest['headers'], name: string): string | und
 };
 
 /**
- * Checks a request signed with {@link signatureHeaders}: all three headers present, the signature
- * right (constant time), the timestamp within `maxSkewMs` of `now`, the nonce new.
+ * What of a signed request its headers alone can show, checked before its body is read: all three
+ * headers present and well formed, the timestamp within `maxSkewMs` of `now`, the nonce not used.
+ * @returns undefined when they hold, else why not
+ */
+export function checkSignatureHeaders(headers: ReceivedRequest['headers'], now: number, nonces: NonceCache, maxSkewMs = DEFAULT_MAX_SKEW_MS): string | undefined {
+  const stamp = header(headers, SIGNATURE_HEADERS.timestamp);
+  const nonce = header(headers, SIGNATURE_HEADERS.nonce);
+  const signature = header(headers, SIGNATURE_HEADERS.signature);
+  if (stamp === undefined || nonce === undefined || signature === undefined) return `not signed with the swarm secret (headers ${Object.values(SIGNATURE_HEADERS).join(', ')} needed)`;
+  if (!/^\d{1,16}$/.test(stamp)) return `header ${SIGNATURE_HEADERS.timestamp}: expected milliseconds since 1970, got "${stamp.slice(0, 40)}"`;
+  if (!/^[0-9a-f]{16,64}$/.test(nonce)) return `header ${SIGNATURE_HEADERS.nonce}: expected 16-64 hex digits`;
+  const skew = Math.abs(now - Number(stamp));
+  if (skew > maxSkewMs) return `header ${SIGNATURE_HEADERS.timestamp}: ${skew} ms away from this host's clock (at most ${maxSkewMs} ms)`;
+  if (nonces.has(nonce, now)) return `header ${SIGNATURE_HEADERS.nonce}: already used (a replayed request)`;
+  return undefined;
+}
+
+/**
+ * Checks a request signed with {@link signatureHeaders}: its headers as {@link checkSignatureHeaders}
+ * does, the signature right (constant time), then the nonce recorded as used.
  */
 export function verifySignature(secret: Uint8Array, request: ReceivedRequest, now: number, nonces: NonceCache, maxSkewMs = DEFAULT_MAX_SKEW_MS): Verdict {
-  const stamp = header(request.headers, SIGNATURE_HEADERS.timestamp);
-  const nonce = header(request.headers, SIGNATURE_HEADERS.nonce);
-  const signature = header(request.headers, SIGNATURE_HEADERS.signature);
-  if (stamp === undefined || nonce === undefined || signature === undefined) return { ok: false, reason: `not signed with the swarm secret (headers ${Object.values(SIGNATURE_HEADERS).join(', ')} needed)` };
-  if (!/^\d{1,16}$/.test(stamp)) return { ok: false, reason: `header ${SIGNATURE_HEADERS.timestamp}: expected milliseconds since 1970, got "${stamp.slice(0, 40)}"` };
-  if (!/^[0-9a-f]{16,64}$/.test(nonce)) return { ok: false, reason: `header ${SIGNATURE_HEADERS.nonce}: expected 16-64 hex digits` };
-  const parts: SignedParts = { method: request.method, path: request.path, timestamp: Number(stamp), nonce, body: request.body };
+  const refused = checkSignatureHeaders(request.headers, now, nonces, maxSkewMs);
+  if (refused !== undefined) return { ok: false, reason: refused };
+  const nonce = header(request.headers, SIGNATURE_HEADERS.nonce) as string;
+  const signature = header(request.headers, SIGNATURE_HEADERS.signature) as string;
+  const parts: SignedParts = { method: request.method, path: request.path, timestamp: Number(header(request.headers, SIGNATURE_HEADERS.timestamp)), nonce, body: request.body };
   if (!sameSecret(hmacOf(secret, parts), signature.toLowerCase())) return { ok: false, reason: `header ${SIGNATURE_HEADERS.signature}: the signature does not match (another swarm secret?)` };
-  const skew = Math.abs(now - parts.timestamp);
-  if (skew > maxSkewMs) return { ok: false, reason: `header ${SIGNATURE_HEADERS.timestamp}: ${skew} ms away from this host's clock (at most ${maxSkewMs} ms)` };
   const admitted = nonces.admit(nonce, now);
   if (admitted === 'replayed') return { ok: false, reason: `header ${SIGNATURE_HEADERS.nonce}: already used (a replayed request)` };
   if (admitted === 'full') return { ok: false, reason: `too many signed requests within ${maxSkewMs} ms` };

@@ -126,8 +126,9 @@ export async function startRogue(serve: StartedServe, id: string, memoryGb: numb
   };
 }
 
-/** The agents of `GET /v1/status` by id. */
-export async function statusNodes(url: string): Promise<Map<string, { state: string; downCause: string | null; url: string | null }>> {
-  const status = (await (await fetch(`${url}/v1/status?limit=1000`)).json()) as { nodes: { id: string; state: string; downCause: string | null; url: string | null }[] };
+/** The agents of `GET /v1/status` by id; their URLs only when read with the swarm `secret` (an operator's read). */
+export async function statusNodes(url: string, secret?: Uint8Array): Promise<Map<string, { state: string; downCause: string | null; url?: string | null }>> {
+  const headers: Record<string, string> = secret !== undefined ? { authorization: `Bearer ${Buffer.from(secret).toString('utf8')}` } : {};
+  const status = (await (await fetch(`${url}/v1/status?limit=1000`, { headers })).json()) as { nodes: { id: string; state: string; downCause: string | null; url: string | null }[] };
   return new Map(status.nodes.map((n) => [n.id, n]));
 }

@@ -22,7 +22,7 @@ const SESSION: Record<SessionErrorCode, true> = { InvalidInput: true, Closed: tr
 const SWARM: Record<SwarmErrorCode, true> = { UnknownNode: true, DuplicateNode: true, Stopped: true, BadTelemetry: true, InvalidInput: true, UnknownLease: true };
 const PLAN: Record<PlanErrorCode, true> = { InvalidInput: true, InsufficientCapacity: true, InvalidPlan: true };
 const REPLICATION: Record<ReplicationErrorCode, true> = { InvalidInput: true, Disconnected: true, Closed: true, NoGenesis: true, BadLog: true, UnknownVersion: true, Trimmed: true, Refused: true, Rejected: true };
-const IDEMPOTENCY: Record<IdempotencyErrorCode, true> = { InvalidKey: true, InProgress: true, KeyReused: true, ClaimLost: true, Unavailable: true };
+const IDEMPOTENCY: Record<IdempotencyErrorCode, true> = { InvalidKey: true, InProgress: true, KeyReused: true, ClaimLost: true, Unavailable: true, Full: true };
 
 type ErrorClass = new (code: never, message: string) => Error & { code: string };
 const CLASSES: readonly [string, ErrorClass, readonly string[]][] = [

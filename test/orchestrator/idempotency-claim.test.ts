@@ -12,6 +12,7 @@ import { claimGenerate, type ClaimOutcome } from '../../src/orchestrator/idempot
 import { IdempotencyError } from '../../src/orchestrator/idempotency-error.js';
 import { idempotencyKeyOf } from '../../src/orchestrator/idempotency-key.js';
 import { MemoryCheckpoints } from '../../src/orchestrator/memory-checkpoints.js';
+import { scopedKey } from '../../src/orchestrator/idempotency-scope.js';
 
 const LEASE = 3000;
 const TTL = 60_000;
@@ -102,7 +103,7 @@ describe('claimGenerate', () => {
 
   it('says the store is unavailable when it throws', async () => {
     const clock = new ManualClock(0);
-    const broken = { ttlMs: TTL, create: () => Promise.reject(new Error('no responders')), get: () => Promise.reject(new Error('x')), update: () => Promise.reject(new Error('x')), close: async () => {} };
+    const broken = { ttlMs: TTL, create: () => Promise.reject(new Error('no responders')), get: () => Promise.reject(new Error('x')), update: () => Promise.reject(new Error('x')), remove: () => Promise.reject(new Error('x')), close: async () => {} };
     const error = await refused(claimGenerate(broken, 'k5', { fingerprint: 'req', firstInput: 1 }, { owner: 'A', clock, leaseMs: LEASE }));
     expect([error.code, error.message]).toEqual(['Unavailable', 'the checkpoint store did not answer (create): no responders']);
   });
@@ -141,5 +142,47 @@ describe('idempotencyKeyOf', () => {
       expect((error as IdempotencyError).code).toBe('InvalidKey');
       expect((error as Error).message).toMatch(message);
     }
+  });
+});
+
+describe('idempotency within bounds', () => {
+  const request = { fingerprint: 'req', firstInput: 1 };
+
+  it('refuses a new key past the store\'s bound of records or characters (Full, retry when the oldest expires), and takes it once that expired', async () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryCheckpoints(clock, TTL, { records: 2, chars: 1_000_000 });
+    const options = { owner: 'A', clock: frozen(clock), leaseMs: LEASE };
+    await claimGenerate(store, 'k1', request, options);
+    clock.advance(1000);
+    await claimGenerate(store, 'k2', request, options);
+    const full = await refused(claimGenerate(store, 'k3', request, options));
+    expect([full.code, full.retryAfterMs]).toEqual(['Full', TTL - 1000]);
+    expect(full.message).toMatch(/holds 2 keys .* at most 2/);
+    clock.advance(TTL - 1000);
+    expect(run(await claimGenerate(store, 'k3', request, options)).fresh).toBe(true);
+    const small = new MemoryCheckpoints(clock, TTL, { records: 100, chars: 300 });
+    await claimGenerate(small, 'a', request, options);
+    expect((await refused(claimGenerate(small, 'b', { fingerprint: 'x'.repeat(200), firstInput: 1 }, options))).code).toBe('Full');
+  });
+
+  it('leaves no record when a fresh claim is released (a request refused before its first step)', async () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryCheckpoints(clock, TTL);
+    const claimed = run(await claimGenerate(store, 'k', request, { owner: 'A', clock: frozen(clock), leaseMs: LEASE }));
+    expect(store.size).toBe(1);
+    await claimed.claim.release();
+    expect(store.size).toBe(0);
+    // Another request under the key is not KeyReused: nothing was kept.
+    expect(run(await claimGenerate(store, 'k', { fingerprint: 'other', firstInput: 2 }, { owner: 'A', clock: frozen(clock), leaseMs: LEASE })).fresh).toBe(true);
+  });
+
+  it('scopes a key by its caller: a hash of its bearer token, else its source address; and by its class', () => {
+    const byToken = scopedKey('k', { authorization: 'Bearer secret-1', address: '10.0.0.1' });
+    expect(byToken).toMatch(/^t-[0-9a-f]{32}\/\/k$/);
+    expect(byToken).not.toContain('secret-1');
+    expect(scopedKey('k', { authorization: 'Bearer secret-1', address: '10.0.0.2' })).toBe(byToken);
+    expect(scopedKey('k', { authorization: 'Bearer secret-2', address: '10.0.0.1' })).not.toBe(byToken);
+    expect(scopedKey('k', { authorization: undefined, address: '::ffff:10.0.0.1' })).toBe('a-10.0.0.1//k');
+    expect(scopedKey('k', { authorization: undefined, address: '10.0.0.1', className: 'batch' })).toBe('a-10.0.0.1/batch/k');
   });
 });

@@ -53,7 +53,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const status = async (): Promise<any> => (await fetch(`${serveUrl}/v1/status`)).json();
+/** The status as the operator reads it (the swarm secret as a bearer: agents' URLs shown). */
+const status = async (): Promise<any> => (await fetch(`${serveUrl}/v1/status`, { headers: { authorization: `Bearer ${Buffer.from(secret).toString('utf8')}` } })).json();
 
 /** POSTs `body` to `url`, signed by `signer` (unsigned without). */
 async function send(url: string, body: unknown, signer?: RequestSigner, method = 'POST'): Promise<{ status: number; body: any }> {
@@ -100,11 +101,17 @@ describe('the swarm secret and agent keys (real processes)', () => {
     expect(secretOnly.body.error.message).toContain('not signed by the agent\'s key');
     expect((await send(`${serveUrl}/v1/nodes/a1/heartbeat`, {})).status).toBe(401);
     expect((await send(`${serveUrl}/v1/nodes/a1/leave`, {})).status).toBe(401);
-    // A signed request replayed as is: refused for its nonce.
+    // Signed by another key than a1's: refused from its headers, before its body is read.
     const body = JSON.stringify({});
     const headers = { 'content-type': 'application/json', ...signedHeaders({ secret, key: impostorKey }, 'POST', `${serveUrl}/v1/nodes/a1/heartbeat`, body, Date.now()) };
     expect((await fetch(`${serveUrl}/v1/nodes/a1/heartbeat`, { method: 'POST', headers, body })).status).toBe(409);
-    const replay = await fetch(`${serveUrl}/v1/nodes/a1/heartbeat`, { method: 'POST', headers, body });
+    // A signed request replayed as is: refused for its nonce (the first time its swarm signature
+    // held and the key's did not: the key signs as a1, not x8).
+    const stray = { 'content-type': 'application/json', ...signedHeaders({ secret, key: impostorKey }, 'POST', `${serveUrl}/v1/nodes/x8/heartbeat`, body, Date.now()) };
+    const first = await fetch(`${serveUrl}/v1/nodes/x8/heartbeat`, { method: 'POST', headers: stray, body });
+    expect(first.status).toBe(401);
+    expect(((await first.json()) as any).error.message).toContain('does not verify');
+    const replay = await fetch(`${serveUrl}/v1/nodes/x8/heartbeat`, { method: 'POST', headers: stray, body });
     expect(replay.status).toBe(401);
     expect(((await replay.json()) as any).error.message).toContain('already used');
     expect((await status()).nodes.map((n: { id: string }) => n.id)).toEqual(['a1']);

@@ -9,9 +9,10 @@
 import { once } from 'node:events';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TimeSource } from '../../runtime/types.js';
-import { keepRawBody, rawBody } from '../../net/raw-body.js';
+import { rawBody } from '../../net/raw-body.js';
+import { DEFAULT_BODY_LIMIT } from '../../net/http-app.js';
 import { NonceCache } from '../../wire/nonce-cache.js';
-import { DEFAULT_MAX_SKEW_MS, verifySignature } from '../../wire/request-signing.js';
+import { checkSignatureHeaders, DEFAULT_MAX_SKEW_MS, verifySignature } from '../../wire/request-signing.js';
 import { ServeError } from '../../wire/serve-error.js';
 import type { ChatMessage, ChatTemplate } from '../../wire/chat-prompt.js';
 import type { EngineWatch } from './engine-watch.js';
@@ -44,9 +45,14 @@ export function registerUpstreamRoutes(app: FastifyInstance, options: UpstreamRo
   const secret = options.secret;
   if (secret !== undefined) {
     const nonces = new NonceCache(2 * DEFAULT_MAX_SKEW_MS);
-    keepRawBody(app);
+    const guarded = (url: string | undefined): boolean => url === UPSTREAM_PATHS.completions || url === UPSTREAM_PATHS.chat;
+    app.addHook('onRequest', async (request) => {
+      if (!guarded(request.routeOptions.url)) return; // its headers first, before its body is read
+      const refused = checkSignatureHeaders(request.headers, options.clock.now(), nonces, DEFAULT_MAX_SKEW_MS);
+      if (refused !== undefined) throw new ServeError('Unauthenticated', 401, `forwarded call refused: ${refused}`, { field: 'headers' });
+    });
     app.addHook('preValidation', async (request) => {
-      if (request.routeOptions.url !== UPSTREAM_PATHS.completions && request.routeOptions.url !== UPSTREAM_PATHS.chat) return;
+      if (!guarded(request.routeOptions.url)) return;
       const verdict = verifySignature(secret, { method: request.method, path: request.url, headers: request.headers, body: rawBody(request) }, options.clock.now(), nonces, DEFAULT_MAX_SKEW_MS);
       if (!verdict.ok) throw new ServeError('Unauthenticated', 401, `forwarded call refused: ${verdict.reason}`, { field: 'headers' });
     });
@@ -91,8 +97,9 @@ export function registerUpstreamRoutes(app: FastifyInstance, options: UpstreamRo
       reply.raw.off('close', hangUp);
     }
   };
-  app.post(UPSTREAM_COMPLETIONS, forward(false));
-  app.post(UPSTREAM_CHAT, forward(true));
+  // What the orchestrator forwards is a client's body (at most DEFAULT_BODY_LIMIT) written again.
+  app.post(UPSTREAM_COMPLETIONS, { bodyLimit: 2 * DEFAULT_BODY_LIMIT }, forward(false));
+  app.post(UPSTREAM_CHAT, { bodyLimit: 2 * DEFAULT_BODY_LIMIT }, forward(true));
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The orchestrator's checks (docs/security.md): joins, heartbeats and leaves must be signed with
  * the swarm secret (401 otherwise) and by the agent's own key, and an id belongs to the key of its
- * first admitted join (409 for any other, whatever the URL); `DELETE /v1/nodes/:id/key` (the
+ * first admitted join (409 for any other, whatever the URL), each checked from the headers before
+ * the body is read as far as they show it; `DELETE /v1/nodes/:id/key` (the
  * swarm secret, signed or as a bearer token) is the only way to free an id; `POST /v1/generate`
  * needs the client token when one is configured.
  */
@@ -12,8 +13,8 @@ import { ServeError } from '../../wire/serve-error.js';
 import { AGENT_KEY_HEADERS, verifyAgentSignature } from '../../wire/agent-key.js';
 import { KeyBindings } from './key-bindings.js';
 import { NonceCache } from '../../wire/nonce-cache.js';
-import { rawBody, keepRawBody } from '../../net/raw-body.js';
-import { DEFAULT_MAX_SKEW_MS, sameSecret, verifySignature, type SignedParts } from '../../wire/request-signing.js';
+import { rawBody } from '../../net/raw-body.js';
+import { checkSignatureHeaders, DEFAULT_MAX_SKEW_MS, sameSecret, verifySignature, type SignedParts } from '../../wire/request-signing.js';
 
 /** The orchestrator's credentials. */
 export interface OrchestratorAuth {
@@ -80,6 +81,19 @@ export async function bindJoinKey(request: FastifyRequest): Promise<void> {
   await claim?.();
 }
 
+/** Reads of `/v1/status` and `/v1/events` without the swarm secret, by request: shown no agent's address. */
+const addressesHidden = new WeakSet<object>();
+const READ_ROUTES = new Set(['/v1/status', '/v1/events']);
+
+/**
+ * Whether `request` (a read of `/v1/status` or `/v1/events`) is shown where agents listen: only
+ * with the swarm secret as `authorization: Bearer <secret>` when the orchestrator has credentials
+ * (clients need ids and states, not addresses); always without them.
+ */
+export function showsAddresses(request: FastifyRequest): boolean {
+  return !addressesHidden.has(request.raw);
+}
+
 const bearer = (request: FastifyRequest): string | undefined => /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
 
 /**
@@ -93,7 +107,6 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
   const maxSkewMs = auth.maxSkewMs ?? DEFAULT_MAX_SKEW_MS;
   const nonces = new NonceCache(2 * maxSkewMs);
   const secretText = Buffer.from(auth.secret).toString('utf8');
-  keepRawBody(app);
 
   const checkSecret = (request: FastifyRequest, bearerToo: boolean): void => {
     const token = bearerToo ? bearer(request) : undefined;
@@ -105,6 +118,25 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
     if (!verdict.ok) throw new ServeError('Unauthenticated', 401, verdict.reason, { field: 'headers' });
     verified.set(request.raw, verdict.parts);
   };
+
+  // Before the body is read: what the headers alone show (docs/security.md, "Connections and bodies").
+  app.addHook('onRequest', async (request) => {
+    if (READ_ROUTES.has(request.routeOptions.url ?? '')) {
+      const token = bearer(request);
+      if (token === undefined || !sameSecret(token, secretText)) addressesHidden.add(request.raw);
+      return;
+    }
+    const what = MEMBER_ROUTES.get(request.routeOptions.url ?? '');
+    if (what === undefined) return;
+    const refused = checkSignatureHeaders(request.headers, clock.now(), nonces, maxSkewMs);
+    if (refused !== undefined) throw new ServeError('Unauthenticated', 401, refused, { field: 'headers' });
+    const key = request.headers[AGENT_KEY_HEADERS.key];
+    if (typeof key !== 'string' || typeof request.headers[AGENT_KEY_HEADERS.signature] !== 'string') throw new ServeError('Unauthenticated', 401, `the ${what} is not signed by the agent's key (headers ${AGENT_KEY_HEADERS.key}, ${AGENT_KEY_HEADERS.signature})`, { field: 'headers' });
+    if (what === 'join') return; // its id is in its body
+    const id = (request.params as { id: string }).id;
+    const bound = bindings.keyOf(id);
+    if (bound !== undefined && bound !== key) throw mismatch(id, what); // not logged: nothing in it is verified yet
+  });
 
   app.addHook('preValidation', async (request) => {
     const route = request.routeOptions.url;
