@@ -1,12 +1,14 @@
 /**
  * What the orchestrator shows: `GET /v1/status` (the swarm, the plan and every agent, read from
  * the owners of its facts: agent-view.ts), `GET /v1/events` (server-sent events,
- * opening with the same view) and `GET /metrics` (Prometheus).
+ * opening with the same view) and `GET /metrics` (Prometheus). On a guarded orchestrator an
+ * agent's address is the operator's to see: a client's view has `url: null` (docs/security.md).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { resolvePhiOptions, type PhiOptions } from '../core/phi.js';
 import type { SessionOptions } from '../sessions/session-types.js';
-import { agentViews } from './agent-view.js';
+import { agentViews, type AgentView } from './agent-view.js';
+import { isClientView } from './auth/orchestrator-guard.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import { detectorBounds } from './serve-detector.js';
 import { ServeError } from '../wire/serve-error.js';
@@ -25,6 +27,11 @@ function pageParam(query: Record<string, string | undefined>, name: string, min:
   return n;
 }
 
+/** The agents as `request`'s caller may see them: a client, without their addresses. */
+function shown(request: FastifyRequest, views: AgentView[]): AgentView[] {
+  return isClientView(request) ? views.map((v) => ({ ...v, url: null })) : views;
+}
+
 /** Registers the status, events and metrics routes. */
 export function registerStatusRoutes(app: FastifyInstance, parts: OrchestratorParts, failureDetector: PhiOptions, sessionOptions: SessionOptions): void {
   const { clock, seat, events, metrics, models } = parts;
@@ -35,7 +42,7 @@ export function registerStatusRoutes(app: FastifyInstance, parts: OrchestratorPa
     const replica = seat.replica;
     const offset = pageParam(request.query, 'offset', 0, 1_000_000, 0);
     const limit = pageParam(request.query, 'limit', 1, STATUS_PAGE_MAX, STATUS_PAGE);
-    const all = agentViews(parts, clock.now());
+    const all = shown(request, agentViews(parts, clock.now()));
     const end = Math.min(all.length, offset + limit);
     return {
       status: swarm?.status() ?? 'planning',
@@ -52,7 +59,7 @@ export function registerStatusRoutes(app: FastifyInstance, parts: OrchestratorPa
   });
   app.get('/v1/events', (request, reply) => {
     reply.hijack();
-    events.attach(reply.raw, { at: clock.now(), status: seat.swarm?.status() ?? 'planning', nodes: agentViews(parts, clock.now()) });
+    events.attach(reply.raw, { at: clock.now(), status: seat.swarm?.status() ?? 'planning', nodes: shown(request, agentViews(parts, clock.now())) });
     request.raw.on('close', () => reply.raw.end());
   });
   app.get('/metrics', async (_request, reply) => {
