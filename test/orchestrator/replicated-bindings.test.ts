@@ -59,7 +59,7 @@ const join1 = (o: RunningOrchestrator, key: AgentKey, id = 'a1') => send(`${o.ur
 const keyOf = (o: RunningOrchestrator, id: string) => (o.swarm() as ReplicatedSwarm).keyOf(id);
 
 describe('replicated key bindings (two orchestrators, one swarm over NATS)', () => {
-  it('refuses an impostor on the orchestrator its agent did not join; the operator's call on one frees the id on both', async () => {
+  it('refuses an impostor on the orchestrator its agent did not join; the operator\'s call on one frees the id on both', async () => {
     expect((await join1(a, agentKey)).status).toBe(200);
     await until(() => keyOf(b, 'a1') === agentKey.publicKey, 'b to hold a1\'s binding');
     const impostor = { secret, key: impostorKey };

@@ -54,7 +54,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const status = async (): Promise<any> => (await fetch(`${serveUrl}/v1/status`)).json();
+/** `GET /v1/status` as the operator sees it (agents' URLs included). */
+const status = async (): Promise<any> => (await fetch(`${serveUrl}/v1/status`, { headers: { authorization: `Bearer ${readFileSync(operatorFile, 'utf8').trim()}` } })).json();
 
 /** POSTs `body` to `url`, signed by `signer` (unsigned without). */
 async function send(url: string, body: unknown, signer?: RequestSigner, method = 'POST'): Promise<{ status: number; body: any }> {
