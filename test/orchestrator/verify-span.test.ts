@@ -56,7 +56,7 @@ describe('verification by redundant execution (real processes)', () => {
     const { child, url } = await startAgentCli(id, serve, 6, 2, ['--per-layer-ms', '0.1', ...extra]);
     agents.set(id, child);
     await waitFor(`agent ${id} alive at ${url}`, async () => {
-      const n = (await statusNodes(serve.url)).get(id);
+      const n = (await statusNodes(serve.url, serve.operatorToken)).get(id);
       return n?.state === 'alive' && n.url === url ? true : undefined;
     }, 20_000);
   }
