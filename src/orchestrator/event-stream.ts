@@ -3,7 +3,8 @@
  * own: joins, leaves, a suspect heard from again) goes to every connected client as
  * `event: <type>` / `data: <json>`, numbered with `id:`. A client that does not read is dropped
  * once its unsent events pass {@link SSE_CLIENT_BUFFER_BYTES} (docs/security.md): one slow reader
- * costs the orchestrator that much memory at most, and is counted.
+ * costs the orchestrator that much memory at most, and is counted. A client attached as one
+ * (not the operator: status-routes.ts) gets every event's `url` as `null`.
  */
 import type { ServerResponse } from 'node:http';
 import { systemClock } from '../runtime/clock.js';
@@ -14,7 +15,8 @@ export const SSE_CLIENT_BUFFER_BYTES = 256 * 1024;
 
 /** The clients of one event stream. */
 export class EventStream {
-  private readonly clients = new Set<ServerResponse>();
+  /** Each client, and whether agents' addresses are kept from it. */
+  private readonly clients = new Map<ServerResponse, boolean>();
   private seq = 0;
   private keepAlive: unknown;
   private closed = false;
@@ -42,12 +44,15 @@ export class EventStream {
     return handle;
   }
 
-  /** Takes over a response: SSE headers, a first `hello` event, then every published event until it closes. */
-  attach(response: ServerResponse, hello: unknown): void {
+  /**
+   * Takes over a response: SSE headers, a first `hello` event, then every published event until
+   * it closes; `withoutUrls`: each event's `url` sent as `null` (the caller redacts `hello`).
+   */
+  attach(response: ServerResponse, hello: unknown, withoutUrls = false): void {
     response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     response.write('retry: 1000\n\n');
     response.write(frame(++this.seq, 'hello', hello));
-    this.clients.add(response);
+    this.clients.set(response, withoutUrls);
     response.on('close', () => this.clients.delete(response));
   }
 
@@ -57,7 +62,10 @@ export class EventStream {
       this.seq++;
       return;
     }
-    this.write(frame(++this.seq, type, data));
+    const id = ++this.seq;
+    const text = frame(id, type, data);
+    const hasUrl = typeof data === 'object' && data !== null && 'url' in data;
+    this.write(text, hasUrl ? frame(id, type, { ...data, url: null }) : text);
   }
 
   /** Connected clients. */
@@ -69,13 +77,13 @@ export class EventStream {
   close(): void {
     this.closed = true;
     this.clock.clearTimeout(this.keepAlive);
-    for (const client of this.clients) client.end();
+    for (const client of this.clients.keys()) client.end();
     this.clients.clear();
   }
 
-  private write(text: string): void {
-    for (const client of this.clients) {
-      client.write(text);
+  private write(text: string, withoutUrls = text): void {
+    for (const [client, redacted] of this.clients) {
+      client.write(redacted ? withoutUrls : text);
       // What the socket has not taken yet: past the cap, the client is not reading. Dropped.
       if (client.writableLength > this.maxBufferedBytes) {
         this.clients.delete(client);

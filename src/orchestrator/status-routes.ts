@@ -2,7 +2,8 @@
  * What the orchestrator shows: `GET /v1/status` (the swarm, the plan and every agent, read from
  * the owners of its facts: agent-view.ts), `GET /v1/events` (server-sent events,
  * opening with the same view) and `GET /metrics` (Prometheus). On a guarded orchestrator an
- * agent's address is the operator's to see: a client's view has `url: null` (docs/security.md).
+ * agent's address is the operator's to see: a client's view, and its events, have `url: null`
+ * (docs/security.md).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { resolvePhiOptions, type PhiOptions } from '../core/phi.js';
@@ -59,7 +60,7 @@ export function registerStatusRoutes(app: FastifyInstance, parts: OrchestratorPa
   });
   app.get('/v1/events', (request, reply) => {
     reply.hijack();
-    events.attach(reply.raw, { at: clock.now(), status: seat.swarm?.status() ?? 'planning', nodes: shown(request, agentViews(parts, clock.now())) });
+    events.attach(reply.raw, { at: clock.now(), status: seat.swarm?.status() ?? 'planning', nodes: shown(request, agentViews(parts, clock.now())) }, isClientView(request));
     request.raw.on('close', () => reply.raw.end());
   });
   app.get('/metrics', async (_request, reply) => {

@@ -9,7 +9,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedHeaders, type RequestSigner } from '../../src/wire/signed-headers.js';
-import { stopAll, waitFor } from './processes.js';
+import { collectEvents, stopAll, waitFor, type ReceivedEvent } from './processes.js';
 import { freshKey, member, postJson, removeServeDirs, startAgentCli, startServe, statusNodes, type StartedServe } from './edge-helpers.js';
 
 let serve: StartedServe;
@@ -62,10 +62,26 @@ describe('the swarm secret is a member credential, not the operator\'s', () => {
     expect(a1).toMatchObject({ state: 'alive', url: a1Url });
   });
 
-  it('shows a client no agent\'s address; the operator sees them', async () => {
+  it('shows a client no agent\'s address, in /v1/status and /v1/events; the operator sees them', async () => {
     expect((await statusNodes(serve.url)).get('a1')?.url).toBeNull();
     expect((await statusNodes(serve.url, serve.secret.toString())).get('a1')?.url).toBeNull();
     expect((await statusNodes(serve.url, serve.operatorToken)).get('a1')?.url).toBe(a1Url);
+    const stop = new AbortController();
+    const asClient: ReceivedEvent[] = [];
+    const asOperator: ReceivedEvent[] = [];
+    try {
+      await collectEvents(`${serve.url}/v1/events`, asClient, stop.signal);
+      await collectEvents(`${serve.url}/v1/events`, asOperator, stop.signal, bearer(serve.operatorToken));
+      expect((await postJson(`${serve.url}/v1/nodes`, profile('ev1', 'http://127.0.0.1:9'), member(serve, 'ev1'))).status).toBe(200);
+      const joined = (events: ReceivedEvent[]) => waitFor('node.joined of ev1', () => events.find((e) => e.type === 'node.joined' && e.data['nodeId'] === 'ev1'), 5000, 20);
+      expect((await joined(asClient)).data['url']).toBeNull();
+      expect((await joined(asOperator)).data['url']).toBe('http://127.0.0.1:9');
+      const a1In = (events: ReceivedEvent[]) => (events.find((e) => e.type === 'hello')?.data['nodes'] as { id: string; url: string | null }[]).find((n) => n.id === 'a1')?.url;
+      expect(a1In(asClient)).toBeNull();
+      expect(a1In(asOperator)).toBe(a1Url);
+    } finally {
+      stop.abort();
+    }
   });
 
   it('lets an id\'s own key free its binding, and the operator free any; nobody else', async () => {
