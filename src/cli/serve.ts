@@ -54,8 +54,9 @@ const SUMMARY = commandSummary('serve');
 const DETAILS = `Endpoints: POST /v1/nodes (join), POST /v1/nodes/:id/heartbeat, POST /v1/nodes/:id/leave,
 POST /v1/generate { model, prompt, steps }, with --model DIR POST /v1/completions (OpenAI's:
 prompt, max_tokens, temperature, top_p, seed, stop, stream), GET /v1/status, GET /v1/events (server-sent
-events), GET /metrics (Prometheus), DELETE /v1/nodes/:id/key (admin: frees an id bound to an
-agent's key). Drains on SIGTERM or SIGINT (--drain-ms), then stops.
+events), GET /metrics (Prometheus); the operator's (--operator-token-file, as a bearer): DELETE
+/v1/nodes/:id/key (frees an id bound to an agent's key), DELETE /v1/nodes/:id and DELETE
+/v1/nodes?pattern=P (remove members). Drains on SIGTERM or SIGINT (--drain-ms), then stops.
 
 Agents sign their joins, heartbeats and leaves with the swarm secret of --token-file (serve
 creates it; agents started in the same directory read it) and with their own key; an id stays
@@ -136,9 +137,10 @@ export const command: Command = {
       log(served.summary);
     }
     if (trust.created) log(`created the swarm secret ${trust.tokenFile} (mode 0600): agents read it with --token-file`);
+    if (trust.operator?.created === true) log(`created the operator token ${trust.operator.file} (mode 0600): the operator's calls need it as a bearer`);
     return withPidFile(args, async () => {
       const orchestrator = await listening(() => reachingNats(replication?.servers, () => startOrchestrator({
-        auth: { secret: trust.secret, bindingsFile: trust.bindingsFile, ...(trust.clientToken !== undefined ? { clientToken: trust.clientToken } : {}) },
+        auth: { secret: trust.secret, bindingsFile: trust.bindingsFile, ...(trust.clientToken !== undefined ? { clientToken: trust.clientToken } : {}), ...(trust.operator !== undefined ? { operatorToken: trust.operator.token } : {}) },
         ...(trust.tls !== undefined ? { tls: trust.tls } : {}),
         host,
         port,

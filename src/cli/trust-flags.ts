@@ -26,6 +26,7 @@ const TLS_FLAGS: Record<string, FlagSpec> = {
 export const SERVE_TRUST_FLAGS: Record<string, FlagSpec> = {
   'token-file': { type: 'string', value: 'file', description: `The swarm secret agents sign with; created (mode 0600) when absent (default ${DEFAULT_TOKEN_FILE}).` },
   'bindings-file': { type: 'string', value: 'file', description: 'Where each agent id\'s key binding is kept across restarts (default key-bindings.json beside the token file).' },
+  'operator-token-file': { type: 'string', value: 'file', description: 'The operator\'s token: its bearer alone may free an id\'s key (DELETE /v1/nodes/:id/key) and remove members (DELETE /v1/nodes/:id, DELETE /v1/nodes?pattern=); created (mode 0600) when absent; keep it off the agents\' machines (default: none, those calls refused).' },
   'client-token-file': { type: 'string', value: 'file', description: 'POST /v1/generate then needs "authorization: Bearer <its text>"; created (mode 0600) when absent.' },
   ...TLS_FLAGS,
   insecure: { type: 'boolean', description: 'Allow --host other than loopback without TLS.' },
@@ -68,6 +69,8 @@ export interface ServeTrust {
   readonly secret: Buffer;
   readonly bindingsFile: string;
   readonly clientToken?: Buffer;
+  /** The operator token's file and text, and whether this start created it. */
+  readonly operator?: { readonly file: string; readonly token: Buffer; readonly created: boolean };
   readonly tls?: TlsOptions;
 }
 
@@ -87,7 +90,10 @@ export function serveTrust(args: ParsedArgs, host: string): ServeTrust {
   asFlag('bindings-file', () => new KeyBindings(bindingsFile)); // refused here, before anything starts
   const clientFile = stringFlag(args, 'client-token-file');
   const clientToken = clientFile === undefined ? undefined : asFlag('client-token-file', () => ensureSecretFile(clientFile).secret);
-  return { tokenFile, created, secret, bindingsFile, ...(clientToken !== undefined ? { clientToken } : {}), ...(tls !== undefined ? { tls } : {}) };
+  const operatorFile = stringFlag(args, 'operator-token-file');
+  const operator = operatorFile === undefined ? undefined : asFlag('operator-token-file', () => ensureSecretFile(operatorFile));
+  if (operator !== undefined && operator.secret.equals(secret)) throw new UsageError(`flag --operator-token-file: ${operatorFile} holds the swarm secret; the operator's token must be its own`);
+  return { tokenFile, created, secret, bindingsFile, ...(clientToken !== undefined ? { clientToken } : {}), ...(operator !== undefined && operatorFile !== undefined ? { operator: { file: operatorFile, token: operator.secret, created: operator.created } } : {}), ...(tls !== undefined ? { tls } : {}) };
 }
 
 /** What `agent` runs with: the swarm secret, its key pair, TLS. */

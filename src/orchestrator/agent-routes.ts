@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { PlanError } from '../core/errors.js';
 import type { NodeProfile } from '../core/types.js';
 import { bindJoinKey } from './auth/orchestrator-guard.js';
+import { AGENT_KEY_HEADERS } from '../wire/agent-key.js';
 import { stateOf, type AgentState } from './agent-view.js';
 import { joinBodySchema, MEMBER_BODY_LIMIT, nodeParamsSchema, readHeartbeat, type HeartbeatBody, type JoinBody } from '../wire/member-protocol.js';
 import { planWhenReady } from './open-swarm.js';
@@ -24,14 +25,21 @@ export function plannedMemoryGb(memoryGb: number, reserveGb: number): number {
 /** Registers the join, heartbeat and leave routes; the plan sees a joining agent's memory less `reserveGb`. */
 export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorParts, edge?: JoinEdge, reserveGb = 0): void {
   // A spent source's join of a new id is refused before its signature is checked (join-edge.ts).
-  const early = edge === undefined ? [] : [async (request: FastifyRequest) => refuseSpentSource(parts, edge, request.body, request.socket.remoteAddress ?? request.ip)];
+  const early = edge === undefined ? [] : [async (request: FastifyRequest) => refuseSpentSource(parts, edge, request.body, request.socket.remoteAddress ?? request.ip, credentialOf(request))];
   app.post<{ Body: JoinBody }>('/v1/nodes', { schema: { body: joinBodySchema }, bodyLimit: MEMBER_BODY_LIMIT, preValidation: early }, async (request) => {
-    const body = edge === undefined ? request.body : admitJoin(parts, edge, request.body, request.socket.remoteAddress ?? request.ip);
+    // The key header was verified by the guard before this handler runs (when the orchestrator has one).
+    const body = edge === undefined ? request.body : admitJoin(parts, edge, request.body, request.socket.remoteAddress ?? request.ip, credentialOf(request));
     await bindJoinKey(request); // an id is bound to its key only by a join the edge admitted
     return join(parts, { ...body, memoryGb: plannedMemoryGb(body.memoryGb, reserveGb) }, edge);
   });
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema }, bodyLimit: MEMBER_BODY_LIMIT }, (request) => heartbeat(parts, request.params.id, readHeartbeat(request.body)));
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema }, bodyLimit: MEMBER_BODY_LIMIT }, (request) => leave(parts, request.params.id));
+}
+
+/** The member credential a join is limited by: the agent key it is signed with, if any. */
+function credentialOf(request: FastifyRequest): string | undefined {
+  const key = request.headers[AGENT_KEY_HEADERS.key];
+  return typeof key === 'string' ? key : undefined;
 }
 
 /** The models an agent serves layers of, in a join's answer: it refuses stage calls outside them. */
@@ -55,7 +63,7 @@ async function joined(parts: OrchestratorParts, body: JoinBody): Promise<{ id: s
   const swarm = seat.swarm;
   if (swarm === undefined) {
     room.enter(profile, clock.now());
-    events.publish('node.joined', { at: clock.now(), nodeId: body.id, url, rejoin }, { at: clock.now(), nodeId: body.id, rejoin });
+    events.publish('node.joined', { at: clock.now(), nodeId: body.id, url, rejoin });
     planWhenReady(parts);
     return { id: body.id, rejoin, state: stateOf(parts, body.id) };
   }
@@ -63,12 +71,15 @@ async function joined(parts: OrchestratorParts, body: JoinBody): Promise<{ id: s
     const growth = await swarm.addNode(profile);
     log(`agent "${body.id}" joined the running swarm as ${growth.role}`);
   }
-  events.publish('node.joined', { at: clock.now(), nodeId: body.id, url, rejoin }, { at: clock.now(), nodeId: body.id, rejoin });
+  events.publish('node.joined', { at: clock.now(), nodeId: body.id, url, rejoin });
   // A join is heard like a heartbeat. A heartbeat brings back a node the detector took down
-  // (node.alive, cause heartbeat); one marked down (never joined, left) or ejected needs the
-  // orchestrator's word: it joined again.
+  // (node.alive, cause heartbeat); one marked down (never joined, left) needs the orchestrator's
+  // word: it joined again (an ejected one too: a restarted agent). Not a quarantined one: only
+  // the operator ends a quarantine (docs/security.md, "Verification"), and joining again would be
+  // a way around it.
   swarm.heartbeat(body.id);
-  if (swarm.node(body.id)?.state === 'down') await swarm.markAlive(body.id);
+  const node = swarm.node(body.id);
+  if (node?.state === 'down' && node.cause !== 'integrity') await swarm.markAlive(body.id);
   return { id: body.id, rejoin, state: stateOf(parts, body.id) };
 }
 

@@ -3,7 +3,8 @@
  * own: joins, leaves, a suspect heard from again) goes to every connected client as
  * `event: <type>` / `data: <json>`, numbered with `id:`. A client that does not read is dropped
  * once its unsent events pass {@link SSE_CLIENT_BUFFER_BYTES} (docs/security.md): one slow reader
- * costs the orchestrator that much memory at most, and is counted.
+ * costs the orchestrator that much memory at most, and is counted. A client attached as one
+ * (not the operator: status-routes.ts) gets every event's `url` as `null`.
  */
 import type { ServerResponse } from 'node:http';
 import { systemClock } from '../runtime/clock.js';
@@ -14,7 +15,7 @@ export const SSE_CLIENT_BUFFER_BYTES = 256 * 1024;
 
 /** The clients of one event stream. */
 export class EventStream {
-  /** Each client, and whether it is shown agents' addresses (docs/security.md, "Event stream and status"). */
+  /** Each client, and whether agents' addresses are kept from it. */
   private readonly clients = new Map<ServerResponse, boolean>();
   private seq = 0;
   private keepAlive: unknown;
@@ -44,26 +45,27 @@ export class EventStream {
   }
 
   /**
-   * Takes over a response: SSE headers, a first `hello` event, then every published event until it
-   * closes; `addresses` false sends it each event's version without agents' addresses.
+   * Takes over a response: SSE headers, a first `hello` event, then every published event until
+   * it closes; `withoutUrls`: each event's `url` sent as `null` (the caller redacts `hello`).
    */
-  attach(response: ServerResponse, hello: unknown, addresses = true): void {
+  attach(response: ServerResponse, hello: unknown, withoutUrls = false): void {
     response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     response.write('retry: 1000\n\n');
     response.write(frame(++this.seq, 'hello', hello));
-    this.clients.set(response, addresses);
+    this.clients.set(response, withoutUrls);
     response.on('close', () => this.clients.delete(response));
   }
 
-  /** Sends one event to every client: `withoutAddresses` (when given) to those not shown agents' addresses. */
-  publish(type: string, data: unknown, withoutAddresses?: unknown): void {
+  /** Sends one event to every client; to a client's view with its `url` (an agent's address) as `null`. */
+  publish(type: string, data: unknown): void {
     if (this.clients.size === 0) {
       this.seq++;
       return;
     }
     const id = ++this.seq;
     const text = frame(id, type, data);
-    this.write(text, withoutAddresses === undefined ? text : frame(id, type, withoutAddresses));
+    const hasUrl = typeof data === 'object' && data !== null && 'url' in data;
+    this.write(text, hasUrl ? frame(id, type, { ...data, url: null }) : text);
   }
 
   /** Connected clients. */
@@ -79,9 +81,9 @@ export class EventStream {
     this.clients.clear();
   }
 
-  private write(text: string, withoutAddresses = text): void {
-    for (const [client, addresses] of this.clients) {
-      client.write(addresses ? text : withoutAddresses);
+  private write(text: string, withoutUrls = text): void {
+    for (const [client, redacted] of this.clients) {
+      client.write(redacted ? withoutUrls : text);
       // What the socket has not taken yet: past the cap, the client is not reading. Dropped.
       if (client.writableLength > this.maxBufferedBytes) {
         this.clients.delete(client);

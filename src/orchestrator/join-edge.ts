@@ -55,13 +55,13 @@ export function workModel(options: EdgeOptions): WorkModel {
  * (the schema names it next), goes on.
  * @throws {ServeError} 429 `RateLimited`
  */
-export function refuseSpentSource(parts: OrchestratorParts, edge: JoinEdge, body: unknown, source: string): void {
+export function refuseSpentSource(parts: OrchestratorParts, edge: JoinEdge, body: unknown, source: string, credential?: string): void {
   const id = (body as { id?: unknown } | null | undefined)?.id;
   if (typeof id !== 'string') return;
   const known = parts.registry.get(id);
   if (known !== undefined && !known.left) return;
   try {
-    edge.guard.refuseIfExhausted(id, source);
+    edge.guard.refuseIfExhausted(id, source, credential);
   } catch (error) {
     parts.metrics.joinsRefused.inc({ reason: 'rate' });
     throw error;
@@ -70,10 +70,11 @@ export function refuseSpentSource(parts: OrchestratorParts, edge: JoinEdge, body
 
 /**
  * A join as the edge admits it: its URL reduced to scheme, host and port on the joiner's own
- * address (400 `url`), and a new id within its source's rate and the membership's maximum.
+ * address (400 `url`), and a new id within its source network's and its `credential`'s (the
+ * verified agent key that signed it) rates and the membership's maximum.
  * @throws {ServeError} 400 `InvalidRequest` (`url`), 429 `RateLimited`, 503 `Full`
  */
-export function admitJoin(parts: OrchestratorParts, edge: JoinEdge, body: JoinBody, source: string): JoinBody {
+export function admitJoin(parts: OrchestratorParts, edge: JoinEdge, body: JoinBody, source: string, credential?: string): JoinBody {
   let url: string;
   try {
     url = checkJoinUrl(body.url, source, edge.agentHosts);
@@ -84,7 +85,7 @@ export function admitJoin(parts: OrchestratorParts, edge: JoinEdge, body: JoinBo
   const known = parts.registry.get(body.id);
   if (known === undefined || known.left) {
     try {
-      edge.guard.admitNew(body.id, source, parts.registry.members());
+      edge.guard.admitNew(body.id, source, parts.registry.members(), credential);
     } catch (error) {
       parts.metrics.joinsRefused.inc({ reason: error instanceof ServeError && error.code === 'Full' ? 'full' : 'rate' });
       throw error;

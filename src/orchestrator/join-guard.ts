@@ -1,8 +1,10 @@
 /**
  * What the orchestrator checks of a join before it believes it (docs/security.md): the URL it
  * will call is only a scheme, a host and a port, on the joiner's own address (or a host the
- * operator listed); joins of ids it does not know are rate-limited per source address; and the
- * membership has a maximum. Known ids are never limited: one host may run many agents.
+ * operator listed); joins of ids it does not know are rate-limited per source network (an IPv4
+ * /24, all of loopback, an IPv6 /64: one box cannot spread them over many addresses) and per member
+ * credential (the agent key that signed the join); and the membership has a maximum. Known ids are
+ * never limited: one host may run many agents.
  */
 import { isIP } from 'node:net';
 import type { Clock } from '../runtime/types.js';
@@ -60,7 +62,23 @@ export function checkJoinUrl(raw: string, remote: string, agentHosts: readonly s
   return `${url.protocol}//${shown}${url.port !== '' ? `:${url.port}` : ''}`;
 }
 
-/** Per-source token buckets for joins of new ids, and the membership's maximum. */
+/** The network a source address counts in: its IPv4 /24 (all of 127/8 for loopback), its IPv6 /64. */
+export function sourceNetwork(source: string): string {
+  const host = normalHost(source);
+  if (isIP(host) === 4) {
+    const octets = host.split('.');
+    return octets[0] === '127' ? '127.0.0.0/8' : `${octets.slice(0, 3).join('.')}.0/24`;
+  }
+  if (isIP(host) !== 6) return host;
+  if (host === '::1') return '127.0.0.0/8'; // loopback is one box, whichever family
+  const [head = '', tail] = host.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
+/** Token buckets for joins of new ids, per source network and per member credential, and the membership's maximum. */
 export class JoinGuard {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
@@ -75,25 +93,32 @@ export class JoinGuard {
   }
 
   /**
-   * Admits a join of an id the orchestrator does not know, from `source`, while there are
-   * `members` members.
-   * @throws {ServeError} 503 `Full` at the maximum; 429 `RateLimited` past the source's rate
+   * Admits a join of an id the orchestrator does not know, from `source`, signed by member
+   * credential `credential` (an agent's public key; none on an orchestrator without keys), while
+   * there are `members` members. Both buckets must hold a join; then both pay for it.
+   * @throws {ServeError} 503 `Full` at the maximum; 429 `RateLimited` past the network's or the credential's rate
    */
-  admitNew(id: string, source: string, members: number): void {
+  admitNew(id: string, source: string, members: number, credential?: string): void {
     if (members >= this.options.maxNodes) throw new ServeError('Full', 503, `id: the swarm has its maximum of ${this.options.maxNodes} members (--max-nodes); "${id}" cannot join until one leaves or is forgotten`, { field: 'id' });
     const now = this.clock.now();
-    const key = normalHost(source);
     const { burst, refillMs } = this.options;
-    const bucket = this.buckets.get(key) ?? { tokens: burst, at: now };
-    bucket.tokens = Math.min(burst, bucket.tokens + (now - bucket.at) / refillMs);
-    bucket.at = now;
-    if (bucket.tokens < 1) {
-      this.buckets.set(key, bucket);
-      throw this.rateLimited(id, key, bucket.tokens);
+    const keys = bucketKeys(source, credential);
+    const buckets = keys.map((key) => {
+      const bucket = this.buckets.get(key) ?? { tokens: burst, at: now };
+      bucket.tokens = Math.min(burst, bucket.tokens + (now - bucket.at) / refillMs);
+      bucket.at = now;
+      return bucket;
+    });
+    const spent = buckets.findIndex((b) => b.tokens < 1);
+    if (spent >= 0) {
+      keys.forEach((key, i) => this.buckets.set(key, buckets[i] as { tokens: number; at: number }));
+      throw this.rateLimited(id, keys[spent] as string, (buckets[spent] as { tokens: number }).tokens);
     }
-    bucket.tokens -= 1;
-    this.buckets.delete(key); // re-inserted last: the oldest buckets are the first to go
-    this.buckets.set(key, bucket);
+    keys.forEach((key, i) => {
+      (buckets[i] as { tokens: number }).tokens -= 1;
+      this.buckets.delete(key); // re-inserted last: the oldest buckets are the first to go
+      this.buckets.set(key, buckets[i] as { tokens: number; at: number });
+    });
     // The table stays bounded: past 10,000 sources, the least recently refused or admitted go (a fresh bucket is full anyway).
     for (const k of this.buckets.keys()) {
       if (this.buckets.size <= 10_000) break;
@@ -107,16 +132,22 @@ export class JoinGuard {
    * one source costs no signature check once its bucket is empty.
    * @throws {ServeError} 429 `RateLimited`, as {@link admitNew} would
    */
-  refuseIfExhausted(id: string, source: string): void {
-    const key = normalHost(source);
-    const bucket = this.buckets.get(key);
-    if (bucket === undefined) return;
-    const tokens = Math.min(this.options.burst, bucket.tokens + (this.clock.now() - bucket.at) / this.options.refillMs);
-    if (tokens < 1) throw this.rateLimited(id, key, tokens);
+  refuseIfExhausted(id: string, source: string, credential?: string): void {
+    for (const key of bucketKeys(source, credential)) {
+      const bucket = this.buckets.get(key);
+      if (bucket === undefined) continue;
+      const tokens = Math.min(this.options.burst, bucket.tokens + (this.clock.now() - bucket.at) / this.options.refillMs);
+      if (tokens < 1) throw this.rateLimited(id, key, tokens);
+    }
   }
 
   private rateLimited(id: string, key: string, tokens: number): ServeError {
     const { burst, refillMs } = this.options;
-    return new ServeError('RateLimited', 429, `id: ${key} joined too many new ids (${burst} at once, then one per ${refillMs} ms); "${id}" may try again in ${Math.ceil((1 - tokens) * refillMs)} ms`, { field: 'id' });
+    return new ServeError('RateLimited', 429, `id: ${key.startsWith('key ') ? `the agent key ${key.slice(4, 14)}…` : key} joined too many new ids (${burst} at once, then one per ${refillMs} ms); "${id}" may try again in ${Math.ceil((1 - tokens) * refillMs)} ms`, { field: 'id' });
   }
+}
+
+/** The buckets a join of a new id pays from: its source's network, and its credential's when it has one. */
+function bucketKeys(source: string, credential: string | undefined): string[] {
+  return credential === undefined ? [sourceNetwork(source)] : [sourceNetwork(source), `key ${credential}`];
 }

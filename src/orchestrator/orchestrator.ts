@@ -30,6 +30,7 @@ import { createParts } from './orchestrator-parts.js';
 import { detectorBounds, SERVE_DETECTOR } from './serve-detector.js';
 import { createPeerPoster } from '../net/peer-post.js';
 import { registerStatusRoutes } from './status-routes.js';
+import { registerOperatorRoutes } from './operator-routes.js';
 import { serverTls, type TlsOptions } from '../net/tls-options.js';
 import { createJoinEdge, workModel, type EdgeOptions } from './join-edge.js';
 import { checkIdempotencyOptions, openIdempotency, type IdempotencyOptions } from './open-idempotency.js';
@@ -147,6 +148,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   if (options.auth !== undefined) guardOrchestrator(app, options.classes === undefined ? options.auth : { ...options.auth, classTokens: classTokens(options.classes) }, log, parts.seat.replica?.bindings);
   const edge = createJoinEdge(parts, options);
   registerAgentRoutes(app, parts, edge, reserveGb);
+  if (options.auth !== undefined) registerOperatorRoutes(app, parts); // guarded: the operator token's bearer only
   const checks = spanChecks(parts, options);
   const generation = registerGenerateRoute(app, parts, {
     session: sessionOptions,

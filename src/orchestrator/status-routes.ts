@@ -1,13 +1,15 @@
 /**
  * What the orchestrator shows: `GET /v1/status` (the swarm, the plan and every agent, read from
  * the owners of its facts: agent-view.ts), `GET /v1/events` (server-sent events,
- * opening with the same view) and `GET /metrics` (Prometheus).
+ * opening with the same view) and `GET /metrics` (Prometheus). On a guarded orchestrator an
+ * agent's address is the operator's to see: a client's view, and its events, have `url: null`
+ * (docs/security.md).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { resolvePhiOptions, type PhiOptions } from '../core/phi.js';
 import type { SessionOptions } from '../sessions/session-types.js';
 import { agentViews, type AgentView } from './agent-view.js';
-import { showsAddresses } from './auth/orchestrator-guard.js';
+import { isClientView } from './auth/orchestrator-guard.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import { detectorBounds } from './serve-detector.js';
 import { ServeError } from '../wire/serve-error.js';
@@ -26,8 +28,10 @@ function pageParam(query: Record<string, string | undefined>, name: string, min:
   return n;
 }
 
-/** An agent as a client is shown it: all but where it listens. */
-const withoutAddress = ({ url: _url, ...rest }: AgentView): Omit<AgentView, 'url'> => rest;
+/** The agents as `request`'s caller may see them: a client, without their addresses. */
+function shown(request: FastifyRequest, views: AgentView[]): AgentView[] {
+  return isClientView(request) ? views.map((v) => ({ ...v, url: null })) : views;
+}
 
 /** Registers the status, events and metrics routes. */
 export function registerStatusRoutes(app: FastifyInstance, parts: OrchestratorParts, failureDetector: PhiOptions, sessionOptions: SessionOptions): void {
@@ -39,15 +43,14 @@ export function registerStatusRoutes(app: FastifyInstance, parts: OrchestratorPa
     const replica = seat.replica;
     const offset = pageParam(request.query, 'offset', 0, 1_000_000, 0);
     const limit = pageParam(request.query, 'limit', 1, STATUS_PAGE_MAX, STATUS_PAGE);
-    const all = agentViews(parts, clock.now());
+    const all = shown(request, agentViews(parts, clock.now()));
     const end = Math.min(all.length, offset + limit);
-    const shown = all.slice(offset, end);
     return {
       status: swarm?.status() ?? 'planning',
       ...(replica !== undefined ? { replication: replica.view() } : {}),
       models,
       plan: swarm?.state().plan ?? null,
-      nodes: showsAddresses(request) ? shown : shown.map(withoutAddress),
+      nodes: all.slice(offset, end),
       nodesTotal: all.length,
       nextOffset: end < all.length ? end : null,
       leases: swarm?.inFlight() ?? 0,
@@ -57,9 +60,7 @@ export function registerStatusRoutes(app: FastifyInstance, parts: OrchestratorPa
   });
   app.get('/v1/events', (request, reply) => {
     reply.hijack();
-    const addresses = showsAddresses(request);
-    const nodes = agentViews(parts, clock.now());
-    events.attach(reply.raw, { at: clock.now(), status: seat.swarm?.status() ?? 'planning', nodes: addresses ? nodes : nodes.map(withoutAddress) }, addresses);
+    events.attach(reply.raw, { at: clock.now(), status: seat.swarm?.status() ?? 'planning', nodes: shown(request, agentViews(parts, clock.now())) }, isClientView(request));
     request.raw.on('close', () => reply.raw.end());
   });
   app.get('/metrics', async (_request, reply) => {

@@ -44,13 +44,14 @@ export function topologyFile(name: string, value: unknown): string {
   return file;
 }
 
-/** A started serve: its child, URL, the directory of its swarm secret (`tokenFile`) and the secret. */
+/** A started serve: its child, URL, the directory of its swarm secret (`tokenFile`), the secret and the operator token. */
 export interface StartedServe {
   readonly child: Child;
   readonly url: string;
   readonly dir: string;
   readonly tokenFile: string;
   readonly secret: Buffer;
+  readonly operatorToken: string;
 }
 
 const dirs: string[] = [];
@@ -60,13 +61,14 @@ export function removeServeDirs(): void {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
-/** Starts `hecate-node serve --port 0 ...args` with its swarm secret in a new temp directory. */
+/** Starts `hecate-node serve --port 0 ...args` with its swarm secret and operator token in a new temp directory. */
 export async function startServe(name: string, args: readonly string[]): Promise<StartedServe> {
   const dir = mkdtempSync(join(tmpdir(), 'hecate-edge-'));
   dirs.push(dir);
   const tokenFile = join(dir, 'swarm-token');
-  const { child, match } = await startCli(name, ['serve', '--port', '0', '--token-file', tokenFile, ...args], /listening on (https?:\/\/127\.0\.0\.1:\d+)/);
-  return { child, url: match, dir, tokenFile, secret: Buffer.from(readFileSync(tokenFile, 'utf8').trim()) };
+  const operatorFile = join(dir, 'operator-token');
+  const { child, match } = await startCli(name, ['serve', '--port', '0', '--token-file', tokenFile, '--operator-token-file', operatorFile, ...args], /listening on (https?:\/\/127\.0\.0\.1:\d+)/);
+  return { child, url: match, dir, tokenFile, secret: Buffer.from(readFileSync(tokenFile, 'utf8').trim()), operatorToken: readFileSync(operatorFile, 'utf8').trim() };
 }
 
 /** Starts an honest `hecate-node agent` of `serve` (its secret; its key in agent-ID.json beside it). */
@@ -126,9 +128,9 @@ export async function startRogue(serve: StartedServe, id: string, memoryGb: numb
   };
 }
 
-/** The agents of `GET /v1/status` by id; their URLs only when read with the swarm `secret` (an operator's read). */
-export async function statusNodes(url: string, secret?: Uint8Array): Promise<Map<string, { state: string; downCause: string | null; url?: string | null }>> {
-  const headers: Record<string, string> = secret !== undefined ? { authorization: `Bearer ${Buffer.from(secret).toString('utf8')}` } : {};
+/** The agents of `GET /v1/status` by id: as a client sees them (no URLs), or as the operator with its token. */
+export async function statusNodes(url: string, operatorToken?: string): Promise<Map<string, { state: string; downCause: string | null; url: string | null }>> {
+  const headers: Record<string, string> = operatorToken === undefined ? {} : { authorization: `Bearer ${operatorToken}` };
   const status = (await (await fetch(`${url}/v1/status?limit=1000`, { headers })).json()) as { nodes: { id: string; state: string; downCause: string | null; url: string | null }[] };
   return new Map(status.nodes.map((n) => [n.id, n]));
 }

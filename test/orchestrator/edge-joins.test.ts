@@ -88,9 +88,9 @@ describe('the first joins of a new id', () => {
     expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
     expect(answers.find((a) => a.status === 409)?.body.error).toMatchObject({ code: 'KeyMismatch', field: 'id' });
     expect(boundIds(serve)).toEqual(['twin']);
-    expect((await statusNodes(serve.url, serve.secret)).get('twin')?.url).toBe(own);
-    // A client (no swarm secret) is not shown where agents listen.
-    expect((await statusNodes(serve.url)).get('twin')).not.toHaveProperty('url');
+    expect((await statusNodes(serve.url, serve.operatorToken)).get('twin')?.url).toBe(own);
+    // A client (no operator token) is not shown where agents listen.
+    expect((await statusNodes(serve.url)).get('twin')?.url).toBeNull();
   });
 });
 

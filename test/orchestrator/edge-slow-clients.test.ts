@@ -126,11 +126,12 @@ describe('a request its headers condemn', () => {
 });
 
 describe('what a client is shown', () => {
-  it('is every agent and its state but not where it listens (/v1/status, /v1/events); the swarm secret shows it', async () => {
+  it('is every agent and its state but not where it listens (/v1/status, /v1/events); the operator token shows it, the swarm secret does not', async () => {
     const client = await statusNodes(serve.url);
     expect(client.get('h0')?.state).toBe('alive');
-    expect(client.get('h0')).not.toHaveProperty('url');
-    expect((await statusNodes(serve.url, serve.secret)).get('h0')?.url).toBe(agent.url);
+    expect(client.get('h0')?.url).toBeNull();
+    expect((await statusNodes(serve.url, serve.secret.toString('utf8'))).get('h0')?.url).toBeNull(); // a member's credential
+    expect((await statusNodes(serve.url, serve.operatorToken)).get('h0')?.url).toBe(agent.url);
     const hello = async (headers: Record<string, string>): Promise<string> => {
       const controller = new AbortController();
       const response = await fetch(`${serve.url}/v1/events`, { headers, signal: controller.signal });
@@ -143,6 +144,7 @@ describe('what a client is shown', () => {
     const seen = await hello({});
     expect(seen).toContain('"id":"h0"');
     expect(seen).not.toContain(agent.url);
-    expect(await hello({ authorization: `Bearer ${serve.secret.toString('utf8')}` })).toContain(agent.url);
+    expect(await hello({ authorization: `Bearer ${serve.secret.toString('utf8')}` })).not.toContain(agent.url);
+    expect(await hello({ authorization: `Bearer ${serve.operatorToken}` })).toContain(agent.url);
   });
 });

@@ -79,9 +79,9 @@ export interface ReceivedEvent {
   readonly receivedAt: number;
 }
 
-/** Reads `url` as an SSE stream into `into` until `signal` aborts. */
-export async function collectEvents(url: string, into: ReceivedEvent[], signal: AbortSignal): Promise<void> {
-  const response = await fetch(url, { signal, headers: { accept: 'text/event-stream' } });
+/** Reads `url` as an SSE stream into `into` until `signal` aborts (`headers` sent too: a bearer, say). */
+export async function collectEvents(url: string, into: ReceivedEvent[], signal: AbortSignal, headers: Record<string, string> = {}): Promise<void> {
+  const response = await fetch(url, { signal, headers: { accept: 'text/event-stream', ...headers } });
   if (!response.ok || response.body === null) throw new Error(`GET ${url}: ${response.status}`);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';

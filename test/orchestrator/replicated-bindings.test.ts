@@ -23,6 +23,7 @@ import { parseMetrics } from './processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hecate-rbind-'));
 const secret = Buffer.from('9'.repeat(64));
+const operatorToken = Buffer.from('7'.repeat(64));
 let nats: NatsServer;
 let a: RunningOrchestrator;
 let b: RunningOrchestrator;
@@ -36,8 +37,8 @@ beforeAll(async () => {
     nodes: [{ id: 'a1', memoryGb: 8, score: 2 }],
     replication: { servers: [nats.url], swarm: 'bindings' },
   };
-  a = await startOrchestrator({ ...options, auth: { secret, bindingsFile: join(dir, 'a-bindings.json') } });
-  b = await startOrchestrator({ ...options, auth: { secret, bindingsFile: join(dir, 'b-bindings.json') } });
+  a = await startOrchestrator({ ...options, auth: { secret, operatorToken, bindingsFile: join(dir, 'a-bindings.json') } });
+  b = await startOrchestrator({ ...options, auth: { secret, operatorToken, bindingsFile: join(dir, 'b-bindings.json') } });
   agentKey = loadAgentKey(join(dir, 'a1.json'), 'a1').key;
   impostorKey = loadAgentKey(join(dir, 'impostor.json'), 'a1').key;
 }, 30_000);
@@ -58,7 +59,7 @@ const join1 = (o: RunningOrchestrator, key: AgentKey, id = 'a1') => send(`${o.ur
 const keyOf = (o: RunningOrchestrator, id: string) => (o.swarm() as ReplicatedSwarm).keyOf(id);
 
 describe('replicated key bindings (two orchestrators, one swarm over NATS)', () => {
-  it('refuses an impostor on the orchestrator its agent did not join; the admin call on one frees the id on both', async () => {
+  it('refuses an impostor on the orchestrator its agent did not join; the operator\'s call on one frees the id on both', async () => {
     expect((await join1(a, agentKey)).status).toBe(200);
     await until(() => keyOf(b, 'a1') === agentKey.publicKey, 'b to hold a1\'s binding');
     const impostor = { secret, key: impostorKey };
@@ -70,7 +71,8 @@ describe('replicated key bindings (two orchestrators, one swarm over NATS)', () 
     expect((await send(`${b.url}/v1/nodes/a1/heartbeat`, {}, { secret, key: agentKey })).status).toBe(200);
     expect(b.swarm()?.node('a1')?.state).toBe('alive');
 
-    const freed = await fetch(`${b.url}/v1/nodes/a1/key`, { method: 'DELETE', headers: { authorization: `Bearer ${secret.toString()}` } });
+    expect((await fetch(`${b.url}/v1/nodes/a1/key`, { method: 'DELETE', headers: { authorization: `Bearer ${secret.toString()}` } })).status).toBe(401); // a member's credential
+    const freed = await fetch(`${b.url}/v1/nodes/a1/key`, { method: 'DELETE', headers: { authorization: `Bearer ${operatorToken.toString()}` } });
     expect(await freed.json()).toEqual({ id: 'a1', removed: true });
     await until(() => keyOf(a, 'a1') === undefined, 'a to apply the unbind');
     // Freed, the next join binds again, on whichever orchestrator it reaches, for both.

@@ -17,7 +17,8 @@ import { startCli, stopAll, waitFor, type Child } from './processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hecate-trust-'));
 const tokenFile = join(dir, 'swarm-token');
-const serveArgs = ['serve', '--port', '0', '--layers', '4', '--pipelines', '1', '--token-file', tokenFile];
+const operatorFile = join(dir, 'operator-token');
+const serveArgs = ['serve', '--port', '0', '--layers', '4', '--pipelines', '1', '--token-file', tokenFile, '--operator-token-file', operatorFile];
 let serveUrl = '';
 let serve: Child;
 let a1: Child;
@@ -53,8 +54,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The status as the operator reads it (the swarm secret as a bearer: agents' URLs shown). */
-const status = async (): Promise<any> => (await fetch(`${serveUrl}/v1/status`, { headers: { authorization: `Bearer ${Buffer.from(secret).toString('utf8')}` } })).json();
+/** `GET /v1/status` as the operator sees it (agents' URLs included). */
+const status = async (): Promise<any> => (await fetch(`${serveUrl}/v1/status`, { headers: { authorization: `Bearer ${readFileSync(operatorFile, 'utf8').trim()}` } })).json();
 
 /** POSTs `body` to `url`, signed by `signer` (unsigned without). */
 async function send(url: string, body: unknown, signer?: RequestSigner, method = 'POST'): Promise<{ status: number; body: any }> {
@@ -140,7 +141,7 @@ describe('the swarm secret and agent keys (real processes)', () => {
     expect(signed.headers.get('x-hecate-reply-signature')).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('keeps a1\'s key binding after it leaves; only the admin call (the swarm secret) frees the id', async () => {
+  it('keeps a1\'s key binding after it leaves; only the operator\'s call (the operator token, not the swarm secret) frees the id', async () => {
     a1.process.kill('SIGTERM');
     await a1.exited;
     await waitFor('a1 left', async () => ((await status()).nodes.find((n: { id: string; state: string }) => n.id === 'a1' && n.state === 'left') !== undefined ? true : undefined), 10_000);
@@ -150,7 +151,8 @@ describe('the swarm secret and agent keys (real processes)', () => {
     const admin = `${serveUrl}/v1/nodes/a1/key`;
     expect((await fetch(admin, { method: 'DELETE' })).status).toBe(401);
     expect((await fetch(admin, { method: 'DELETE', headers: { authorization: `Bearer ${'f'.repeat(64)}` } })).status).toBe(401);
-    const freed = await fetch(admin, { method: 'DELETE', headers: { authorization: `Bearer ${secret.toString()}` } });
+    expect((await fetch(admin, { method: 'DELETE', headers: { authorization: `Bearer ${secret.toString()}` } })).status).toBe(401); // a member's credential
+    const freed = await fetch(admin, { method: 'DELETE', headers: { authorization: `Bearer ${readFileSync(operatorFile, 'utf8').trim()}` } });
     expect(freed.status).toBe(200);
     expect(await freed.json()).toEqual({ id: 'a1', removed: true });
     // Freed: the next signed join binds the id to its key.

@@ -56,7 +56,7 @@ describe('verification by redundant execution (real processes)', () => {
     const { child, url } = await startAgentCli(id, serve, 6, 2, ['--per-layer-ms', '0.1', ...extra]);
     agents.set(id, child);
     await waitFor(`agent ${id} alive at ${url}`, async () => {
-      const n = (await statusNodes(serve.url, serve.secret)).get(id);
+      const n = (await statusNodes(serve.url, serve.operatorToken)).get(id);
       return n?.state === 'alive' && n.url === url ? true : undefined;
     }, 20_000);
   }
@@ -76,7 +76,7 @@ describe('verification by redundant execution (real processes)', () => {
     expect(await metric('hecate_verifications_total{verdict="quarantined"}')).toBe(0);
     expect([...(await statusNodes(serve.url)).values()].map((n) => n.state)).toEqual(['alive', 'alive', 'alive']);
     // Every session, the checks' own (`<id>~v<n>`) included, was dropped on the agents once over.
-    const urls = [...(await statusNodes(serve.url, serve.secret)).values()].map((n) => n.url as string);
+    const urls = [...(await statusNodes(serve.url, serve.operatorToken)).values()].map((n) => n.url as string);
     await waitFor('no session left on any agent', async () => {
       const held = await Promise.all(urls.map(async (u) => ((await (await fetch(`${u}/v1/health`)).json()) as { sessions: number }).sessions));
       return held.every((n) => n === 0) ? true : undefined;

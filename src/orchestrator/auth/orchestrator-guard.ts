@@ -1,10 +1,13 @@
 /**
- * The orchestrator's checks (docs/security.md): joins, heartbeats and leaves must be signed with
- * the swarm secret (401 otherwise) and by the agent's own key, and an id belongs to the key of its
- * first admitted join (409 for any other, whatever the URL), each checked from the headers before
- * the body is read as far as they show it; `DELETE /v1/nodes/:id/key` (the
- * swarm secret, signed or as a bearer token) is the only way to free an id; `POST /v1/generate`
- * needs the client token when one is configured.
+ * The orchestrator's checks (docs/security.md, "Roles"): joins, heartbeats and leaves must be
+ * signed with the swarm secret (401 otherwise) and by the agent's own key, and an id belongs to
+ * the key of its first admitted join (409 for any other, whatever the URL), each checked from the
+ * headers before the body is read as far as they show it; the operator's calls
+ * (`DELETE /v1/nodes/:id/key`, `DELETE /v1/nodes/:id`, `DELETE /v1/nodes?pattern=`) need the
+ * operator token as a bearer, never the swarm secret; an id's own key may free its binding
+ * (`DELETE /v1/nodes/:id/key` signed like a leave); `POST /v1/generate` needs the client token
+ * when one is configured; `GET /v1/status` and `/v1/events` show agents' addresses to the
+ * operator only.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { systemClock } from '../../runtime/clock.js';
@@ -20,6 +23,11 @@ import { checkSignatureHeaders, DEFAULT_MAX_SKEW_MS, sameSecret, verifySignature
 export interface OrchestratorAuth {
   /** The swarm secret: agents sign their joins, heartbeats and leaves with it; it signs the stage calls. */
   readonly secret: Uint8Array;
+  /**
+   * The operator's token (`--operator-token-file`): its bearer alone may make the operator's calls.
+   * @defaultValue none: the operator's calls are refused (401)
+   */
+  readonly operatorToken?: Uint8Array;
   /** When set, `POST /v1/generate` needs `authorization: Bearer <token>`. */
   readonly clientToken?: Uint8Array;
   /** The tokens of the client classes (`--classes`, docs/serve.md): each is a client token too. */
@@ -57,13 +65,24 @@ const MEMBER_ROUTES: ReadonlyMap<string, 'join' | 'heartbeat' | 'leave'> = new M
   ['/v1/nodes/:id/leave', 'leave'],
 ]);
 const ADMIN_ROUTE = '/v1/nodes/:id/key';
+/** The operator's routes, as `METHOD pattern`: the bearer of the operator token only (the key route also takes the id's own key). */
+const OPERATOR_ROUTES: ReadonlySet<string> = new Set([`DELETE ${ADMIN_ROUTE}`, 'DELETE /v1/nodes/:id', 'DELETE /v1/nodes']);
+/** The views that name agents' addresses: a caller other than the operator gets them without. */
+const VIEW_ROUTES: ReadonlySet<string> = new Set(['/v1/status', '/v1/events']);
+/** Requests to a view by a caller other than the operator, on a guarded orchestrator. */
+const clientViews = new WeakSet<object>();
+
+/** Whether `request` reads a view as a client (not the operator): it is shown no agent's address. */
+export function isClientView(request: FastifyRequest): boolean {
+  return clientViews.has(request.raw);
+}
 
 const verified = new WeakMap<object, SignedParts>();
 /** A verified join of an id bound to no key yet, by request: binds it once the join is admitted. */
 const pendingClaims = new WeakMap<object, () => Promise<void>>();
 
 const mismatch = (id: string, what: string): ServeError =>
-  new ServeError('KeyMismatch', 409, `agent "${id}" is bound to another key: its ${what} is refused (an admin frees the id with DELETE /v1/nodes/${id}/key)`, { field: 'id' });
+  new ServeError('KeyMismatch', 409, `agent "${id}" is bound to another key: its ${what} is refused (the operator, or its own key, frees the id with DELETE /v1/nodes/${id}/key)`, { field: 'id' });
 
 /**
  * Binds the id of `request`, a verified join of an id bound to no key, to the key that signed it;
@@ -81,19 +100,6 @@ export async function bindJoinKey(request: FastifyRequest): Promise<void> {
   await claim?.();
 }
 
-/** Reads of `/v1/status` and `/v1/events` without the swarm secret, by request: shown no agent's address. */
-const addressesHidden = new WeakSet<object>();
-const READ_ROUTES = new Set(['/v1/status', '/v1/events']);
-
-/**
- * Whether `request` (a read of `/v1/status` or `/v1/events`) is shown where agents listen: only
- * with the swarm secret as `authorization: Bearer <secret>` when the orchestrator has credentials
- * (clients need ids and states, not addresses); always without them.
- */
-export function showsAddresses(request: FastifyRequest): boolean {
-  return !addressesHidden.has(request.raw);
-}
-
 const bearer = (request: FastifyRequest): string | undefined => /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
 
 /**
@@ -108,12 +114,17 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
   const nonces = new NonceCache(2 * maxSkewMs);
   const secretText = Buffer.from(auth.secret).toString('utf8');
 
-  const checkSecret = (request: FastifyRequest, bearerToo: boolean): void => {
-    const token = bearerToo ? bearer(request) : undefined;
-    if (token !== undefined) {
-      if (!sameSecret(token, secretText)) throw new ServeError('Unauthenticated', 401, 'header authorization: not the swarm secret', { field: 'authorization' });
-      return;
-    }
+  const operatorText = auth.operatorToken === undefined ? undefined : Buffer.from(auth.operatorToken).toString('utf8');
+  const isOperator = (request: FastifyRequest): boolean => {
+    const token = bearer(request);
+    return token !== undefined && operatorText !== undefined && sameSecret(token, operatorText);
+  };
+  const checkOperator = (request: FastifyRequest): void => {
+    if (isOperator(request)) return;
+    const why = operatorText === undefined ? 'this orchestrator has no operator token (serve --operator-token-file)' : sameSecret(bearer(request) ?? '', secretText) ? 'the swarm secret is a member\'s credential, not the operator\'s' : 'not the operator token';
+    throw new ServeError('Unauthenticated', 401, `header authorization: ${request.method} ${request.routeOptions.url ?? ''} needs "Bearer <operator token>": ${why}`, { field: 'authorization' });
+  };
+  const checkSecret = (request: FastifyRequest): void => {
     const verdict = verifySignature(auth.secret, { method: request.method, path: request.url, headers: request.headers, body: rawBody(request) }, clock.now(), nonces, maxSkewMs);
     if (!verdict.ok) throw new ServeError('Unauthenticated', 401, verdict.reason, { field: 'headers' });
     verified.set(request.raw, verdict.parts);
@@ -121,11 +132,6 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
 
   // Before the body is read: what the headers alone show (docs/security.md, "Connections and bodies").
   app.addHook('onRequest', async (request) => {
-    if (READ_ROUTES.has(request.routeOptions.url ?? '')) {
-      const token = bearer(request);
-      if (token === undefined || !sameSecret(token, secretText)) addressesHidden.add(request.raw);
-      return;
-    }
     const what = MEMBER_ROUTES.get(request.routeOptions.url ?? '');
     if (what === undefined) return;
     const refused = checkSignatureHeaders(request.headers, clock.now(), nonces, maxSkewMs);
@@ -141,9 +147,14 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
   app.addHook('preValidation', async (request) => {
     const route = request.routeOptions.url;
     if (route === undefined) return;
-    if (MEMBER_ROUTES.has(route)) checkSecret(request, false);
-    else if (route === ADMIN_ROUTE) checkSecret(request, true);
-    else if (route === '/v1/generate' && auth.clientToken !== undefined) {
+    if (OPERATOR_ROUTES.has(`${request.method} ${route}`)) {
+      // The key route also takes the id's own key, signed like a leave (checked after validation).
+      if (route === ADMIN_ROUTE && bearer(request) === undefined && request.headers[AGENT_KEY_HEADERS.key] !== undefined) checkSecret(request);
+      else checkOperator(request);
+    } else if (MEMBER_ROUTES.has(route) && request.method === 'POST') checkSecret(request);
+    else if (VIEW_ROUTES.has(route)) {
+      if (!isOperator(request)) clientViews.add(request.raw);
+    } else if (route === '/v1/generate' && auth.clientToken !== undefined) {
       const token = bearer(request);
       const accepted = token !== undefined && (sameSecret(token, Buffer.from(auth.clientToken).toString('utf8')) || (auth.classTokens ?? []).some((t) => sameSecret(token, t)));
       if (!accepted) throw new ServeError('Unauthenticated', 401, 'header authorization: POST /v1/generate needs "Bearer <client token>" (--client-token-file)', { field: 'authorization' });
@@ -152,7 +163,8 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
 
   // After validation: the id is well formed, and the join's body is the one the agent signed.
   app.addHook('preHandler', async (request) => {
-    const what = MEMBER_ROUTES.get(request.routeOptions.url ?? '');
+    const route = request.routeOptions.url ?? '';
+    const what = route === ADMIN_ROUTE && verified.has(request.raw) ? 'release' : request.method === 'POST' ? MEMBER_ROUTES.get(route) : undefined;
     if (what === undefined) return;
     const id = what === 'join' ? (request.body as { id: string }).id : (request.params as { id: string }).id;
     const key = request.headers[AGENT_KEY_HEADERS.key];
@@ -165,6 +177,7 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
       log(`refused a ${what} for "${id}" signed by another key than the one it joined with`);
       throw mismatch(id, what);
     }
+    if (what === 'release' && bound === undefined) throw new ServeError('Unauthenticated', 401, `agent "${id}" is bound to no key: only the operator frees it`, { field: 'headers' });
     if (what === 'join' && bound === undefined) {
       pendingClaims.set(request.raw, async () => {
         if (await bindings.claim(id, key)) return;
