@@ -4,6 +4,7 @@
  * the unbroken single-agent run to compare with: the reference engine holding every layer, in this
  * process, greedy from the same token ids.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ReferenceEngine } from '../../src/agent/engines/reference/reference-engine.js';
 import { endWeightBytes, layerBytes, readLlamaConfig } from '../../src/model/config.js';
@@ -30,10 +31,11 @@ export async function tinyModel(work: string, seed: number): Promise<{ dir: stri
  * waits for the plan. Each `--memory` is its layers, its room, and the embeddings and head the plan
  * keeps aside on every agent (docs/completions.md, "KV memory").
  */
-export async function startModelSwarm(work: string, model: { readonly dir: string; readonly layerGb: number; readonly endGb: number }, setup: { readonly pipelines: number; readonly agents: Readonly<Record<string, { layers: number; score: number; room?: number }>>; readonly extra?: readonly string[] }): Promise<{ url: string; agents: Map<string, Child> }> {
+export async function startModelSwarm(work: string, model: { readonly dir: string; readonly layerGb: number; readonly endGb: number }, setup: { readonly pipelines: number; readonly agents: Readonly<Record<string, { layers: number; score: number; room?: number }>>; readonly extra?: readonly string[] }): Promise<{ url: string; agents: Map<string, Child>; operatorToken: string }> {
   const { dir, layerGb, endGb } = model;
   const token = join(work, 'swarm-token');
-  const serve = await startCli('serve', ['serve', '--model', dir, '--pipelines', String(setup.pipelines), '--port', '0', '--token-file', token, ...(setup.extra ?? [])], /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+  const operatorFile = join(work, 'operator-token');
+  const serve = await startCli('serve', ['serve', '--model', dir, '--pipelines', String(setup.pipelines), '--port', '0', '--token-file', token, '--operator-token-file', operatorFile, ...(setup.extra ?? [])], /listening on (http:\/\/127\.0\.0\.1:\d+)/);
   const url = serve.match;
   const agents = new Map<string, Child>();
   for (const [id, a] of Object.entries(setup.agents)) {
@@ -44,7 +46,7 @@ export async function startModelSwarm(work: string, model: { readonly dir: strin
     const status = (await (await fetch(`${url}/v1/status`)).json()) as { plan?: unknown };
     return status.plan !== undefined && status.plan !== null ? true : undefined;
   }, 20_000, 50);
-  return { url, agents };
+  return { url, agents, operatorToken: readFileSync(operatorFile, 'utf8').trim() };
 }
 
 /**

@@ -19,12 +19,13 @@ const PROMPT = [1, 17, 42, 99, 7, 200];
 let work: string;
 let dir: string;
 let url: string;
+let operatorToken: string;
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'hecate-verify-tokens-'));
   const model = await tinyModel(work, 5);
   dir = model.dir;
-  ({ url } = await startModelSwarm(work, model, {
+  ({ url, operatorToken } = await startModelSwarm(work, model, {
     pipelines: 2,
     agents: { a1: { layers: 6, score: 0.25, room: 2.5 }, a2: { layers: 3, score: 4 }, a3: { layers: 3, score: 4 } },
     extra: ['--verify-sample', '1'],
@@ -55,7 +56,8 @@ describe('a completion with every stage call verified on another copy', () => {
     const calls = 2 * 2 * unbroken.ids.length; // two completions, two stages a step
     expect(verdict('agreed')).toBe(calls);
     expect([verdict('quarantined'), verdict('inconclusive'), verdict('skipped')]).toEqual([0, 0, 0]);
-    const statuses = (await (await fetch(`${url}/v1/status`)).json()) as { nodes: { id: string; state: string; url: string }[] };
+    // Agents' URLs are the operator's view.
+    const statuses = (await (await fetch(`${url}/v1/status`, { headers: { authorization: `Bearer ${operatorToken}` } })).json()) as { nodes: { id: string; state: string; url: string }[] };
     expect(statuses.nodes.map((n) => n.state)).toEqual(['alive', 'alive', 'alive']);
     // Every session, the checks' own (`<id>~v<n>`) included, was dropped on the agents: no KV cache left.
     await waitFor('no session left on any agent', async () => {

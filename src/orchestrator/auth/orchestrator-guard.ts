@@ -132,7 +132,7 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
 
   // Before the body is read: what the headers alone show (docs/security.md, "Connections and bodies").
   app.addHook('onRequest', async (request) => {
-    const what = MEMBER_ROUTES.get(request.routeOptions.url ?? '');
+    const what = request.method === 'POST' ? MEMBER_ROUTES.get(request.routeOptions.url ?? '') : undefined; // DELETE /v1/nodes is the operator's
     if (what === undefined) return;
     const refused = checkSignatureHeaders(request.headers, clock.now(), nonces, maxSkewMs);
     if (refused !== undefined) throw new ServeError('Unauthenticated', 401, refused, { field: 'headers' });
