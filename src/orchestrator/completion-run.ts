@@ -17,7 +17,7 @@ import { tokenTensor } from '../wire/tensor.js';
 import { asServeError } from './error-answers.js';
 import type { StageCalls } from './stage-client.js';
 import { tensorStageRunner } from './tensor-stage-runner.js';
-import { StopText } from './stop-text.js';
+import { StopText } from '../model/stop-text.js';
 import type { HistoryHolder } from './completion-metrics.js';
 
 /** What a completion needs of its model: its id, tokenizer and vocabulary size. */

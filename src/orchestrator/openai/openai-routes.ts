@@ -16,8 +16,9 @@ import { cancelOnHangUp } from '../client-cancel.js';
 import { classOf, classTokens, type ClientClass, type ClientClasses } from '../client-classes.js';
 import type { OrchestratorParts } from '../orchestrator-parts.js';
 import { runCompletion, type CompletionOutcome } from './completion-run.js';
-import { answerOpenAIError, openAIError } from './openai-error.js';
-import { checkCompletionRequest, type CompletionJob } from './openai-request.js';
+import { openAIError, openAIErrorHandler } from '../../net/openai-error.js';
+import { asServeError } from '../error-answers.js';
+import { checkCompletionRequest, type CompletionJob } from '../../wire/openai-request.js';
 import type { LocalCompletions } from '../completions-route.js';
 
 /** Options of {@link registerOpenAIRoutes}. */
@@ -49,7 +50,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, parts: OrchestratorPa
     if (bearer === undefined || !keys.some((k) => sameSecret(bearer, k))) throw new ServeError('Unauthenticated', 401, 'header authorization: needs "Bearer <API key>" (the client token, or a class token of --classes)', { field: 'authorization' });
   };
   void app.register(async (scope) => {
-    scope.setErrorHandler(answerOpenAIError);
+    scope.setErrorHandler(openAIErrorHandler(asServeError));
     scope.get('/v1/models', async (request) => {
       authenticate(request);
       return { object: 'list', data: parts.models.map((m) => ({ id: m.id, object: 'model', created: 0, owned_by: 'hecate-swarm' })) };
@@ -146,7 +147,7 @@ class SseAnswer {
   }
 
   fail(error: unknown): void {
-    const { body } = openAIError(error);
+    const { body } = openAIError(error, asServeError);
     if (!this.reply.raw.destroyed) this.reply.raw.end(`data: ${JSON.stringify(body)}\n\n`);
   }
 
