@@ -17,6 +17,7 @@ import { DEFAULT_VERIFY_SAMPLE } from '../orchestrator/verify-span.js';
 import { readServedModel, type ServedModel } from '../orchestrator/served-model.js';
 import type { TextModel } from '../orchestrator/completion-run.js';
 import { absentPackage } from './peers.js';
+import { loadChatTemplate, modelChatTemplate, type ChatTemplate } from '../wire/chat-prompt.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -24,6 +25,7 @@ const spec: ArgsSpec = {
     host: { type: 'string', value: 'addr', description: 'Address to bind (default 127.0.0.1: this machine only).' },
     topology: { type: 'string', value: 'file', description: 'Topology JSON { models, nodes }: the swarm is planned over these nodes, each down until its agent joins.' },
     model: { type: 'string', value: 'dir', description: 'A Hugging Face model directory: serve it (POST /v1/completions) under the directory\'s name, planned from config.json\'s sizes; only config.json and the tokenizer are read here, never the weights (agents run it with --model DIR).' },
+    'tokenizer-config': { type: 'string', value: 'file', description: 'A tokenizer_config.json whose chat template renders each conversation of POST /v1/chat/completions for prefix affinity (needs @huggingface/jinja; default with --model: the model\'s own, else the canonical serialization of every message).' },
     'max-history-mb': { type: 'string', value: 'MB', description: 'With --model: each completion\'s bound on the boundary activations kept for replay (default 64); past it a replay recomputes from the token ids.' },
     layers: { type: 'string', value: 'n', description: 'Without --topology: layers of the base model "base" (default 12).' },
     pipelines: { type: 'string', value: 'n', description: 'Copies of every model (default 2, or the topology\'s own).' },
@@ -50,7 +52,7 @@ const spec: ArgsSpec = {
 const SUMMARY = commandSummary('serve');
 const DETAILS = `Endpoints: POST /v1/nodes (join), POST /v1/nodes/:id/heartbeat, POST /v1/nodes/:id/leave,
 POST /v1/generate { model, prompt, steps }, with --model DIR POST /v1/completions (OpenAI's:
-prompt, max_tokens, temperature, top_p, seed, stop, stream), GET /v1/status, GET /v1/events (server-sent
+prompt, max_tokens, temperature, top_p, seed, stop, stream) and POST /v1/chat/completions, GET /v1/status, GET /v1/events (server-sent
 events), GET /metrics (Prometheus), DELETE /v1/nodes/:id/key (admin: frees an id bound to an
 agent's key). Drains on SIGTERM or SIGINT (--drain-ms), then stops.
 
@@ -127,6 +129,7 @@ export const command: Command = {
       textModels = new Map([[served.text.id, served.text]]);
       log(served.summary);
     }
+    const chatTemplate = await chatTemplateOf(stringFlag(args, 'tokenizer-config'), modelDir);
     if (trust.created) log(`created the swarm secret ${trust.tokenFile} (mode 0600): agents read it with --token-file`);
     return withPidFile(args, async () => {
       const orchestrator = await listening(() => reachingNats(replication?.servers, () => startOrchestrator({
@@ -153,6 +156,7 @@ export const command: Command = {
         ...idempotency,
         ...(textModels !== undefined ? { textModels } : {}),
         ...(historyMb !== undefined ? { maxHistoryBytes: Math.floor(historyMb * 1024 * 1024) } : {}),
+        ...(chatTemplate !== undefined ? { chatTemplate } : {}),
         log,
       })), port, host);
       io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);
@@ -175,6 +179,16 @@ async function servedModel(dir: string, pipelines: number): Promise<ServedModel>
   } catch (error) {
     if (absentPackage(error) !== undefined) throw error; // the tokenizer library: main names its install line
     throw new UsageError(`flag --model: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** The chat template of --tokenizer-config, else of the --model directory; undefined with neither. */
+async function chatTemplateOf(file: string | undefined, modelDir: string | undefined): Promise<ChatTemplate | undefined> {
+  try {
+    if (file !== undefined) return await loadChatTemplate(file);
+    return modelDir === undefined ? undefined : await modelChatTemplate(modelDir);
+  } catch (error) {
+    throw new UsageError(`flag ${file !== undefined ? '--tokenizer-config' : '--model'}: ${(error as Error).message}`, { cause: error });
   }
 }
 

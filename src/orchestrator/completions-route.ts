@@ -41,12 +41,25 @@ export function promptIds(model: TextModel, prompt: CompletionRequest['prompt'])
   return ids;
 }
 
+/** One completion on prompt ids already made (a chat's rendered conversation): what {@link LocalCompletions.run} takes. */
+export interface LocalAsk {
+  readonly model: TextModel;
+  readonly promptIds: readonly number[];
+  readonly maxTokens: number;
+  readonly sampling: { readonly temperature: number; readonly topP: number; readonly seed: number };
+  readonly stop: readonly string[];
+}
+
 /** Text completions of the models served with their tokenizer: the OpenAI routes hand them their requests. */
 export interface LocalCompletions {
   /** Whether `model` is one of them. */
   serves(model: string): boolean;
+  /** The model `id` of them, with its tokenizer. */
+  textModel(id: string): TextModel | undefined;
   /** Answers one `POST /v1/completions` (whole, or streamed on the raw response). */
   handle(request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
+  /** Runs one completion as {@link LocalCompletions.handle} runs its own (the OpenAI chat route's, on its rendered prompt). */
+  run(ask: LocalAsk, signal: AbortSignal, onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult>;
 }
 
 /** The completions of `options.models` on real tokens. */
@@ -56,26 +69,20 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
   const boot = randomBytes(4).toString('hex');
   const maxHistoryBytes = options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
   const counts = new CompletionMetrics(metrics.registry, maxHistoryBytes);
-  const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
-    const body = parseCompletionRequest(request.body);
-    const model = options.models.get(body.model);
-    if (model === undefined) throw new ServeError('InvalidRequest', 400, `model: "${body.model}" is not a model served here with a tokenizer (${[...options.models.keys()].map((m) => `"${m}"`).join(', ') || 'none'})`, { field: 'model' });
-    const ids = promptIds(model, body.prompt);
+  const noSwarm = (model: string): ServeError => new ServeError('NoSwarm', 503, `no swarm yet: the agents that joined (${[...registry.all()].map((r) => r.id).join(', ') || 'none'}) cannot hold every copy of "${model}"`);
+  const run = (ask: LocalAsk, signal: AbortSignal, onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult> => {
     const swarm = seat.local();
-    if (swarm === undefined) throw new ServeError('NoSwarm', 503, `no swarm yet: the agents that joined (${[...registry.all()].map((r) => r.id).join(', ') || 'none'}) cannot hold every copy of "${model.id}"`);
-    const hungUp = cancelOnHangUp(reply);
+    if (swarm === undefined) return Promise.reject(noSwarm(ask.model.id));
     const namespace = `${boot}/`;
-    const id = `cmpl-${boot}-${randomBytes(6).toString('hex')}`;
-    const created = Math.floor(Date.now() / 1000);
-    const run = (onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult> => runCompletion({
+    return runCompletion({
       swarm,
       calls: { registry, metrics, post: options.post },
-      model,
-      promptIds: ids,
-      maxTokens: body.maxTokens,
-      sampling: { temperature: body.temperature, topP: body.topP, seed: body.seed },
-      stop: body.stop,
-      session: { ...options.session, signal: hungUp, dropSession: drops.hook(namespace) },
+      model: ask.model,
+      promptIds: ask.promptIds,
+      maxTokens: ask.maxTokens,
+      sampling: ask.sampling,
+      stop: ask.stop,
+      session: { ...options.session, signal, dropSession: drops.hook(namespace) },
       sessionNamespace: namespace,
       maxHistoryBytes,
       live: counts.live,
@@ -85,6 +92,18 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
       counts.replayedBytes.inc(r.replayedBytes);
       return r;
     });
+  };
+  const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+    const body = parseCompletionRequest(request.body);
+    const model = options.models.get(body.model);
+    if (model === undefined) throw new ServeError('InvalidRequest', 400, `model: "${body.model}" is not a model served here with a tokenizer (${[...options.models.keys()].map((m) => `"${m}"`).join(', ') || 'none'})`, { field: 'model' });
+    const ids = promptIds(model, body.prompt);
+    if (seat.local() === undefined) throw noSwarm(model.id);
+    const hungUp = cancelOnHangUp(reply);
+    const id = `cmpl-${boot}-${randomBytes(6).toString('hex')}`;
+    const created = Math.floor(Date.now() / 1000);
+    const ask: LocalAsk = { model, promptIds: ids, maxTokens: body.maxTokens, sampling: { temperature: body.temperature, topP: body.topP, seed: body.seed }, stop: body.stop };
+    const runIt = (onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult> => run(ask, hungUp, onText);
     const extension = (r: CompletionResult): Record<string, unknown> => ({
       session_id: r.sessionId,
       resumes: r.resumes,
@@ -96,7 +115,7 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
     const usage = (r: CompletionResult) => ({ prompt_tokens: ids.length, completion_tokens: r.tokenIds.length, total_tokens: ids.length + r.tokenIds.length });
     if (!body.stream) {
       try {
-        const r = await run();
+        const r = await runIt();
         counts.requests.inc({ outcome: 'ok' });
         return {
           id,
@@ -119,7 +138,7 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
     out.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     const chunk = (choice: Record<string, unknown>, extra: Record<string, unknown> = {}) => out.write(`data: ${JSON.stringify({ id, object: 'text_completion', created, model: model.id, choices: [{ index: 0, logprobs: null, ...choice }], ...extra })}\n\n`);
     try {
-      const r = await run((delta) => chunk({ text: delta, finish_reason: null }));
+      const r = await runIt((delta) => chunk({ text: delta, finish_reason: null }));
       chunk({ text: '', finish_reason: r.finishReason, token_ids: r.tokenIds }, { usage: usage(r), hecate: extension(r) });
       counts.requests.inc({ outcome: 'ok' });
     } catch (error) {
@@ -131,5 +150,5 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
     out.end('data: [DONE]\n\n');
     return reply;
   };
-  return { serves: (model) => options.models.has(model), handle };
+  return { serves: (model) => options.models.has(model), textModel: (id) => options.models.get(id), handle, run };
 }

@@ -56,8 +56,14 @@ export function registerUpstreamRoutes(app: FastifyInstance, options: UpstreamRo
     if (body === null || typeof body !== 'object') throw new ServeError('InvalidRequest', 400, 'a forwarded completion needs a JSON object body', { field: 'body' });
     const { path, sent } = engineRequest(chat, { ...body, model: await options.model() }, options.template);
     const controller = new AbortController();
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
     const hangUp = (): void => {
-      if (!reply.raw.writableFinished) controller.abort(new Error('the orchestrator hung up'));
+      if (reply.raw.writableFinished) return;
+      const why = new Error('the orchestrator hung up');
+      controller.abort(why);
+      // The body's own cancel too: the signal alone was seen to leave a body being read streaming to
+      // its end, the engine generating for nobody (test/orchestrator/openai/openai-drain.test.ts).
+      void reader?.cancel(why).catch(() => {});
     };
     reply.raw.once('close', hangUp);
     let response: Response;
@@ -74,8 +80,10 @@ export function registerUpstreamRoutes(app: FastifyInstance, options: UpstreamRo
     reply.raw.writeHead(response.status, { 'content-type': response.headers.get('content-type') ?? 'application/json', 'cache-control': 'no-cache', ...(load !== undefined ? { [LOAD_HEADER]: load.toFixed(3) } : {}) });
     try {
       if (response.body !== null) {
-        for await (const chunk of response.body) {
-          reply.raw.write(chunk);
+        reader = response.body.getReader();
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+          if (controller.signal.aborted) throw controller.signal.reason;
+          reply.raw.write(chunk.value);
           // Back-pressure past 64 KB only: a response's write() answers false for every chunk while
           // its first bytes are in flight, and waiting for each 'drain' held every token a beat.
           if (reply.raw.writableLength > 65_536) await once(reply.raw, 'drain', { signal: controller.signal });

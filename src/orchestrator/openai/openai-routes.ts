@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PeerPost } from '../../net/peer-post.js';
 import { sameSecret } from '../../wire/request-signing.js';
 import { ServeError } from '../../wire/serve-error.js';
-import { conversationPrompt, type ChatTemplate } from '../../wire/chat-prompt.js';
+import { conversationPrompt, DEFAULT_CHAT_TEMPLATE, type ChatTemplate } from '../../wire/chat-prompt.js';
 import { cancelOnHangUp } from '../client-cancel.js';
 import { classOf, classTokens, type ClientClass, type ClientClasses } from '../client-classes.js';
 import type { OrchestratorParts } from '../orchestrator-parts.js';
@@ -20,6 +20,8 @@ import { openAIError, openAIErrorHandler } from '../../net/openai-error.js';
 import { asServeError } from '../error-answers.js';
 import { checkCompletionRequest, type CompletionJob } from '../../wire/openai-request.js';
 import type { LocalCompletions } from '../completions-route.js';
+import type { DrainGate } from '../drain-gate.js';
+import { runLocalChat } from './local-chat.js';
 
 /** Options of {@link registerOpenAIRoutes}. */
 export interface OpenAIRouteOptions {
@@ -35,10 +37,15 @@ export interface OpenAIRouteOptions {
   readonly retries?: number;
   /** How long an agent may take to start answering. @defaultValue 30000 */
   readonly firstByteMs?: number;
-  /** The model's chat template: the conversation the prefix index keys on is rendered with it. */
+  /**
+   * The model's chat template: the conversation the prefix index keys on is rendered with it, and
+   * a chat on real tokens (`local`) is prompted with it. @defaultValue for `local` chats, {@link DEFAULT_CHAT_TEMPLATE}
+   */
   readonly chatTemplate?: ChatTemplate;
-  /** Text completions of the models served with their tokenizer (`serve --model`: completions-route.ts), run on real tokens here. */
+  /** Completions and chats of the models served with their tokenizer (`serve --model`: completions-route.ts), run on real tokens here. */
   readonly local?: LocalCompletions;
+  /** The drain's gate (drain-gate.ts): every request passes it, so a drain waits for them and then hands them back. */
+  readonly gate?: DrainGate;
 }
 
 /** Registers the OpenAI routes in their own scope (their errors in OpenAI's shape). */
@@ -62,31 +69,44 @@ export function registerOpenAIRoutes(app: FastifyInstance, parts: OrchestratorPa
   const complete = async (request: FastifyRequest, reply: FastifyReply, chat: boolean): Promise<unknown> => {
     authenticate(request);
     const model = (request.body as { model?: unknown } | null)?.model;
-    if (!chat && options.local !== undefined && typeof model === 'string' && options.local.serves(model)) return options.local.handle(request, reply);
+    const local = options.local !== undefined && typeof model === 'string' && options.local.serves(model) ? options.local : undefined;
+    if (!chat && local !== undefined) {
+      const passed = options.gate?.enter(); // 503 Draining once a drain began
+      try {
+        return await local.handle(request, reply);
+      } finally {
+        if (passed !== undefined) options.gate?.leave(passed);
+      }
+    }
     const job = checkCompletionRequest(request.body, chat);
     if (!parts.models.some((m) => m.id === job.model)) throw new ServeError('NotFound', 404, `model "${job.model.slice(0, 200)}" is not served here (GET /v1/models: ${parts.models.map((m) => m.id).join(', ')})`, { field: 'model' });
     const swarm = parts.seat.local();
     if (swarm === undefined) throw new ServeError('NoSwarm', 503, `no swarm yet: the agents that joined cannot hold every copy of ${parts.models.map((m) => `"${m.id}"`).join(', ')}`, { retryAfterMs: 1000 });
     const cls: ClientClass | undefined = options.classes === undefined ? undefined : classOf(options.classes, request.headers);
-    if (cls !== undefined) parts.classLimits.enter(cls, 1000);
+    const passed = options.gate?.enter(); // 503 Draining once a drain began
+    try {
+      if (cls !== undefined) parts.classLimits.enter(cls, 1000);
+    } catch (error) {
+      if (passed !== undefined) options.gate?.leave(passed);
+      throw error;
+    }
     const deadlineMs = Math.min(cls?.deadlineMs ?? Number.POSITIVE_INFINITY, options.deadlineMs ?? 60_000);
     const hungUp = cancelOnHangUp(reply);
     const deadline = new AbortController();
     const timer = parts.clock.setTimeout(() => deadline.abort(new ServeError('SessionFailed', 504, `the request did not finish within its deadline of ${deadlineMs} ms`)), deadlineMs);
-    const signal = AbortSignal.any([hungUp, deadline.signal]);
+    const signal = AbortSignal.any([hungUp, deadline.signal, ...(passed !== undefined ? [passed.signal] : [])]);
     const id = `${chat ? 'chatcmpl' : 'cmpl'}-${randomBytes(12).toString('hex')}`;
     const created = Math.floor(parts.clock.now() / 1000);
     const sse = job.stream ? new SseAnswer(reply, id, created, job) : undefined;
     let whole = '';
     try {
-      const outcome = await runCompletion(
-        { swarm, registry: parts.registry, clock: parts.clock, post: options.post, affinity: chat ? conversationPrompt(job.messages ?? [], options.chatTemplate) : (job.prompt ?? ''), priority: cls?.priority ?? 0, deadlineMs, signal, ...(options.retries !== undefined ? { retries: options.retries } : {}), ...(options.firstByteMs !== undefined ? { firstByteMs: options.firstByteMs } : {}) },
-        job,
-        (text) => {
-          if (sse !== undefined) sse.text(text);
-          else whole += text;
-        },
-      );
+      const emit = (text: string): void => {
+        if (sse !== undefined) sse.text(text);
+        else whole += text;
+      };
+      const outcome = local !== undefined
+        ? await runLocalChat(local, options.chatTemplate ?? DEFAULT_CHAT_TEMPLATE, job, signal, emit)
+        : await runCompletion({ swarm, registry: parts.registry, clock: parts.clock, post: options.post, affinity: chat ? conversationPrompt(job.messages ?? [], options.chatTemplate) : (job.prompt ?? ''), priority: cls?.priority ?? 0, deadlineMs, signal, ...(options.retries !== undefined ? { retries: options.retries } : {}), ...(options.firstByteMs !== undefined ? { firstByteMs: options.firstByteMs } : {}) }, job, emit);
       parts.metrics.requests.inc({ outcome: 'ok' });
       if (sse !== undefined) {
         sse.end(outcome);
@@ -97,7 +117,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, parts: OrchestratorPa
         ? { id, object: 'chat.completion', created, model: job.model, choices: [{ index: 0, message: { role: 'assistant', content: whole }, logprobs: null, finish_reason: outcome.finish }], usage }
         : { id, object: 'text_completion', created, model: job.model, choices: [{ index: 0, text: whole, logprobs: null, finish_reason: outcome.finish }], usage };
     } catch (error) {
-      const answered = deadline.signal.aborted && !hungUp.aborted ? deadline.signal.reason : error;
+      const answered = passed?.signal.aborted === true && !hungUp.aborted ? passed.signal.reason : deadline.signal.aborted && !hungUp.aborted ? deadline.signal.reason : error;
       parts.metrics.requests.inc({ outcome: hungUp.aborted ? 'Cancelled' : answered instanceof ServeError ? answered.code : 'Internal' });
       if (sse?.started() === true) {
         sse.fail(answered); // midway: the stream ends with OpenAI's error event
@@ -107,6 +127,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, parts: OrchestratorPa
     } finally {
       parts.clock.clearTimeout(timer);
       if (cls !== undefined) parts.classLimits.leave(cls);
+      if (passed !== undefined) options.gate?.leave(passed);
     }
   };
 }
