@@ -105,9 +105,10 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
       }
       const load = Number((reply as { headers?: Headers }).headers?.get('x-hecate-load'));
       if (Number.isFinite(load)) report(swarm, node, Math.min(1, Math.max(0, load)));
-      if (reply.body === undefined || reply.body === null) throw new EngineFailed(`agent "${node}" answered without a body`);
+      const body = reply.chunks ?? reply.body;
+      if (body === undefined || body === null) throw new EngineFailed(`agent "${node}" answered without a body`);
       nodes.push(node);
-      for await (const data of sseData(reply.body)) {
+      for await (const data of sseData(body)) {
         const chunk = JSON.parse(data) as { choices?: { text?: string; delta?: { content?: string | null }; finish_reason?: string | null; token_ids?: unknown; prompt_token_ids?: unknown }[]; usage?: EngineUsage };
         const choice = chunk.choices?.[0];
         const piece = choice?.text ?? choice?.delta?.content ?? '';

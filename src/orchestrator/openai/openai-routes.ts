@@ -141,6 +141,8 @@ function usageOf(o: CompletionOutcome): Record<string, unknown> {
 class SseAnswer {
   private open = false;
   private readonly object: string;
+  /** Every chunk's text up to its choices, written once: a piece costs only its text's JSON. */
+  private readonly head: string;
 
   constructor(
     private readonly reply: FastifyReply,
@@ -149,6 +151,7 @@ class SseAnswer {
     private readonly job: CompletionJob,
   ) {
     this.object = job.chat ? 'chat.completion.chunk' : 'text_completion';
+    this.head = `data: {"id":${JSON.stringify(id)},"object":"${this.object}","created":${created},"model":${JSON.stringify(job.model)},"choices":[{"index":0,${job.chat ? '"delta":{"content":' : '"text":'}`;
   }
 
   started(): boolean {
@@ -157,7 +160,7 @@ class SseAnswer {
 
   text(text: string): void {
     this.start();
-    this.send([this.job.chat ? { index: 0, delta: { content: text }, logprobs: null, finish_reason: null } : { index: 0, text, logprobs: null, finish_reason: null }]);
+    if (!this.reply.raw.destroyed) this.reply.raw.write(`${this.head}${JSON.stringify(text)}${this.job.chat ? '}' : ''},"logprobs":null,"finish_reason":null}]}\n\n`);
   }
 
   end(outcome: CompletionOutcome): void {

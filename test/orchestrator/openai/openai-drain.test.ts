@@ -52,7 +52,7 @@ describe('the OpenAI door under a drain', () => {
     const long = await open('long one', 400); // ~4 s
     const short = await open('short one', 5); // ~50 ms of tokens left
     expect(engine.openStreams()).toBeGreaterThanOrEqual(1);
-    const drained = orchestrator.drain(400);
+    const drained = orchestrator.drain(1500);
     const refused = await fetch(`${orchestrator.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'hi' }] }) });
     expect(refused.status).toBe(503);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
