@@ -111,6 +111,7 @@ export const command: Command = {
       models = topology.value.models;
       nodes = topology.value.nodes;
     }
+    const chatTemplate = await chatTemplateOf(stringFlag(args, 'tokenizer-config'), modelDir);
     const classesFile = stringFlag(args, 'classes');
     let classes: ClientClasses | undefined;
     if (classesFile !== undefined) {
@@ -129,7 +130,6 @@ export const command: Command = {
       textModels = new Map([[served.text.id, served.text]]);
       log(served.summary);
     }
-    const chatTemplate = await chatTemplateOf(stringFlag(args, 'tokenizer-config'), modelDir);
     if (trust.created) log(`created the swarm secret ${trust.tokenFile} (mode 0600): agents read it with --token-file`);
     return withPidFile(args, async () => {
       const orchestrator = await listening(() => reachingNats(replication?.servers, () => startOrchestrator({
