@@ -9,6 +9,7 @@
  *
  *     npm run build:bench && node dist-bench/bench/openai-prefix.js 3
  */
+import { uniform } from '../src/core/random.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -19,20 +20,9 @@ const PER_GROUP = 8;
 const CLIENTS = 8;
 const CACHE = { blockChars: 64, blocks: 96, missMs: 2 };
 
-/** A seeded generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The workload: each group's shared prefix and its users' questions, shuffled by `seed`. */
 function prompts(seed: number): string[] {
-  const rnd = random(seed);
+  const rnd = uniform(seed);
   const out: string[] = [];
   for (let g = 0; g < GROUPS; g++) {
     const system = `System ${g}: ${'you are a careful assistant of group '.repeat(40)}`.slice(0, 1024);

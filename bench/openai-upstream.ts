@@ -18,6 +18,7 @@
  *
  *     npm run build:bench && node dist-bench/bench/openai-upstream.js 3
  */
+import { uniform } from '../src/core/random.js';
 import { startUpstreamAgent, type RunningUpstreamAgent } from '../src/agent/upstream/upstream-agent.js';
 import { startOrchestrator, type RunningOrchestrator } from '../src/orchestrator/orchestrator.js';
 import { spawn } from 'node:child_process';
@@ -52,17 +53,6 @@ async function stream(base: string, prompt: string, maxTokens: number, abortAfte
     // aborted
   }
   return { ttft, total: performance.now() - started };
-}
-
-/** A seeded generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 async function main(): Promise<void> {
@@ -101,7 +91,7 @@ async function main(): Promise<void> {
     const directLoad = await load((c) => (engines[c % 2] as { url: string }).url);
     const servedLoad = await load(() => orchestrator.url);
     // Cancellation: 200 streams, every other one aborted at a random chunk.
-    const rnd = random(37 + run);
+    const rnd = uniform(37 + run);
     await Promise.all(Array.from({ length: 200 }, (_, i) => stream(orchestrator.url, `cancel ${run} ${i}`, i % 2 === 0 ? 400 : 60, i % 2 === 0 ? 2 + Math.floor(rnd() * 60) : undefined)));
     // Every client is done (its last chunk read, or aborted): how long until the engines hold no stream.
     const settled = performance.now();
