@@ -1,9 +1,12 @@
 /**
- * `node dist-bench/bench/openai-upstream.js [runs]`: issue 37's figures for the OpenAI door
+ * `node dist-bench/bench/openai-upstream.js [runs] [process]`: issue 37's figures for the OpenAI door
  * (docs/openai.md), the orchestrator and two upstream agents in this process over loopback, each
  * agent in front of a scripted engine that paces its tokens (test/agent/upstream/scripted-upstream.ts),
  * the engines in a child process (bench/scripted-engines.ts), so no engine's CPU competes with the
- * router's event loop:
+ * router's event loop. With `process`, the orchestrator and its agents run in a child process of
+ * their own (bench/openai-router.ts), as deployed, so the clients' own work here does not share
+ * the router's event loop either (in this process, every served token is handled three times on
+ * one thread: client, orchestrator, agent; a direct one once):
  *
  * - added time to first token at c = 1: a streamed completion through serve against the same
  *   request straight to an engine, medians of 200 each, interleaved (target ≤ 2 ms);
@@ -15,13 +18,15 @@
  *
  *     npm run build:bench && node dist-bench/bench/openai-upstream.js 3
  */
+import { uniform } from '../src/core/random.js';
 import { startUpstreamAgent, type RunningUpstreamAgent } from '../src/agent/upstream/upstream-agent.js';
-import { startOrchestrator } from '../src/orchestrator/orchestrator.js';
+import { startOrchestrator, type RunningOrchestrator } from '../src/orchestrator/orchestrator.js';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseEngineLoad } from '../src/agent/upstream/engine-load.js';
 
 const runs = Number(process.argv[2] ?? 3);
+const routerProcess = process.argv[3] === 'process';
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] as number;
 
@@ -50,26 +55,21 @@ async function stream(base: string, prompt: string, maxTokens: number, abortAfte
   return { ttft, total: performance.now() - started };
 }
 
-/** A seeded generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 async function main(): Promise<void> {
-  const orchestrator = await startOrchestrator({ models: [{ id: 'm', kind: 'base', layers: 4, pipelines: 2 }] });
   const child = spawn(process.execPath, [fileURLToPath(new URL('./scripted-engines.js', import.meta.url)), '2', '5'], { stdio: ['pipe', 'pipe', 'inherit'] });
   const urls = await new Promise<string[]>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(JSON.parse(c.toString('utf8')) as string[])));
   const engines = urls.map((url) => ({ url, open: async () => parseEngineLoad(await (await fetch(`${url}/metrics`)).text())?.running ?? 0 }));
+  const router = routerProcess ? spawn(process.execPath, [fileURLToPath(new URL('./openai-router.js', import.meta.url)), urls.join(',')], { stdio: ['pipe', 'pipe', 'inherit'] }) : undefined;
+  const orchestrator = router !== undefined
+    ? { url: await new Promise<string>((resolve) => router.stdout?.once('data', (c: Buffer) => resolve(JSON.parse(c.toString('utf8')) as string))), close: async () => void router.stdin?.end() }
+    : await startOrchestrator({ models: [{ id: 'm', kind: 'base', layers: 4, pipelines: 2 }] });
   const agents: RunningUpstreamAgent[] = [];
-  for (let i = 0; i < engines.length; i++) agents.push(await startUpstreamAgent({ id: `u${i}`, memoryGb: 4, score: 1, join: orchestrator.url, upstream: (engines[i] as { url: string }).url, heartbeatMs: 200 }));
-  await Promise.all(agents.map((a) => a.joined));
-  for (let i = 0; i < 200 && orchestrator.swarm()?.state().plan.pipelines.length !== 2; i++) await new Promise((r) => setTimeout(r, 25));
+  if (router === undefined) {
+    const o = orchestrator as RunningOrchestrator;
+    for (let i = 0; i < engines.length; i++) agents.push(await startUpstreamAgent({ id: `u${i}`, memoryGb: 4, score: 1, join: o.url, upstream: (engines[i] as { url: string }).url, heartbeatMs: 200 }));
+    await Promise.all(agents.map((a) => a.joined));
+    for (let i = 0; i < 200 && o.swarm()?.state().plan.pipelines.length !== 2; i++) await new Promise((r) => setTimeout(r, 25));
+  }
   const e0 = engines[0] as { url: string };
   const table: Record<string, number>[] = [];
   for (let run = 0; run < runs; run++) {
@@ -91,7 +91,7 @@ async function main(): Promise<void> {
     const directLoad = await load((c) => (engines[c % 2] as { url: string }).url);
     const servedLoad = await load(() => orchestrator.url);
     // Cancellation: 200 streams, every other one aborted at a random chunk.
-    const rnd = random(37 + run);
+    const rnd = uniform(37 + run);
     await Promise.all(Array.from({ length: 200 }, (_, i) => stream(orchestrator.url, `cancel ${run} ${i}`, i % 2 === 0 ? 400 : 60, i % 2 === 0 ? 2 + Math.floor(rnd() * 60) : undefined)));
     // Every client is done (its last chunk read, or aborted): how long until the engines hold no stream.
     const settled = performance.now();
@@ -115,7 +115,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(table[table.length - 1]));
   }
   const col = (k: string) => median(table.map((r) => r[k] as number));
-  console.log(JSON.stringify({ median: { addedTtftMs: col('addedTtftMs'), addedP99Pct: col('addedP99Pct'), openAfterAllMs: col('openAfterAllMs') } }));
+  console.log(JSON.stringify({ router: routerProcess ? 'own process' : 'this process', median: { addedTtftMs: col('addedTtftMs'), addedP99Pct: col('addedP99Pct'), openAfterAllMs: col('openAfterAllMs') } }));
   await Promise.all(agents.map((a) => a.stop()));
   await orchestrator.close();
   child.stdin.end();

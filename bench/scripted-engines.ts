@@ -1,5 +1,5 @@
 /**
- * `node dist-bench/bench/scripted-engines.js N TOKEN_MS`: N scripted engines
+ * `node dist-bench/bench/scripted-engines.js N TOKEN_MS [PREFIX_CACHE_JSON]`: N scripted engines
  * (test/agent/upstream/scripted-upstream.ts) in their own process, so their work does not share
  * the router's event loop in bench/openai-upstream.ts. Prints their URLs as one JSON line; their
  * open streams are on each one's `/metrics` (`vllm:num_requests_running`). Ends on stdin's close.
@@ -8,7 +8,8 @@ import { startScriptedUpstream } from '../test/agent/upstream/scripted-upstream.
 
 const n = Number(process.argv[2] ?? 2);
 const tokenMs = Number(process.argv[3] ?? 5);
-const engines = await Promise.all(Array.from({ length: n }, () => startScriptedUpstream({ model: 'scripted', tokenMs })));
+const prefixCache = process.argv[4] === undefined ? undefined : (JSON.parse(process.argv[4]) as { blockChars: number; blocks: number; missMs: number });
+const engines = await Promise.all(Array.from({ length: n }, () => startScriptedUpstream({ model: 'scripted', tokenMs, ...(prefixCache !== undefined ? { prefixCache } : {}) })));
 process.stdout.write(`${JSON.stringify(engines.map((e) => e.url))}\n`);
 process.stdin.resume();
 process.stdin.on('end', () => {

@@ -2,7 +2,10 @@
 import { startAgent } from '../agent/agent.js';
 import { startUpstreamAgent } from '../agent/upstream/upstream-agent.js';
 import { UPSTREAM_FLAGS, upstreamOptions } from './upstream-flags.js';
-import { helpText, integerFlag, parseCommandArgs, requiredFlag, stringFlag, UsageError, type ArgsSpec } from './args.js';
+import { OPENAI_ENGINE_FLAGS, openAIEngineOptions, wholeModelOf } from './openai-engine-flags.js';
+import { helpText, integerFlag, parseCommandArgs, requiredFlag, stringFlag, UsageError, type ArgsSpec, type ParsedArgs } from './args.js';
+import { registerEngineOpenAIRoutes } from '../agent/openai/engine-openai-routes.js';
+import { systemClock } from '../runtime/clock.js';
 import type { Command } from './command.js';
 import { commandSummary } from './commands.js';
 import { listening, numberFlag, PID_FILE_FLAG, untilSignal, withPidFile } from './process-flags.js';
@@ -42,6 +45,7 @@ const spec: ArgsSpec = {
     slots: { type: 'string', value: 'n', description: 'Stage calls it runs at once; later ones wait in arrival order (default: no limit).' },
     ...AGENT_TRUST_FLAGS,
     ...UPSTREAM_FLAGS,
+    ...OPENAI_ENGINE_FLAGS,
     'pid-file': PID_FILE_FLAG,
   },
 };
@@ -53,8 +57,12 @@ next steps, and leaves the orchestrator cleanly on SIGTERM or SIGINT. It signs i
 heartbeats and leaves with the swarm secret (--token-file, as serve wrote it) and its own key
 (--state-file), and refuses stage calls not signed with the secret (docs/security.md).
 
+With --model DIR --openai it runs the model whole behind the OpenAI API (docs/openai.md), an
+engine another swarm's agent --upstream fronts; without --join it serves only that.
+
 Example:
-  hecate-node agent --id a1 --memory 12 --score 2 --join http://127.0.0.1:8080`;
+  hecate-node agent --id a1 --memory 12 --score 2 --join http://127.0.0.1:8080
+  hecate-node agent --id u1 --model /tmp/tiny --openai --port 8000`;
 
 /** The `agent` command. */
 export const command: Command = {
@@ -68,6 +76,9 @@ export const command: Command = {
     }
     const id = requiredFlag(args, 'id');
     if (!/^[A-Za-z0-9._:-]{1,200}$/.test(id)) throw new UsageError(`flag --id: letters, digits, ".", "_", ":" and "-" only, 1-200 of them, got "${id}"`);
+    const modelDir = stringFlag(args, 'model');
+    const openai = openAIEngineOptions(args, modelDir);
+    if (openai !== undefined && modelDir !== undefined && stringFlag(args, 'join') === undefined) return standaloneEngine(args, io, id, modelDir, openai.apiKey);
     requiredFlag(args, 'memory');
     requiredFlag(args, 'score');
     const memoryGb = numberFlag(args, 'memory', 0, 1_000_000) as number;
@@ -82,10 +93,10 @@ export const command: Command = {
     const lieRate = numberFlag(args, 'lie-rate', 0, 1, true);
     const slots = integerFlag(args, 'slots', 1, 1_000_000);
     const host = stringFlag(args, 'host');
-    const modelDir = stringFlag(args, 'model');
     const kvMb = numberFlag(args, 'kv-mb', 0, 1e9);
     if (kvMb !== undefined && modelDir === undefined) throw new UsageError('flag --kv-mb needs --model DIR');
     const engine = modelDir === undefined ? undefined : await referenceEngine(modelDir, memoryGb, kvMb);
+    const whole = engine !== undefined && modelDir !== undefined && openai !== undefined ? await wholeModelOf(engine, modelDir) : undefined;
     const log = (line: string) => io.stderr(`hecate-node agent ${id}: ${line}\n`);
     const upstream = upstreamOptions(args);
     const trust = await agentTrust(args, id, log);
@@ -106,8 +117,10 @@ export const command: Command = {
         ...(lieRate !== undefined ? { lieRate } : {}),
         ...(slots !== undefined ? { slots } : {}),
         ...(engine !== undefined ? { engine } : {}),
+        ...(whole !== undefined ? { routes: (app) => registerEngineOpenAIRoutes(app, { model: whole, clock: systemClock, ...(openai?.apiKey !== undefined ? { apiKey: openai.apiKey } : {}) }) } : {}),
         log,
       }), port ?? 0, host ?? '127.0.0.1');
+      if (whole !== undefined) log(`OpenAI API on ${agent.url}/v1 for model "${whole.id}", run whole`);
       if (engine !== undefined && modelDir !== undefined) log(`reference engine on model "${modelIdOf(modelDir)}" (${modelDir}): loads the layers the orchestrator assigns, reading only their tensors; KV caches bounded to ${kvMb === undefined ? `the KV memory the plan gives it (${memoryGb} GB less the weights of its layers)` : `${kvMb} MB`}`);
       io.stdout(`hecate-node agent ${id}: listening on ${agent.url}, joining ${join}\n`);
       // A join the orchestrator refuses (4xx) ends the agent: retrying would be refused again.
@@ -123,3 +136,20 @@ export const command: Command = {
     });
   },
 };
+
+/** `agent --model DIR --openai` without --join: the whole model behind the OpenAI API alone, until a signal. */
+async function standaloneEngine(args: ParsedArgs, io: Parameters<Command['run']>[1], id: string, dir: string, apiKey: string | undefined): Promise<number> {
+  const port = integerFlag(args, 'port', 0, 65535) ?? 0;
+  const host = stringFlag(args, 'host') ?? '127.0.0.1';
+  const kvMb = numberFlag(args, 'kv-mb', 0, 1e9) ?? 1024; // a whole model alone: its KV bound is --kv-mb (1 GB by default), no plan gives it memory
+  const whole = await wholeModelOf(await referenceEngine(dir, 0, kvMb), dir);
+  return withPidFile(args, async () => {
+    const { startOpenAIEngine } = await import('../agent/openai/openai-engine-server.js');
+    const server = await listening(() => startOpenAIEngine({ model: whole, port, host, ...(apiKey !== undefined ? { apiKey } : {}) }), port, host);
+    io.stdout(`hecate-node agent ${id}: listening on ${server.url}, OpenAI API for model "${whole.id}" (run whole)\n`);
+    const signal = await untilSignal();
+    await server.stop();
+    io.stderr(`hecate-node agent ${id}: ${signal}: stopped\n`);
+    return 0;
+  });
+}

@@ -29,7 +29,7 @@ export interface CommandEntry {
  * NATS for `serve --nats`: the 3.3 line, whose `@nats-io/nuid` runs on Node 20 (3.4 wants Node 22).
  */
 const NATS = ['@nats-io/jetstream@3.3', '@nats-io/kv@3.3', '@nats-io/transport-node@3.3'];
-/** The tokenizer library `serve --model` reads the model's tokenizer.json with. */
+/** The tokenizer library `serve --model` and `agent --model --openai` read the model's tokenizer.json with. */
 const TOKENIZERS = ['@huggingface/tokenizers'];
 /** The inspector client of `swarm-sim --inspect`. */
 const INSPECT = ['ws', '@statelyai/inspect'];
@@ -41,7 +41,7 @@ export const COMMANDS: ReadonlyMap<string, CommandEntry> = new Map<string, Comma
   ['chart', { summary: 'Print the Swarm and node statecharts (Mermaid or JSON), generated from the machines.', peers: ['zod'], flagPeers: [], load: () => import('./chart.js') }],
   ['load-sim', { summary: 'Simulate load spreading (seeded, virtual time) and compare balancers with the Swarm.', peers: ['zod'], flagPeers: [], load: () => import('./load-sim.js') }],
   ['serve', { summary: 'Run the HTTP orchestrator: agents join it, POST /v1/generate (and with --model POST /v1/completions) runs sessions over them.', peers: ['fastify', 'prom-client', 'undici', 'zod'], flagPeers: [NATS, ['@huggingface/jinja'], TOKENIZERS], load: () => import('./serve.js') }],
-  ['agent', { summary: 'Run a stage server that joins an orchestrator: the reference Llama engine on --model DIR, else a stand-in (real time and a checked digest).', peers: ['fastify', 'undici', 'zod'], flagPeers: [['@huggingface/jinja']], load: () => import('./agent.js') }],
+  ['agent', { summary: 'Run a stage server that joins an orchestrator: the reference Llama engine on --model DIR (with --openai the whole model behind the OpenAI API), else a stand-in (real time and a checked digest).', peers: ['fastify', 'undici', 'zod'], flagPeers: [['@huggingface/jinja'], TOKENIZERS], load: () => import('./agent.js') }],
   ['inspector', { summary: 'Run a local inspector: print the inspection events of swarm-sim --inspect as JSON lines.', peers: ['zod'], flagPeers: [['ws']], load: () => import('./inspector.js') }],
   ['conformance', { summary: 'Check a stage server (any language) against the stage wire protocol, and print what holds.', peers: ['fastify', 'zod'], flagPeers: [], load: () => import('./conformance.js') }],
   ['make-model', { summary: 'Write a small deterministic random-weight Llama model (Hugging Face layout) to a directory.', peers: ['zod'], flagPeers: [], load: () => import('./make-model.js') }],

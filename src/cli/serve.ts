@@ -18,6 +18,7 @@ import { readServedModel, type ServedModel } from '../orchestrator/served-model.
 import type { TextModel } from '../orchestrator/completion-run.js';
 import { absentPackage } from './peers.js';
 import { REBALANCE_EVERY_MS } from '../rebalance/rebalancer.js';
+import { loadChatTemplate, modelChatTemplate, type ChatTemplate } from '../wire/chat-prompt.js';
 
 const spec: ArgsSpec = {
   flags: {
@@ -25,6 +26,7 @@ const spec: ArgsSpec = {
     host: { type: 'string', value: 'addr', description: 'Address to bind (default 127.0.0.1: this machine only).' },
     topology: { type: 'string', value: 'file', description: 'Topology JSON { models, nodes }: the swarm is planned over these nodes, each down until its agent joins.' },
     model: { type: 'string', value: 'dir', description: 'A Hugging Face model directory: serve it (POST /v1/completions) under the directory\'s name, planned from config.json\'s sizes; only config.json and the tokenizer are read here, never the weights (agents run it with --model DIR).' },
+    'tokenizer-config': { type: 'string', value: 'file', description: 'A tokenizer_config.json whose chat template renders each conversation of POST /v1/chat/completions for prefix affinity (needs @huggingface/jinja; default with --model: the model\'s own, else the canonical serialization of every message).' },
     'max-history-mb': { type: 'string', value: 'MB', description: 'With --model: each completion\'s bound on the boundary activations kept for replay (default 64); past it a replay recomputes from the token ids.' },
     layers: { type: 'string', value: 'n', description: 'Without --topology: layers of the base model "base" (default 12).' },
     pipelines: { type: 'string', value: 'n', description: 'Copies of every model (default 2, or the topology\'s own).' },
@@ -53,7 +55,7 @@ const spec: ArgsSpec = {
 const SUMMARY = commandSummary('serve');
 const DETAILS = `Endpoints: POST /v1/nodes (join), POST /v1/nodes/:id/heartbeat, POST /v1/nodes/:id/leave,
 POST /v1/generate { model, prompt, steps }, with --model DIR POST /v1/completions (OpenAI's:
-prompt, max_tokens, temperature, top_p, seed, stop, stream), GET /v1/status, GET /v1/events (server-sent
+prompt, max_tokens, temperature, top_p, seed, stop, stream) and POST /v1/chat/completions, GET /v1/status, GET /v1/events (server-sent
 events), GET /metrics (Prometheus); the operator's (--operator-token-file, as a bearer): DELETE
 /v1/nodes/:id/key (frees an id bound to an agent's key), DELETE /v1/nodes/:id and DELETE
 /v1/nodes?pattern=P (remove members). Drains on SIGTERM or SIGINT (--drain-ms), then stops.
@@ -116,6 +118,7 @@ export const command: Command = {
       models = topology.value.models;
       nodes = topology.value.nodes;
     }
+    const chatTemplate = await chatTemplateOf(stringFlag(args, 'tokenizer-config'), modelDir);
     const classesFile = stringFlag(args, 'classes');
     let classes: ClientClasses | undefined;
     if (classesFile !== undefined) {
@@ -165,6 +168,7 @@ export const command: Command = {
         ...(textModels !== undefined ? { textModels } : {}),
         ...(agentReserveGb !== undefined ? { agentReserveGb } : {}),
         ...(historyMb !== undefined ? { maxHistoryBytes: Math.floor(historyMb * 1024 * 1024) } : {}),
+        ...(chatTemplate !== undefined ? { chatTemplate } : {}),
         log,
       })), port, host);
       io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);
@@ -187,6 +191,16 @@ async function servedModel(dir: string, pipelines: number): Promise<ServedModel>
   } catch (error) {
     if (absentPackage(error) !== undefined) throw error; // the tokenizer library: main names its install line
     throw new UsageError(`flag --model: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** The chat template of --tokenizer-config, else of the --model directory; undefined with neither. */
+async function chatTemplateOf(file: string | undefined, modelDir: string | undefined): Promise<ChatTemplate | undefined> {
+  try {
+    if (file !== undefined) return await loadChatTemplate(file);
+    return modelDir === undefined ? undefined : await modelChatTemplate(modelDir);
+  } catch (error) {
+    throw new UsageError(`flag ${file !== undefined ? '--tokenizer-config' : '--model'}: ${(error as Error).message}`, { cause: error });
   }
 }
 

@@ -24,7 +24,7 @@ import type { GenerationRun, GenerationTask, StoredAnswer, TaskRunnerOptions } f
 import { generateIdempotent, type IdempotencySettings } from './idempotent-generate.js';
 import type { StageCalls } from './stage-client.js';
 import { sameTensor, tensorStageRunner } from './tensor-stage-runner.js';
-import { StopText } from './stop-text.js';
+import { StopText } from '../model/stop-text.js';
 import type { HistoryHolder } from './completion-metrics.js';
 import type { SpanChecks } from './verify-span.js';
 

@@ -54,12 +54,33 @@ export function promptIds(model: TextModel, prompt: CompletionRequest['prompt'])
   return ids;
 }
 
+/** One completion on prompt ids already made (a chat's rendered conversation): what {@link LocalCompletions.run} takes. */
+export interface LocalAsk {
+  readonly model: TextModel;
+  readonly promptIds: readonly number[];
+  readonly maxTokens: number;
+  readonly sampling: { readonly temperature: number; readonly topP: number; readonly seed: number };
+  readonly stop: readonly string[];
+}
+
+/** Who asks a completion, as its Generation needs it: its class, its key, its hang-up. */
+interface Asker {
+  readonly signal: AbortSignal;
+  readonly cls?: ClientClass | undefined;
+  /** Its idempotency key, scoped to it. */
+  readonly key?: string | undefined;
+}
+
 /** Text completions of the models served with their tokenizer: the OpenAI routes hand them their requests. */
 export interface LocalCompletions {
   /** Whether `model` is one of them. */
   serves(model: string): boolean;
+  /** The model `id` of them, with its tokenizer. */
+  textModel(id: string): TextModel | undefined;
   /** Answers one `POST /v1/completions` (whole, or streamed on the raw response). */
   handle(request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
+  /** Runs one completion as one Generation, as {@link LocalCompletions.handle} runs its own (the OpenAI chat route's, on its rendered prompt). */
+  run(ask: LocalAsk, signal: AbortSignal, onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult>;
 }
 
 /** The completions of `options.models` on real tokens. */
@@ -69,46 +90,55 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
   const boot = randomBytes(4).toString('hex');
   const maxHistoryBytes = options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
   const counts = new CompletionMetrics(metrics.registry, maxHistoryBytes);
+  const noSwarm = (model: string): ServeError => new ServeError('NoSwarm', 503, `no swarm yet: the agents that joined (${[...registry.all()].map((r) => r.id).join(', ') || 'none'}) cannot hold every copy of "${model}"`);
+  /** One completion's Generation, for `asker`: its class's band and deadline, its key. @throws {ServeError} `NoSwarm` */
+  const generationOf = (ask: LocalAsk, asker: Asker, onText?: (delta: string, tokenId: number) => void): CompletionGeneration => {
+    const swarm = seat.local();
+    if (swarm === undefined) throw noSwarm(ask.model.id);
+    const namespace = `${boot}/`;
+    const deadlineMs = Math.min(asker.cls?.deadlineMs ?? Number.POSITIVE_INFINITY, options.session.deadlineMs ?? Number.POSITIVE_INFINITY);
+    return completionGeneration({
+      swarm,
+      calls: { registry, metrics, post: options.post },
+      model: ask.model,
+      promptIds: ask.promptIds,
+      maxTokens: ask.maxTokens,
+      sampling: ask.sampling,
+      stop: ask.stop,
+      session: { ...options.session, ...(Number.isFinite(deadlineMs) ? { deadlineMs } : {}), signal: asker.signal, dropSession: drops.hook(namespace) },
+      sessionNamespace: namespace,
+      clock,
+      priority: asker.cls?.priority ?? 0,
+      className: asker.cls?.name ?? 'default',
+      ...(options.checks !== undefined ? { checks: options.checks } : {}),
+      ...(asker.key !== undefined && options.idempotency !== undefined ? { idempotency: { key: asker.key, settings: options.idempotency, cancel: asker.signal } } : {}),
+      maxHistoryBytes,
+      live: counts.live,
+      ...(onText !== undefined ? { onText } : {}),
+    });
+  };
+  const counted = (r: CompletionResult): CompletionResult => {
+    counts.tokens.inc(r.tokenIds.length);
+    counts.replayedBytes.inc(r.replayedBytes);
+    return r;
+  };
+  const run = async (ask: LocalAsk, signal: AbortSignal, onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult> => counted(await generationOf(ask, { signal }, onText).run());
   const answer = async (request: FastifyRequest, reply: FastifyReply, cls: ClientClass | undefined): Promise<unknown> => {
     const body = parseCompletionRequest(request.body);
     const model = options.models.get(body.model);
     if (model === undefined) throw new ServeError('InvalidRequest', 400, `model: "${body.model}" is not a model served here with a tokenizer (${[...options.models.keys()].map((m) => `"${m}"`).join(', ') || 'none'})`, { field: 'model' });
     const ids = promptIds(model, body.prompt);
-    const swarm = seat.local();
-    if (swarm === undefined) throw new ServeError('NoSwarm', 503, `no swarm yet: the agents that joined (${[...registry.all()].map((r) => r.id).join(', ') || 'none'}) cannot hold every copy of "${model.id}"`);
-    // The caller's class: its band, its deadline, its limit; a key is its class's (as /v1/generate's).
+    if (seat.local() === undefined) throw noSwarm(model.id);
+    // The caller's class: its band, its deadline, its limit.
     const given = idempotencyKeyOf(request.headers['idempotency-key'], undefined);
     // Scoped to its caller (docs/serve.md, "Idempotent generation"): a token's hash, else the source address.
     const key = given === undefined ? undefined : scopedKey(given, { authorization: request.headers.authorization, address: request.socket.remoteAddress, ...(cls !== undefined ? { className: cls.name } : {}) });
     const hungUp = cancelOnHangUp(reply);
-    const namespace = `${boot}/`;
     const id = `cmpl-${boot}-${randomBytes(6).toString('hex')}`;
     const created = Math.floor(Date.now() / 1000);
-    const deadlineMs = Math.min(cls?.deadlineMs ?? Number.POSITIVE_INFINITY, options.session.deadlineMs ?? Number.POSITIVE_INFINITY);
+    const ask: LocalAsk = { model, promptIds: ids, maxTokens: body.maxTokens, sampling: { temperature: body.temperature, topP: body.topP, seed: body.seed }, stop: body.stop };
     let built: CompletionGeneration | undefined;
-    const run = (onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult> => (built = completionGeneration({
-      swarm,
-      calls: { registry, metrics, post: options.post },
-      model,
-      promptIds: ids,
-      maxTokens: body.maxTokens,
-      sampling: { temperature: body.temperature, topP: body.topP, seed: body.seed },
-      stop: body.stop,
-      session: { ...options.session, ...(Number.isFinite(deadlineMs) ? { deadlineMs } : {}), signal: hungUp, dropSession: drops.hook(namespace) },
-      sessionNamespace: namespace,
-      clock,
-      priority: cls?.priority ?? 0,
-      className: cls?.name ?? 'default',
-      ...(options.checks !== undefined ? { checks: options.checks } : {}),
-      ...(key !== undefined && options.idempotency !== undefined ? { idempotency: { key, settings: options.idempotency, cancel: hungUp } } : {}),
-      maxHistoryBytes,
-      live: counts.live,
-      ...(onText !== undefined ? { onText } : {}),
-    })).run().then((r) => {
-      counts.tokens.inc(r.tokenIds.length);
-      counts.replayedBytes.inc(r.replayedBytes);
-      return r;
-    });
+    const run = async (onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult> => counted(await (built = generationOf(ask, { signal: hungUp, cls, key }, onText)).run());
     const extension = (r: CompletionResult): Record<string, unknown> => ({
       session_id: r.sessionId,
       resumes: r.resumes,
@@ -184,5 +214,5 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
       if (cls !== undefined) classLimits.leave(cls);
     }
   };
-  return { serves: (model) => options.models.has(model), handle };
+  return { serves: (model) => options.models.has(model), textModel: (id) => options.models.get(id), handle, run };
 }

@@ -21,6 +21,7 @@ import { registerGenerateRoute } from './generate-route.js';
 import { localCompletions } from './completions-route.js';
 import type { TextModel } from './completion-run.js';
 import { registerOpenAIRoutes } from './openai/openai-routes.js';
+import type { ChatTemplate } from '../wire/chat-prompt.js';
 import { asServeError } from './error-answers.js';
 import { createHttpApp, listen } from '../net/http-app.js';
 import { openSwarm } from './open-swarm.js';
@@ -107,6 +108,12 @@ export interface OrchestratorOptions extends EdgeOptions, IdempotencyOptions, Ve
    * its memory (docs/completions.md, "KV memory"). @defaultValue 0
    */
   readonly agentReserveGb?: number;
+  /**
+   * The chat template of the OpenAI door (docs/openai.md, "Prefix affinity"): conversations are
+   * keyed for prefix affinity by its rendering, and a chat on a `textModels` model is prompted with
+   * it. @defaultValue keyed by the canonical serialization; real-token chats prompted with ChatML
+   */
+  readonly chatTemplate?: ChatTemplate;
 }
 
 export type { OrchestratorAuth } from './auth/orchestrator-guard.js';
@@ -168,7 +175,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     ...(options.classes !== undefined ? { classes: options.classes } : {}),
     ...(checks !== undefined ? { checks } : {}),
   });
-  registerOpenAIRoutes(app, parts, { post: poster.post, ...(options.classes !== undefined ? { classes: options.classes } : {}), ...(options.auth?.clientToken !== undefined ? { clientToken: options.auth.clientToken } : {}), deadlineMs: sessionOptions.deadlineMs, retries: sessionOptions.retries, ...(local !== undefined ? { local } : {}) });
+  registerOpenAIRoutes(app, parts, { post: poster.post, ...(options.classes !== undefined ? { classes: options.classes } : {}), ...(options.auth?.clientToken !== undefined ? { clientToken: options.auth.clientToken } : {}), deadlineMs: sessionOptions.deadlineMs, retries: sessionOptions.retries, gate: generation.gate, ...(local !== undefined ? { local } : {}), ...(options.chatTemplate !== undefined ? { chatTemplate: options.chatTemplate } : {}) });
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
     edge.silent.close();

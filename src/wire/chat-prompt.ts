@@ -5,7 +5,9 @@
  * `messages` array. Either way every message counts, not the first one only: two conversations
  * share a prompt prefix exactly as far as their messages agree.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { ServeError } from './serve-error.js';
 
 /** One chat message as the API takes it (text content only). */
@@ -58,6 +60,26 @@ export async function loadChatTemplate(file: string): Promise<ChatTemplate> {
   return {
     render: (messages, generation) => template.render({ messages: messages.map((m) => ({ ...m })), add_generation_prompt: generation, bos_token: bos, eos_token: eos }),
   };
+}
+
+/**
+ * The chat template of a model with none in its `tokenizer_config.json` (docs/openai.md, "Chat
+ * templates"): ChatML, transformers' long-time default, `<|im_start|>role\ncontent<|im_end|>\n` per
+ * message, and `<|im_start|>assistant\n` to open the assistant's turn.
+ */
+export const DEFAULT_CHAT_TEMPLATE: ChatTemplate = Object.freeze({
+  render: (messages: readonly ChatMessage[], generation: boolean): string => messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') + (generation ? '<|im_start|>assistant\n' : ''),
+});
+
+/**
+ * The chat template of the model directory `dir`: its `tokenizer_config.json`'s, else {@link DEFAULT_CHAT_TEMPLATE}.
+ * @throws {ServeError} as {@link loadChatTemplate} when the file has a template it cannot render
+ */
+export async function modelChatTemplate(dir: string): Promise<ChatTemplate> {
+  const file = join(dir, 'tokenizer_config.json');
+  if (!existsSync(file)) return DEFAULT_CHAT_TEMPLATE;
+  const config = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+  return config['chat_template'] === undefined || config['chat_template'] === null ? DEFAULT_CHAT_TEMPLATE : loadChatTemplate(file);
 }
 
 /** The prompt text of a conversation: `template`'s rendering with the assistant's turn opened, else the canonical text. */

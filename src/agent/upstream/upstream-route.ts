@@ -8,6 +8,7 @@
  */
 import { once } from 'node:events';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Agent, request as post, type Dispatcher } from 'undici';
 import type { TimeSource } from '../../runtime/types.js';
 import { rawBody } from '../../net/raw-body.js';
 import { DEFAULT_BODY_LIMIT } from '../../net/http-app.js';
@@ -43,6 +44,12 @@ export interface UpstreamRouteOptions {
 export function registerUpstreamRoutes(app: FastifyInstance, options: UpstreamRouteOptions): void {
   const base = options.engine.replace(/\/+$/, '');
   const secret = options.secret;
+  // undici's request over kept-alive connections, not fetch: no web streams per token (the agent's
+  // largest per-token cost in bench/openai-upstream.ts's profile).
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000 });
+  app.addHook('onClose', async () => {
+    await dispatcher.destroy().catch(() => {});
+  });
   if (secret !== undefined) {
     const nonces = new NonceCache(2 * DEFAULT_MAX_SKEW_MS);
     const guarded = (url: string | undefined): boolean => url === UPSTREAM_PATHS.completions || url === UPSTREAM_PATHS.chat;
@@ -62,36 +69,43 @@ export function registerUpstreamRoutes(app: FastifyInstance, options: UpstreamRo
     if (body === null || typeof body !== 'object') throw new ServeError('InvalidRequest', 400, 'a forwarded completion needs a JSON object body', { field: 'body' });
     const { path, sent } = engineRequest(chat, { ...body, model: await options.model() }, options.template);
     const controller = new AbortController();
+    let response: Dispatcher.ResponseData | undefined;
     const hangUp = (): void => {
-      if (!reply.raw.writableFinished) controller.abort(new Error('the orchestrator hung up'));
+      if (reply.raw.writableFinished) return;
+      const why = new Error('the orchestrator hung up');
+      controller.abort(why);
+      // The body too: an abort signal alone was seen (with fetch) to leave a body being read
+      // streaming to its end, the engine generating for nobody (test/orchestrator/openai/openai-drain.test.ts).
+      response?.body.destroy(why);
     };
     reply.raw.once('close', hangUp);
-    let response: Response;
     try {
-      response = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(options.key !== undefined ? { authorization: `Bearer ${options.key}` } : {}) }, body: JSON.stringify(sent), signal: controller.signal, redirect: 'error' });
+      response = await post(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(options.key !== undefined ? { authorization: `Bearer ${options.key}` } : {}) }, body: JSON.stringify(sent), signal: controller.signal, dispatcher });
     } catch (error) {
       reply.raw.off('close', hangUp);
       if (!controller.signal.aborted) options.watch.failed((error as Error).message);
       throw new ServeError('StageFailed', 502, `engine ${base} did not answer: ${(error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message}`);
     }
-    if (response.status >= 500) options.watch.failed(`${path} answered ${response.status}`);
+    const status = response.statusCode;
+    if (status >= 500) options.watch.failed(`${path} answered ${status}`);
     const load = options.watch.load();
+    const type = response.headers['content-type'];
     reply.hijack();
-    reply.raw.writeHead(response.status, { 'content-type': response.headers.get('content-type') ?? 'application/json', 'cache-control': 'no-cache', ...(load !== undefined ? { [LOAD_HEADER]: load.toFixed(3) } : {}) });
+    reply.raw.writeHead(status, { 'content-type': (Array.isArray(type) ? type[0] : type) ?? 'application/json', 'cache-control': 'no-cache', ...(load !== undefined ? { [LOAD_HEADER]: load.toFixed(3) } : {}) });
     try {
-      if (response.body !== null) {
-        for await (const chunk of response.body) {
-          reply.raw.write(chunk);
-          // Back-pressure past 64 KB only: a response's write() answers false for every chunk while
-          // its first bytes are in flight, and waiting for each 'drain' held every token a beat.
-          if (reply.raw.writableLength > 65_536) await once(reply.raw, 'drain', { signal: controller.signal });
-        }
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        if (controller.signal.aborted) throw controller.signal.reason;
+        reply.raw.write(chunk);
+        // Back-pressure past 64 KB only: a response's write() answers false for every chunk while
+        // its first bytes are in flight, and waiting for each 'drain' held every token a beat.
+        if (reply.raw.writableLength > 65_536) await once(reply.raw, 'drain', { signal: controller.signal });
       }
       reply.raw.end();
     } catch (error) {
       // The engine died mid-answer, or the orchestrator went away: the answer is cut, never ended as if whole.
       if (!controller.signal.aborted) options.watch.failed(`${path} broke mid-answer: ${(error as Error).message}`);
       controller.abort(error);
+      response.body.destroy();
       reply.raw.destroy();
     } finally {
       reply.raw.off('close', hangUp);

@@ -3,8 +3,9 @@
  * through the swarm's admission (priority, deadline), forwarded to the one agent of the leased
  * copy, its engine's stream read piece by piece. A call that fails before its first piece is
  * retried on another copy after a backoff; a stream that breaks midway is continued on another
- * copy from the text generated so far, for the tokens `max_tokens` leaves. Never the same engine
- * twice in one request, and at most `retries` failures.
+ * copy from what was generated so far (its token ids where the engine streamed them, else its
+ * text), for the tokens `max_tokens` leaves. Never the same engine twice in one request, and at
+ * most `retries` failures.
  */
 import { resumeRoute } from '../../core/resume.js';
 import type { Route } from '../../core/types.js';
@@ -14,8 +15,8 @@ import { swarmSessionHost } from '../../sessions/session-swarm.js';
 import type { PeerPost } from '../../net/peer-post.js';
 import { ServeError } from '../../wire/serve-error.js';
 import type { NodeRegistry } from '../node-registry.js';
-import { continuationBody, type EngineUsage } from './engine-body.js';
-import type { CompletionJob } from './openai-request.js';
+import { continuationBody, type EngineUsage, type StreamedIds } from './engine-body.js';
+import type { CompletionJob } from '../../wire/openai-request.js';
 import { sseData } from './sse-reader.js';
 import { StreamText } from './stream-text.js';
 
@@ -63,14 +64,19 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
   let route: Route | undefined;
   let failures = 0;
   let completionTokens = 0;
+  /** Tokens streamed: each piece's ids where the engine sent them, else one a piece. */
+  let tokens = 0;
+  /** The ids the engines streamed, while every piece came with its own. */
+  let ids: { prompt: number[] | undefined; generated: number[] } | undefined = { prompt: undefined, generated: [] };
   let usage: EngineUsage | undefined;
   let finish = 'length';
   const admitOptions = { priority: ctx.priority, signal: ctx.signal, ...(ctx.deadlineMs !== undefined && Number.isFinite(ctx.deadlineMs) ? { deadlineMs: ctx.deadlineMs } : {}) };
   for (;;) {
-    const remaining = job.maxTokens - text.count();
+    const remaining = job.maxTokens - tokens;
     if (remaining <= 0) break; // every token max_tokens allows was streamed before the engine died
-    const body = continuationBody(job, text.generated(), remaining);
-    if (body === undefined) throw new ServeError('SessionFailed', 502, `the engine of "${nodes.at(-1)}" died mid-answer and a token-id prompt cannot be continued on another engine yet (docs/openai.md, "Failover")`);
+    const streamed: StreamedIds | undefined = ids?.prompt === undefined ? undefined : { prompt: ids.prompt, generated: ids.generated };
+    const segment = continuationBody(job, text.generated(), remaining, streamed);
+    if (segment === undefined) throw new ServeError('SessionFailed', 502, `the engine of "${nodes.at(-1)}" died mid-answer and a token-id prompt is continued only on engines that stream token ids (docs/openai.md, "Failover")`);
     const request: SwarmRequest = { model: job.model, prompt: ctx.affinity, tokens: Math.max(1, typeof ctx.affinity === 'string' ? Math.ceil(ctx.affinity.length / 4) : ctx.affinity.length) + remaining };
     const leased: LeasedRoute = route === undefined ? await swarm.admit(request, admitOptions) : await admitElsewhere(host, route, tried, request, admitOptions, swarm);
     route = leased;
@@ -82,7 +88,7 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
     }
     const node = stage.nodeId;
     const started = clock.now();
-    const before = text.count();
+    const before = tokens;
     const attempt = new AbortController();
     const signal = AbortSignal.any([ctx.signal, attempt.signal]);
     const firstByte = clock.setTimeout(() => attempt.abort(new EngineFailed(`agent "${node}" did not start answering within ${ctx.firstByteMs ?? 30_000} ms`)), ctx.firstByteMs ?? 30_000);
@@ -90,7 +96,7 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
     let segmentUsage: EngineUsage | undefined;
     let segmentFinish: string | undefined;
     try {
-      const reply = await ctx.post(`${record.url}${job.chat ? '/v1/upstream/chat/completions' : '/v1/upstream/completions'}`, JSON.stringify(body), signal);
+      const reply = await ctx.post(`${record.url}${segment.chat ? '/v1/upstream/chat/completions' : '/v1/upstream/completions'}`, JSON.stringify(segment.body), signal);
       clock.clearTimeout(firstByte);
       if (!reply.ok) {
         const said = (await reply.text().catch(() => '')).slice(0, 500);
@@ -99,12 +105,18 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
       }
       const load = Number((reply as { headers?: Headers }).headers?.get('x-hecate-load'));
       if (Number.isFinite(load)) report(swarm, node, Math.min(1, Math.max(0, load)));
-      if (reply.body === undefined || reply.body === null) throw new EngineFailed(`agent "${node}" answered without a body`);
+      const body = reply.chunks ?? reply.body;
+      if (body === undefined || body === null) throw new EngineFailed(`agent "${node}" answered without a body`);
       nodes.push(node);
-      for await (const data of sseData(reply.body)) {
-        const chunk = JSON.parse(data) as { choices?: { text?: string; delta?: { content?: string | null }; finish_reason?: string | null }[]; usage?: EngineUsage };
+      for await (const data of sseData(body)) {
+        const chunk = JSON.parse(data) as { choices?: { text?: string; delta?: { content?: string | null }; finish_reason?: string | null; token_ids?: unknown; prompt_token_ids?: unknown }[]; usage?: EngineUsage };
         const choice = chunk.choices?.[0];
         const piece = choice?.text ?? choice?.delta?.content ?? '';
+        const pieceIds = isIds(choice?.token_ids) ? choice.token_ids : undefined;
+        if (ids !== undefined && before === 0 && ids.prompt === undefined && isIds(choice?.prompt_token_ids)) ids.prompt = [...choice.prompt_token_ids];
+        if (pieceIds !== undefined) ids?.generated.push(...pieceIds);
+        else if (piece !== '') ids = undefined; // a piece without its ids: continued from the text
+        tokens += pieceIds?.length ?? (piece !== '' && !text.stopped() ? 1 : 0);
         if (piece !== '') {
           const go = text.push(piece);
           if (go !== '') emit(go);
@@ -115,7 +127,7 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
       }
       // Whole (its [DONE]), or cut short here by a stop string: the engine's request is ended either way.
       attempt.abort(new Error('answered'));
-      completionTokens += segmentUsage?.completion_tokens ?? text.count() - before;
+      completionTokens += segmentUsage?.completion_tokens ?? tokens - before;
       usage ??= segmentUsage === undefined ? undefined : { ...segmentUsage, prompt_tokens: segmentUsage.prompt_tokens - before };
       finish = text.stopped() ? 'stop' : (segmentFinish ?? 'stop');
       release(swarm, leased, { latencyMs: clock.now() - started, ...(segmentUsage?.prompt_tokens_details?.cached_tokens !== undefined && before === 0 ? { cachedTokens: segmentUsage.prompt_tokens_details.cached_tokens } : {}) });
@@ -123,8 +135,7 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
     } catch (error) {
       clock.clearTimeout(firstByte);
       attempt.abort(error);
-      const got = text.count() - before;
-      completionTokens += got;
+      completionTokens += tokens - before;
       if (ctx.signal.aborted) {
         release(swarm, leased, {});
         throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new ServeError('NoRoute', 503, 'the client went away');
@@ -138,7 +149,7 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
       failures++;
       if (failures > retries) throw new ServeError('SessionFailed', 502, `model "${job.model}": ${failures} engines failed this request (${[...tried].join(', ')}); the last: ${(error as Error).message}`, { cause: error });
       // Before any text, wait a little (the swarm learns of the failure); midway, the client is waiting: continue at once.
-      if (text.count() === 0) await sleep(clock, (ctx.backoffMs ?? 25) * 2 ** (failures - 1), ctx.signal);
+      if (tokens === 0) await sleep(clock, (ctx.backoffMs ?? 25) * 2 ** (failures - 1), ctx.signal);
     } finally {
       record.inflight--;
     }
@@ -147,6 +158,11 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
   if (tail !== '') emit(tail);
   const promptTokens = usage?.prompt_tokens ?? (typeof ctx.affinity === 'string' ? Math.ceil(ctx.affinity.length / 4) : ctx.affinity.length);
   return { finish, promptTokens: Math.max(0, promptTokens), completionTokens, cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0, nodes };
+}
+
+/** An array of token ids. */
+function isIds(value: unknown): value is number[] {
+  return Array.isArray(value) && value.every((v) => Number.isInteger(v) && v >= 0);
 }
 
 /** A lease on another copy than those `tried`: the failed route re-served by a live copy (core's resumeRoute), admitted ahead of new work. */

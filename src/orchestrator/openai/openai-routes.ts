@@ -11,14 +11,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PeerPost } from '../../net/peer-post.js';
 import { sameSecret } from '../../wire/request-signing.js';
 import { ServeError } from '../../wire/serve-error.js';
-import { conversationPrompt, type ChatTemplate } from '../../wire/chat-prompt.js';
+import { conversationPrompt, DEFAULT_CHAT_TEMPLATE, type ChatTemplate } from '../../wire/chat-prompt.js';
 import { cancelOnHangUp } from '../client-cancel.js';
 import { classOf, classTokens, type ClientClass, type ClientClasses } from '../client-classes.js';
 import type { OrchestratorParts } from '../orchestrator-parts.js';
 import { runCompletion, type CompletionOutcome } from './completion-run.js';
-import { answerOpenAIError, openAIError } from './openai-error.js';
-import { checkCompletionRequest, type CompletionJob } from './openai-request.js';
+import { openAIError, openAIErrorHandler } from '../../net/openai-error.js';
+import { asServeError } from '../error-answers.js';
+import { checkCompletionRequest, type CompletionJob } from '../../wire/openai-request.js';
 import type { LocalCompletions } from '../completions-route.js';
+import type { DrainGate } from '../drain-gate.js';
+import { runLocalChat } from './local-chat.js';
 
 /** Options of {@link registerOpenAIRoutes}. */
 export interface OpenAIRouteOptions {
@@ -34,10 +37,15 @@ export interface OpenAIRouteOptions {
   readonly retries?: number;
   /** How long an agent may take to start answering. @defaultValue 30000 */
   readonly firstByteMs?: number;
-  /** The model's chat template: the conversation the prefix index keys on is rendered with it. */
+  /**
+   * The model's chat template: the conversation the prefix index keys on is rendered with it, and
+   * a chat on real tokens (`local`) is prompted with it. @defaultValue for `local` chats, {@link DEFAULT_CHAT_TEMPLATE}
+   */
   readonly chatTemplate?: ChatTemplate;
-  /** Text completions of the models served with their tokenizer (`serve --model`: completions-route.ts), run on real tokens here. */
+  /** Completions and chats of the models served with their tokenizer (`serve --model`: completions-route.ts), run on real tokens here. */
   readonly local?: LocalCompletions;
+  /** The drain's gate (drain-gate.ts): every request passes it, so a drain waits for them and then hands them back. */
+  readonly gate?: DrainGate;
 }
 
 /** Registers the OpenAI routes in their own scope (their errors in OpenAI's shape). */
@@ -49,7 +57,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, parts: OrchestratorPa
     if (bearer === undefined || !keys.some((k) => sameSecret(bearer, k))) throw new ServeError('Unauthenticated', 401, 'header authorization: needs "Bearer <API key>" (the client token, or a class token of --classes)', { field: 'authorization' });
   };
   void app.register(async (scope) => {
-    scope.setErrorHandler(answerOpenAIError);
+    scope.setErrorHandler(openAIErrorHandler(asServeError));
     scope.get('/v1/models', async (request) => {
       authenticate(request);
       return { object: 'list', data: parts.models.map((m) => ({ id: m.id, object: 'model', created: 0, owned_by: 'hecate-swarm' })) };
@@ -61,31 +69,44 @@ export function registerOpenAIRoutes(app: FastifyInstance, parts: OrchestratorPa
   const complete = async (request: FastifyRequest, reply: FastifyReply, chat: boolean): Promise<unknown> => {
     authenticate(request);
     const model = (request.body as { model?: unknown } | null)?.model;
-    if (!chat && options.local !== undefined && typeof model === 'string' && options.local.serves(model)) return options.local.handle(request, reply);
+    const local = options.local !== undefined && typeof model === 'string' && options.local.serves(model) ? options.local : undefined;
+    if (!chat && local !== undefined) {
+      const passed = options.gate?.enter(); // 503 Draining once a drain began
+      try {
+        return await local.handle(request, reply);
+      } finally {
+        if (passed !== undefined) options.gate?.leave(passed);
+      }
+    }
     const job = checkCompletionRequest(request.body, chat);
     if (!parts.models.some((m) => m.id === job.model)) throw new ServeError('NotFound', 404, `model "${job.model.slice(0, 200)}" is not served here (GET /v1/models: ${parts.models.map((m) => m.id).join(', ')})`, { field: 'model' });
     const swarm = parts.seat.local();
     if (swarm === undefined) throw new ServeError('NoSwarm', 503, `no swarm yet: the agents that joined cannot hold every copy of ${parts.models.map((m) => `"${m.id}"`).join(', ')}`, { retryAfterMs: 1000 });
     const cls: ClientClass | undefined = options.classes === undefined ? undefined : classOf(options.classes, request.headers);
-    if (cls !== undefined) parts.classLimits.enter(cls, 1000);
+    const passed = options.gate?.enter(); // 503 Draining once a drain began
+    try {
+      if (cls !== undefined) parts.classLimits.enter(cls, 1000);
+    } catch (error) {
+      if (passed !== undefined) options.gate?.leave(passed);
+      throw error;
+    }
     const deadlineMs = Math.min(cls?.deadlineMs ?? Number.POSITIVE_INFINITY, options.deadlineMs ?? 60_000);
     const hungUp = cancelOnHangUp(reply);
     const deadline = new AbortController();
     const timer = parts.clock.setTimeout(() => deadline.abort(new ServeError('SessionFailed', 504, `the request did not finish within its deadline of ${deadlineMs} ms`)), deadlineMs);
-    const signal = AbortSignal.any([hungUp, deadline.signal]);
+    const signal = AbortSignal.any([hungUp, deadline.signal, ...(passed !== undefined ? [passed.signal] : [])]);
     const id = `${chat ? 'chatcmpl' : 'cmpl'}-${randomBytes(12).toString('hex')}`;
     const created = Math.floor(parts.clock.now() / 1000);
     const sse = job.stream ? new SseAnswer(reply, id, created, job) : undefined;
     let whole = '';
     try {
-      const outcome = await runCompletion(
-        { swarm, registry: parts.registry, clock: parts.clock, post: options.post, affinity: chat ? conversationPrompt(job.messages ?? [], options.chatTemplate) : (job.prompt ?? ''), priority: cls?.priority ?? 0, deadlineMs, signal, ...(options.retries !== undefined ? { retries: options.retries } : {}), ...(options.firstByteMs !== undefined ? { firstByteMs: options.firstByteMs } : {}) },
-        job,
-        (text) => {
-          if (sse !== undefined) sse.text(text);
-          else whole += text;
-        },
-      );
+      const emit = (text: string): void => {
+        if (sse !== undefined) sse.text(text);
+        else whole += text;
+      };
+      const outcome = local !== undefined
+        ? await runLocalChat(local, options.chatTemplate ?? DEFAULT_CHAT_TEMPLATE, job, signal, emit)
+        : await runCompletion({ swarm, registry: parts.registry, clock: parts.clock, post: options.post, affinity: chat ? conversationPrompt(job.messages ?? [], options.chatTemplate) : (job.prompt ?? ''), priority: cls?.priority ?? 0, deadlineMs, signal, ...(options.retries !== undefined ? { retries: options.retries } : {}), ...(options.firstByteMs !== undefined ? { firstByteMs: options.firstByteMs } : {}) }, job, emit);
       parts.metrics.requests.inc({ outcome: 'ok' });
       if (sse !== undefined) {
         sse.end(outcome);
@@ -96,7 +117,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, parts: OrchestratorPa
         ? { id, object: 'chat.completion', created, model: job.model, choices: [{ index: 0, message: { role: 'assistant', content: whole }, logprobs: null, finish_reason: outcome.finish }], usage }
         : { id, object: 'text_completion', created, model: job.model, choices: [{ index: 0, text: whole, logprobs: null, finish_reason: outcome.finish }], usage };
     } catch (error) {
-      const answered = deadline.signal.aborted && !hungUp.aborted ? deadline.signal.reason : error;
+      const answered = passed?.signal.aborted === true && !hungUp.aborted ? passed.signal.reason : deadline.signal.aborted && !hungUp.aborted ? deadline.signal.reason : error;
       parts.metrics.requests.inc({ outcome: hungUp.aborted ? 'Cancelled' : answered instanceof ServeError ? answered.code : 'Internal' });
       if (sse?.started() === true) {
         sse.fail(answered); // midway: the stream ends with OpenAI's error event
@@ -106,6 +127,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, parts: OrchestratorPa
     } finally {
       parts.clock.clearTimeout(timer);
       if (cls !== undefined) parts.classLimits.leave(cls);
+      if (passed !== undefined) options.gate?.leave(passed);
     }
   };
 }
@@ -119,6 +141,8 @@ function usageOf(o: CompletionOutcome): Record<string, unknown> {
 class SseAnswer {
   private open = false;
   private readonly object: string;
+  /** Every chunk's text up to its choices, written once: a piece costs only its text's JSON. */
+  private readonly head: string;
 
   constructor(
     private readonly reply: FastifyReply,
@@ -127,6 +151,7 @@ class SseAnswer {
     private readonly job: CompletionJob,
   ) {
     this.object = job.chat ? 'chat.completion.chunk' : 'text_completion';
+    this.head = `data: {"id":${JSON.stringify(id)},"object":"${this.object}","created":${created},"model":${JSON.stringify(job.model)},"choices":[{"index":0,${job.chat ? '"delta":{"content":' : '"text":'}`;
   }
 
   started(): boolean {
@@ -135,7 +160,7 @@ class SseAnswer {
 
   text(text: string): void {
     this.start();
-    this.send([this.job.chat ? { index: 0, delta: { content: text }, logprobs: null, finish_reason: null } : { index: 0, text, logprobs: null, finish_reason: null }]);
+    if (!this.reply.raw.destroyed) this.reply.raw.write(`${this.head}${JSON.stringify(text)}${this.job.chat ? '}' : ''},"logprobs":null,"finish_reason":null}]}\n\n`);
   }
 
   end(outcome: CompletionOutcome): void {
@@ -146,7 +171,7 @@ class SseAnswer {
   }
 
   fail(error: unknown): void {
-    const { body } = openAIError(error);
+    const { body } = openAIError(error, asServeError);
     if (!this.reply.raw.destroyed) this.reply.raw.end(`data: ${JSON.stringify(body)}\n\n`);
   }
 

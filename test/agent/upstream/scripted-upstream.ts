@@ -18,6 +18,12 @@ export interface ScriptedUpstreamOptions {
   readonly model?: string;
   /** Milliseconds between tokens; 0: as fast as the event loop goes. @defaultValue 5 */
   readonly tokenMs?: number;
+  /**
+   * A prefix cache (the bench's W7a-like workload): the context in blocks of `blockChars`, the
+   * last `blocks` blocks seen kept (least recently used out), each block not cached costing `missMs`
+   * before the first token. Its queries and hits (characters) are on `/metrics`.
+   */
+  readonly prefixCache?: { readonly blockChars: number; readonly blocks: number; readonly missMs: number };
 }
 
 /** A running scripted upstream. */
@@ -99,6 +105,29 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
   const requests = new Map<string, number>();
   const bodies: unknown[] = [];
   let created = 0;
+  const cached = new Map<string, true>();
+  let queried = 0;
+  let hits = 0;
+  /** The prefill's wait: the context's blocks not cached, each `missMs`; every block cached after. */
+  const prefill = (base: string): number => {
+    const pc = options.prefixCache;
+    if (pc === undefined) return 0;
+    const n = Math.floor(base.length / pc.blockChars);
+    let hit = 0;
+    while (hit < n && cached.has(base.slice(0, (hit + 1) * pc.blockChars))) hit++;
+    for (let k = 1; k <= n; k++) {
+      const key = base.slice(0, k * pc.blockChars);
+      cached.delete(key);
+      cached.set(key, true);
+    }
+    for (const key of cached.keys()) {
+      if (cached.size <= pc.blocks) break;
+      cached.delete(key);
+    }
+    queried += n * pc.blockChars;
+    hits += hit * pc.blockChars;
+    return (n - hit) * pc.missMs;
+  };
 
   const completion = (path: string, body: Record<string, unknown>, res: ServerResponse): void => {
     const chat = path === '/v1/chat/completions';
@@ -143,7 +172,9 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
       if (so?.include_usage === true) send({ id, object, created: 0, model, choices: [], usage });
       res.end('data: [DONE]\n\n');
     };
-    next();
+    const wait = prefill(contextOf(path, body).base);
+    if (wait > 0) setTimeout(next, wait);
+    else next();
   };
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -155,7 +186,7 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
       } else if (path === '/v1/models') {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'scripted' }] }));
       } else if (path === '/metrics') {
-        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(`# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name="${model}"} ${open}\nvllm:num_requests_waiting{model_name="${model}"} 0\nvllm:kv_cache_usage_perc{model_name="${model}"} 0\n`);
+        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(`# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name="${model}"} ${open}\nvllm:num_requests_waiting{model_name="${model}"} 0\nvllm:kv_cache_usage_perc{model_name="${model}"} 0\nvllm:prefix_cache_queries_total{model_name="${model}"} ${queried}\nvllm:prefix_cache_hits_total{model_name="${model}"} ${hits}\n`);
       } else res.writeHead(404).end();
       return;
     }

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { RoutingError } from '../../../src/core/errors.js';
-import { openAIError } from '../../../src/orchestrator/openai/openai-error.js';
-import { checkCompletionRequest } from '../../../src/orchestrator/openai/openai-request.js';
+import { openAIError as netOpenAIError } from '../../../src/net/openai-error.js';
+import { asServeError } from '../../../src/orchestrator/error-answers.js';
+import { checkCompletionRequest } from '../../../src/wire/openai-request.js';
 import { ServeError } from '../../../src/wire/serve-error.js';
+
+const openAIError = (error: unknown) => netOpenAIError(error, asServeError);
 
 describe('openAIError', () => {
   it("answers in OpenAI's error object with the house's status, code and Retry-After", () => {

@@ -1,12 +1,12 @@
 /**
- * Errors of the OpenAI door in OpenAI's shape (docs/openai.md, "Errors"):
- * `{ error: { message, type, param, code } }` with the house's status and `Retry-After`; `code` is
- * the house's code (docs/serve.md, "Every error and its HTTP status"), `model_not_found` for an unknown model.
+ * Errors of the OpenAI API in OpenAI's shape (docs/openai.md, "Errors"), as `serve` and an
+ * `agent --openai` answer them: `{ error: { message, type, param, code } }` with the house's
+ * status and `Retry-After`; `code` is the house's code (docs/serve.md, "Every error and its HTTP status"),
+ * `model_not_found` for an unknown model.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { retryAfterSeconds } from '../../net/http-app.js';
-import { ServeError, validationField } from '../../wire/serve-error.js';
-import { asServeError } from '../error-answers.js';
+import { retryAfterSeconds } from './http-app.js';
+import { ServeError, validationField } from '../wire/serve-error.js';
 
 /** OpenAI's error object. */
 export interface OpenAIErrorBody {
@@ -23,9 +23,9 @@ export function openAIErrorType(status: number): string {
   return 'server_error';
 }
 
-/** Any error as the status and OpenAI body to answer with (a library error through the orchestrator's one table). */
-export function openAIError(error: unknown): { status: number; body: OpenAIErrorBody; retryAfterMs: number | undefined } {
-  const e = asServeError(error);
+/** Any error as the status and OpenAI body to answer with; `answer` turns a program's own errors into `ServeError`s (the orchestrator's one table). */
+export function openAIError(error: unknown, answer?: (error: unknown) => unknown): { status: number; body: OpenAIErrorBody; retryAfterMs: number | undefined } {
+  const e = error instanceof ServeError ? error : (answer?.(error) ?? error);
   if (e instanceof ServeError) {
     const code = e.status === 404 && e.field === 'model' ? 'model_not_found' : e.code;
     return { status: e.status, body: { error: { message: e.message, type: openAIErrorType(e.status), param: e.field ?? null, code } }, retryAfterMs: e.retryAfterMs ?? (e.status === 429 || e.status === 503 ? 1000 : undefined) };
@@ -39,9 +39,11 @@ export function openAIError(error: unknown): { status: number; body: OpenAIError
   return { status: 500, body: { error: { message: `${(error as Error).name}: ${(error as Error).message}`, type: 'server_error', param: null, code: 'Internal' } }, retryAfterMs: undefined };
 }
 
-/** The error handler of the OpenAI routes' scope. */
-export function answerOpenAIError(error: unknown, _request: FastifyRequest, reply: FastifyReply): void {
-  const { status, body, retryAfterMs } = openAIError(error);
-  if (retryAfterMs !== undefined) void reply.header('retry-after', String(retryAfterSeconds(retryAfterMs)));
-  void reply.status(status).send(body);
+/** The error handler of an OpenAI routes' scope, `answer` as {@link openAIError}'s. */
+export function openAIErrorHandler(answer?: (error: unknown) => unknown): (error: unknown, request: FastifyRequest, reply: FastifyReply) => void {
+  return (error, _request, reply) => {
+    const { status, body, retryAfterMs } = openAIError(error, answer);
+    if (retryAfterMs !== undefined) void reply.header('retry-after', String(retryAfterSeconds(retryAfterMs)));
+    void reply.status(status).send(body);
+  };
 }

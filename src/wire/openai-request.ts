@@ -3,9 +3,9 @@
  * honours (docs/openai.md, "Fields"): every field it does not honour is refused with a 400 naming
  * it, rather than silently ignored.
  */
-import { checkPrompt, type Prompt } from '../../core/prompt.js';
-import type { ChatMessage } from '../../wire/chat-prompt.js';
-import { ServeError } from '../../wire/serve-error.js';
+import { checkPrompt, type Prompt } from '../core/prompt.js';
+import type { ChatMessage } from './chat-prompt.js';
+import { ServeError } from './serve-error.js';
 
 /** Fields both endpoints honour. */
 const COMMON = ['model', 'max_tokens', 'temperature', 'top_p', 'seed', 'stop', 'n', 'stream', 'stream_options', 'user'];

@@ -1,6 +1,6 @@
 /** The completion's text cut at its stop strings, handed out in final pieces (stop-text.ts). */
 import { describe, expect, it } from 'vitest';
-import { StopText } from '../../src/orchestrator/stop-text.js';
+import { StopText } from '../../src/model/stop-text.js';
 import { parseCompletionRequest } from '../../src/orchestrator/completion-request.js';
 
 describe('StopText', () => {
