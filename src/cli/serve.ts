@@ -139,6 +139,7 @@ export const command: Command = {
       agentReserveGb = served.endGb;
       log(served.summary);
     }
+    if (chatTemplate?.unavailable !== undefined) log(`chats on this model are refused until then: ${chatTemplate.unavailable}`);
     if (trust.created) log(`created the swarm secret ${trust.tokenFile} (mode 0600): agents read it with --token-file`);
     if (trust.operator?.created === true) log(`created the operator token ${trust.operator.file} (mode 0600): the operator's calls need it as a bearer`);
     return withPidFile(args, async () => {

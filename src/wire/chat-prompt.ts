@@ -21,6 +21,8 @@ export interface ChatMessage {
 export interface ChatTemplate {
   /** `generation`: end with the assistant's turn opened (the model writes next). */
   render(messages: readonly ChatMessage[], generation: boolean): string;
+  /** Why it cannot render here (an optional package missing): `render` throws this, naming the package. */
+  readonly unavailable?: string;
 }
 
 /**
@@ -79,7 +81,20 @@ export async function modelChatTemplate(dir: string): Promise<ChatTemplate> {
   const file = join(dir, 'tokenizer_config.json');
   if (!existsSync(file)) return DEFAULT_CHAT_TEMPLATE;
   const config = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
-  return config['chat_template'] === undefined || config['chat_template'] === null ? DEFAULT_CHAT_TEMPLATE : loadChatTemplate(file);
+  if (config['chat_template'] === undefined || config['chat_template'] === null) return DEFAULT_CHAT_TEMPLATE;
+  try {
+    return await loadChatTemplate(file);
+  } catch (error) {
+    // The model serves completions without @huggingface/jinja; only its chats need it, and say so.
+    if (!(error instanceof ServeError) || !error.message.includes('@huggingface/jinja')) throw error;
+    const unavailable = error.message;
+    return {
+      unavailable,
+      render: () => {
+        throw new ServeError('InvalidRequest', 400, unavailable, { field: 'messages' });
+      },
+    };
+  }
 }
 
 /** The prompt text of a conversation: `template`'s rendering with the assistant's turn opened, else the canonical text. */
