@@ -9,7 +9,7 @@ import { resolveRequest } from '../core/cost.js';
 import { describeValue } from '../core/describe.js';
 import { SwarmError } from '../core/errors.js';
 import type { NodeProfile, Route } from '../core/types.js';
-import { Session, executeOnce as executeOnHost, openSession as openOnHost } from './session.js';
+import { Session } from './session.js';
 import { timerClock } from './session-options.js';
 import type { SessionHost, SessionOptions, StageRunner } from './session-types.js';
 import { kInternals } from '../runtime/internal.js';
@@ -69,12 +69,17 @@ function hostOf(on: Swarm | SessionHost): SessionHost {
  * const y = await session.step(x); session.close();
  */
 export function openSession<T>(on: Swarm | SessionHost, request: SwarmRequest, runStage: StageRunner<T>, options?: SessionOptions): Session<T> {
-  return openOnHost(hostOf(on), request, runStage, options);
+  return new Session(hostOf(on), request ?? {}, runStage, options ?? {});
 }
 
 /** A session of one step: routes, runs every stage once (resuming on a failure), releases. Resolves with the last stage's output. */
 export async function executeOnce<T>(on: Swarm | SessionHost, request: SwarmRequest, input: T, runStage: StageRunner<T>, options?: SessionOptions): Promise<T> {
-  return executeOnHost(hostOf(on), request, input, runStage, options); // async: a stopped swarm rejects, as every failure does
+  const session = openSession(on, request, runStage, options); // in an async function: a stopped swarm rejects, as every failure does
+  try {
+    return await session.step(input);
+  } finally {
+    session.close();
+  }
 }
 
 /** A Swarm with sessions: `swarm.session(…)` and `swarm.execute(…)`. Create it with {@link createSessionSwarm}. */

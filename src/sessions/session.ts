@@ -383,24 +383,3 @@ export class Session<T> {
     return new SessionError(code, message, [...attempts], cause === undefined ? undefined : { cause });
   }
 }
-
-/**
- * Opens a session on `host` (what `swarm.session` does).
- * @throws {RoutingError} when the model has nothing to serve with; {@link SessionError} `InvalidInput`.
- */
-export function openSession<T>(host: SessionHost, request: SwarmRequest, runStage: StageRunner<T>, options: SessionOptions = {}): Session<T> {
-  return new Session(host, request ?? {}, runStage, options);
-}
-
-/**
- * A session of one step (what `swarm.execute` does): opens, steps once, closes. Resolves with the
- * last stage's output; rejects like {@link Session.step}, with no lease left open.
- */
-export async function executeOnce<T>(host: SessionHost, request: SwarmRequest, input: T, runStage: StageRunner<T>, options: SessionOptions = {}): Promise<T> {
-  const session = openSession(host, request, runStage, options);
-  try {
-    return await session.step(input);
-  } finally {
-    session.close();
-  }
-}
