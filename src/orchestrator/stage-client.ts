@@ -4,7 +4,7 @@
  * (docs/engine.md). What a call's answer means for the generation (its path, the agent's cache
  * report) is the generation's: the runner hands each answer to `answered`.
  */
-import type { SessionStage, StageRunner } from '../sessions/session-types.js';
+import type { SessionStage, StageContext, StageRunner } from '../sessions/session-types.js';
 import type { Clock } from '../runtime/types.js';
 import type { NodeRegistry } from './node-registry.js';
 import { plainPost, type PeerPost } from '../net/peer-post.js';
@@ -64,12 +64,7 @@ export function httpStageRunner(options: StageRunnerOptions): StageRunner<number
   return async (stage, input, context) => {
     const call = beginCall(calls, stage.nodeId);
     const body: DigestStageRequest = {
-      sessionId: `${namespace}${stage.sessionId}`,
-      modelId: stage.modelId,
-      layerStart: stage.layerStart,
-      layerEnd: stage.layerEnd,
-      step: context.step,
-      fresh: context.fresh,
+      ...stageCallHead(stage, context, namespace),
       tokens: context.step === 0 ? promptTokens : 1,
       input,
       replay: context.replay,
@@ -120,4 +115,12 @@ export function beginCall(calls: StageCalls, nodeId: string): { readonly url: st
       calls.metrics.countStageCall(nodeId, outcome);
     },
   };
+}
+
+/**
+ * What every stage call of `stage` at this step says about itself, whatever it carries: its session
+ * (as `sessionNamespace + id`), its span, its step and whether the agent must start it afresh.
+ */
+export function stageCallHead(stage: SessionStage, context: Pick<StageContext<unknown>, 'step' | 'fresh'>, namespace: string) {
+  return { sessionId: `${namespace}${stage.sessionId}`, modelId: stage.modelId, layerStart: stage.layerStart, layerEnd: stage.layerEnd, step: context.step, fresh: context.fresh };
 }

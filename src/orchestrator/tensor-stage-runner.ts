@@ -10,7 +10,7 @@ import type { SessionStage, StageRunner } from '../sessions/session-types.js';
 import type { StageReply } from '../wire/stage-protocol.js';
 import { ServeError } from '../wire/serve-error.js';
 import type { Tensor } from '../wire/tensor.js';
-import { beginCall, plainPost, type StageCalls } from './stage-client.js';
+import { beginCall, plainPost, stageCallHead, type StageCalls } from './stage-client.js';
 import { callStage } from './stage-call.js';
 
 /** Options of {@link tensorStageRunner}: one generation's. */
@@ -51,12 +51,7 @@ export function tensorStageRunner(options: TensorRunnerOptions): StageRunner<Ten
     const timer = timing?.clock.setTimeout(() => budget.abort(), budgetMs);
     try {
       const reply = await callStage(post, call.url, stage.nodeId, {
-        sessionId: `${namespace}${stage.sessionId}`,
-        modelId: stage.modelId,
-        layerStart: stage.layerStart,
-        layerEnd: stage.layerEnd,
-        step: context.step,
-        fresh: context.fresh,
+        ...stageCallHead(stage, context, namespace),
         tokens: tokensOf(input),
         input,
         replay: context.replay,
