@@ -12,9 +12,10 @@ export const SHARED = {
   pool: 'forks',
   // Vitest's default is one worker less than the cores: one, on the 2-core machines CI runs on.
   // Most slow files wait on real processes and real time, not on a core: on 2 cores, npm test took
-  // 7 min 9 s with one worker, 3 min 51 s with two and 3 min 20 s with three (1,581 tests, all
-  // passing each time; test:fast 25 s with three).
-  maxWorkers: 3,
+  // 7 min 9 s with one worker and 3 min 51 s with two. Three took 3 min 20–36 s, but beside more
+  // neighbours the flooded agent of edge-limits.test.ts read +49.5 and +50.3 MB against its 50 MB
+  // in two fresh clones (+36–40 MB otherwise): two it is.
+  maxWorkers: 2,
 } as const;
 
 /** The files `test:fast` leaves to `npm test`, each for the reason beside it. */
