@@ -125,7 +125,7 @@ export const command: Command = {
       io.stdout(`hecate-node agent ${id}: listening on ${agent.url}, joining ${join}\n`);
       // A join the orchestrator refuses (4xx) ends the agent: retrying would be refused again.
       const refused = agent.joined.then(() => new Promise<never>(() => {}), (error: unknown) => error);
-      const outcome = await Promise.race([untilSignal(), refused]);
+      const outcome = await Promise.race([untilSignal(io), refused]);
       if (typeof outcome !== 'string') {
         await agent.stop();
         throw new UsageError(`${outcome instanceof Error ? outcome.message : String(outcome)}`);
@@ -147,7 +147,7 @@ async function standaloneEngine(args: ParsedArgs, io: Parameters<Command['run']>
     const { startOpenAIEngine } = await import('../agent/openai/openai-engine-server.js');
     const server = await listening(() => startOpenAIEngine({ model: whole, port, host, ...(apiKey !== undefined ? { apiKey } : {}) }), port, host);
     io.stdout(`hecate-node agent ${id}: listening on ${server.url}, OpenAI API for model "${whole.id}" (run whole)\n`);
-    const signal = await untilSignal();
+    const signal = await untilSignal(io);
     await server.stop();
     io.stderr(`hecate-node agent ${id}: ${signal}: stopped\n`);
     return 0;

@@ -13,6 +13,12 @@ export interface CliIO {
   readonly stderrIsTTY?: boolean;
   stdout(text: string): void;
   stderr(text: string): void;
+  /**
+   * Resolves with the signal that ends a long-running command (serve, agent, inspect); each call
+   * waits for the next one. An embedding (a test running the CLI in its own process) passes its own.
+   * @defaultValue the process's first SIGTERM or SIGINT
+   */
+  until?(): Promise<NodeJS.Signals>;
 }
 
 /** One subcommand: `hecate-node <name> ...`. */

@@ -46,7 +46,7 @@ export const command: Command = {
     const server = await listening(() => start({ host, port, onEvent: (_event, text) => io.stdout(`${text.replace(/\n/g, ' ')}\n`) }), port, host);
     const reach = isLoopbackHost(server.address.address) ? 'this machine only' : 'reachable from other machines: anyone who can reach it reads the plan and telemetry';
     io.stderr(`hecate-node inspector: listening on ${server.url} (${reach}); point swarm-sim --inspect at it\n`);
-    const signal = await untilSignal();
+    const signal = await untilSignal(io);
     const count = server.received();
     await server.close();
     io.stderr(`hecate-node inspector: ${signal}: stopped after ${count} event${count === 1 ? '' : 's'}\n`);

@@ -2,6 +2,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { stringFlag, UsageError, type FlagSpec, type ParsedArgs } from './args.js';
+import type { CliIO } from './command.js';
 
 /** Runs `start`; a port already taken or an address that cannot be bound becomes a UsageError naming the flag. */
 export async function listening<T>(start: () => Promise<T>, port: number, host: string): Promise<T> {
@@ -32,8 +33,9 @@ export function numberFlag(args: ParsedArgs, name: string, min: number, max: num
   return v;
 }
 
-/** Resolves with the name of the first of SIGTERM or SIGINT the process receives. */
-export function untilSignal(): Promise<NodeJS.Signals> {
+/** Resolves with the signal that ends a long-running command: `io.until`'s if given, else the first of SIGTERM or SIGINT the process receives. */
+export function untilSignal(io: Pick<CliIO, 'until'>): Promise<NodeJS.Signals> {
+  if (io.until !== undefined) return io.until();
   return new Promise((resolve) => {
     const on = (signal: NodeJS.Signals) => {
       process.off('SIGTERM', on);

@@ -173,9 +173,9 @@ export const command: Command = {
         log,
       })), port, host);
       io.stdout(`hecate-node serve: listening on ${orchestrator.url}\n`);
-      const signal = await untilSignal();
+      const signal = await untilSignal(io);
       log(`${signal}: draining (admits nothing new; running generations have ${drainMs} ms)`);
-      const drained = await Promise.race([orchestrator.drain(drainMs), untilSignal()]);
+      const drained = await Promise.race([orchestrator.drain(drainMs), untilSignal(io)]);
       if (typeof drained === 'string') log(`${drained}: stopping without waiting`);
       else log(`drained: ${drained.finished} generations finished, ${drained.handedBack} handed back`);
       await orchestrator.close();

@@ -73,6 +73,11 @@ export class EventStream {
     return this.clients.size;
   }
 
+  /** Whether {@link close} was called: the orchestrator is closing, and tells nothing more. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Ends every stream (the server is closing). */
   close(): void {
     this.closed = true;

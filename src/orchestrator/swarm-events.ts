@@ -24,6 +24,9 @@ export function relaySwarmEvents(parts: OrchestratorParts, swarm: SwarmContract<
   const suspected = new Map<string, Suspicion>();
   const heardAt = (nodeId: string) => swarm.node(nodeId)?.heardAt;
   return swarm.on('*', (event: SwarmEmitted) => {
+    // Closing, the orchestrator closes its events first: the Swarm's last events as it stops (a
+    // closed replica's nodes can no longer be read) are told to no one.
+    if (events.isClosed) return;
     const at = clock.now();
     switch (event.type) {
       case 'status.changed':

@@ -20,7 +20,7 @@ let serve: Child;
 let agents: string[] = [];
 
 beforeAll(async () => {
-  const started = await startCli('serve', ['serve', '--port', '0', '--layers', '8', '--pipelines', '1', '--drain-ms', '800', '--token-file', tokenFile], /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+  const started = await startCli('serve', ['serve', '--port', '0', '--layers', '8', '--pipelines', '1', '--drain-ms', '800', '--token-file', tokenFile], /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000, { process: true }); // its hang-ups and its exit are the point
   serve = started.child;
   url = started.match;
   agents = await Promise.all(['c1', 'c2'].map(async (id) => (await startCli(id, ['agent', '--id', id, '--memory', '5', '--score', '1', '--join', url, '--port', '0', '--per-layer-ms', '3', '--jitter', '0', '--token-file', tokenFile], /listening on (http:\/\/\S+?),/)).match));

@@ -42,13 +42,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('hecate-node serve --rebalance under churn', () => {
   it('moves spans to the agents that joined while sessions run: every session completes with the right digest', async () => {
-    const { child: serveChild, match: url } = await startCli('serve', ['serve', '--port', '0', '--topology', topologyFile, '--token-file', tokenFile, '--rebalance', '--rebalance-every-ms', '1000'], /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    const { child: serveChild, match: url } = await startCli('serve', ['serve', '--port', '0', '--topology', topologyFile, '--token-file', tokenFile, '--rebalance', '--rebalance-every-ms', '1000'], /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000, { process: true });
     const status = async (): Promise<Status> => (await fetch(`${url}/v1/status`)).json() as Promise<Status>;
     const events: ReceivedEvent[] = [];
     await collectEvents(`${url}/v1/events`, events, sse.signal);
     const agents = new Map<string, { child: Child; url: string }>();
     const startAgent = async (profile: { id: string; memoryGb: number; score: number }) => {
-      const { child, match } = await startCli(profile.id, ['agent', '--id', profile.id, '--memory', String(profile.memoryGb), '--score', String(profile.score), '--join', url, '--port', '0', '--token-file', tokenFile], /listening on (http:\/\/[^\s,]+)/);
+      const { child, match } = await startCli(profile.id, ['agent', '--id', profile.id, '--memory', String(profile.memoryGb), '--score', String(profile.score), '--join', url, '--port', '0', '--token-file', tokenFile], /listening on (http:\/\/[^\s,]+)/, 30_000, { process: true });
       agents.set(profile.id, { child, url: match });
     };
     await Promise.all(declared.map(startAgent));

@@ -48,7 +48,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('hecate-node serve with 8 agents under chaos', () => {
   it('completes every session with the right digest through a SIGKILL, a SIGSTOP and a restart, and /metrics agrees', async () => {
-    const { child: orchestratorChild, match: url } = await startCli('serve', ['serve', '--port', '0', '--topology', topologyFile, '--token-file', tokenFile], /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    const { child: orchestratorChild, match: url } = await startCli('serve', ['serve', '--port', '0', '--topology', topologyFile, '--token-file', tokenFile], /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000, { process: true });
     const status = async (): Promise<Status> => (await fetch(`${url}/v1/status`)).json() as Promise<Status>;
     const events: ReceivedEvent[] = [];
     await collectEvents(`${url}/v1/events`, events, sse.signal);
@@ -56,7 +56,7 @@ describe('hecate-node serve with 8 agents under chaos', () => {
     const agents = new Map<string, Child>();
     const startAgent = async (id: string): Promise<Child> => {
       const profile = nodes.find((n) => n.id === id);
-      const { child } = await startCli(id, ['agent', '--id', id, '--memory', String(profile?.memoryGb), '--score', String(profile?.score), '--join', url, '--port', '0', '--token-file', tokenFile], /listening on (http:\/\/\S+)/);
+      const { child } = await startCli(id, ['agent', '--id', id, '--memory', String(profile?.memoryGb), '--score', String(profile?.score), '--join', url, '--port', '0', '--token-file', tokenFile], /listening on (http:\/\/\S+)/, 30_000, { process: true });
       agents.set(id, child);
       return child;
     };
@@ -237,8 +237,8 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
     nats = await NatsServer.start();
     const serveArgs = ['serve', '--port', '0', '--topology', replicatedTopology, '--nats', nats.url, '--swarm', 'chaos', '--token-file', tokenFile, '--checkpoint-every', String(REPLICATED.checkpointEvery), '--claim-lease-ms', '1000'];
     const [a, b] = await Promise.all([
-      startCli('serve A', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/),
-      startCli('serve B', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/),
+      startCli('serve A', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000, { process: true }),
+      startCli('serve B', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000, { process: true }),
     ]);
     const urls = [a.match, b.match] as const;
     const status = async (url: string): Promise<Status> => (await fetch(`${url}/v1/status`)).json() as Promise<Status>;
@@ -251,7 +251,7 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
     // machine, so A reliably has several sessions open when it is killed.
     await Promise.all(replicatedNodes.map(async (n, i) => {
       const order = i % 2 === 0 ? `${urls[0]},${urls[1]}` : `${urls[1]},${urls[0]}`;
-      const { child } = await startCli(n.id, ['agent', '--id', n.id, '--memory', String(n.memoryGb), '--score', String(n.score), '--join', order, '--port', '0', '--per-layer-ms', '4', '--token-file', tokenFile], /listening on (http:\/\/\S+)/);
+      const { child } = await startCli(n.id, ['agent', '--id', n.id, '--memory', String(n.memoryGb), '--score', String(n.score), '--join', order, '--port', '0', '--per-layer-ms', '4', '--token-file', tokenFile], /listening on (http:\/\/\S+)/, 30_000, { process: true });
       agents.set(n.id, child);
     }));
     const planOf = (s: Status) => JSON.stringify(s.plan);
@@ -396,7 +396,7 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
     // A restarted (a new process, a new port): it replays the log, loads the directory, and shows
     // what B shows — the same plan, every agent in the same state — without taking a live one down.
     const restartedAt = Date.now();
-    const again = await startCli('serve A again', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    const again = await startCli('serve A again', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000, { process: true });
     const caughtUpMs = Date.now() - restartedAt;
     const states = (s: Status) => s.nodes.map((n) => `${n.id}:${n.state}`).join(' ');
     const [sa, sb] = await Promise.all([status(again.match), status(urls[1])]);

@@ -28,10 +28,11 @@ export async function tinyModel(work: string, seed: number): Promise<{ dir: stri
 /**
  * Starts `serve --model dir` with `extra` flags, then agents (id → the layers it holds, its score,
  * and `room`, its KV memory in layers: 0.9 by default, less than one more layer for the plan), and
- * waits for the plan. Each `--memory` is its layers, its room, and the embeddings and head the plan
+ * waits for the plan. Serve runs in this process; the agents too, unless `agentProcesses` (a test
+ * that kills one). Each `--memory` is its layers, its room, and the embeddings and head the plan
  * keeps aside on every agent (docs/completions.md, "KV memory").
  */
-export async function startModelSwarm(work: string, model: { readonly dir: string; readonly layerGb: number; readonly endGb: number }, setup: { readonly pipelines: number; readonly agents: Readonly<Record<string, { layers: number; score: number; room?: number }>>; readonly extra?: readonly string[] }): Promise<{ url: string; agents: Map<string, Child>; operatorToken: string }> {
+export async function startModelSwarm(work: string, model: { readonly dir: string; readonly layerGb: number; readonly endGb: number }, setup: { readonly pipelines: number; readonly agents: Readonly<Record<string, { layers: number; score: number; room?: number }>>; readonly extra?: readonly string[]; readonly agentProcesses?: boolean }): Promise<{ url: string; agents: Map<string, Child>; operatorToken: string }> {
   const { dir, layerGb, endGb } = model;
   const token = join(work, 'swarm-token');
   const operatorFile = join(work, 'operator-token');
@@ -39,7 +40,7 @@ export async function startModelSwarm(work: string, model: { readonly dir: strin
   const url = serve.match;
   const agents = new Map<string, Child>();
   for (const [id, a] of Object.entries(setup.agents)) {
-    const { child } = await startCli(id, ['agent', '--id', id, '--memory', String(layerGb * (a.layers + (a.room ?? 0.9)) + endGb), '--score', String(a.score), '--join', url, '--port', '0', '--token-file', token, '--state-file', join(work, `${id}.json`), '--model', dir], /listening on (http:\/\/[0-9.]+:\d+)/);
+    const { child } = await startCli(id, ['agent', '--id', id, '--memory', String(layerGb * (a.layers + (a.room ?? 0.9)) + endGb), '--score', String(a.score), '--join', url, '--port', '0', '--token-file', token, '--state-file', join(work, `${id}.json`), '--model', dir], /listening on (http:\/\/[0-9.]+:\d+)/, 30_000, { process: setup.agentProcesses === true });
     agents.set(id, child);
   }
   await waitFor('the plan', async () => {

@@ -22,7 +22,7 @@ beforeAll(async () => {
   const model = await tinyModel(work, 3);
   // a1 holds every layer (one copy), a2 and a3 half each (the other, faster by score: the route);
   // a1's KV room holds a3's layers' caches too, after the kill.
-  ({ url, agents } = await startModelSwarm(work, model, { pipelines: 2, agents: { a1: { layers: 6, score: 0.25, room: 2.5 }, a2: { layers: 3, score: 4 }, a3: { layers: 3, score: 4 } } }));
+  ({ url, agents } = await startModelSwarm(work, model, { pipelines: 2, agents: { a1: { layers: 6, score: 0.25, room: 2.5 }, a2: { layers: 3, score: 4 }, a3: { layers: 3, score: 4 } }, agentProcesses: true }));
 }, 60_000);
 
 afterAll(async () => {

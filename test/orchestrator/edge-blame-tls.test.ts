@@ -35,7 +35,7 @@ let poster: PeerPoster | undefined;
 beforeAll(async () => {
   execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', tls.key, '-out', tls.cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
   const flags = ['--tls-cert', tls.cert, '--tls-key', tls.key, '--ca', tls.cert];
-  serve = await startServe('serve tls', ['--topology', topology, '--eject-after', '2', ...flags]);
+  serve = await startServe('serve tls', ['--topology', topology, '--eject-after', '2', ...flags], { process: true });
   await startAgentCli('h1', serve, 6, 1, flags);
   poster = createPeerPoster({ clock: systemClock, ca: readFileSync(tls.cert, 'utf8') });
 }, 60_000);

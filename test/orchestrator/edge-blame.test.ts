@@ -28,7 +28,7 @@ let recorded = 0;
 let recorderUrl = '';
 
 beforeAll(async () => {
-  serve = await startServe('serve', ['--topology', topology, '--eject-after', '2']);
+  serve = await startServe('serve', ['--topology', topology, '--eject-after', '2'], { process: true });
   await startAgentCli('h1', serve, 6, 1);
   recorder = createServer((request, response) => {
     recorded++;

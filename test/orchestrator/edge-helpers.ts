@@ -61,19 +61,25 @@ export function removeServeDirs(): void {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
-/** Starts `hecate-node serve --port 0 ...args` with its swarm secret and operator token in a new temp directory. */
-export async function startServe(name: string, args: readonly string[]): Promise<StartedServe> {
+/** How a command is started: in this process, or a child with `process: true` (startCli). */
+export type StartHow = { readonly process?: boolean };
+
+/**
+ * Starts `hecate-node serve --port 0 ...args` with its swarm secret and operator token in a new temp
+ * directory: a child process (the attack suite's target), unless `how.process` is false.
+ */
+export async function startServe(name: string, args: readonly string[], how: StartHow = { process: true }): Promise<StartedServe> {
   const dir = mkdtempSync(join(tmpdir(), 'hecate-edge-'));
   dirs.push(dir);
   const tokenFile = join(dir, 'swarm-token');
   const operatorFile = join(dir, 'operator-token');
-  const { child, match } = await startCli(name, ['serve', '--port', '0', '--token-file', tokenFile, '--operator-token-file', operatorFile, ...args], /listening on (https?:\/\/127\.0\.0\.1:\d+)/);
+  const { child, match } = await startCli(name, ['serve', '--port', '0', '--token-file', tokenFile, '--operator-token-file', operatorFile, ...args], /listening on (https?:\/\/127\.0\.0\.1:\d+)/, 30_000, how);
   return { child, url: match, dir, tokenFile, secret: Buffer.from(readFileSync(tokenFile, 'utf8').trim()), operatorToken: readFileSync(operatorFile, 'utf8').trim() };
 }
 
-/** Starts an honest `hecate-node agent` of `serve` (its secret; its key in agent-ID.json beside it). */
-export async function startAgentCli(id: string, serve: StartedServe, memoryGb: number, score: number, extra: readonly string[] = []): Promise<{ child: Child; url: string }> {
-  const { child, match } = await startCli(id, ['agent', '--id', id, '--memory', String(memoryGb), '--score', String(score), '--join', serve.url, '--port', '0', '--token-file', serve.tokenFile, ...extra], /listening on (https?:\/\/[0-9.]+:\d+)/);
+/** Starts an honest `hecate-node agent` of `serve` (its secret; its key in agent-ID.json beside it): in this process unless `how.process`. */
+export async function startAgentCli(id: string, serve: StartedServe, memoryGb: number, score: number, extra: readonly string[] = [], how: StartHow = {}): Promise<{ child: Child; url: string }> {
+  const { child, match } = await startCli(id, ['agent', '--id', id, '--memory', String(memoryGb), '--score', String(score), '--join', serve.url, '--port', '0', '--token-file', serve.tokenFile, ...extra], /listening on (https?:\/\/[0-9.]+:\d+)/, 30_000, how);
   return { child, url: match };
 }
 

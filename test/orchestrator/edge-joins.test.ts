@@ -106,7 +106,7 @@ describe('checkJoinUrl', () => {
 
 describe('a flood of joins', () => {
   it('of 300 new ids from one address admits 30 (429 after), never limits a known id, and forgets those that never heartbeat', async () => {
-    const serve = await startServe('serve flood', ['--forget-after-ms', '1000']);
+    const serve = await startServe('serve flood', ['--forget-after-ms', '1000'], { process: true });
     const pid = serve.child.process.pid as number;
     // A real agent first: it heartbeats, so it is never forgotten.
     const real = await startAgentCli('real', serve, 6, 1);

@@ -40,7 +40,7 @@ beforeAll(async () => {
   const options = process.env['NODE_OPTIONS'];
   process.env['NODE_OPTIONS'] = `${options ?? ''} --max-semi-space-size=1`.trim();
   try {
-    agent = await startAgentCli('h1', serve, 6, 1, ['--jitter', '0']);
+    agent = await startAgentCli('h1', serve, 6, 1, ['--jitter', '0'], { process: true });
   } finally {
     if (options === undefined) delete process.env['NODE_OPTIONS'];
     else process.env['NODE_OPTIONS'] = options;

@@ -21,8 +21,8 @@ let serve: StartedServe;
 let agent: { child: { process: { pid?: number } }; url: string };
 
 beforeAll(async () => {
-  serve = await startServe('serve slow', ['--topology', topology]);
-  agent = await startAgentCli('h0', serve, 16, 3, ['--jitter', '0']);
+  serve = await startServe('serve slow', ['--topology', topology], { process: true });
+  agent = await startAgentCli('h0', serve, 16, 3, ['--jitter', '0'], { process: true });
   await waitFor('h0 alive', async () => ((await statusNodes(serve.url)).get('h0')?.state === 'alive' ? true : undefined), 10_000, 50);
 }, 60_000);
 

@@ -38,7 +38,7 @@ describe('an idempotent generation whose orchestrator dies', () => {
   it('resumes on the other orchestrator from the last checkpoint, with the digest of an uninterrupted run', async () => {
     nats = await NatsServer.start();
     const serveArgs = ['serve', '--port', '0', '--topology', topologyFile, '--nats', nats.url, '--swarm', 'failover', '--token-file', tokenFile, '--checkpoint-every', String(EVERY), '--claim-lease-ms', '1000'];
-    const [a, b] = await Promise.all([startCli('serve A', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/), startCli('serve B', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/)]);
+    const [a, b] = await Promise.all([startCli('serve A', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000, { process: true }), startCli('serve B', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/)]);
     await Promise.all(nodes.map((n) => startCli(n.id, ['agent', '--id', n.id, '--memory', String(n.memoryGb), '--score', String(n.score), '--join', `${a.match},${b.match}`, '--port', '0', '--per-layer-ms', '2', '--token-file', tokenFile], /listening on (http:\/\/\S+)/)));
     const allAlive = async (url: string) => {
       const s = (await (await fetch(`${url}/v1/status`)).json()) as { status: string; nodes: { state: string }[] };

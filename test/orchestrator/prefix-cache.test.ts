@@ -32,7 +32,7 @@ describe('the prefix cache over real processes', () => {
     const agents = new Map<string, Child>();
     await Promise.all(
       nodes.map(async (n) => {
-        const { child } = await startCli(n.id, ['agent', '--id', n.id, '--memory', '10', '--score', '1', '--join', url, '--port', '0', '--per-layer-ms', '0.002', '--jitter', '0', '--token-file', tokenFile], /listening on (http:\/\/\S+)/);
+        const { child } = await startCli(n.id, ['agent', '--id', n.id, '--memory', '10', '--score', '1', '--join', url, '--port', '0', '--per-layer-ms', '0.002', '--jitter', '0', '--token-file', tokenFile], /listening on (http:\/\/\S+)/, 30_000, { process: true });
         agents.set(n.id, child);
       }),
     );

@@ -1,16 +1,27 @@
 /**
- * Child processes of the built CLI for the serve tests: started on loopback, their first stdout
- * line awaited, and every one of them killed at the end, whatever happened.
+ * The built CLI's `serve` and `agent` for the serve tests, started on loopback, their first stdout
+ * line awaited, and every one of them stopped at the end, whatever happened. Each runs in this
+ * process (the CLI's `main` with its own stdout, stderr and signals: loopback sockets all the same)
+ * unless the test is about the process itself, SIGKILL, SIGSTOP or its memory: `{ process: true }`
+ * starts a child. `HECATE_TEST_PROCESSES=1` starts every one as a child.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll } from 'vitest';
 import { BIN } from '../cli/run-cli.js';
 
-/** A started `hecate-node` process. */
+/** A command run in this process: SIGTERM and SIGINT reach it; SIGKILL, SIGSTOP and a pid need a child. */
+export interface InProcess {
+  readonly pid: undefined;
+  kill(signal?: NodeJS.Signals): boolean;
+}
+
+/** A started `hecate-node` command. */
 export interface Child {
   readonly name: string;
-  readonly process: ChildProcess;
+  readonly process: ChildProcess | InProcess;
   /** Everything it wrote to stderr so far (for failure messages). */
   stderr(): string;
   /** Resolves with its exit code or signal. */
@@ -24,7 +35,8 @@ const running = new Set<Child>();
  * Starts `hecate-node ...args` and waits for a stdout line matching `ready` (its URL).
  * @returns the child and the first capture group of `ready`.
  */
-export async function startCli(name: string, args: readonly string[], ready: RegExp, timeoutMs = 30_000): Promise<{ child: Child; match: string }> {
+export async function startCli(name: string, args: readonly string[], ready: RegExp, timeoutMs = 30_000, how: { readonly process?: boolean } = {}): Promise<{ child: Child; match: string }> {
+  if (how.process !== true && process.env['HECATE_TEST_PROCESSES'] !== '1') return startInProcess(name, args, ready, timeoutMs);
   const proc = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -53,6 +65,71 @@ export async function startCli(name: string, args: readonly string[], ready: Reg
   return { child, match };
 }
 
+/** The built CLI's `main` and its bounded file reader, loaded once per test file. */
+let cli: Promise<{ main: (argv: readonly string[], io: CliIO) => Promise<number>; readBoundedFile: (path: string, maxBytes: number) => Uint8Array }> | undefined;
+
+/** What `main` takes (src/cli/command.ts). */
+type CliIO = import('../../src/cli/command.js').CliIO;
+
+/** {@link startCli} in this process: `main(args)` with an IO whose `until` is this child's signals. */
+async function startInProcess(name: string, args: readonly string[], ready: RegExp, timeoutMs: number): Promise<{ child: Child; match: string }> {
+  const built = (file: string) => pathToFileURL(resolve(BIN, '..', file)).href;
+  cli ??= Promise.all([import(built('main.js')), import(built('io.js'))]).then(([m, io]) => ({ main: m.main, readBoundedFile: io.readBoundedFile }));
+  const { main, readBoundedFile } = await cli;
+  let err = '';
+  let out = '';
+  let onOut = (): void => {};
+  const waiting: ((signal: NodeJS.Signals) => void)[] = [];
+  const signals: NodeJS.Signals[] = [];
+  const io: CliIO = {
+    cwd: process.cwd(),
+    readFile: (path, maxBytes) => readBoundedFile(resolve(path), maxBytes),
+    stdout: (text) => {
+      out += text;
+      onOut();
+    },
+    stderr: (text) => {
+      err = (err + text).slice(-20_000);
+    },
+    until: () => new Promise((resolve) => {
+      const next = signals.shift();
+      if (next !== undefined) resolve(next);
+      else waiting.push(resolve);
+    }),
+  };
+  const exited = main(args, io).then((code) => `exit ${code}`, (error: unknown) => `threw ${String(error)}`);
+  const handle: InProcess = {
+    pid: undefined,
+    kill(signal = 'SIGTERM') {
+      if (signal === 'SIGCONT') return true;
+      if (signal !== 'SIGTERM' && signal !== 'SIGINT') throw new Error(`${name} runs in this process: ${signal} needs a child process (startCli's { process: true })`);
+      const waiter = waiting.shift();
+      if (waiter !== undefined) waiter(signal);
+      else signals.push(signal);
+      return true;
+    },
+  };
+  const child: Child = { name, process: handle, stderr: () => err, exited };
+  running.add(child);
+  void exited.then(() => running.delete(child));
+  const match = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not print its address within ${timeoutMs} ms; stderr: ${err}`)), timeoutMs);
+    onOut = () => {
+      const m = ready.exec(out);
+      if (m !== null) {
+        clearTimeout(timer);
+        onOut = () => {};
+        resolve(m[1] ?? m[0]);
+      }
+    };
+    void exited.then((how) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (${how}) before it was ready; stderr: ${err}`));
+    });
+  });
+  return { child, match };
+}
+
 /** After the file's tests: stops reading events, kills every child, removes `dir`. */
 export function cleanUpAfterAll(dir: string, sse: AbortController): void {
   afterAll(async () => {
@@ -62,10 +139,19 @@ export function cleanUpAfterAll(dir: string, sse: AbortController): void {
   });
 }
 
-/** Kills every child still running (continued first, in case it was stopped) and waits for them. */
+/**
+ * Kills every child still running (continued first, in case it was stopped) and waits for them; an
+ * in-process one gets SIGTERM, and a second (stop without draining) if it is not done in a second.
+ */
 export async function stopAll(): Promise<void> {
   const children = [...running];
   for (const c of children) {
+    if (c.process.pid === undefined) {
+      c.process.kill('SIGTERM');
+      const again = setTimeout(() => c.process.kill('SIGTERM'), 1000);
+      void c.exited.then(() => clearTimeout(again));
+      continue;
+    }
     c.process.kill('SIGCONT');
     c.process.kill('SIGKILL');
   }

@@ -31,7 +31,7 @@ afterAll(async () => {
 describe('serve and agent over TLS (real processes)', () => {
   it('join, heartbeat and serve a generate over https, trusting the CA given', async () => {
     const tls = ['--tls-cert', cert, '--tls-key', key, '--ca', cert, '--token-file', token];
-    const serveUrl = (await startCli('serve', ['serve', '--port', '0', '--layers', '4', '--pipelines', '1', ...tls], /listening on (https:\/\/127\.0\.0\.1:\d+)/)).match;
+    const serveUrl = (await startCli('serve', ['serve', '--port', '0', '--layers', '4', '--pipelines', '1', ...tls], /listening on (https:\/\/127\.0\.0\.1:\d+)/, 30_000, { process: true })).match;
     const agentUrl = (await startCli('a1', ['agent', '--id', 'a1', '--memory', '8', '--score', '2', '--per-layer-ms', '0.5', '--join', serveUrl, ...tls], /listening on (https:\/\/\S+),/)).match;
     expect(agentUrl).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const poster = createPeerPoster({ clock: systemClock, ca: readFileSync(cert, 'utf8') });

@@ -37,7 +37,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => decoy.listen(0, '127.0.0.1', resolve));
   decoyUrl = `http://127.0.0.1:${(decoy.address() as { port: number }).port}`;
-  const started = await startCli('serve', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+  const started = await startCli('serve', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000, { process: true });
   serve = started.child;
   serveUrl = started.match;
   const agent = await startCli('a1', ['agent', '--id', 'a1', '--memory', '8', '--score', '2', '--per-layer-ms', '0.5', '--join', serveUrl, '--token-file', tokenFile, '--state-file', join(dir, 'a1.json')], /listening on (http:\/\/\S+),/);
@@ -164,7 +164,7 @@ describe('the swarm secret and agent keys (real processes)', () => {
     serve.process.kill('SIGTERM');
     await serve.exited;
     expect(JSON.parse(readFileSync(join(dir, 'key-bindings.json'), 'utf8'))).toEqual({ bindings: { a1: impostorKey.publicKey } });
-    serveUrl = (await startCli('serve again', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/)).match;
+    serveUrl = (await startCli('serve again', serveArgs, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000, { process: true })).match;
     // a1 is now the key the admin let bind it: the original agent's key is refused after the restart.
     const original = loadAgentKey(join(dir, 'a1.json'), 'a1').key;
     const refused = await send(`${serveUrl}/v1/nodes`, { ...hijack, url: decoyUrl }, { secret, key: original });
@@ -176,7 +176,7 @@ describe('the swarm secret and agent keys (real processes)', () => {
 describe('serve --client-token-file (real process)', () => {
   it('answers POST /v1/generate only with the client token as a bearer', async () => {
     const clientFile = join(dir, 'client-token');
-    const url = (await startCli('serve-client', ['serve', '--port', '0', '--token-file', join(dir, 'other-token'), '--client-token-file', clientFile], /listening on (http:\/\/127\.0\.0\.1:\d+)/)).match;
+    const url = (await startCli('serve-client', ['serve', '--port', '0', '--token-file', join(dir, 'other-token'), '--client-token-file', clientFile], /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000, { process: true })).match;
     const token = readFileSync(clientFile, 'utf8').trim();
     const ask = (authorization?: string) => fetch(`${url}/v1/generate`, { method: 'POST', headers: { 'content-type': 'application/json', ...(authorization !== undefined ? { authorization } : {}) }, body: JSON.stringify({ model: 'base', prompt: 'hi', steps: 1 }) });
     const none = await ask();

@@ -53,7 +53,7 @@ describe('verification by redundant execution (real processes)', () => {
   const agents = new Map<string, Child>();
   /** Starts agent `id`; resolves once the orchestrator has it alive at the new agent's URL. */
   async function startAgent(id: string, extra: readonly string[] = []): Promise<void> {
-    const { child, url } = await startAgentCli(id, serve, 6, 2, ['--per-layer-ms', '0.1', ...extra]);
+    const { child, url } = await startAgentCli(id, serve, 6, 2, ['--per-layer-ms', '0.1', ...extra], { process: id === 'b' }); // b is killed
     agents.set(id, child);
     await waitFor(`agent ${id} alive at ${url}`, async () => {
       const n = (await statusNodes(serve.url, serve.operatorToken)).get(id);

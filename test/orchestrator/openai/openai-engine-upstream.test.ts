@@ -6,6 +6,7 @@
  * continuation resumes from the token ids streamed so far (the model's random bytes are not valid
  * UTF-8, so a continuation from the re-tokenized text would differ), for a completion and a chat.
  */
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +24,7 @@ beforeAll(async () => {
   await makeModel(dir, { layers: 6, hidden: 64, heads: 4, kvHeads: 2, intermediate: 160, seed: 3 });
   const started = await Promise.all([
     startCli('serve', ['serve', '--port', '0', '--layers', '4', '--pipelines', '3', '--token-file', tokenFile], /listening on (http:\/\/127\.0\.0\.1:\d+)/),
-    ...[0, 1, 2].map((i) => startCli(`u${i}`, ['agent', '--id', `u${i}`, '--model', dir, '--openai', '--port', '0'], /listening on (http:\/\/127\.0\.0\.1:\d+)/)),
+    ...[0, 1, 2].map((i) => startCli(`u${i}`, ['agent', '--id', `u${i}`, '--model', dir, '--openai', '--port', '0'], /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000, { process: true })),
   ]);
   url = (started[0] as { match: string }).match;
   for (const s of started.slice(1)) engines.push({ child: s.child, url: s.match });
@@ -104,7 +105,7 @@ async function killMidway(path: string, body: Record<string, unknown>): Promise<
   expect(run.usage?.completion_tokens).toBe(body['max_tokens']);
   // Another engine took the rest: one more generation on the live ones than before.
   const after = await Promise.all(engines.map(health));
-  const started = (hs: typeof before) => hs.reduce((n, h, i) => n + (i === victim || engines[i]?.child.process.exitCode !== null || h === undefined ? 0 : h.requests), 0);
+  const started = (hs: typeof before) => hs.reduce((n, h, i) => n + (i === victim || (engines[i]?.child.process as ChildProcess | undefined)?.exitCode !== null || h === undefined ? 0 : h.requests), 0);
   expect(started(after) - started(before)).toBe(1);
   engines.splice(victim, 1);
 }

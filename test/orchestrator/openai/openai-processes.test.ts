@@ -25,7 +25,7 @@ beforeAll(async () => {
   for (let i = 0; i < 2; i++) {
     const engine = await startScriptedUpstream({ tokenMs: 10 });
     engines.push(engine);
-    agents.push((await startCli(`e${i}`, ['agent', '--id', `e${i}`, '--memory', '4', '--score', '1', '--join', url, '--port', '0', '--token-file', tokenFile, '--upstream', `${engine.url}/v1`], /listening on (http:\/\/\S+?),/)).child);
+    agents.push((await startCli(`e${i}`, ['agent', '--id', `e${i}`, '--memory', '4', '--score', '1', '--join', url, '--port', '0', '--token-file', tokenFile, '--upstream', `${engine.url}/v1`], /listening on (http:\/\/\S+?),/, 30_000, { process: true })).child);
   }
   await waitFor('the swarm planned over the two upstream agents', async () => {
     const s = (await (await fetch(`${url}/v1/status`)).json()) as { status: string; nodes: { state: string }[] };
