@@ -117,6 +117,7 @@ describe('new ids from one box', () => {
   it('count in one bucket whichever loopback address they come from (40 addresses: 30 admitted, then 429)', async () => {
     const flooded = await startServe('serve flood', ['--layers', '4', '--pipelines', '1']);
     const statuses: number[] = [];
+    const started = Date.now();
     for (let i = 0; i < 40; i++) {
       const address = `127.0.1.${2 + i}`;
       const id = `flood-${i}`;
@@ -125,8 +126,13 @@ describe('new ids from one box', () => {
       const headers = { 'content-type': 'application/json', ...signedHeaders({ secret: flooded.secret, key: freshKey(id) }, 'POST', url, body, Date.now()) };
       statuses.push(await postFrom(address, url, headers, body));
     }
-    expect(statuses.filter((s) => s === 200), JSON.stringify(statuses)).toHaveLength(30);
-    expect(statuses.slice(30)).toEqual(Array<number>(10).fill(429));
+    // 30 at once, then one a second: a slow machine's 40 joins may see a token or two refill.
+    const refilled = Math.floor((Date.now() - started) / 1000);
+    const admitted = statuses.filter((s) => s === 200).length;
+    expect(admitted, JSON.stringify(statuses)).toBeGreaterThanOrEqual(30);
+    expect(admitted, JSON.stringify(statuses)).toBeLessThanOrEqual(30 + refilled);
+    expect(statuses.slice(0, 30)).toEqual(Array<number>(30).fill(200));
+    expect(statuses.slice(30).filter((s) => s !== 200 && s !== 429)).toEqual([]);
   });
 });
 
