@@ -13,7 +13,7 @@ export interface Run {
 /** Runs the built CLI as a child process; async so independent runs overlap. */
 export function cli(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 20_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
     });
   });
