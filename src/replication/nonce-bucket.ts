@@ -10,6 +10,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { isWrongSequence } from './checkpoint-bucket.js';
 import { connectNats, type NatsAccess } from './nats-access.js';
+import { ReplicationError } from './replication-error.js';
 
 /** Options of {@link openNonceBucket}. */
 export interface NonceBucketOptions {
@@ -23,7 +24,10 @@ export interface NonceBucketOptions {
 
 /** The shared nonces of one swarm. */
 export interface NonceBucket {
-  /** Records `nonce` (16-64 hex digits); false when it was taken already. */
+  /**
+   * Records `nonce` (16-64 hex digits); false when it was taken already.
+   * @throws {ReplicationError} `Disconnected` when NATS does not answer (a 503: the member tries another orchestrator)
+   */
   claim(nonce: string): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -38,7 +42,7 @@ export async function openNonceBucket(options: NonceBucketOptions): Promise<Nonc
   const nc: NatsConnection = await connectNats(options.servers, options.nats);
   let kv: KV;
   try {
-    kv = await new Kvm(nc).create(nonceBucketName(options.swarm), { history: 1, ttl: options.keepMs, maxValueSize: 16 });
+    kv = await new Kvm(nc).create(nonceBucketName(options.swarm), { history: 1, ttl: options.keepMs });
   } catch (error) {
     await nc.close();
     throw error;
@@ -50,7 +54,7 @@ export async function openNonceBucket(options: NonceBucketOptions): Promise<Nonc
         return true;
       } catch (error) {
         if (isWrongSequence(error)) return false;
-        throw error;
+        throw new ReplicationError('Disconnected', `swarm "${options.swarm}": cannot record a member's nonce in ${nonceBucketName(options.swarm)} (${(error as Error).message})`, { cause: error });
       }
     },
     close: () => nc.close(),
