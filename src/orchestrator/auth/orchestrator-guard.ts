@@ -11,6 +11,7 @@
  * name for every orchestrator of a replicated swarm, whose nonces they share (a request taken by
  * one is refused by all, restarted or not); a new random one each start of an orchestrator alone.
  */
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { systemClock } from '../../runtime/clock.js';
 import type { TimeSource } from '../../runtime/types.js';
@@ -19,7 +20,6 @@ import { AGENT_KEY_HEADERS, verifyAgentSignature } from '../../wire/agent-key.js
 import { KeyBindings } from './key-bindings.js';
 import { NonceCache } from '../../wire/nonce-cache.js';
 import { rawBody } from '../../net/raw-body.js';
-import { randomBytes } from 'node:crypto';
 import { AUDIENCE_PATH, type AudienceAnswer } from '../../wire/member-protocol.js';
 import { checkSignatureHeaders, DEFAULT_MAX_SKEW_MS, sameSecret, SIGNATURE_HEADERS, SIGNING_PROTOCOL, verifySignature, type SignatureWindow, type SignedParts } from '../../wire/request-signing.js';
 
