@@ -7,6 +7,7 @@
  * rounds alternating between the two so drift hits both. Targets: ≤ 1.3× the raw latency,
  * ≥ 0.8× the raw calls/s.
  */
+import { AGENT_MAX_AHEAD_MS } from '../src/agent/stage-guard.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +22,7 @@ import { systemClock } from '../src/runtime/clock.js';
 import { loadAgentKey } from '../src/wire/agent-key.js';
 import { FRAME_CONTENT_TYPE } from '../src/wire/frames.js';
 import { NonceCache } from '../src/wire/nonce-cache.js';
-import { replySignatureHeaders, SIGNATURE_HEADERS, verifySignature } from '../src/wire/request-signing.js';
+import { agentAudience, replySignatureHeaders, SIGNATURE_HEADERS, verifySignature } from '../src/wire/request-signing.js';
 import { encodeStageReply, encodeStageRequest, type StageRequest } from '../src/wire/stage-protocol.js';
 import { f32Tensor, type Tensor } from '../src/wire/tensor.js';
 import type { BenchRow } from './types.js';
@@ -74,6 +75,7 @@ export async function dataPlaneBench(log: (line: string) => void, quick = proces
   const { key } = loadAgentKey(join(dir, 'key.json'), 'dp');
   // No orchestrator: the join retries in the background; the stage server does not need it.
   const agent = await startAgent({ id: 'dp', memoryGb: 1, score: 1, join: 'http://127.0.0.1:9', heartbeatMs: 60_000, engine: new EchoEngine(), auth: { secret, key } });
+  await new Promise((resolve) => setTimeout(resolve, AGENT_MAX_AHEAD_MS)); // it takes calls from then (stage-guard.ts)
 
   // The raw server: fastify, the same signature check of the request, the same reply bytes, signed.
   const replies = new Map<number, Uint8Array>();
@@ -82,10 +84,10 @@ export async function dataPlaneBench(log: (line: string) => void, quick = proces
   raw.addContentTypeParser(FRAME_CONTENT_TYPE, { parseAs: 'buffer' }, (_r, body, done) => done(null, body));
   raw.post('/v1/stage', async (request, reply) => {
     const body = request.body as Buffer;
-    const verdict = verifySignature(secret, { method: request.method, path: request.url, headers: request.headers, body }, Date.now(), nonces);
+    const verdict = verifySignature(secret, { method: request.method, path: request.url, headers: request.headers, body }, Date.now(), nonces, { audience: agentAudience('dp') });
     if (!verdict.ok) return reply.status(401).send({ error: verdict.reason });
     const answer = replies.get(body.byteLength) as Uint8Array;
-    void reply.header('content-type', FRAME_CONTENT_TYPE).headers(replySignatureHeaders(secret, { method: 'POST', path: request.url, nonce: request.headers[SIGNATURE_HEADERS.nonce] as string, timestamp: Date.now(), body: answer }));
+    void reply.header('content-type', FRAME_CONTENT_TYPE).headers(replySignatureHeaders(secret, { audience: agentAudience('dp'), method: 'POST', path: request.url, nonce: request.headers[SIGNATURE_HEADERS.nonce] as string, timestamp: Date.now(), body: answer }));
     return reply.send(Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength));
   });
   await raw.listen({ host: '127.0.0.1', port: 0 });
@@ -105,7 +107,7 @@ export async function dataPlaneBench(log: (line: string) => void, quick = proces
         if (reply.output.data.byteLength !== input.data.byteLength) throw new Error('the agent answered another tensor');
       };
       const viaRaw = async (): Promise<void> => {
-        const response = await post(`${rawUrl}/v1/stage`, requestBytes, AbortSignal.timeout(30_000), 'POST', FRAME_CONTENT_TYPE);
+        const response = await post(`${rawUrl}/v1/stage`, requestBytes, AbortSignal.timeout(30_000), 'POST', FRAME_CONTENT_TYPE, agentAudience('dp'));
         const bytes = await readCapped(response, 'raw', requestBytes.byteLength + 2 * 1024 * 1024);
         const unsigned = response.checkSignature?.(bytes);
         if (!response.ok || unsigned !== undefined) throw new Error(`raw: ${response.status} ${unsigned ?? ''}`);

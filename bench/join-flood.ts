@@ -29,10 +29,14 @@ function freshKey(id: string): AgentKey {
   return { id, privateKey, publicKey: String(createPublicKey(privateKey).export({ format: 'jwk' }).x) };
 }
 
+/** What members of the serve at `url` sign for (its `GET /v1/audience`), asked once. */
+let audience: string | undefined;
+
 /** A signed POST from `localAddress`; resolves with the status and the ms it took. */
-function post(url: string, body: unknown, signer: RequestSigner, localAddress: string): Promise<{ status: number; ms: number }> {
+async function post(url: string, body: unknown, signer: RequestSigner, localAddress: string): Promise<{ status: number; ms: number }> {
+  audience ??= ((await (await fetch(`${new URL(url).origin}/v1/audience`)).json()) as { audience: string }).audience;
   const text = JSON.stringify(body);
-  const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...signedHeaders(signer, 'POST', url, text, Date.now()) };
+  const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...signedHeaders(signer, 'POST', url, text, Date.now(), audience) };
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const r = request(url, { method: 'POST', headers, localAddress, agent: false }, (response) => {

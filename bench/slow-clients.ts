@@ -18,14 +18,15 @@ const COUNT = Number((FLOOD_ROLE ? process.argv[5] : process.argv[2]) ?? 1000);
 const SAMPLES = 150;
 const BIN = new URL('../../dist/src/cli/main.js', import.meta.url).pathname;
 
-const signedLook = (): string => [`x-hecate-timestamp: ${Date.now()}`, `x-hecate-nonce: ${randomBytes(16).toString('hex')}`, `x-hecate-signature: ${'0'.repeat(64)}`, 'x-hecate-agent-key: AAAA', 'x-hecate-agent-signature: AAAA'].join('\r\n');
+const signedLook = (audience: string): string => [`x-hecate-audience: ${audience}`, `x-hecate-timestamp: ${Date.now()}`, `x-hecate-nonce: ${randomBytes(16).toString('hex')}`, `x-hecate-signature: ${'0'.repeat(64)}`, 'x-hecate-agent-key: AAAA', 'x-hecate-agent-signature: AAAA'].join('\r\n');
 const post = (path: string, extra: string): string => `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n${extra}`;
 
 /** The flood's own process: slow connections to serve and the agent until killed. */
 async function floodRole(serveUrl: string, agentUrl: string): Promise<void> {
+  const serveAudience = ((await (await fetch(`${serveUrl}/v1/audience`)).json()) as { audience: string }).audience;
   const pad = `x-pad: ${'a'.repeat(1000)}`;
-  const toServe = (i: number): SlowRequest => ({ head: post(i % 2 === 0 ? '/v1/generate' : '/v1/nodes', i % 4 === 0 ? pad : signedLook()), bodyLength: 8000, slowHead: i % 4 === 0 });
-  const toAgent = (i: number): SlowRequest => ({ head: post(i % 2 === 0 ? '/v1/stage' : '/v1/sessions/drop', i % 4 === 0 ? pad : signedLook()), bodyLength: 2000, slowHead: i % 4 === 0 });
+  const toServe = (i: number): SlowRequest => ({ head: post(i % 2 === 0 ? '/v1/generate' : '/v1/nodes', i % 4 === 0 ? pad : signedLook(serveAudience)), bodyLength: 8000, slowHead: i % 4 === 0 });
+  const toAgent = (i: number): SlowRequest => ({ head: post(i % 2 === 0 ? '/v1/stage' : '/v1/sessions/drop', i % 4 === 0 ? pad : signedLook('agent/h0')), bodyLength: 2000, slowHead: i % 4 === 0 });
   await Promise.all([openSlowClients(serveUrl, COUNT, toServe, { sources: 10, tickMs: 100 }), openSlowClients(agentUrl, COUNT, toAgent, { sources: 10, tickMs: 100 })]);
   process.stdout.write('flooding\n');
   await new Promise(() => undefined);

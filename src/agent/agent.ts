@@ -138,7 +138,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   // Two of its largest stage calls may be received at once, whatever the default budget.
   const maxBodyBytes = Math.max(DEFAULT_CONNECTION_LIMITS.maxBodyBytes, 2 * stageRequestBounds(engine.maxWidth ?? 1).maxBytes);
   const app: FastifyInstance = createHttpApp(serverTls(options.tls), undefined, { maxBodyBytes });
-  if (options.auth !== undefined) guardStageCalls(app, options.auth.secret, options.auth.clock);
+  const guard = options.auth !== undefined ? guardStageCalls(app, options.auth.secret, options.id, options.auth.clock) : undefined;
   registerHealthRoute(app, options.id, engine, slots, drops);
   registerDropRoute(app, options.id, drops, (sessionId) => engine.drop(sessionId));
   let models: () => ReadonlyMap<string, number> | undefined = () => undefined;
@@ -149,7 +149,9 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
 
   const poster = createPeerPoster({ ...(options.auth !== undefined ? { signer: { secret: options.auth.secret, key: options.auth.key } } : {}), clock: options.auth?.clock ?? systemClock, ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}) });
   const profile = { id: options.id, memoryGb: options.memoryGb, score: options.score, ...(options.slots !== undefined ? { slots: options.slots } : {}), url };
-  const membership = startMembership({ bases, profile, heartbeatMs: options.heartbeatMs ?? 1000, post: poster.post, clock, log, ...(options.healthy !== undefined ? { healthy: options.healthy } : {}), report: () => heartbeatReport(engine) });
+  // It joins no sooner than it takes calls (stage-guard.ts: none stamped before then, after a restart).
+  const delayMs = guard === undefined ? 0 : Math.max(0, guard.notBefore - (options.auth?.clock ?? systemClock).now());
+  const membership = startMembership({ bases, profile, heartbeatMs: options.heartbeatMs ?? 1000, post: poster.post, signed: options.auth !== undefined, clock, log, delayMs, ...(options.healthy !== undefined ? { healthy: options.healthy } : {}), report: () => heartbeatReport(engine) });
   models = membership.models;
 
   let stopped = false;

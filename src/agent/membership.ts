@@ -2,11 +2,14 @@
  * The agent's membership of a swarm (docs/engine.md, "Join and heartbeat"): it joins an
  * orchestrator (retrying until one answers), heartbeats every `heartbeatMs`, joins again when the
  * orchestrator forgot it, moves to the next orchestrator of a replicated swarm when one cannot be
- * reached, and leaves on {@link Membership.leave}.
+ * reached, and leaves on {@link Membership.leave}. Signed, it asks the orchestrator before each
+ * join what to sign for (`GET /v1/audience`), and joins again when a heartbeat is refused for it
+ * (the orchestrator restarted).
  */
 import type { Clock } from '../runtime/types.js';
 import type { PeerPost } from '../net/peer-post.js';
-import type { HeartbeatBody, JoinBody } from '../wire/member-protocol.js';
+import { AUDIENCE_PATH, type HeartbeatBody, type JoinBody } from '../wire/member-protocol.js';
+import { SIGNATURE_HEADERS } from '../wire/request-signing.js';
 import { ServeError } from '../wire/serve-error.js';
 import { timerDelay } from '../wire/stage-bounds.js';
 
@@ -19,6 +22,10 @@ export interface MembershipOptions {
   readonly heartbeatMs: number;
   /** Signed over the configured TLS (peer-post.ts). */
   readonly post: PeerPost;
+  /** Whether `post` signs: then each join first asks the orchestrator its audience. @defaultValue false */
+  readonly signed?: boolean;
+  /** The first join waits this long (the agent takes no call sooner: stage-guard.ts). @defaultValue 0 */
+  readonly delayMs?: number;
   /** Times the join retries and the heartbeats. */
   readonly clock: Clock;
   readonly log: (line: string) => void;
@@ -51,7 +58,18 @@ export function startMembership(options: MembershipOptions): Membership {
   let rejoining = false;
   let timer: unknown;
   const base = (): string => bases[current] as string;
-  const post = (to: number, route: string, body: unknown, timeoutMs: number) => options.post(`${bases[to]}${route}`, JSON.stringify(body), AbortSignal.timeout(timeoutMs));
+  /** What the requests are signed for: `GET /v1/audience` of the orchestrator joined (null: unsigned). */
+  let firstDelayMs = options.delayMs ?? 0;
+  let audience: string | null | undefined = options.signed === true ? undefined : null;
+  const post = (to: number, route: string, body: unknown, timeoutMs: number) => options.post(`${bases[to]}${route}`, JSON.stringify(body), AbortSignal.timeout(timeoutMs), 'POST', 'application/json', audience ?? null);
+  /** Asks orchestrator `to` its audience; a request refused for it asks again at the next join. */
+  const learn = async (to: number): Promise<void> => {
+    if (options.signed !== true) return;
+    const response = await options.post(`${bases[to]}${AUDIENCE_PATH}`, '', AbortSignal.timeout(5000), 'GET', 'application/json', null);
+    const answer = (await response.json().catch(() => undefined)) as { audience?: unknown } | undefined;
+    if (!response.ok || typeof answer?.audience !== 'string') throw new Error(`GET ${AUDIENCE_PATH}: ${response.status}, no audience (an orchestrator older than signing protocol 2?)`);
+    audience = answer.audience;
+  };
   const sleep = (ms: number) => new Promise<void>((resolve) => clock.setTimeout(() => resolve(), timerDelay(ms)));
   /** `failed` could not be reached: the next orchestrator, if it is still the one we talk to. */
   const failOver = (failed: number, what: string): boolean => {
@@ -62,9 +80,13 @@ export function startMembership(options: MembershipOptions): Membership {
   };
 
   const join = async (): Promise<void> => {
+    const delayMs = firstDelayMs;
+    firstDelayMs = 0;
+    if (delayMs > 0) await sleep(delayMs);
     for (let attempt = 0; !stopped; attempt++) {
       const to = current;
       try {
+        await learn(to);
         const response = await post(to, '/v1/nodes', profile, 5000);
         if (response.ok) {
           models = joinedModels(await response.json().catch(() => undefined));
@@ -101,8 +123,9 @@ export function startMembership(options: MembershipOptions): Membership {
       }
       // 401, 409: not trusted (another swarm secret; the id bound to another key): say so, keep beating.
       if (response.status === 401 || response.status === 409) log(`heartbeat refused: ${response.status} ${replied.slice(0, 300)}`);
-      // 404: the orchestrator does not know us (it restarted, or we left): join again.
-      if (response.status === 404) {
+      // 404: the orchestrator does not know us (it restarted, or we left); 401 for the audience: it
+      // restarted (an orchestrator alone has a new one each start). Join again.
+      if (response.status === 404 || (response.status === 401 && replied.includes(`"field":"${SIGNATURE_HEADERS.audience}"`))) {
         rejoining = true;
         await join().finally(() => {
           rejoining = false;
@@ -138,6 +161,7 @@ export function startMembership(options: MembershipOptions): Membership {
       stopped = true;
       if (timer !== undefined) clock.clearTimeout(timer);
       try {
+        if (audience === undefined) return; // never joined: nothing to leave
         const response = await post(current, `${path}/leave`, {}, 2000);
         await response.arrayBuffer();
       } catch (error) {

@@ -1,30 +1,49 @@
 /**
- * The agent's check (docs/security.md): `POST /v1/stage`, `POST /v1/sessions/drop` and `POST /v1/spans/load` must be signed with the swarm secret;
- * anything else is refused with 401: before its body is read when its headers show it (no
- * signature, a stale timestamp, a used nonce), else before its body is validated or run.
+ * The agent's check (docs/security.md, "Signed requests"): `POST /v1/stage`,
+ * `POST /v1/sessions/drop`, `POST /v1/spans/load` and the upstream agent's forwarding routes must be
+ * signed with the swarm secret for this agent (`agent/<id>`); anything else is refused with 401:
+ * before its body is read when its headers show it (no signature, another agent's, a timestamp
+ * out of the window or from before this process took calls, a used nonce), else before its body is
+ * validated or run. The agent keeps its nonces in memory only: after a restart it takes no call
+ * stamped before its start plus {@link AGENT_MAX_AHEAD_MS}, so none it took before is taken again.
  */
 import type { FastifyInstance } from 'fastify';
 import { systemClock } from '../runtime/clock.js';
 import type { TimeSource } from '../runtime/types.js';
 import { DROP_PATH } from '../wire/drop-protocol.js';
 import { LOAD_PATH } from '../wire/load-protocol.js';
+import { UPSTREAM_PATHS } from './upstream/upstream-route.js';
 import { ServeError } from '../wire/serve-error.js';
 import { NonceCache } from '../wire/nonce-cache.js';
 import { rawBody } from '../net/raw-body.js';
-import { checkSignatureHeaders, DEFAULT_MAX_SKEW_MS, verifySignature } from '../wire/request-signing.js';
+import { agentAudience, checkSignatureHeaders, DEFAULT_MAX_SKEW_MS, verifySignature, type SignatureWindow } from '../wire/request-signing.js';
 
-/** Registers the check on the agent's app (before its routes are added); `clock` reads wall time. */
-export function guardStageCalls(app: FastifyInstance, secret: Uint8Array, clock: TimeSource = systemClock, maxSkewMs = DEFAULT_MAX_SKEW_MS): void {
-  const nonces = new NonceCache(2 * maxSkewMs);
-  const guarded = (url: string | undefined): boolean => url === '/v1/stage' || url === DROP_PATH || url === LOAD_PATH;
+/**
+ * How far ahead of the agent's clock an orchestrator's timestamp may be, and so how long after its
+ * start the agent takes no call (it joins no sooner). Behind, the usual 30 s.
+ */
+export const AGENT_MAX_AHEAD_MS = 500;
+
+/** The routes the check guards. */
+const GUARDED: ReadonlySet<string> = new Set(['/v1/stage', DROP_PATH, LOAD_PATH, UPSTREAM_PATHS.completions, UPSTREAM_PATHS.chat]);
+
+/**
+ * Registers the check on agent `id`'s app (before its routes are added); `clock` reads wall time.
+ * @returns when (on `clock`) the agent takes calls: its join must not be sooner
+ */
+export function guardStageCalls(app: FastifyInstance, secret: Uint8Array, id: string, clock: TimeSource = systemClock, maxSkewMs = DEFAULT_MAX_SKEW_MS): { readonly notBefore: number } {
+  const window: SignatureWindow = { audience: agentAudience(id), maxSkewMs, maxAheadMs: AGENT_MAX_AHEAD_MS, notBefore: Math.round(clock.now()) + AGENT_MAX_AHEAD_MS };
+  const nonces = new NonceCache(maxSkewMs + AGENT_MAX_AHEAD_MS);
+  const guarded = (url: string | undefined): boolean => url !== undefined && GUARDED.has(url);
   app.addHook('onRequest', async (request) => {
     if (!guarded(request.routeOptions.url)) return;
-    const refused = checkSignatureHeaders(request.headers, clock.now(), nonces, maxSkewMs);
-    if (refused !== undefined) throw new ServeError('Unauthenticated', 401, `stage call refused: ${refused}`, { field: 'headers' });
+    const refused = checkSignatureHeaders(request.headers, clock.now(), nonces, window);
+    if (refused !== undefined) throw new ServeError('Unauthenticated', 401, `agent "${id}" refused the call: ${refused}`, { field: 'headers' });
   });
   app.addHook('preValidation', async (request) => {
     if (!guarded(request.routeOptions.url)) return;
-    const verdict = verifySignature(secret, { method: request.method, path: request.url, headers: request.headers, body: rawBody(request) }, clock.now(), nonces, maxSkewMs);
-    if (!verdict.ok) throw new ServeError('Unauthenticated', 401, `stage call refused: ${verdict.reason}`, { field: 'headers' });
+    const verdict = verifySignature(secret, { method: request.method, path: request.url, headers: request.headers, body: rawBody(request) }, clock.now(), nonces, window);
+    if (!verdict.ok) throw new ServeError('Unauthenticated', 401, `agent "${id}" refused the call: ${verdict.reason}`, { field: 'headers' });
   });
+  return { notBefore: window.notBefore as number };
 }

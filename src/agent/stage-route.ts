@@ -8,7 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock, TimeSource } from '../runtime/types.js';
 import { FRAME_CONTENT_TYPE } from '../wire/frames.js';
-import { replySignatureHeaders, SIGNATURE_HEADERS } from '../wire/request-signing.js';
+import { agentAudience, replySignatureHeaders, SIGNATURE_HEADERS } from '../wire/request-signing.js';
 import { ServeError } from '../wire/serve-error.js';
 import { checkStageRequest } from '../wire/stage-bounds.js';
 import { decodeStageRequest, encodeStageReply, STAGE_PATH, stageRequestBounds, type StageRequest } from '../wire/stage-protocol.js';
@@ -71,7 +71,7 @@ export function registerStageRoute(app: FastifyInstance, parts: StageRouteParts)
     }
     void reply.header('content-type', FRAME_CONTENT_TYPE);
     const nonce = request.headers[SIGNATURE_HEADERS.nonce];
-    if (signer !== undefined && typeof nonce === 'string') void reply.headers(replySignatureHeaders(signer.secret, { method: request.method, path: request.url, nonce, timestamp: Math.round(signer.clock.now()), body: answer }));
+    if (signer !== undefined && typeof nonce === 'string') void reply.headers(replySignatureHeaders(signer.secret, { audience: agentAudience(id), method: request.method, path: request.url, nonce, timestamp: Math.round(signer.clock.now()), body: answer }));
     return reply.send(Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength));
   });
 }

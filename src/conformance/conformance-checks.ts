@@ -94,12 +94,14 @@ export async function runChecks(context: CheckContext): Promise<CheckResult[]> {
   const tooMany = await probe.stage({ ...call(context, 'f', 5, 0, true), tokens: 1, input: context.engine === 'digest' ? { dtype: 'u32', shape: [2, 1], data: new Uint8Array(8) } : tokenTensor([1, 2]) });
   results.push(result('input past its tokens refused', tooMany.status === 400 && isErrorShape(tooMany), `an input of 2 tokens in a call of 1: expected 400, got ${show(tooMany)}`));
 
-  // Signatures: unsigned, signed with another secret, and a captured call replayed.
+  // Signatures: unsigned, signed with another secret, for another agent, and a captured call replayed.
   if (context.signed) {
     const unsigned = await probe.stage(call(context, 'g', 6, 0, true), 'none');
     results.push(result('unsigned call refused', unsigned.status === 401, `expected 401, got ${show(unsigned)}`));
     const forged = await probe.stage(call(context, 'h', 7, 0, true), 'wrong-secret');
     results.push(result('bad signature refused', forged.status === 401, `signed with another secret: expected 401, got ${show(forged)}`));
+    const elsewhere = await probe.stage(call(context, 'j', 9, 0, true), 'other-agent');
+    results.push(result('call for another agent refused', elsewhere.status === 401, `signed for another agent's audience: expected 401, got ${show(elsewhere)}`));
     const request = call(context, 'i', 8, 0, true);
     const once = await probe.stage(request);
     const replayed = await probe.stage(request, { replayOf: once.sentHeaders });

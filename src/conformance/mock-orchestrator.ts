@@ -6,9 +6,10 @@
 import type { FastifyInstance } from 'fastify';
 import { createHttpApp, listen } from '../net/http-app.js';
 import { rawBody } from '../net/raw-body.js';
-import { joinBodySchema, type JoinBody } from '../wire/member-protocol.js';
+import { randomBytes } from 'node:crypto';
+import { AUDIENCE_PATH, joinBodySchema, type AudienceAnswer, type JoinBody } from '../wire/member-protocol.js';
 import { NonceCache } from '../wire/nonce-cache.js';
-import { verifySignature } from '../wire/request-signing.js';
+import { SIGNING_PROTOCOL, verifySignature } from '../wire/request-signing.js';
 import { ServeError } from '../wire/serve-error.js';
 
 /** What the stand-in saw of the agents that joined it. */
@@ -39,10 +40,14 @@ export async function startMockOrchestrator(options: { readonly host: string; re
   const log: MemberLog = { joins: [], refused: [], heartbeats: new Map(), left: [] };
   const app: FastifyInstance = createHttpApp();
   const nonces = new NonceCache(60_000);
+  // As an orchestrator alone: its own audience, new each run (orchestrator-guard.ts).
+  const audience = `orchestrator/${randomBytes(16).toString('hex')}`;
+  app.get(AUDIENCE_PATH, async (): Promise<AudienceAnswer> => ({ audience, signing: SIGNING_PROTOCOL }));
   if (options.secret !== undefined) {
     const secret = options.secret;
     app.addHook('preValidation', async (request) => {
-      const verdict = verifySignature(secret, { method: request.method, path: request.url, headers: request.headers, body: rawBody(request) }, Date.now(), nonces);
+      if (request.method === 'GET') return;
+      const verdict = verifySignature(secret, { method: request.method, path: request.url, headers: request.headers, body: rawBody(request) }, Date.now(), nonces, { audience });
       if (!verdict.ok) {
         log.refused.push(`${request.method} ${request.url}: ${verdict.reason}`);
         throw new ServeError('Unauthenticated', 401, verdict.reason);

@@ -51,14 +51,16 @@ export async function runConformance(options: ConformanceOptions = {}): Promise<
     }
     if (agent === undefined) return report(undefined, checks);
     let engine = 'unknown';
+    let id = join?.id ?? 'unknown';
     try {
-      const health = (await (await fetch(`${agent}/v1/health`, { signal: AbortSignal.timeout(timeoutMs) })).json()) as { engine?: unknown };
+      const health = (await (await fetch(`${agent}/v1/health`, { signal: AbortSignal.timeout(timeoutMs) })).json()) as { engine?: unknown; id?: unknown };
       engine = typeof health.engine === 'string' ? health.engine : 'unknown';
+      if (join === undefined && typeof health.id === 'string') id = health.id; // its calls are signed for it
       checks.push({ name: 'health', ok: typeof health.engine === 'string', detail: `GET /v1/health: engine ${JSON.stringify(health.engine)}` });
     } catch (error) {
       checks.push({ name: 'health', ok: false, detail: `GET /v1/health: ${error instanceof Error ? error.message : String(error)}` });
     }
-    const probe = new StageProbe(agent, options.secret, timeoutMs);
+    const probe = new StageProbe(agent, id, options.secret, timeoutMs);
     const runId = `conformance-${Date.now().toString(36)}`;
     checks.push(...(await runChecks({ probe, model, engine, signed: options.secret !== undefined, runId })));
     if (options.secret === undefined) checks.push({ name: 'signatures', ok: false, detail: 'not checked: give the swarm secret (--token-file) to check that unsigned, forged and replayed calls are refused' });

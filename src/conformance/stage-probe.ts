@@ -4,14 +4,14 @@
  * the answers read back whole: status, error body, reply tensors, reply signature.
  */
 import { FRAME_CONTENT_TYPE } from '../wire/frames.js';
-import { checkReplySignature, SIGNATURE_HEADERS } from '../wire/request-signing.js';
+import { agentAudience, checkReplySignature, SIGNATURE_HEADERS } from '../wire/request-signing.js';
 import { signedHeaders } from '../wire/signed-headers.js';
 import { decodeStageReplyFrame, encodeStageRequest, STAGE_PATH, type StageRequest } from '../wire/stage-protocol.js';
 import { DROP_PATH } from '../wire/drop-protocol.js';
 import type { Tensor } from '../wire/tensor.js';
 
 /** How a probe signs its call. */
-export type Signing = 'secret' | 'none' | 'wrong-secret' | { readonly replayOf: Record<string, string> };
+export type Signing = 'secret' | 'none' | 'wrong-secret' | 'other-agent' | { readonly replayOf: Record<string, string> };
 
 /** What came back from one call. */
 export interface ProbeAnswer {
@@ -30,11 +30,17 @@ export interface ProbeAnswer {
 
 /** Sends stage calls and drops to one agent. */
 export class StageProbe {
+  private readonly audience: string;
+
+  /** To the agent at base URL `agent` whose id is `id` (its calls are signed for it). */
   constructor(
     private readonly agent: string,
+    id: string,
     private readonly secret: Uint8Array | undefined,
     private readonly timeoutMs: number,
-  ) {}
+  ) {
+    this.audience = agentAudience(id);
+  }
 
   /** Posts `request` as a stage message. */
   stage(request: StageRequest, signing: Signing = 'secret'): Promise<ProbeAnswer> {
@@ -55,8 +61,9 @@ export class StageProbe {
     const url = `${this.agent}${path}`;
     let sentHeaders: Record<string, string> = {};
     if (typeof signing === 'object') sentHeaders = signing.replayOf;
-    else if (signing === 'secret' && this.secret !== undefined) sentHeaders = signedHeaders({ secret: this.secret }, 'POST', url, body, Date.now());
-    else if (signing === 'wrong-secret') sentHeaders = signedHeaders({ secret: new Uint8Array(32).fill(7) }, 'POST', url, body, Date.now());
+    else if (signing === 'secret' && this.secret !== undefined) sentHeaders = signedHeaders({ secret: this.secret }, 'POST', url, body, Date.now(), this.audience);
+    else if (signing === 'other-agent' && this.secret !== undefined) sentHeaders = signedHeaders({ secret: this.secret }, 'POST', url, body, Date.now(), `${this.audience}-other`);
+    else if (signing === 'wrong-secret') sentHeaders = signedHeaders({ secret: new Uint8Array(32).fill(7) }, 'POST', url, body, Date.now(), this.audience);
     let response: Response;
     let bytes: Uint8Array;
     try {
@@ -74,7 +81,7 @@ export class StageProbe {
       }
     }
     const nonce = sentHeaders[SIGNATURE_HEADERS.nonce];
-    const replySignature = this.secret !== undefined && nonce !== undefined ? checkReplySignature(this.secret, { method: 'POST', path, nonce }, response.headers, bytes, Date.now()) : undefined;
+    const replySignature = this.secret !== undefined && nonce !== undefined ? checkReplySignature(this.secret, { audience: this.audience, method: 'POST', path, nonce }, response.headers, bytes, Date.now()) : undefined;
     try {
       const { header, tensors } = decodeStageReplyFrame(bytes, bytes.byteLength, expectedTensors - 1);
       const [output, ...replayOutputs] = tensors;

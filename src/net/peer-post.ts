@@ -36,8 +36,12 @@ export interface PeerReply {
   checkSignature?(body: Uint8Array): string | undefined;
 }
 
-/** POSTs `body` (JSON text, or bytes of `contentType`) to `url`; `method` defaults to POST. */
-export type PeerPost = (url: string, body: string | Uint8Array, signal: AbortSignal, method?: string, contentType?: string) => Promise<PeerReply>;
+/**
+ * POSTs `body` (JSON text, or bytes of `contentType`) to `url`; `method` defaults to POST. Signed,
+ * the request is for receiver `audience` (request-signing.ts): an agent's (`agentAudience(id)`),
+ * or the orchestrators' of a swarm; `null` sends it unsigned (`GET /v1/audience`).
+ */
+export type PeerPost = (url: string, body: string | Uint8Array, signal: AbortSignal, method?: string, contentType?: string, audience?: string | null) => Promise<PeerReply>;
 
 /** What a {@link PeerPost} needs: who signs, with which wall clock, and the CA to trust. */
 export interface PeerPostOptions {
@@ -62,8 +66,9 @@ export const plainPost: PeerPost = (url, body, signal, method = 'POST', contentT
 /** A signed POST over pooled, kept-alive connections (undici), trusting `options.ca` over https. */
 export function createPeerPoster(options: PeerPostOptions): PeerPoster {
   const dispatcher = new Agent({ connections: options.connections ?? 64, keepAliveTimeout: 30_000, ...(options.ca !== undefined ? { connect: { ca: options.ca } } : {}) });
-  const post: PeerPost = async (url, body, signal, method = 'POST', contentType = 'application/json') => {
-    const signed = options.signer !== undefined ? signedHeaders(options.signer, method, url, body, options.clock.now()) : undefined;
+  const post: PeerPost = async (url, body, signal, method = 'POST', contentType = 'application/json', audience) => {
+    if (options.signer !== undefined && audience === undefined) throw new Error(`${method} ${url}: a signed request needs its receiver's audience`);
+    const signed = options.signer !== undefined && audience !== null ? signedHeaders(options.signer, method, url, body, options.clock.now(), audience as string) : undefined;
     const headers: Record<string, string> = { 'content-type': contentType, ...signed };
     const response = await request(url, { method: method as 'POST', headers, body: method === 'GET' ? null : typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength), signal, dispatcher });
     const status = response.statusCode;
@@ -107,7 +112,7 @@ export function createPeerPoster(options: PeerPostOptions): PeerPoster {
             checkSignature: (bytes: Uint8Array) => {
               const target = new URL(url);
               const nonce = signed[SIGNATURE_HEADERS.nonce] as string;
-              return checkReplySignature((options.signer as RequestSigner).secret, { method, path: `${target.pathname}${target.search}`, nonce }, { get: header }, bytes, options.clock.now());
+              return checkReplySignature((options.signer as RequestSigner).secret, { audience: audience as string, method, path: `${target.pathname}${target.search}`, nonce }, { get: header }, bytes, options.clock.now());
             },
           }
         : {}),

@@ -4,6 +4,7 @@
  * session went to that the session is over. Sent at once, not awaited by the request, signed like
  * a stage call; each drop is bounded in time and counted in `hecate_session_drops_total`.
  */
+import { agentAudience } from '../wire/request-signing.js';
 import type { Clock } from '../runtime/types.js';
 import { DROP_PATH, type DropRequest } from '../wire/drop-protocol.js';
 import type { NodeRegistry } from './node-registry.js';
@@ -40,7 +41,7 @@ export class AgentDrops {
     const body: DropRequest = { sessionId };
     const budget = new AbortController();
     const timer = this.clock.setTimeout(() => budget.abort(), DROP_TIMEOUT_MS);
-    const sent: Promise<void> = this.post(`${url}${DROP_PATH}`, JSON.stringify(body), budget.signal)
+    const sent: Promise<void> = this.post(`${url}${DROP_PATH}`, JSON.stringify(body), budget.signal, 'POST', 'application/json', agentAudience(nodeId))
       .then(async (response) => {
         await response.arrayBuffer();
         this.metrics.drops.inc({ outcome: response.ok ? 'ok' : 'refused' });

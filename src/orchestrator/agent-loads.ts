@@ -5,6 +5,7 @@
  * reads the weights) and its measured time prices that node's later loads. A load that fails (an
  * agent unknown, unreachable, refusing) rejects, which aborts its move: the old copy serves on.
  */
+import { agentAudience } from '../wire/request-signing.js';
 import type { ModelSpec } from '../core/types.js';
 import type { PeerPost } from '../net/peer-post.js';
 import type { LoadReport } from '../rebalance/move-runner.js';
@@ -26,7 +27,7 @@ export function agentLoads(registry: NodeRegistry, post: PeerPost, models: reado
     const budget = new AbortController();
     const timer = clock.setTimeout(() => budget.abort(), Math.max(LOAD_TIMEOUT_MS, 3000 * span.seconds));
     try {
-      const reply = await post(`${url}${LOAD_PATH}`, JSON.stringify(body), budget.signal);
+      const reply = await post(`${url}${LOAD_PATH}`, JSON.stringify(body), budget.signal, 'POST', 'application/json', agentAudience(span.nodeId));
       if (!reply.ok) throw new Error(`agent "${span.nodeId}" refused to load ${span.modelId} [${span.layerStart}, ${span.layerEnd}): HTTP ${reply.status} ${(await reply.text()).slice(0, 200)}`);
       const answer = (await reply.json()) as Partial<LoadReply>;
       return typeof answer.ms === 'number' && Number.isFinite(answer.ms) && answer.ms > 0 ? { seconds: answer.ms / 1000 } : {};

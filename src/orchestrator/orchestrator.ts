@@ -152,7 +152,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
 
   const idempotency = await openIdempotency(parts, options, options.replication === undefined ? undefined : { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) });
   const app = createHttpApp(serverTls(options.tls), asServeError);
-  if (options.auth !== undefined) guardOrchestrator(app, options.classes === undefined ? options.auth : { ...options.auth, classTokens: classTokens(options.classes) }, log, parts.seat.replica?.bindings);
+  if (options.auth !== undefined) guardOrchestrator(app, options.classes === undefined ? options.auth : { ...options.auth, classTokens: classTokens(options.classes) }, log, parts.seat.replica?.trust);
   const edge = createJoinEdge(parts, options);
   registerAgentRoutes(app, parts, edge, reserveGb);
   if (options.auth !== undefined) registerOperatorRoutes(app, parts); // guarded: the operator token's bearer only

@@ -8,7 +8,9 @@
 import type { NodeProfile } from '../core/types.js';
 import type { AgentDirectory, DirectoryEntry } from '../replication/agent-directory.js';
 import type { NatsAccess } from '../replication/nats-access.js';
-import type { BindingStore } from './auth/orchestrator-guard.js';
+import type { SharedTrust } from './auth/orchestrator-guard.js';
+import type { NonceBucket } from '../replication/nonce-bucket.js';
+import { DEFAULT_MAX_SKEW_MS } from '../wire/request-signing.js';
 import type { ReplicatedSwarm, ReplicationStatus } from '../replication/index.js';
 import { prefixCache } from '../prefix/index.js';
 import type { Swarm } from '../runtime/swarm.js';
@@ -49,8 +51,11 @@ export interface Replica {
   view(): { readonly swarm: string; readonly replica: string; readonly status: ReplicationStatus; readonly applied: number };
   /** This replica's id and lag, and what it dropped for a bad signature (log entries, other messages), for `/metrics`. */
   lag(): { readonly replica: string; readonly lag: number; readonly rejected: number; readonly rejectedMessages: number };
-  /** The agent id → key bindings, through the log (with `secret`): every orchestrator of the swarm holds the same. */
-  readonly bindings: BindingStore | undefined;
+  /**
+   * With `secret`: the agent id → key bindings through the log, and the members' nonces in the
+   * swarm's nonce bucket: every orchestrator of the swarm holds the same.
+   */
+  readonly trust: SharedTrust | undefined;
   close(): Promise<void>;
 }
 
@@ -61,17 +66,22 @@ export interface Replica {
 export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   const { connectSwarm } = await import('../replication/index.js');
   const { openAgentDirectory } = await import('../replication/agent-directory.js');
+  const { openNonceBucket } = await import('../replication/nonce-bucket.js');
   const access = { ...(options.nats !== undefined ? { nats: options.nats } : {}), ...(options.secret !== undefined ? { secret: options.secret } : {}) };
   const rs: ReplicatedSwarm = await connectSwarm({ servers: options.servers, swarm: options.swarm, profiles: options.nodes, config: options.config, clock: options.clock, prefixCache: prefixCache(), ...(options.rebalancer !== undefined ? { rebalancer: options.rebalancer } : {}), ...access });
   const onRejected = options.onRejected;
   if (onRejected !== undefined) rs.on('replication.rejected', (e) => onRejected(e.error.message));
   let directory: AgentDirectory;
+  let nonces: NonceBucket | undefined;
   try {
+    // Kept as long as a member's timestamp is accepted, behind and ahead (orchestrator-guard.ts).
+    if (options.secret !== undefined) nonces = await openNonceBucket({ servers: options.servers, swarm: options.swarm, keepMs: 2 * DEFAULT_MAX_SKEW_MS, ...(options.nats !== undefined ? { nats: options.nats } : {}) });
     // The replica's node actors hear every agent's heartbeats (its own subscription): they own the
     // times. The directory listens too, for what it does on each one: it seals the upgrade
     // window's unsigned entries and counts forged heartbeats (agent-directory.ts).
     directory = await openAgentDirectory({ servers: options.servers, swarm: options.swarm, onChange: options.onAgent, onHeartbeat: () => {}, floor: () => rs.stats().floor, ...access });
   } catch (error) {
+    await nonces?.close();
     await rs.close();
     throw error;
   }
@@ -87,11 +97,12 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
       const stats = rs.stats();
       return { replica: rs.replicaId, lag: stats.lag, rejected: stats.rejected, rejectedMessages: stats.rejectedMessages + directory.rejectedEntries() }; // heartbeats once: the swarm's count has them
     },
-    bindings:
-      options.secret === undefined
+    trust:
+      nonces === undefined
         ? undefined
-        : { keyOf: (id) => rs.keyOf(id), claim: (id, key) => rs.bindKey(id, key), release: (id) => rs.unbindKey(id) },
+        : { swarm: options.swarm, bindings: { keyOf: (id) => rs.keyOf(id), claim: (id, key) => rs.bindKey(id, key), release: (id) => rs.unbindKey(id) }, claimNonce: (nonce) => (nonces as NonceBucket).claim(nonce) },
     async close() {
+      await nonces?.close();
       await directory.close();
       await rs.close();
     },

@@ -4,6 +4,7 @@
  * held to the call (docs/engine.md). What the call means for a session (budgets, calls in flight,
  * metrics) is the stage runner's (stage-client.ts).
  */
+import { agentAudience } from '../wire/request-signing.js';
 import type { PeerPost } from '../net/peer-post.js';
 import { digestOf, digestTensor, digestTensors } from '../wire/digest.js';
 import { FRAME_CONTENT_TYPE } from '../wire/frames.js';
@@ -16,7 +17,7 @@ import { readStageReply } from './stage-reply.js';
  * @throws {ServeError} `StageFailed` 502 when the agent answers an error, an unsigned or a malformed reply
  */
 export async function callStage(post: PeerPost, url: string, nodeId: string, request: StageRequest, signal: AbortSignal): Promise<StageReply> {
-  const response = await post(`${url}${STAGE_PATH}`, encodeStageRequest(request), signal, 'POST', FRAME_CONTENT_TYPE);
+  const response = await post(`${url}${STAGE_PATH}`, encodeStageRequest(request), signal, 'POST', FRAME_CONTENT_TYPE, agentAudience(nodeId));
   if (!response.ok) {
     const text = await response.text().catch(() => '');
     throw new ServeError('StageFailed', 502, `agent "${nodeId}" answered ${response.status}: ${text.slice(0, 300)}`);

@@ -48,7 +48,7 @@ export function checkpointBucketName(swarm: string): string {
 }
 
 /** JetStream's "wrong last sequence": the key exists (a create) or moved on (an update). */
-function isWrongSequence(error: unknown): boolean {
+export function isWrongSequence(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === 10071 || code === 10164;
 }

@@ -1,7 +1,7 @@
 /**
  * An agent's own ed25519 key pair (docs/security.md, "Agent keys"), kept in its state file, and
  * the signature it puts on its joins, heartbeats and leaves: over its id and the request's
- * canonical text (method, path, timestamp, nonce, body hash), so the orchestrator can tell the
+ * canonical text (audience, method, path, timestamp, nonce, body hash), so the orchestrator can tell the
  * agent that first joined as an id from any other process claiming it.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
@@ -74,7 +74,7 @@ function readAgentKey(path: string, id: string): AgentKey {
 
 /** The text an agent signs: its id, then the request's canonical text. */
 function agentText(id: string, parts: SignedParts): string {
-  return `hecate-agent-v1\n${id}\n${canonicalText(parts)}`;
+  return `hecate-agent-v2\n${id}\n${canonicalText(parts)}`;
 }
 
 /** The two headers of an agent's signature on a request. */

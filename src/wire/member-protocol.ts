@@ -54,3 +54,16 @@ export const nodeParamsSchema = { type: 'object', required: ['id'], properties: 
  * escaped, fits many times; anything longer is refused from its `content-length` unread.
  */
 export const MEMBER_BODY_LIMIT = 16 * 1024;
+
+/**
+ * `GET /v1/audience` (unsigned): what a member signs its joins, heartbeats and leaves for, the
+ * same on every orchestrator of one swarm (docs/engine.md, "Signing"): `{ audience, signing }`.
+ */
+export const AUDIENCE_PATH = '/v1/audience';
+
+/** `GET /v1/audience`'s answer. */
+export interface AudienceAnswer {
+  readonly audience: string;
+  /** The signing protocol (request-signing.ts `SIGNING_PROTOCOL`). */
+  readonly signing: number;
+}

@@ -9,11 +9,11 @@ export interface RequestSigner {
 }
 
 /**
- * The headers of a `method` request to `url` with `body` at `now` (ms since 1970): the HMAC
- * headers, and the agent's key signature when `signer.key` is given.
+ * The headers of a `method` request to `url` for receiver `audience` with `body` at `now` (ms since
+ * 1970): the HMAC headers, and the agent's key signature when `signer.key` is given.
  */
-export function signedHeaders(signer: RequestSigner, method: string, url: string, body: string | Uint8Array, now: number): Record<string, string> {
+export function signedHeaders(signer: RequestSigner, method: string, url: string, body: string | Uint8Array, now: number, audience: string): Record<string, string> {
   const target = new URL(url);
-  const parts: SignedParts = { method, path: `${target.pathname}${target.search}`, timestamp: Math.round(now), nonce: newNonce(), body };
+  const parts: SignedParts = { audience, method, path: `${target.pathname}${target.search}`, timestamp: Math.round(now), nonce: newNonce(), body };
   return { ...signatureHeaders(signer.secret, parts), ...(signer.key !== undefined ? agentKeyHeaders(signer.key, parts) : {}) };
 }

@@ -16,7 +16,7 @@ function agent(withSecret = false) {
   const clock = new ManualClock(1_000);
   const engine = new DigestEngine({ score: 1, perLayerMs: 0, jitter: 0, seed: 7, maxStageMs: 60_000, kvCacheGb: 1, clock });
   const app = createHttpApp();
-  if (withSecret) guardStageCalls(app, new Uint8Array(32).fill(7), clock);
+  if (withSecret) guardStageCalls(app, new Uint8Array(32).fill(7), 'n1', clock);
   const lines: string[] = [];
   registerLoadRoute(app, 'n1', engine, clock, () => new Map([['base', 12]]), (line) => void lines.push(line));
   return { clock, engine, app, lines };

@@ -11,6 +11,8 @@ import { ManualClock } from '../../src/runtime/clock.js';
 import { startAgent, type RunningAgent } from '../../src/agent/agent.js';
 import { loadAgentKey } from '../../src/wire/agent-key.js';
 import { signedHeaders } from '../../src/wire/signed-headers.js';
+import { agentAudience } from '../../src/wire/request-signing.js';
+import { AGENT_MAX_AHEAD_MS } from '../../src/agent/stage-guard.js';
 import { SessionDrops } from '../../src/agent/session-drops.js';
 import { postStage, type DigestCall } from './stage-messages.js';
 import { freePort } from '../replication/nats-server.js';
@@ -26,7 +28,7 @@ afterEach(async () => {
 const signedStage = (url: string, call: DigestCall, signal?: AbortSignal) => postStage(url, call, secret, signal);
 const signedPost = (url: string, body: unknown, signal?: AbortSignal): Promise<Response> => {
   const text = JSON.stringify(body);
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders({ secret }, 'POST', url, text, Date.now()) }, body: text, ...(signal !== undefined ? { signal } : {}) });
+  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders({ secret }, 'POST', url, text, Date.now(), agentAudience('d1')) }, body: text, ...(signal !== undefined ? { signal } : {}) });
 };
 const stage = (sessionId: string, fresh = true): DigestCall => ({ sessionId, modelId: 'base', layerStart: 0, layerEnd: 5, step: 0, fresh, tokens: 1, input: 7, replay: [] });
 type Health = { sessions: number; running: number; queued: number; calls: number; drops: number };
@@ -35,6 +37,7 @@ async function started(clock: ManualClock): Promise<{ url: string; health: () =>
   const { key } = loadAgentKey(join(mkdtempSync(join(tmpdir(), 'hecate-drops-')), 'key.json'), 'd1');
   agent = await startAgent({ id: 'd1', memoryGb: 4, score: 1, join: `http://127.0.0.1:${await freePort()}`, perLayerMs: 10, jitter: 0, slots: 1, clock, auth: { secret, key } });
   const url = agent.url;
+  await new Promise((resolve) => setTimeout(resolve, AGENT_MAX_AHEAD_MS)); // it takes calls from then (stage-guard.ts)
   return { url, health: async () => (await fetch(`${url}/v1/health`)).json() as Promise<Health> };
 }
 

@@ -89,7 +89,7 @@ describe('hecate-node conformance', () => {
 
   it('fails an agent that takes calls without checking their signature', async () => {
     const report = await check('open', digest(), false);
-    expect(failing(report)).toEqual(expect.arrayContaining(['join', 'unsigned call refused', 'bad signature refused', 'replayed call refused']));
+    expect(failing(report)).toEqual(expect.arrayContaining(['join', 'unsigned call refused', 'bad signature refused', 'call for another agent refused', 'replayed call refused']));
   });
 
   it('answers --help and refuses a bad --agent with exit 2', async () => {

@@ -19,13 +19,19 @@ export function rssMb(pid: number): number {
   return Number(line[1]) / 1024;
 }
 
+/** What members of the orchestrator at `url` (any URL on it) sign for: its `GET /v1/audience`. */
+export async function audienceOf(url: string): Promise<string> {
+  const answer = (await (await fetch(`${new URL(url).origin}/v1/audience`)).json()) as { audience: string };
+  return answer.audience;
+}
+
 /**
  * POSTs JSON, signed by `signer` (the swarm secret, and an agent's key when it has one) or
  * unsigned without; resolves with the status and the parsed body.
  */
 export async function postJson(url: string, body: unknown, signer?: RequestSigner): Promise<{ status: number; body: any }> {
   const sent = JSON.stringify(body);
-  const headers = { 'content-type': 'application/json', ...(signer !== undefined ? signedHeaders(signer, 'POST', url, sent, Date.now()) : {}) };
+  const headers = { 'content-type': 'application/json', ...(signer !== undefined ? signedHeaders(signer, 'POST', url, sent, Date.now(), await audienceOf(url)) : {}) };
   const response = await fetch(url, { method: 'POST', headers, body: sent });
   const text = await response.text();
   let parsed: unknown = text;

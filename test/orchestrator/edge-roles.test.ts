@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedHeaders, type RequestSigner } from '../../src/wire/signed-headers.js';
 import { collectEvents, stopAll, waitFor, type ReceivedEvent } from './processes.js';
-import { freshKey, member, postJson, removeServeDirs, startAgentCli, startServe, statusNodes, type StartedServe } from './edge-helpers.js';
+import { audienceOf, freshKey, member, postJson, removeServeDirs, startAgentCli, startServe, statusNodes, type StartedServe } from './edge-helpers.js';
 
 let serve: StartedServe;
 let a1Url = '';
@@ -32,7 +32,7 @@ const del = async (path: string, headers: Record<string, string> = {}): Promise<
   return { status: response.status, body: await response.json() };
 };
 /** A DELETE signed like a member's request (the swarm secret's HMAC and the agent's key). */
-const signedDelete = (path: string, signer: RequestSigner) => del(path, signedHeaders(signer, 'DELETE', `${serve.url}${path}`, '', Date.now()));
+const signedDelete = async (path: string, signer: RequestSigner) => del(path, signedHeaders(signer, 'DELETE', `${serve.url}${path}`, '', Date.now(), await audienceOf(serve.url)));
 const profile = (id: string, url: string) => ({ id, memoryGb: 6, score: 1, url });
 /** POSTs `body` from local address `address` (any of 127/8 on loopback); resolves with the status. */
 const postFrom = (address: string, url: string, headers: Record<string, string>, body: string): Promise<number> =>
@@ -52,7 +52,7 @@ describe('the swarm secret is a member credential, not the operator\'s', () => {
     expect(byBearer.status).toBe(401);
     expect(byBearer.body.error.message).toContain('not the operator');
     expect((await signedDelete('/v1/nodes/a1/key', seat)).status).toBe(409); // signed, but a1 is bound to another key
-    expect((await del('/v1/nodes/a1/key', signedHeaders({ secret: serve.secret }, 'DELETE', `${serve.url}/v1/nodes/a1/key`, '', Date.now()))).status).toBe(401);
+    expect((await del('/v1/nodes/a1/key', signedHeaders({ secret: serve.secret }, 'DELETE', `${serve.url}/v1/nodes/a1/key`, '', Date.now(), await audienceOf(serve.url)))).status).toBe(401);
     const rejoin = await postJson(`${serve.url}/v1/nodes`, profile('a1', 'http://127.0.0.1:9'), seat);
     expect(rejoin.status).toBe(409);
     expect(rejoin.body.error.code).toBe('KeyMismatch');
@@ -117,16 +117,18 @@ describe('new ids from one box', () => {
   it('count in one bucket whichever loopback address they come from (40 addresses: 30 admitted, then 429)', async () => {
     const flooded = await startServe('serve flood', ['--layers', '4', '--pipelines', '1']);
     const statuses: number[] = [];
-    const started = Date.now();
-    for (let i = 0; i < 40; i++) {
+    const audience = await audienceOf(flooded.url);
+    const url = `${flooded.url}/v1/nodes`;
+    // Signed first, so the 40 joins go out back to back (the bucket refills 1 a second).
+    const joins = Array.from({ length: 40 }, (_, i) => {
       const address = `127.0.1.${2 + i}`;
       const id = `flood-${i}`;
       const body = JSON.stringify(profile(id, `http://${address}:9`));
-      const url = `${flooded.url}/v1/nodes`;
-      const headers = { 'content-type': 'application/json', ...signedHeaders({ secret: flooded.secret, key: freshKey(id) }, 'POST', url, body, Date.now()) };
-      statuses.push(await postFrom(address, url, headers, body));
-    }
-    // 30 at once, then one a second: a slow machine's 40 joins may see a token or two refill.
+      return { address, body, headers: { 'content-type': 'application/json', ...signedHeaders({ secret: flooded.secret, key: freshKey(id) }, 'POST', url, body, Date.now(), audience) } };
+    });
+    const started = Date.now();
+    for (const { address, headers, body } of joins) statuses.push(await postFrom(address, url, headers, body));
+    // 30 at once, then one a second: a slow machine's 40 joins may still see a token refill.
     const refilled = Math.floor((Date.now() - started) / 1000);
     const admitted = statuses.filter((s) => s === 200).length;
     expect(admitted, JSON.stringify(statuses)).toBeGreaterThanOrEqual(30);

@@ -12,18 +12,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedDigest } from '../../src/wire/digest.js';
 import { FRAME_CONTENT_TYPE } from '../../src/wire/frames.js';
 import { stopAll, waitFor } from './processes.js';
-import { postJson, removeServeDirs, rssMb, startAgentCli, startServe, statusNodes, topologyFile, type StartedServe } from './edge-helpers.js';
+import { audienceOf, postJson, removeServeDirs, rssMb, startAgentCli, startServe, statusNodes, topologyFile, type StartedServe } from './edge-helpers.js';
+import { agentAudience } from '../../src/wire/request-signing.js';
 import { answerToHeadOnly, openSlowClients, type SlowRequest } from './slow-clients.js';
 
 const topology = topologyFile('slow-clients', { models: [{ id: 'base', kind: 'base', layers: 12, pipelines: 1 }], nodes: [{ id: 'h0', memoryGb: 16, score: 3 }] });
 
 let serve: StartedServe;
 let agent: { child: { process: { pid?: number } }; url: string };
+let serveAudience: string;
 
 beforeAll(async () => {
   serve = await startServe('serve slow', ['--topology', topology], { process: true });
   agent = await startAgentCli('h0', serve, 16, 3, ['--jitter', '0'], { process: true });
   await waitFor('h0 alive', async () => ((await statusNodes(serve.url)).get('h0')?.state === 'alive' ? true : undefined), 10_000, 50);
+  serveAudience = await audienceOf(serve.url);
 }, 60_000);
 
 afterAll(async () => {
@@ -32,8 +35,8 @@ afterAll(async () => {
 });
 
 /** Headers that look signed (a fresh timestamp, an unused nonce, a signature that cannot be checked before the body). */
-const lookSigned = (): string =>
-  [`x-hecate-timestamp: ${Date.now()}`, `x-hecate-nonce: ${randomBytes(16).toString('hex')}`, `x-hecate-signature: ${'0'.repeat(64)}`, 'x-hecate-agent-key: AAAA', 'x-hecate-agent-signature: AAAA'].join('\r\n');
+const lookSigned = (audience: string): string =>
+  [`x-hecate-audience: ${audience}`, `x-hecate-timestamp: ${Date.now()}`, `x-hecate-nonce: ${randomBytes(16).toString('hex')}`, `x-hecate-signature: ${'0'.repeat(64)}`, 'x-hecate-agent-key: AAAA', 'x-hecate-agent-signature: AAAA'].join('\r\n');
 /** Headers that never end within the test: a byte every 100 ms of 1,000 (the headers timeout, 10 s, may close them). */
 const PAD = `x-pad: ${'a'.repeat(1000)}`;
 const post = (path: string, extra = ''): string => `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json${extra === '' ? '' : `\r\n${extra}`}`;
@@ -60,15 +63,15 @@ describe('1,000 slow connections against serve and 1,000 against an agent', () =
       [
         { head: post('/v1/generate', PAD), bodyLength: 60_000, slowHead: true },
         { head: post('/v1/generate'), bodyLength: 60_000 },
-        { head: post('/v1/nodes', lookSigned()), bodyLength: 8000 },
-        { head: post('/v1/nodes/ghost/heartbeat', lookSigned()), bodyLength: 2000 },
+        { head: post('/v1/nodes', lookSigned(serveAudience)), bodyLength: 8000 },
+        { head: post('/v1/nodes/ghost/heartbeat', lookSigned(serveAudience)), bodyLength: 2000 },
       ][i % 4] as SlowRequest;
     const toAgent = (i: number): SlowRequest =>
       [
         { head: post('/v1/stage', PAD), bodyLength: 2000, slowHead: true },
-        { head: post('/v1/stage', lookSigned()).replace('application/json', FRAME_CONTENT_TYPE), bodyLength: 100_000 },
-        { head: post('/v1/stage', lookSigned()), bodyLength: 100_000 },
-        { head: post('/v1/sessions/drop', lookSigned()), bodyLength: 2000 },
+        { head: post('/v1/stage', lookSigned(agentAudience('h0'))).replace('application/json', FRAME_CONTENT_TYPE), bodyLength: 100_000 },
+        { head: post('/v1/stage', lookSigned(agentAudience('h0'))), bodyLength: 100_000 },
+        { head: post('/v1/sessions/drop', lookSigned(agentAudience('h0'))), bodyLength: 2000 },
       ][i % 4] as SlowRequest;
     const options = { sources: 10, tickMs: 100 };
     const floods = await Promise.all([openSlowClients(serve.url, 1000, toServe, options), openSlowClients(agent.url, 1000, toAgent, options)]);
@@ -107,17 +110,17 @@ describe('a request its headers condemn', () => {
   it('is answered at once from them, its body never read, its connection closed', async () => {
     // Serve: unsigned, stale, or a body past its route's bound (16 KB for a member, 1 MB for a client).
     expect(await answerToHeadOnly(serve.url, post('/v1/nodes'), 10_000)).toEqual({ status: 401, closed: true });
-    expect(await answerToHeadOnly(serve.url, post('/v1/nodes/h0/heartbeat', lookSigned().replace(/x-hecate-timestamp: \d+/, `x-hecate-timestamp: ${Date.now() - 120_000}`)), 100)).toEqual({ status: 401, closed: true });
-    expect(await answerToHeadOnly(serve.url, post('/v1/nodes/ghost/heartbeat', lookSigned()), 17 * 1024)).toEqual({ status: 413, closed: true });
+    expect(await answerToHeadOnly(serve.url, post('/v1/nodes/h0/heartbeat', lookSigned(serveAudience).replace(/x-hecate-timestamp: \d+/, `x-hecate-timestamp: ${Date.now() - 120_000}`)), 100)).toEqual({ status: 401, closed: true });
+    expect(await answerToHeadOnly(serve.url, post('/v1/nodes/ghost/heartbeat', lookSigned(serveAudience)), 17 * 1024)).toEqual({ status: 413, closed: true });
     expect(await answerToHeadOnly(serve.url, post('/v1/generate'), 2 * 1024 * 1024)).toEqual({ status: 413, closed: true });
     // Another key than h0's for h0: refused for the key its headers name.
-    expect(await answerToHeadOnly(serve.url, post('/v1/nodes/h0/heartbeat', lookSigned()), 100)).toEqual({ status: 409, closed: true });
+    expect(await answerToHeadOnly(serve.url, post('/v1/nodes/h0/heartbeat', lookSigned(serveAudience)), 100)).toEqual({ status: 409, closed: true });
     // A content type no route reads.
     expect(await answerToHeadOnly(serve.url, post('/v1/generate').replace('application/json', 'text/plain'), 1000)).toEqual({ status: 415, closed: true });
     // The agent: unsigned, past the stage call's bound (655 KB with the digest engine's width), past a drop's (4 KB).
     expect(await answerToHeadOnly(agent.url, post('/v1/stage'), 100_000)).toEqual({ status: 401, closed: true });
-    expect(await answerToHeadOnly(agent.url, post('/v1/stage', lookSigned()), 4 * 1024 * 1024)).toEqual({ status: 413, closed: true });
-    expect(await answerToHeadOnly(agent.url, post('/v1/sessions/drop', lookSigned()), 8 * 1024)).toEqual({ status: 413, closed: true });
+    expect(await answerToHeadOnly(agent.url, post('/v1/stage', lookSigned(agentAudience('h0'))), 4 * 1024 * 1024)).toEqual({ status: 413, closed: true });
+    expect(await answerToHeadOnly(agent.url, post('/v1/sessions/drop', lookSigned(agentAudience('h0'))), 8 * 1024)).toEqual({ status: 413, closed: true });
     // Ordinary work goes on.
     const r = await postJson(`${serve.url}/v1/generate`, { model: 'base', prompt: 'hi', steps: 2 });
     expect(r.status).toBe(200);

@@ -16,6 +16,7 @@ import { idToKey } from '../../src/replication/agent-directory.js';
 import type { ReplicatedSwarm } from '../../src/replication/index.js';
 import { loadAgentKey, type AgentKey } from '../../src/wire/agent-key.js';
 import { signedHeaders, type RequestSigner } from '../../src/wire/signed-headers.js';
+import { audienceOf } from './edge-helpers.js';
 import { startOrchestrator, type RunningOrchestrator } from '../../src/orchestrator/orchestrator.js';
 import { NatsServer } from '../replication/nats-server.js';
 import { until } from '../replication/replicas.js';
@@ -52,7 +53,7 @@ afterAll(async () => {
 
 async function send(url: string, body: unknown, signer: RequestSigner, method = 'POST'): Promise<{ status: number; body: any }> {
   const text = JSON.stringify(body);
-  const response = await fetch(url, { method, headers: { 'content-type': 'application/json', ...signedHeaders(signer, method, url, text, Date.now()) }, body: text });
+  const response = await fetch(url, { method, headers: { 'content-type': 'application/json', ...signedHeaders(signer, method, url, text, Date.now(), await audienceOf(url)) }, body: text });
   return { status: response.status, body: await response.json() };
 }
 const join1 = (o: RunningOrchestrator, key: AgentKey, id = 'a1') => send(`${o.url}/v1/nodes`, { id, memoryGb: 8, score: 2, url: 'http://127.0.0.1:9' }, { secret, key });

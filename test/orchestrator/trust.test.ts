@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAgentKey, type AgentKey } from '../../src/wire/agent-key.js';
 import { signedHeaders, type RequestSigner } from '../../src/wire/signed-headers.js';
+import { audienceOf } from './edge-helpers.js';
 import { ensureSecretFile } from '../../src/net/secret-file.js';
 import { expectedDigest } from '../../src/wire/digest.js';
 import { startCli, stopAll, waitFor, type Child } from './processes.js';
@@ -60,7 +61,7 @@ const status = async (): Promise<any> => (await fetch(`${serveUrl}/v1/status`, {
 /** POSTs `body` to `url`, signed by `signer` (unsigned without). */
 async function send(url: string, body: unknown, signer?: RequestSigner, method = 'POST'): Promise<{ status: number; body: any }> {
   const text = body === undefined ? '' : JSON.stringify(body);
-  const headers = { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(signer !== undefined ? signedHeaders(signer, method, url, text, Date.now()) : {}) };
+  const headers = { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(signer !== undefined ? signedHeaders(signer, method, url, text, Date.now(), await audienceOf(url)) : {}) };
   const response = await fetch(url, { method, headers, ...(body !== undefined ? { body: text } : {}) });
   return { status: response.status, body: await response.json() };
 }
@@ -104,11 +105,11 @@ describe('the swarm secret and agent keys (real processes)', () => {
     expect((await send(`${serveUrl}/v1/nodes/a1/leave`, {})).status).toBe(401);
     // Signed by another key than a1's: refused from its headers, before its body is read.
     const body = JSON.stringify({});
-    const headers = { 'content-type': 'application/json', ...signedHeaders({ secret, key: impostorKey }, 'POST', `${serveUrl}/v1/nodes/a1/heartbeat`, body, Date.now()) };
+    const headers = { 'content-type': 'application/json', ...signedHeaders({ secret, key: impostorKey }, 'POST', `${serveUrl}/v1/nodes/a1/heartbeat`, body, Date.now(), await audienceOf(serveUrl)) };
     expect((await fetch(`${serveUrl}/v1/nodes/a1/heartbeat`, { method: 'POST', headers, body })).status).toBe(409);
     // A signed request replayed as is: refused for its nonce (the first time its swarm signature
     // held and the key's did not: the key signs as a1, not x8).
-    const stray = { 'content-type': 'application/json', ...signedHeaders({ secret, key: impostorKey }, 'POST', `${serveUrl}/v1/nodes/x8/heartbeat`, body, Date.now()) };
+    const stray = { 'content-type': 'application/json', ...signedHeaders({ secret, key: impostorKey }, 'POST', `${serveUrl}/v1/nodes/x8/heartbeat`, body, Date.now(), await audienceOf(serveUrl)) };
     const first = await fetch(`${serveUrl}/v1/nodes/x8/heartbeat`, { method: 'POST', headers: stray, body });
     expect(first.status).toBe(401);
     expect(((await first.json()) as any).error.message).toContain('does not verify');

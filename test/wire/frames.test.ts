@@ -96,14 +96,15 @@ describe('decodeStageRequest', () => {
 
 describe('signed replies', () => {
   const secret = new TextEncoder().encode('reply-secret');
-  const request = { method: 'POST', path: '/v1/stage', nonce: 'a'.repeat(32) };
+  const request = { audience: 'agent/a1', method: 'POST', path: '/v1/stage', nonce: 'a'.repeat(32) };
   const body = encodeFrame({ ok: 1 }, [digestTensor(5)]);
   const headersOf = (h: Record<string, string>) => ({ get: (name: string) => h[name] });
-  it('holds for the reply to this request, and is refused for another body, nonce, secret, or a stale stamp', () => {
+  it('holds for the reply to this request, and is refused for another body, nonce, agent, secret, or a stale stamp', () => {
     const h = replySignatureHeaders(secret, { ...request, timestamp: 1000, body });
     expect(checkReplySignature(secret, request, headersOf(h), body, 1000)).toBeUndefined();
     expect(checkReplySignature(secret, request, headersOf(h), encodeFrame({ ok: 1 }, [digestTensor(6)]), 1000)).toMatch(/does not match/);
     expect(checkReplySignature(secret, { ...request, nonce: 'b'.repeat(32) }, headersOf(h), body, 1000)).toMatch(/does not match/);
+    expect(checkReplySignature(secret, { ...request, audience: 'agent/a2' }, headersOf(h), body, 1000)).toMatch(/does not match/);
     expect(checkReplySignature(new TextEncoder().encode('other'), request, headersOf(h), body, 1000)).toMatch(/does not match/);
     expect(checkReplySignature(secret, request, headersOf(h), body, 1000 + 60_000)).toMatch(/away from this host's clock/);
     expect(checkReplySignature(secret, request, headersOf({}), body, 1000)).toMatch(/not signed/);

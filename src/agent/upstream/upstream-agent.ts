@@ -54,7 +54,7 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
     agent = await startAgent({
       ...options,
       healthy: () => watch.healthy(),
-      routes: (app) => registerUpstreamRoutes(app, { engine, ...(options.upstreamKey !== undefined ? { key: options.upstreamKey } : {}), model: modelOf, watch, ...(template !== undefined ? { template } : {}), ...(options.auth !== undefined ? { secret: options.auth.secret } : {}), clock: options.auth?.clock ?? systemClock }),
+      routes: (app) => registerUpstreamRoutes(app, { engine, ...(options.upstreamKey !== undefined ? { key: options.upstreamKey } : {}), model: modelOf, watch, ...(template !== undefined ? { template } : {}) }),
     });
   } catch (error) {
     watch.stop();

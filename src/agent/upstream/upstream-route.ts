@@ -1,7 +1,7 @@
 /**
  * The upstream agent's forwarding routes (docs/openai.md): `POST /v1/upstream/completions` and
  * `POST /v1/upstream/chat/completions` take an OpenAI request from the orchestrator (signed with the
- * swarm secret), send it to the engine under the engine's own model id, and stream its answer back
+ * swarm secret: stage-guard.ts checks it), send it to the engine under the engine's own model id, and stream its answer back
  * byte for byte, with the engine's load in `x-hecate-load`. The orchestrator hanging up aborts the
  * engine's request at once. A continued chat (`continue_final_message`) goes through the model's
  * chat template as a plain completion when the agent has one, so any engine can continue it.
@@ -9,11 +9,7 @@
 import { once } from 'node:events';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Agent, request as post, type Dispatcher } from 'undici';
-import type { TimeSource } from '../../runtime/types.js';
-import { rawBody } from '../../net/raw-body.js';
 import { DEFAULT_BODY_LIMIT } from '../../net/http-app.js';
-import { NonceCache } from '../../wire/nonce-cache.js';
-import { checkSignatureHeaders, DEFAULT_MAX_SKEW_MS, verifySignature } from '../../wire/request-signing.js';
 import { ServeError } from '../../wire/serve-error.js';
 import type { ChatMessage, ChatTemplate } from '../../wire/chat-prompt.js';
 import type { EngineWatch } from './engine-watch.js';
@@ -35,35 +31,17 @@ export interface UpstreamRouteOptions {
   model(): Promise<string>;
   readonly watch: EngineWatch;
   readonly template?: ChatTemplate;
-  /** The swarm secret: forwarded calls must be signed with it. */
-  readonly secret?: Uint8Array;
-  readonly clock: TimeSource;
 }
 
 /** Registers both forwarding routes on the agent's app. */
 export function registerUpstreamRoutes(app: FastifyInstance, options: UpstreamRouteOptions): void {
   const base = options.engine.replace(/\/+$/, '');
-  const secret = options.secret;
   // undici's request over kept-alive connections, not fetch: no web streams per token (the agent's
   // largest per-token cost in bench/openai-upstream.ts's profile).
   const dispatcher = new Agent({ keepAliveTimeout: 30_000 });
   app.addHook('onClose', async () => {
     await dispatcher.destroy().catch(() => {});
   });
-  if (secret !== undefined) {
-    const nonces = new NonceCache(2 * DEFAULT_MAX_SKEW_MS);
-    const guarded = (url: string | undefined): boolean => url === UPSTREAM_PATHS.completions || url === UPSTREAM_PATHS.chat;
-    app.addHook('onRequest', async (request) => {
-      if (!guarded(request.routeOptions.url)) return; // its headers first, before its body is read
-      const refused = checkSignatureHeaders(request.headers, options.clock.now(), nonces, DEFAULT_MAX_SKEW_MS);
-      if (refused !== undefined) throw new ServeError('Unauthenticated', 401, `forwarded call refused: ${refused}`, { field: 'headers' });
-    });
-    app.addHook('preValidation', async (request) => {
-      if (!guarded(request.routeOptions.url)) return;
-      const verdict = verifySignature(secret, { method: request.method, path: request.url, headers: request.headers, body: rawBody(request) }, options.clock.now(), nonces, DEFAULT_MAX_SKEW_MS);
-      if (!verdict.ok) throw new ServeError('Unauthenticated', 401, `forwarded call refused: ${verdict.reason}`, { field: 'headers' });
-    });
-  }
   const forward = (chat: boolean) => async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const body = request.body as Record<string, unknown> | null;
     if (body === null || typeof body !== 'object') throw new ServeError('InvalidRequest', 400, 'a forwarded completion needs a JSON object body', { field: 'body' });

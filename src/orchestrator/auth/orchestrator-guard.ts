@@ -7,8 +7,11 @@
  * operator token as a bearer, never the swarm secret; an id's own key may free its binding
  * (`DELETE /v1/nodes/:id/key` signed like a leave); `POST /v1/generate` needs the client token
  * when one is configured; `GET /v1/status` and `/v1/events` show agents' addresses to the
- * operator only.
+ * operator only. A member's request is signed for the swarm's audience (`GET /v1/audience`): one
+ * name for every orchestrator of a replicated swarm, whose nonces they share (a request taken by
+ * one is refused by all, restarted or not); a new random one each start of an orchestrator alone.
  */
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { systemClock } from '../../runtime/clock.js';
 import type { TimeSource } from '../../runtime/types.js';
@@ -17,7 +20,8 @@ import { AGENT_KEY_HEADERS, verifyAgentSignature } from '../../wire/agent-key.js
 import { KeyBindings } from './key-bindings.js';
 import { NonceCache } from '../../wire/nonce-cache.js';
 import { rawBody } from '../../net/raw-body.js';
-import { checkSignatureHeaders, DEFAULT_MAX_SKEW_MS, sameSecret, verifySignature, type SignedParts } from '../../wire/request-signing.js';
+import { AUDIENCE_PATH, type AudienceAnswer } from '../../wire/member-protocol.js';
+import { checkSignatureHeaders, DEFAULT_MAX_SKEW_MS, sameSecret, SIGNATURE_HEADERS, SIGNING_PROTOCOL, verifySignature, type SignatureWindow, type SignedParts } from '../../wire/request-signing.js';
 
 /** The orchestrator's credentials. */
 export interface OrchestratorAuth {
@@ -57,6 +61,24 @@ export interface BindingStore {
   /** Frees `id`; true when it was bound. */
   release(id: string): boolean | Promise<boolean>;
 }
+
+/** What the orchestrators of a replicated swarm (`--nats`) share of their trust. */
+export interface SharedTrust {
+  /** The swarm's name: its members sign for `swarm/<name>`. */
+  readonly swarm: string;
+  /** The id → key bindings, on the log. */
+  readonly bindings?: BindingStore;
+  /** Records `nonce` as taken by the swarm: false when an orchestrator of it took it already (the NATS nonce bucket). */
+  claimNonce(nonce: string): Promise<boolean>;
+}
+
+/** The audience members sign for: `swarm/<name>` replicated, else this process's own, new each start. */
+export function orchestratorAudience(shared: SharedTrust | undefined): string {
+  return shared !== undefined ? `swarm/${shared.swarm}` : `orchestrator/${randomBytes(16).toString('hex')}`;
+}
+
+/** A 401 for a signature, naming the audience header when that is what is wrong (the agent then asks again). */
+const unsigned = (reason: string): ServeError => new ServeError('Unauthenticated', 401, reason, { field: reason.startsWith(`header ${SIGNATURE_HEADERS.audience}`) ? SIGNATURE_HEADERS.audience : 'headers' });
 
 /** The agents' routes, by fastify route pattern: what each is called in messages. */
 const MEMBER_ROUTES: ReadonlyMap<string, 'join' | 'heartbeat' | 'leave'> = new Map([
@@ -103,15 +125,20 @@ export async function bindJoinKey(request: FastifyRequest): Promise<void> {
 const bearer = (request: FastifyRequest): string | undefined => /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
 
 /**
- * Registers the checks and the admin route on the orchestrator's app (before its routes are added).
- * @param replicated the swarm's replicated bindings (`--nats`): then `auth.bindingsFile` is neither read nor written
+ * Registers the checks, `GET /v1/audience` and the admin route on the orchestrator's app (before
+ * its routes are added).
+ * @param shared what the orchestrators of a replicated swarm (`--nats`) share: then `auth.bindingsFile` is neither read nor written
+ * @returns the audience its members sign for
  * @throws {AuthError} `StateFile` when `auth.bindingsFile` exists but cannot be read
  */
-export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, log: (line: string) => void, replicated?: BindingStore): void {
-  const bindings: BindingStore = replicated ?? new KeyBindings(auth.bindingsFile);
+export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, log: (line: string) => void, shared?: SharedTrust): string {
+  const bindings: BindingStore = shared?.bindings ?? new KeyBindings(auth.bindingsFile);
   const clock = auth.clock ?? systemClock;
   const maxSkewMs = auth.maxSkewMs ?? DEFAULT_MAX_SKEW_MS;
   const nonces = new NonceCache(2 * maxSkewMs);
+  const window: SignatureWindow = { audience: orchestratorAudience(shared), maxSkewMs };
+  const answer: AudienceAnswer = { audience: window.audience, signing: SIGNING_PROTOCOL };
+  app.get(AUDIENCE_PATH, async () => answer);
   const secretText = Buffer.from(auth.secret).toString('utf8');
 
   const operatorText = auth.operatorToken === undefined ? undefined : Buffer.from(auth.operatorToken).toString('utf8');
@@ -124,9 +151,11 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
     const why = operatorText === undefined ? 'this orchestrator has no operator token (serve --operator-token-file)' : sameSecret(bearer(request) ?? '', secretText) ? 'the swarm secret is a member\'s credential, not the operator\'s' : 'not the operator token';
     throw new ServeError('Unauthenticated', 401, `header authorization: ${request.method} ${request.routeOptions.url ?? ''} needs "Bearer <operator token>": ${why}`, { field: 'authorization' });
   };
-  const checkSecret = (request: FastifyRequest): void => {
-    const verdict = verifySignature(auth.secret, { method: request.method, path: request.url, headers: request.headers, body: rawBody(request) }, clock.now(), nonces, maxSkewMs);
-    if (!verdict.ok) throw new ServeError('Unauthenticated', 401, verdict.reason, { field: 'headers' });
+  const checkSecret = async (request: FastifyRequest): Promise<void> => {
+    const verdict = verifySignature(auth.secret, { method: request.method, path: request.url, headers: request.headers, body: rawBody(request) }, clock.now(), nonces, window);
+    if (!verdict.ok) throw unsigned(verdict.reason);
+    // Replicated: taken once by the whole swarm (a request captured at one replica, replayed to another).
+    if (shared !== undefined && !(await shared.claimNonce(verdict.parts.nonce))) throw unsigned(`header ${SIGNATURE_HEADERS.nonce}: already used at an orchestrator of swarm "${shared.swarm}" (a replayed request)`);
     verified.set(request.raw, verdict.parts);
   };
 
@@ -134,8 +163,8 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
   app.addHook('onRequest', async (request) => {
     const what = request.method === 'POST' ? MEMBER_ROUTES.get(request.routeOptions.url ?? '') : undefined; // DELETE /v1/nodes is the operator's
     if (what === undefined) return;
-    const refused = checkSignatureHeaders(request.headers, clock.now(), nonces, maxSkewMs);
-    if (refused !== undefined) throw new ServeError('Unauthenticated', 401, refused, { field: 'headers' });
+    const refused = checkSignatureHeaders(request.headers, clock.now(), nonces, window);
+    if (refused !== undefined) throw unsigned(refused);
     const key = request.headers[AGENT_KEY_HEADERS.key];
     if (typeof key !== 'string' || typeof request.headers[AGENT_KEY_HEADERS.signature] !== 'string') throw new ServeError('Unauthenticated', 401, `the ${what} is not signed by the agent's key (headers ${AGENT_KEY_HEADERS.key}, ${AGENT_KEY_HEADERS.signature})`, { field: 'headers' });
     if (what === 'join') return; // its id is in its body
@@ -149,9 +178,9 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
     if (route === undefined) return;
     if (OPERATOR_ROUTES.has(`${request.method} ${route}`)) {
       // The key route also takes the id's own key, signed like a leave (checked after validation).
-      if (route === ADMIN_ROUTE && bearer(request) === undefined && request.headers[AGENT_KEY_HEADERS.key] !== undefined) checkSecret(request);
+      if (route === ADMIN_ROUTE && bearer(request) === undefined && request.headers[AGENT_KEY_HEADERS.key] !== undefined) await checkSecret(request);
       else checkOperator(request);
-    } else if (MEMBER_ROUTES.has(route) && request.method === 'POST') checkSecret(request);
+    } else if (MEMBER_ROUTES.has(route) && request.method === 'POST') await checkSecret(request);
     else if (VIEW_ROUTES.has(route)) {
       if (!isOperator(request)) clientViews.add(request.raw);
     } else if (route === '/v1/generate' && auth.clientToken !== undefined) {
@@ -193,4 +222,5 @@ export function guardOrchestrator(app: FastifyInstance, auth: OrchestratorAuth, 
     log(removed ? `the key binding of "${id}" was removed: its next join binds a key again` : `no key binding of "${id}" to remove`);
     return { id, removed };
   });
+  return window.audience;
 }

@@ -7,6 +7,7 @@
  * text), for the tokens `max_tokens` leaves. Never the same engine twice in one request, and at
  * most `retries` failures.
  */
+import { agentAudience } from '../../wire/request-signing.js';
 import { resumeRoute } from '../../core/resume.js';
 import type { Route } from '../../core/types.js';
 import type { Swarm } from '../../runtime/swarm.js';
@@ -96,7 +97,7 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
     let segmentUsage: EngineUsage | undefined;
     let segmentFinish: string | undefined;
     try {
-      const reply = await ctx.post(`${record.url}${segment.chat ? '/v1/upstream/chat/completions' : '/v1/upstream/completions'}`, JSON.stringify(segment.body), signal);
+      const reply = await ctx.post(`${record.url}${segment.chat ? '/v1/upstream/chat/completions' : '/v1/upstream/completions'}`, JSON.stringify(segment.body), signal, 'POST', 'application/json', agentAudience(node));
       clock.clearTimeout(firstByte);
       if (!reply.ok) {
         const said = (await reply.text().catch(() => '')).slice(0, 500);

@@ -8,7 +8,7 @@ import { ensureSecretFile, readSecretFile } from '../../../src/net/secret-file.j
 
 const dir = mkdtempSync(join(tmpdir(), 'hecate-keys-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const parts: SignedParts = { method: 'POST', path: '/v1/nodes', timestamp: 1, nonce: 'b'.repeat(32), body: '{"id":"a1"}' };
+const parts: SignedParts = { audience: 'swarm/lab', method: 'POST', path: '/v1/nodes', timestamp: 1, nonce: 'b'.repeat(32), body: '{"id":"a1"}' };
 
 describe('loadAgentKey', () => {
   it('makes a key pair once (mode 0600) and reads the same one back', () => {
