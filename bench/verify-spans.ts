@@ -21,6 +21,7 @@ import { hashText, promptDigest } from '../src/wire/digest.js';
 import { DEFAULT_VERIFY_SAMPLE, verifiedRunner, type SpanChecks } from '../src/orchestrator/verify-span.js';
 import { createSessionSwarm, openSession, type SessionSwarm } from '../src/sessions/index.js';
 import type { StageRunner } from '../src/sessions/session-types.js';
+import { SpanStanding } from '../src/sessions/span-standing.js';
 
 const SAMPLE = Number(process.argv[2] ?? DEFAULT_VERIFY_SAMPLE);
 const LIE_RATE = 0.1;
@@ -93,6 +94,8 @@ function run(liar: string | undefined, seed: number, count: number) {
   const checks: SpanChecks = {
     sample: SAMPLE,
     seed,
+    probation: 0,
+    standing: new SpanStanding(),
     quarantine: (nodeId) => {
       quarantined.push({ nodeId, at: generated });
       return swarm.quarantine(nodeId);
