@@ -16,7 +16,7 @@ const OPTIONAL_FUNCTIONS = ['check', 'same', 'onVerdict', 'thirdNodes'] as const
  */
 export function checkSpanVerifierArguments(runner: unknown, options: unknown): void {
   if (typeof runner !== 'function') throw new SessionError('InvalidInput', `verifySpans: the runner must be a stage runner function, got ${describeValue(runner)}`);
-  if (!isRecordLike(options)) throw new SessionError('InvalidInput', `verifySpans: options must be an object { sample, random, copies, quarantine, check?, same?, onVerdict? }, got ${describeValue(options)}`);
+  if (!isRecordLike(options)) throw new SessionError('InvalidInput', `verifySpans: options must be an object { sample, random, copies, quarantine, check?, same?, onVerdict?, historyBytes?, thirdNodes?, standing?, probation? }, got ${describeValue(options)}`);
   const unknown = unknownKey(options, KEYS);
   if (unknown !== undefined) throw new SessionError('InvalidInput', unknownKeyMessage('verifySpans options', unknown, KEYS));
   const o = options as Record<string, unknown>;
