@@ -261,7 +261,7 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
     const [winners, losers] = heavier ? [[one], two] : [two, [one]];
     const blamed: string[] = [];
     for (const side of losers) {
-      const wrong = side.runs === undefined || side.runs.length === 1 ? side.copy[0]?.nodeId : await culprit(stage, side.runs, context);
+      const wrong = side.runs === undefined || side.runs.length === 1 ? side.copy[0]?.nodeId : await culprit(stage, side.runs, context).catch(() => undefined);
       if (wrong !== undefined) (blamed.push(wrong), await blame(wrong));
     }
     standing.agreed(winners.flatMap((side) => nodesOf(side.copy)));

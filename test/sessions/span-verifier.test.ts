@@ -27,6 +27,7 @@ function nodes(lies: (nodeId: string, sessionId: string, step: number) => boolea
   return { runner, calls };
 }
 
+const hashOf = (text: string): number => [...text].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7);
 const context = (step: number): StageContext<number> => ({ signal: new AbortController().signal, replay: [], fresh: step === 0, step, replayed: () => {} });
 const stage = (nodeId: string, layerStart = 0, layerEnd = 8): SessionStage => ({ nodeId, modelId: 'm', layerStart, layerEnd, stageIndex: 0, sessionId: 's' });
 
@@ -181,6 +182,31 @@ describe('verifySpans', () => {
     // Layer 4 keeps two inputs of 4 bytes; the third passes the bound: its checks are skipped from then on.
     expect(verdicts).toEqual([[0, 'agreed'], [4, 'agreed'], [0, 'agreed'], [4, 'agreed'], [0, 'agreed'], [4, 'skipped'], [0, 'agreed'], [4, 'skipped']]);
     expect(() => verifySpans(runner, { sample: 1, random: () => 0, copies: copiesOf([]), quarantine: () => {}, historyBytes: { max: -1, sizeOf: () => 1 } })).toThrow(/option "historyBytes"/);
+  });
+
+  it('never lets an output a check disagreed with go on: one liar among any copies and third nodes, every call verified', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(['x'], ['x', 'y'], ['split'], ['split', 'y']), fc.constantFrom('a', 'x', 'p', 'q'), fc.integer({ min: 0, max: 2 ** 31 }), fc.integer({ min: 1, max: 5 }), async (names, liar, seed, steps) => {
+        const chains = names.map((n) => (n === 'split' ? split : whole(n)));
+        const lies = (id: string, sessionId: string, step: number) => id === liar && ((hashOf(sessionId) + step + seed) & 1) === 1;
+        const { runner } = nodes(lies);
+        const quarantined: string[] = [];
+        const v = verifySpans(runner, { sample: 1, random: uniform(seed), copies: copiesOf(chains), thirdNodes: (_m, _s, _e, exclude) => ['z', 'w'].filter((n) => !exclude.has(n)), quarantine: (id) => quarantined.push(id) });
+        let x = 7;
+        const want = reference(steps);
+        for (let t = 0; t < steps && !quarantined.includes('a'); t++) {
+          try {
+            x = await v.runner(stage('a'), x, context(t));
+          } catch (error) {
+            expect(error).toMatchObject({ code: 'Disputed' });
+            return;
+          }
+          expect(x).toBe(want[t]);
+        }
+        expect(quarantined.filter((id) => id !== liar)).toEqual([]);
+      }),
+      { seed: 41, numRuns: 60 },
+    );
   });
 
   it('never quarantines anyone when every node is honest (any copies, any steps)', async () => {
