@@ -5,6 +5,8 @@
  * two copies outvote one unless the one outweighs them {@link OUTWEIGH} times over, so two fresh
  * liars that agree cannot get an established honest node quarantined.
  */
+import { describeValue, isRecordLike } from '../core/describe.js';
+import { SessionError } from '../core/errors.js';
 import type { SpanHop } from './span-verifier.js';
 
 /** Agreed checks counted towards a node's weight; past it every established node weighs the same. */
@@ -36,7 +38,13 @@ export interface SpanStandingOptions {
 export class SpanStanding {
   private readonly records = new Map<string, { agreed: number; disagreed: number; incarnation: unknown }>();
 
-  constructor(private readonly options: SpanStandingOptions = {}) {}
+  /** @throws {SessionError} `InvalidInput` for options that are not `{ incarnation?: function }`. */
+  constructor(private readonly options: SpanStandingOptions = {}) {
+    const o: unknown = options;
+    if (!isRecordLike(o) || Object.keys(o).some((k) => k !== 'incarnation') || (o['incarnation'] !== undefined && typeof o['incarnation'] !== 'function')) {
+      throw new SessionError('InvalidInput', `SpanStanding options must be { incarnation?: (nodeId) => unknown }, got ${describeValue(o)}`);
+    }
+  }
 
   /** `nodeId`'s record (zeros for one never seen, or seen in an earlier incarnation). */
   of(nodeId: string): NodeStanding {

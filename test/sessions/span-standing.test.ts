@@ -27,6 +27,8 @@ describe('SpanStanding', () => {
     expect(s.of('a')).toEqual({ agreed: 0, disagreed: 0 });
     s.agreed(['a']);
     expect(s.weight('a')).toBe(2);
+    expect(() => new SpanStanding({ incarnation: 1 } as never)).toThrow(/SpanStanding options must be/);
+    expect(() => new SpanStanding({ incarnations: () => 1 } as never)).toThrow(SessionError);
   });
 
   it('draws among the copies the heaviest would not outweigh alone, with the random given', () => {
