@@ -37,6 +37,7 @@ const spec: ArgsSpec = {
     'min-std-ms': { type: 'string', value: 'ms', description: `Floor of the heartbeat deviation (default ${SERVE_DETECTOR.minStdDevMs}).` },
     'eject-after': { type: 'string', value: 'n', description: 'Eject an agent after this many consecutive failed stage calls (default 5).' },
     'verify-sample': { type: 'string', value: 'r', description: `Share of stage calls run again on another copy, 0-1; an agent the majority outvotes is quarantined (default ${DEFAULT_VERIFY_SAMPLE}; 0: off).` },
+    'verify-probation': { type: 'string', value: 'n', description: 'Verify every stage call of an agent (each time it joins) until n of its checks agreed (default 0).' },
     nats: { type: 'string', value: 'url', description: 'Replicate the swarm through this NATS server (JetStream), e.g. nats://127.0.0.1:4222; several orchestrators given the same --nats and --swarm serve one swarm. Needs --swarm and --topology.' },
     swarm: { type: 'string', value: 'name', description: 'The replicated swarm\'s name (letters, digits, "_", "-"). Needs --nats.' },
     ...NATS_ACCESS_FLAGS,
@@ -90,6 +91,7 @@ export const command: Command = {
     const stageTimeoutMs = integerFlag(args, 'stage-timeout-ms', 1, 600_000);
     const ejectAfter = integerFlag(args, 'eject-after', 1, 1_000_000);
     const verifySample = numberFlag(args, 'verify-sample', 0, 1, true);
+    const verifyProbation = integerFlag(args, 'verify-probation', 0, 1_000_000);
     const suspect = numberFlag(args, 'suspect-phi', 0, 100);
     const down = numberFlag(args, 'down-phi', 0, 100);
     const pause = numberFlag(args, 'acceptable-pause-ms', 0, 600_000, true);
@@ -160,6 +162,7 @@ export const command: Command = {
         ...(ejectAfter !== undefined ? { ejection: { consecutiveFailures: ejectAfter } } : {}),
         ...(stageTimeoutMs !== undefined ? { stageTimeoutMs } : {}),
         ...(verifySample !== undefined ? { verifySample } : {}),
+        ...(verifyProbation !== undefined ? { verifyProbation } : {}),
         ...(replication !== undefined ? { replication } : {}),
         ...(classes !== undefined ? { classes } : {}),
         ...(queueSize !== undefined ? { admission: { queueSize } } : {}),

@@ -68,7 +68,8 @@ export type SessionErrorCode =
   | 'Aborted'
   | 'Unrecoverable'
   | 'HistoryTruncated'
-  | 'ReplayOutputsMissing';
+  | 'ReplayOutputsMissing'
+  | 'Disputed';
 
 /** How one call of a stage ended. */
 export type StageAttemptOutcome = 'ok' | 'rejected' | 'timeout' | 'node-down' | 'aborted' | 'deadline';

@@ -38,6 +38,8 @@ export const LIBRARY_ERROR_ANSWERS = Object.freeze({
     // The agents failed the step, past the retry budget, or one answered without its replay outputs.
     RetryBudgetExhausted: answer(502, 'SessionFailed'),
     ReplayOutputsMissing: answer(502, 'SessionFailed'),
+    // A stage's output and its check disagreed and no third holder settled it: nothing unchecked is answered.
+    Disputed: answer(502, 'SessionFailed'),
     // No live node holds some layer (only a degraded route), or the history to rebuild one is gone:
     // the swarm cannot serve it now; a retry may succeed.
     Unrecoverable: answer(503, 'SessionFailed'),

@@ -1,13 +1,16 @@
 /**
  * Serve's verification by redundant execution (docs/security.md, "Verification"): a share of a
  * generation's stage calls run again on another copy of their span — the plan's other pipelines,
- * hop by hop — and a node the majority of three outvotes is quarantined through the swarm's
- * lifecycle command (`quarantine`: down with cause `integrity`, the statechart's to write).
+ * hop by hop — and a disagreement is settled by a third party (another copy, or a node of the
+ * model's other layers re-running the span), weighed by the orchestrator's standing of each
+ * node; the loser is quarantined through the swarm's lifecycle command (`quarantine`: down with
+ * cause `integrity`, the statechart's to write).
  */
 import { uniform } from '../core/random.js';
 import type { Swarm } from '../runtime/swarm.js';
 import type { SessionStage, StageRunner } from '../sessions/session-types.js';
 import { verifySpans, type SpanHop, type SpanVerdict } from '../sessions/span-verifier.js';
+import { SpanStanding } from '../sessions/span-standing.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import { hashText } from '../wire/digest.js';
 
@@ -24,12 +27,18 @@ export interface VerifyOptions {
   readonly verifySample?: number;
   /** Seeds which calls are verified (with each session's id). @defaultValue 0 */
   readonly verifySeed?: number;
+  /** A node (each time it joins) has every stage call verified until this many of its checks agreed. @defaultValue 0 */
+  readonly verifyProbation?: number;
 }
 
 /** What a generation verifies with. */
 export interface SpanChecks {
   readonly sample: number;
   readonly seed: number;
+  /** Agreed checks below which every call of a node is verified. */
+  readonly probation: number;
+  /** The nodes' records, shared by every generation; a node's restarts when it joins again. */
+  readonly standing: SpanStanding;
   /** Quarantines a node: the seated swarm's lifecycle command (through the log when replicated). */
   quarantine(nodeId: string): unknown;
   /** Told each verdict (the metrics). */
@@ -43,6 +52,8 @@ export function spanChecks(parts: OrchestratorParts, options: VerifyOptions): Sp
   return {
     sample,
     seed: options.verifySeed ?? 0,
+    probation: options.verifyProbation ?? 0,
+    standing: new SpanStanding({ incarnation: (nodeId) => parts.registry.get(nodeId)?.joins }),
     quarantine: (nodeId) => parts.seat.require().quarantine(nodeId),
     verdict: (kind) => parts.metrics.verifications.inc({ verdict: kind }),
   };
@@ -79,6 +90,20 @@ export function planCopies(swarm: Swarm, span: LayerSpan, exclude: ReadonlySet<s
   return out.sort((a, b) => a.length - b.length);
 }
 
+/**
+ * The alive nodes of `span.modelId`'s pipelines outside `exclude`: each can re-run the span alone
+ * (an agent loads a span of its model when called for it), a third party where copies run short.
+ */
+export function planNodes(swarm: Swarm, span: LayerSpan, exclude: ReadonlySet<string>): string[] {
+  const state = swarm.state();
+  const out = new Set<string>();
+  for (const p of state.plan.pipelines) {
+    if (p.modelId !== span.modelId) continue;
+    for (const s of p.stages) if (!exclude.has(s.nodeId) && Object.hasOwn(state.nodes, s.nodeId) && state.nodes[s.nodeId]?.alive === true) out.add(s.nodeId);
+  }
+  return [...out].sort();
+}
+
 /** Options of {@link verifiedRunner}: one generation's. */
 export interface VerifiedRunnerOptions<T> {
   readonly swarm: Swarm;
@@ -108,6 +133,9 @@ export function verifiedRunner<T>(options: VerifiedRunnerOptions<T>): StageRunne
     sample: checks.sample,
     random: () => (draw ??= uniform(hashText(sessionId, checks.seed)))(),
     copies: (modelId, layerStart, layerEnd, exclude) => planCopies(swarm, { modelId, layerStart, layerEnd }, exclude),
+    thirdNodes: (modelId, layerStart, layerEnd, exclude) => planNodes(swarm, { modelId, layerStart, layerEnd }, exclude),
+    standing: checks.standing,
+    probation: checks.probation,
     quarantine: (id) => checks.quarantine(id),
     check: check(),
     ...(options.same !== undefined ? { same: options.same } : {}),

@@ -9,5 +9,7 @@ export { createSessionSwarm, SessionSwarm, openSession, executeOnce, swarmSessio
 export { Session } from './session.js';
 export { timerClock } from './session-options.js';
 export { verifySpans } from './span-verifier.js';
+export { SpanStanding, STANDING_CAP, OUTWEIGH } from './span-standing.js';
+export type { NodeStanding, SpanStandingOptions } from './span-standing.js';
 export type { SpanHop, SpanVerdict, SpanVerifier, SpanVerifierOptions, SpanVerifierStats } from './span-verifier.js';
 export type { SessionHost, SessionStage, StageContext, StageRunner, SessionOptions, StepOptions, SessionStats, TimerClock, HistoryOverflow } from './session-types.js';

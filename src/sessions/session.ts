@@ -148,6 +148,8 @@ export class Session<T> {
           const closed = this.interrupted !== undefined;
           throw this.fail(closed ? 'Closed' : 'Aborted', `session "${this.id}" step ${stepIndex} was ${closed ? 'closed' : 'aborted'} at stage ${s} (node "${stage.nodeId}")`, attempts, result.error, true);
         }
+        // A disagreement nobody settled (verifySpans) is no node's proven failure: charged to none, not retried.
+        if (result.error instanceof SessionError && result.error.code === 'Disputed') throw this.fail('Disputed', `session "${this.id}" step ${stepIndex}: ${result.error.message}`, attempts, result.error, true);
         // The deadline is the request's budget, not a node's failure: charged to none (docs/sessions.md).
         if (result.outcome === 'deadline') throw this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline at step ${stepIndex}, stage ${s} (node "${stage.nodeId}")`, attempts, undefined, true);
         this.failed.add(stage.nodeId);

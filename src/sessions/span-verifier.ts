@@ -1,11 +1,15 @@
 /**
  * Verification by redundant execution (docs/security.md, "Verification"): a stage runner that,
  * on a sampled share of its calls, runs the same span again on another copy and compares the
- * outputs. A disagreement is settled by a third copy; the node the majority outvotes is
- * quarantined. Works over the runner contract, so any session can use it.
+ * outputs. A disagreement is settled before the call returns: a third party — another copy, or a
+ * third node re-running the span alone — votes, weighed by standing (span-standing.ts); the
+ * loser is quarantined and the winner's output goes on. Unsettled, the call fails (`Disputed`):
+ * no output a check disagreed with goes on. Works over the runner contract, so any session can use it.
  */
+import { SessionError } from '../core/errors.js';
 import type { SessionStage, StageContext, StageRunner } from './session-types.js';
 import { checkSpanVerifierArguments } from './span-verifier-options.js';
+import { OUTWEIGH, SpanStanding } from './span-standing.js';
 
 /** One hop of another copy of a span: a node and the layers it runs of it. */
 export interface SpanHop {
@@ -18,10 +22,12 @@ export interface SpanHop {
 export type SpanVerdict =
   /** The copy gave the same output. */
   | 'agreed'
-  /** Two of three disagreed with one: that node is quarantined. */
+  /** A disagreement settled by a third party's vote: the loser (one node, or the hop of a chain a re-run shows) is quarantined. */
   | 'quarantined'
-  /** No majority (three outputs), no third copy, or an outvoted chain whose wrong hop no re-run shows: nobody is blamed. */
+  /** Settled, the winner's output went on, but the losing chain's wrong hop no re-run shows: nobody is blamed. */
   | 'inconclusive'
+  /** A disagreement nobody could settle (no third party, three outputs, a tie, a failed call): the call failed with `Disputed`. */
+  | 'disputed'
   /** Sampled, but no other copy could run the span (none alive, no history, a check call failed). */
   | 'skipped';
 
@@ -34,10 +40,18 @@ export interface SpanVerifierOptions<T> {
   /**
    * The other copies of `[layerStart, layerEnd)` of `modelId`, each a chain of hops covering the
    * span in order, none on a node of `exclude` (the nodes this runner quarantined among them):
-   * the check runs on one drawn at random, a tie-break on the first of the rest (put the
-   * cheapest first).
+   * the check runs on one drawn at random among the heaviest by standing.
    */
   copies(modelId: string, layerStart: number, layerEnd: number, exclude: ReadonlySet<string>): readonly (readonly SpanHop[])[];
+  /**
+   * Nodes, none in `exclude`, that may re-run the span alone though no copy holds it so (a node
+   * of the model's other layers): third parties of a dispute beside the other copies. @defaultValue none
+   */
+  readonly thirdNodes?: (modelId: string, layerStart: number, layerEnd: number, exclude: ReadonlySet<string>) => readonly string[];
+  /** The nodes' records, shared by every verifier that should learn from the same checks (one per orchestrator). @defaultValue one of its own */
+  readonly standing?: SpanStanding;
+  /** A node with fewer agreed checks than this has every call verified, sampled or not. @defaultValue 0 */
+  readonly probation?: number;
   /** Quarantines a node the majority outvoted (`swarm.quarantine`). */
   quarantine(nodeId: string): unknown;
   /** Runs the check calls. @defaultValue the runner verified */
@@ -76,19 +90,24 @@ export interface SpanVerifier<T> {
  * Wraps `runner`: each call runs as before; a sampled one (share `options.sample`) also runs its
  * span on another copy drawn at random, fresh, with the inputs this runner saw at the span's first
  * layer on earlier steps as its replay, under its own session id (`<id>~v<n>`). Same output:
- * agreed. Different: a third copy decides; the node outvoted two to one is quarantined and the
- * call returns the majority's output. An outvoted copy that ran on several nodes is narrowed
- * down: each hop re-run on what it was given by a one-node copy outside it; the first that
- * answers differently is quarantined. The runner remembers each session's inputs per first
- * layer and step: use one per session, or one for sessions that end.
- * @throws {SessionError} `InvalidInput` naming a bad argument or option key.
+ * agreed. Different: a third party votes (another copy or a third node, drawn at random among the
+ * heaviest by standing); two copies outvote one unless it outweighs them {@link OUTWEIGH} times
+ * over; the loser is quarantined and the call returns the winner's output. A losing copy that ran
+ * on several nodes is narrowed down: each hop re-run on what it was given by a one-node copy
+ * outside it; the first that answers differently is quarantined. No third party, three outputs,
+ * a tie or a failed call: the call rejects with `Disputed`. The runner remembers each session's
+ * inputs per first layer and step: use one per session, or one for sessions that end.
+ * @throws {SessionError} `InvalidInput` naming a bad argument or option key; the runner rejects
+ * with `Disputed` for a disagreement nobody could settle.
  * @example const v = verifySpans(runner, { sample: 0.02, random, copies, quarantine: (id) => swarm.quarantine(id) });
  */
 export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOptions<T>): SpanVerifier<T> {
   checkSpanVerifierArguments(runner, options);
   const check = options.check ?? runner;
   const same = options.same ?? Object.is;
-  const verdicts: Record<SpanVerdict, number> = { agreed: 0, quarantined: 0, inconclusive: 0, skipped: 0 };
+  const standing = options.standing ?? new SpanStanding();
+  const probation = options.probation ?? 0;
+  const verdicts: Record<SpanVerdict, number> = { agreed: 0, quarantined: 0, inconclusive: 0, disputed: 0, skipped: 0 };
   const quarantined: string[] = [];
   let calls = 0;
   let extraCalls = 0;
@@ -163,16 +182,27 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
   };
 
   const outputOf = (runs: readonly HopRun[]): T => (runs.at(-1) as HopRun).output;
+  const nodesOf = (copy: readonly SpanHop[]): string[] => copy.map((h) => h.nodeId);
+
+  /** The copies of a span outside `exclude`, and the third nodes that may re-run it alone. */
+  const parties = (stage: SessionStage, layerStart: number, layerEnd: number, exclude: ReadonlySet<string>): (readonly SpanHop[])[] => {
+    const out = [...options.copies(stage.modelId, layerStart, layerEnd, exclude)];
+    const alone = new Set(out.filter((c) => c.length === 1).map((c) => c[0]?.nodeId));
+    for (const nodeId of options.thirdNodes?.(stage.modelId, layerStart, layerEnd, exclude) ?? []) {
+      if (!exclude.has(nodeId) && !alone.has(nodeId)) (alone.add(nodeId), out.push([{ nodeId, layerStart, layerEnd }]));
+    }
+    return out;
+  };
 
   /**
-   * Which hop of an outvoted chain answered wrong: each hop re-run, on what it was given, by a
-   * one-node copy outside the chain; the first whose answer differs is the one. Undefined when
-   * none differs or a hop has no such copy.
+   * Which hop of a losing chain answered wrong: each hop re-run, on what it was given, by a
+   * one-node party outside the chain; the first whose answer differs is the one. Undefined when
+   * none differs or a hop has no such party.
    */
   const culprit = async (stage: SessionStage, runs: readonly HopRun[], context: StageContext<T>): Promise<string | undefined> => {
     const chainNodes = new Set([...quarantined, ...runs.map((h) => h.hop.nodeId)]);
     for (const run of runs) {
-      const other = options.copies(stage.modelId, run.hop.layerStart, run.hop.layerEnd, chainNodes).find((c) => c.length === 1);
+      const other = standing.draw(parties(stage, run.hop.layerStart, run.hop.layerEnd, chainNodes).filter((c) => c.length === 1), options.random);
       if (other === undefined) return undefined;
       const again = await runCopy(stage, other, run.input, run.replay, context);
       if (!same(outputOf(again), run.output)) return run.hop.nodeId;
@@ -185,9 +215,9 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
     options.onVerdict?.(kind, stage, blamed);
   };
 
-  const blame = async (nodeId: string, stage: SessionStage): Promise<void> => {
+  const blame = async (nodeId: string): Promise<void> => {
     if (!quarantined.includes(nodeId)) quarantined.push(nodeId);
-    verdict('quarantined', stage, nodeId);
+    standing.disagreed(nodeId);
     try {
       await options.quarantine(nodeId);
     } catch {
@@ -195,11 +225,56 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
     }
   };
 
+  /** A copy's side of a vote: its hops, its output, and its runs (none for the call verified). */
+  interface Side {
+    readonly copy: readonly SpanHop[];
+    readonly output: T;
+    readonly runs: readonly HopRun[] | undefined;
+  }
+
+  const disputed = (stage: SessionStage, why: string, cause?: unknown): SessionError => {
+    verdict('disputed', stage);
+    return new SessionError('Disputed', `stage call of session "${stage.sessionId}" on node "${stage.nodeId}" for layers [${stage.layerStart}, ${stage.layerEnd}) of "${stage.modelId}" disagreed with its check and ${why}: no output goes on`, [], cause === undefined ? undefined : { cause });
+  };
+
+  /**
+   * Settles a disagreement between the call verified (`own`) and its check (`first`) before the
+   * call returns: a third party's output decides which of the two has two copies behind it,
+   * unless the lone one outweighs both {@link OUTWEIGH} times over. The loser is quarantined (a
+   * chain narrowed to its hop); the winner's output is returned.
+   * @throws {SessionError} `Disputed` when no third party can be drawn, it gives a third output or its call fails.
+   */
+  const settle = async (stage: SessionStage, own: Side, first: Side, input: T, replay: readonly T[], context: StageContext<T>): Promise<T> => {
+    const exclude = new Set([stage.nodeId, ...quarantined, ...nodesOf(first.copy)]);
+    const third = standing.draw(parties(stage, stage.layerStart, stage.layerEnd, exclude), options.random);
+    if (third === undefined) throw disputed(stage, 'no third holder of the span could settle it');
+    let runs: HopRun[];
+    try {
+      runs = await runCopy(stage, third, input, replay, context);
+    } catch (error) {
+      throw disputed(stage, `the third party's call (${nodesOf(third).join(' → ')}) failed`, error);
+    }
+    const t: Side = { copy: third, output: outputOf(runs), runs };
+    const [two, one] = same(t.output, first.output) ? [[first, t], own] : same(t.output, own.output) ? [[own, t], first] : [undefined, undefined];
+    if (two === undefined || one === undefined) throw disputed(stage, `the third party (${nodesOf(third).join(' → ')}) gave a third output`);
+    const heavier = standing.copyWeight(one.copy) >= OUTWEIGH * two.reduce((w, s) => w + standing.copyWeight(s.copy), 0);
+    const [winners, losers] = heavier ? [[one], two] : [two, [one]];
+    const blamed: string[] = [];
+    for (const side of losers) {
+      const wrong = side.runs === undefined || side.runs.length === 1 ? side.copy[0]?.nodeId : await culprit(stage, side.runs, context).catch(() => undefined);
+      if (wrong !== undefined) (blamed.push(wrong), await blame(wrong));
+    }
+    standing.agreed(winners.flatMap((side) => nodesOf(side.copy)));
+    if (blamed.length > 0) verdict('quarantined', stage, blamed[0]);
+    else verdict('inconclusive', stage);
+    return (winners[0] as Side).output;
+  };
+
   const verify = async (stage: SessionStage, input: T, output: T, context: StageContext<T>): Promise<T> => {
     const replay = history(stage.sessionId, stage.layerStart, context.step);
-    // Any copy, drawn: every copy takes its turn checking, so a node seldom routed to is checked too (as a checker).
+    // Any copy among the heaviest, drawn: each takes its turn checking, so a node seldom routed to is checked too (as a checker).
     const copies = replay === undefined ? [] : options.copies(stage.modelId, stage.layerStart, stage.layerEnd, new Set([stage.nodeId, ...quarantined]));
-    const first = copies[Math.min(Math.floor(options.random() * copies.length), copies.length - 1)];
+    const first = standing.draw(copies, options.random);
     if (replay === undefined || first === undefined) return (verdict('skipped', stage), output);
     let a: HopRun[];
     try {
@@ -207,29 +282,20 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
     } catch {
       return (verdict('skipped', stage), output);
     }
-    if (same(outputOf(a), output)) return (verdict('agreed', stage), output);
-    try {
-      const second = options.copies(stage.modelId, stage.layerStart, stage.layerEnd, new Set([stage.nodeId, ...quarantined, ...first.map((h) => h.nodeId)]))[0];
-      const b = second === undefined ? undefined : outputOf(await runCopy(stage, second, input, replay, context));
-      if (b !== undefined && same(b, outputOf(a))) {
-        await blame(stage.nodeId, stage);
-        return outputOf(a); // the majority's output goes on
-      }
-      // The copy is outvoted: its one node, or the hop of its chain a re-run says answered wrong.
-      const wrong = b !== undefined && same(b, output) ? (a.length === 1 ? a[0]?.hop.nodeId : await culprit(stage, a, context)) : undefined;
-      if (wrong !== undefined) await blame(wrong, stage);
-      else verdict('inconclusive', stage);
-    } catch {
-      verdict('inconclusive', stage);
+    if (same(outputOf(a), output)) {
+      standing.agreed([stage.nodeId, ...nodesOf(first)]);
+      return (verdict('agreed', stage), output);
     }
-    return output;
+    const own: Side = { copy: [{ nodeId: stage.nodeId, layerStart: stage.layerStart, layerEnd: stage.layerEnd }], output, runs: undefined };
+    return settle(stage, own, { copy: first, output: outputOf(a), runs: a }, input, replay, context);
   };
 
   const wrapped: StageRunner<T> = async (stage, input, context) => {
     calls++;
     const output = await runner(stage, input, context);
     keep(stage.sessionId, stage.layerStart, context.step, input);
-    if (!(options.sample > 0 && options.random() < options.sample)) return output;
+    const drawn = options.sample > 0 && options.random() < options.sample;
+    if (!drawn && !(standing.of(stage.nodeId).agreed < probation)) return output;
     return verify(stage, input, output, context);
   };
 

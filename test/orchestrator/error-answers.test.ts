@@ -18,7 +18,7 @@ import { ServeMetrics } from '../../src/orchestrator/serve-metrics.js';
 
 // Every code of each union, written out: a code added to a union fails to compile here until listed.
 const ROUTING: Record<RoutingErrorCode, true> = { UnknownModel: true, NoHealthyPipeline: true, Unrecoverable: true, InvalidRequest: true, Saturated: true, DeadlineExceeded: true, Aborted: true };
-const SESSION: Record<SessionErrorCode, true> = { InvalidInput: true, Closed: true, StepInProgress: true, RetryBudgetExhausted: true, DeadlineExceeded: true, Aborted: true, Unrecoverable: true, HistoryTruncated: true, ReplayOutputsMissing: true };
+const SESSION: Record<SessionErrorCode, true> = { InvalidInput: true, Closed: true, StepInProgress: true, RetryBudgetExhausted: true, DeadlineExceeded: true, Aborted: true, Unrecoverable: true, HistoryTruncated: true, ReplayOutputsMissing: true, Disputed: true };
 const SWARM: Record<SwarmErrorCode, true> = { UnknownNode: true, DuplicateNode: true, Stopped: true, BadTelemetry: true, InvalidInput: true, UnknownLease: true };
 const PLAN: Record<PlanErrorCode, true> = { InvalidInput: true, InsufficientCapacity: true, InvalidPlan: true };
 const REPLICATION: Record<ReplicationErrorCode, true> = { InvalidInput: true, Disconnected: true, Closed: true, NoGenesis: true, BadLog: true, UnknownVersion: true, Trimmed: true, Refused: true, Rejected: true };

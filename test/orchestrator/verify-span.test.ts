@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSwarm } from '../../src/index.js';
 import { expectedDigest } from '../../src/wire/digest.js';
-import { planCopies } from '../../src/orchestrator/verify-span.js';
+import { planCopies, planNodes } from '../../src/orchestrator/verify-span.js';
 import { collectEvents, parseMetrics, stopAll, waitFor, type Child, type ReceivedEvent } from './processes.js';
 import { postJson, removeServeDirs, startAgentCli, startServe, statusNodes, topologyFile, type StartedServe } from './edge-helpers.js';
 
@@ -41,8 +41,12 @@ describe('planCopies', () => {
       [{ nodeId: 'n7', layerStart: 5, layerEnd: 6 }, { nodeId: 'n1', layerStart: 6, layerEnd: 9 }],
     ]);
     expect(planCopies(swarm, { modelId: 'base', layerStart: 9, layerEnd: 12 }, new Set(['n3', 'n2']))).toEqual([[{ nodeId: 'n8', layerStart: 9, layerEnd: 12 }]]);
+    // Third parties beside the copies: every alive node of the model's pipelines outside the exclusions.
+    expect(planNodes(swarm, { modelId: 'base', layerStart: 9, layerEnd: 12 }, new Set(['n3', 'n2', 'n8']))).toEqual(['n1', 'n4', 'n5', 'n6', 'n7']);
     swarm.markDown('n8');
     expect(planCopies(swarm, { modelId: 'base', layerStart: 9, layerEnd: 12 }, new Set(['n3', 'n2']))).toEqual([]);
+    expect(planNodes(swarm, { modelId: 'base', layerStart: 9, layerEnd: 12 }, new Set(['n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7']))).toEqual([]);
+    expect(planNodes(swarm, { modelId: 'other', layerStart: 0, layerEnd: 12 }, new Set())).toEqual([]);
     expect(planCopies(swarm, { modelId: 'other', layerStart: 0, layerEnd: 12 }, new Set())).toEqual([]);
     swarm.stop();
   });

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DigestReference, runLayers, type LayerCaches } from '../../src/core/digest-model.js';
 import { uniform } from '../../src/core/random.js';
-import { verifySpans, type SpanHop, type SpanVerdict } from '../../src/sessions/span-verifier.js';
+import { verifySpans, type SpanHop, type SpanVerdict, type SpanVerifierOptions } from '../../src/sessions/span-verifier.js';
+import { SpanStanding } from '../../src/sessions/span-standing.js';
 import type { SessionStage, StageContext, StageRunner } from '../../src/sessions/session-types.js';
 
 /**
@@ -26,6 +27,7 @@ function nodes(lies: (nodeId: string, sessionId: string, step: number) => boolea
   return { runner, calls };
 }
 
+const hashOf = (text: string): number => [...text].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7);
 const context = (step: number): StageContext<number> => ({ signal: new AbortController().signal, replay: [], fresh: step === 0, step, replayed: () => {} });
 const stage = (nodeId: string, layerStart = 0, layerEnd = 8): SessionStage => ({ nodeId, modelId: 'm', layerStart, layerEnd, stageIndex: 0, sessionId: 's' });
 
@@ -41,11 +43,11 @@ const split: SpanHop[] = [
 ];
 
 /** Runs `steps` steps of session `s` on `primary`, every call verified; the outputs and what was decided. */
-async function run(primary: string, chains: readonly (readonly SpanHop[])[], lies: (nodeId: string, sessionId: string, step: number) => boolean, steps: number) {
+async function run(primary: string, chains: readonly (readonly SpanHop[])[], lies: (nodeId: string, sessionId: string, step: number) => boolean, steps: number, extra: Partial<SpanVerifierOptions<number>> = {}) {
   const { runner, calls } = nodes(lies);
   const verdicts: [SpanVerdict, string | undefined][] = [];
   const quarantined: string[] = [];
-  const v = verifySpans(runner, { sample: 1, random: () => 0, copies: copiesOf(chains), quarantine: (id) => quarantined.push(id), onVerdict: (k, _s, blamed) => verdicts.push([k, blamed]) });
+  const v = verifySpans(runner, { sample: 1, random: () => 0, copies: copiesOf(chains), quarantine: (id) => quarantined.push(id), onVerdict: (k, _s, blamed) => verdicts.push([k, blamed]), ...extra });
   const outputs: number[] = [];
   let x = 7;
   for (let t = 0; t < steps; t++) outputs.push((x = await v.runner(stage(primary), x, context(t))));
@@ -94,16 +96,57 @@ describe('verifySpans', () => {
     expect(r.outputs).toEqual(reference(1));
   });
 
-  it('blames nobody when no hop of an outvoted chain can be re-run alone, or when no third copy exists', async () => {
+  it('returns the winner when no hop of a losing chain can be re-run alone (nobody blamed), and rejects Disputed when no third party exists', async () => {
     const other: SpanHop[] = [
       { nodeId: 'r', layerStart: 0, layerEnd: 2 },
       { nodeId: 's', layerStart: 2, layerEnd: 8 },
     ];
     const chained = await run('a', [split, other], (id) => id === 'p', 1);
     expect(chained.verdicts).toEqual([['inconclusive', undefined]]);
-    const alone = await run('a', [whole('x')], (id) => id === 'a', 1);
-    expect(alone.verdicts).toEqual([['inconclusive', undefined]]);
-    expect([...chained.quarantined, ...alone.quarantined]).toEqual([]);
+    expect(chained.outputs).toEqual(reference(1)); // the two chains' and a's majority
+    const verdicts: SpanVerdict[] = [];
+    const v = verifySpans(nodes((id) => id === 'a').runner, { sample: 1, random: () => 0, copies: copiesOf([whole('x')]), quarantine: () => {}, onVerdict: (k) => verdicts.push(k) });
+    await expect(v.runner(stage('a'), 7, context(0))).rejects.toMatchObject({ name: 'SessionError', code: 'Disputed', message: expect.stringContaining('no third holder') });
+    expect(verdicts).toEqual(['disputed']);
+    expect(chained.quarantined).toEqual([]);
+  });
+
+  it('settles two copies with a third node re-running the span alone: the liar quarantined, its lie never goes on', async () => {
+    const r = await run('a', [whole('x')], (id, sessionId, step) => id === 'a' && sessionId === 's' && step === 1, 3, { thirdNodes: () => ['z'] });
+    expect(r.verdicts.map((v) => v[0])).toEqual(['agreed', 'quarantined', 'agreed']);
+    expect(r.quarantined).toEqual(['a']);
+    expect(r.outputs).toEqual(reference(3));
+    expect(r.calls.filter((c) => c.nodeId === 'z').map((c) => c.layers)).toEqual([[0, 8]]);
+  });
+
+  it('two liars that agree cannot get an established honest node quarantined: it outweighs them and they are', async () => {
+    const liars = (id: string) => id === 'x' || id === 'y';
+    const standing = new SpanStanding();
+    for (let i = 0; i < 7; i++) standing.agreed(['a']); // weight 8 = 4 × (1 + 1)
+    // The honest node checked: a liar checks it, the other liar is the third party.
+    const checked = await run('a', [whole('x'), whole('y')], liars, 3, { standing });
+    expect(checked.quarantined).toEqual(['x', 'y']);
+    expect(checked.outputs).toEqual(reference(3));
+    // A liar checked: the established node checks it (drawn among the heaviest), the other liar votes with it and loses.
+    const standing2 = new SpanStanding();
+    for (let i = 0; i < 7; i++) standing2.agreed(['a']);
+    const lying = await run('x', [whole('a'), whole('y')], liars, 1, { standing: standing2 });
+    expect(lying.calls.filter((c) => c.sessionId === 's~v1').map((c) => c.nodeId)).toEqual(['a']);
+    expect(lying.quarantined).toEqual(['x', 'y']);
+    expect(lying.outputs).toEqual(reference(1));
+    // Without standing (all fresh) two still outvote one: the limit standing cannot lift.
+    const fresh = await run('a', [whole('x'), whole('y')], liars, 1);
+    expect(fresh.quarantined).toEqual(['a']);
+  });
+
+  it('verifies every call of a node on probation, sampled or not, until enough of its checks agreed', async () => {
+    const { runner } = nodes(() => false);
+    const standing = new SpanStanding();
+    const v = verifySpans(runner, { sample: 0, random: uniform(3), copies: copiesOf([whole('x')]), quarantine: () => {}, standing, probation: 2 });
+    for (let t = 0; t < 5; t++) await v.runner({ ...stage('a'), sessionId: `s${t}` }, t, context(0));
+    expect(v.stats().verdicts.agreed).toBe(2);
+    expect(standing.of('a')).toEqual({ agreed: 2, disagreed: 0 });
+    expect(() => verifySpans(runner, { sample: 0, random: uniform(3), copies: copiesOf([]), quarantine: () => {}, probation: -1 })).toThrow(/option "probation"/);
   });
 
   it('skips a call it cannot check: no copy, or no history of the earlier steps at that layer', async () => {
@@ -139,6 +182,31 @@ describe('verifySpans', () => {
     // Layer 4 keeps two inputs of 4 bytes; the third passes the bound: its checks are skipped from then on.
     expect(verdicts).toEqual([[0, 'agreed'], [4, 'agreed'], [0, 'agreed'], [4, 'agreed'], [0, 'agreed'], [4, 'skipped'], [0, 'agreed'], [4, 'skipped']]);
     expect(() => verifySpans(runner, { sample: 1, random: () => 0, copies: copiesOf([]), quarantine: () => {}, historyBytes: { max: -1, sizeOf: () => 1 } })).toThrow(/option "historyBytes"/);
+  });
+
+  it('never lets an output a check disagreed with go on: one liar among any copies and third nodes, every call verified', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(['x'], ['x', 'y'], ['split'], ['split', 'y']), fc.constantFrom('a', 'x', 'p', 'q'), fc.integer({ min: 0, max: 2 ** 31 }), fc.integer({ min: 1, max: 5 }), async (names, liar, seed, steps) => {
+        const chains = names.map((n) => (n === 'split' ? split : whole(n)));
+        const lies = (id: string, sessionId: string, step: number) => id === liar && ((hashOf(sessionId) + step + seed) & 1) === 1;
+        const { runner } = nodes(lies);
+        const quarantined: string[] = [];
+        const v = verifySpans(runner, { sample: 1, random: uniform(seed), copies: copiesOf(chains), thirdNodes: (_m, _s, _e, exclude) => ['z', 'w'].filter((n) => !exclude.has(n)), quarantine: (id) => quarantined.push(id) });
+        let x = 7;
+        const want = reference(steps);
+        for (let t = 0; t < steps && !quarantined.includes('a'); t++) {
+          try {
+            x = await v.runner(stage('a'), x, context(t));
+          } catch (error) {
+            expect(error).toMatchObject({ code: 'Disputed' });
+            return;
+          }
+          expect(x).toBe(want[t]);
+        }
+        expect(quarantined.filter((id) => id !== liar)).toEqual([]);
+      }),
+      { seed: 41, numRuns: 60 },
+    );
   });
 
   it('never quarantines anyone when every node is honest (any copies, any steps)', async () => {
