@@ -24,7 +24,7 @@ async function swarm(name: string, topology: string, memoryGb: number, ids: read
   const serve = await startServe(name, ['--topology', topology, ...flags]);
   const agents = new Map<string, Child>();
   const start = async (id: string, lieRate = lies[id]): Promise<void> => {
-    const { child, url } = await startAgentCli(id, serve, memoryGb, 2, ['--per-layer-ms', '0.1', ...(lieRate !== undefined ? ['--lie-rate', String(lieRate), '--seed', '7'] : [])]);
+    const { child, url } = await startAgentCli(id, serve, memoryGb, 2, ['--per-layer-ms', '0.1', ...(lieRate !== undefined ? ['--lie-rate', String(lieRate), '--seed', '7'] : [])], { process: true }); // liars are killed and restarted
     agents.set(id, child);
     await waitFor(`agent ${id} alive at ${url}`, async () => {
       const n = (await statusNodes(serve.url, serve.operatorToken)).get(id);
