@@ -166,3 +166,8 @@ export async function startFakes(serve: StartedServe, prefix: string, count: num
     },
   };
 }
+
+/** The members `GET /v1/status` counts (`nodesTotal`). */
+export async function statusTotal(url: string): Promise<number> {
+  return ((await (await fetch(`${url}/v1/status?limit=1`)).json()) as { nodesTotal: number }).nodesTotal;
+}

