@@ -15,6 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateLatencies, quantile } from './generate-latencies.js';
 
 const ROUNDS = Number(process.argv[2] ?? 3);
 const SAMPLES = 150;
@@ -34,22 +35,10 @@ function start(args: readonly string[], ready: RegExp, bin = BIN): Promise<{ pro
   });
 }
 
-const quantile = (xs: readonly number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? Number.NaN;
 const median = (xs: readonly number[]): number => quantile(xs, 0.5);
 const load = (): string => loadavg().map((x) => x.toFixed(2)).join(' ');
 
-async function latencies(url: string): Promise<{ p50: number; p99: number; failed: number }> {
-  const ms: number[] = [];
-  let failed = 0;
-  for (let i = 0; i < SAMPLES; i++) {
-    const started = performance.now();
-    const r = await fetch(`${url}/v1/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'base', prompt: `p${i}`, steps: 1 }) });
-    await r.arrayBuffer();
-    if (r.status !== 200) failed++;
-    ms.push(performance.now() - started);
-  }
-  return { p50: quantile(ms, 0.5), p99: quantile(ms, 0.99), failed };
-}
+const latencies = (url: string) => generateLatencies(url, SAMPLES);
 
 /** CPU ms (user + system) process `pid` used so far, from /proc. */
 function cpuMs(pid: number): number {
