@@ -67,7 +67,11 @@ export class MemberBench implements CallOutcomes {
   called(nodeId: string, verdict: CallVerdict): void {
     if (verdict === 'other' || this.closed || this.parts.registry.get(nodeId) === undefined) return;
     const s = this.standing(nodeId);
-    if (s.benched) return; // a call sent before it was benched
+    if (s.benched) {
+      // Sent before it was benched, or revived by another orchestrator's word (a replica's heartbeat route): down again.
+      if (verdict === 'unanswered') void this.markDown(nodeId);
+      return;
+    }
     if (verdict === 'answered') {
       s.misses = 0;
       if (!s.proven) {

@@ -61,6 +61,11 @@ describe('the bench', () => {
     await join(parts, { id: 'a', memoryGb: 6, url: url('a') }, edge);
     expect(swarm.node('a')).toMatchObject({ state: 'down', cause: 'manual' });
     expect(bench.holds('a')).toBe(true);
+    // Revived by another orchestrator's word (a replica's heartbeat route): its next unanswered call takes it down again.
+    await swarm.markAlive('a');
+    bench.called('a', 'unanswered');
+    await settle();
+    expect(swarm.node('a')).toMatchObject({ state: 'down', cause: 'manual' });
   });
 
   it('probes past a back-off growing with each strike, and readmits on trial at an answered probe', async () => {
