@@ -77,8 +77,9 @@ describe('members that heartbeat and never answer a stage call', () => {
     await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c + CLIENTS, Date.now() + 3000, after)));
     expect(after.length).toBeGreaterThan(0);
     expect(after.filter((r) => r.status !== 200)).toEqual([]);
-    // Only while the fakes were first met: a client's first request or two (each fake costs one call).
-    expect(failed.length).toBeLessThanOrEqual(2 * CLIENTS);
+    // Only while the fakes were first met: a client's first requests, each failing over fake after
+    // fake as the clients' calls bench them (each fake costs one unanswered call, 5 s).
+    expect(failed.length).toBeLessThanOrEqual(3 * CLIENTS);
     const end = parseMetrics(await (await fetch(`${serve.url}/metrics`)).text());
     expect(end.get('hecate_node_bench_total{event="readmitted"}') ?? 0).toBe(0);
     const still = await statusNodes(serve.url);
