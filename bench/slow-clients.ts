@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSlowClients, type SlowRequest } from '../test/orchestrator/slow-clients.js';
+import { generateLatencies } from './generate-latencies.js';
 
 const FLOOD_ROLE = process.argv[2] === '--flood';
 const COUNT = Number((FLOOD_ROLE ? process.argv[5] : process.argv[2]) ?? 1000);
@@ -46,20 +47,8 @@ function start(args: readonly string[], ready: RegExp): Promise<{ proc: ChildPro
 }
 
 const rss = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-const quantile = (xs: readonly number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? Number.NaN;
 
-async function latencies(url: string): Promise<{ p50: number; p99: number; failed: number }> {
-  const ms: number[] = [];
-  let failed = 0;
-  for (let i = 0; i < SAMPLES; i++) {
-    const started = performance.now();
-    const r = await fetch(`${url}/v1/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'base', prompt: `p${i}`, steps: 1 }) });
-    await r.arrayBuffer();
-    if (r.status !== 200) failed++;
-    ms.push(performance.now() - started);
-  }
-  return { p50: quantile(ms, 0.5), p99: quantile(ms, 0.99), failed };
-}
+const latencies = (url: string) => generateLatencies(url, SAMPLES);
 
 if (FLOOD_ROLE) {
   await floodRole(process.argv[3] as string, process.argv[4] as string);

@@ -16,6 +16,7 @@ import { planWhenReady } from './open-swarm.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import { ServeError } from '../wire/serve-error.js';
 import { admitJoin, refuseSpentSource, type JoinEdge } from './join-edge.js';
+import type { MemberBench } from './member-bench.js';
 
 /** The memory the plan sees of an agent offering `memoryGb`: less `reserveGb` (an end stage's embeddings and head), never below 0. */
 export function plannedMemoryGb(memoryGb: number, reserveGb: number): number {
@@ -32,7 +33,7 @@ export function registerAgentRoutes(app: FastifyInstance, parts: OrchestratorPar
     await bindJoinKey(request); // an id is bound to its key only by a join the edge admitted
     return join(parts, { ...body, memoryGb: plannedMemoryGb(body.memoryGb, reserveGb) }, edge);
   });
-  app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema }, bodyLimit: MEMBER_BODY_LIMIT }, (request) => heartbeat(parts, request.params.id, readHeartbeat(request.body)));
+  app.post<{ Params: { id: string } }>('/v1/nodes/:id/heartbeat', { schema: { params: nodeParamsSchema }, bodyLimit: MEMBER_BODY_LIMIT }, (request) => heartbeat(parts, request.params.id, readHeartbeat(request.body), edge?.bench));
   app.post<{ Params: { id: string } }>('/v1/nodes/:id/leave', { schema: { params: nodeParamsSchema }, bodyLimit: MEMBER_BODY_LIMIT }, (request) => leave(parts, request.params.id));
 }
 
@@ -47,12 +48,12 @@ type JoinAnswer = { id: string; rejoin: boolean; state: AgentState; models: { id
 
 /** An agent joins (or joins again, restarted): into the swarm, or waiting for one. */
 export async function join(parts: OrchestratorParts, body: JoinBody, edge?: JoinEdge): Promise<JoinAnswer> {
-  const answered = await joined(parts, body);
+  const answered = await joined(parts, body, edge?.bench);
   edge?.silent.joined(body.id);
   return { ...answered, models: parts.models.map((m) => ({ id: m.id, layers: m.layers })) };
 }
 
-async function joined(parts: OrchestratorParts, body: JoinBody): Promise<{ id: string; rejoin: boolean; state: AgentState }> {
+async function joined(parts: OrchestratorParts, body: JoinBody, bench?: MemberBench): Promise<{ id: string; rejoin: boolean; state: AgentState }> {
   const { registry, room, seat, clock, events, metrics, log } = parts;
   const profile: NodeProfile = { id: body.id, memoryGb: body.memoryGb, ...(body.score !== undefined ? { score: body.score } : {}), ...(body.latencyMs !== undefined ? { latencyMs: body.latencyMs } : {}), ...(body.slots !== undefined ? { slots: body.slots } : {}) };
   const url = body.url.replace(/\/+$/, '');
@@ -76,15 +77,16 @@ async function joined(parts: OrchestratorParts, body: JoinBody): Promise<{ id: s
   // (node.alive, cause heartbeat); one marked down (never joined, left) needs the orchestrator's
   // word: it joined again (an ejected one too: a restarted agent). Not a quarantined one: only
   // the operator ends a quarantine (docs/security.md, "Verification"), and joining again would be
-  // a way around it.
+  // a way around it. Nor a benched one: only a probe it answers brings it back (member-bench.ts).
   swarm.heartbeat(body.id);
   const node = swarm.node(body.id);
-  if (node?.state === 'down' && node.cause !== 'integrity') await swarm.markAlive(body.id);
+  if (bench?.holds(body.id) === true) await bench.keepOut(body.id);
+  else if (node?.state === 'down' && node.cause !== 'integrity') await swarm.markAlive(body.id);
   return { id: body.id, rejoin, state: stateOf(parts, body.id) };
 }
 
 /** A heartbeat of a joined agent: counted, its report kept in the address book, and to its owner (the waiting room, or the swarm's node actor). */
-export async function heartbeat(parts: OrchestratorParts, id: string, report: HeartbeatBody = {}): Promise<{ id: string; state: AgentState }> {
+export async function heartbeat(parts: OrchestratorParts, id: string, report: HeartbeatBody = {}, bench?: MemberBench): Promise<{ id: string; state: AgentState }> {
   const { registry, room, seat, clock, metrics } = parts;
   const record = registry.get(id);
   if (record === undefined || record.url === undefined || record.left) throw new ServeError('UnknownNode', 404, `no agent "${id}" has joined; POST /v1/nodes first`, { field: 'id' });
@@ -100,9 +102,11 @@ export async function heartbeat(parts: OrchestratorParts, id: string, report: He
   // Replicated, the beat goes through NATS to every orchestrator's node actor, this one's too.
   swarm.heartbeat(id);
   // Joined, heartbeating, yet down by hand: a declared node's initial down that another
-  // orchestrator proposed after this agent joined (docs/serve.md). It is here: alive.
+  // orchestrator proposed after this agent joined (docs/serve.md). It is here: alive. A benched
+  // member's heartbeat is a chance to probe it, not a proof (member-bench.ts).
   const node = swarm.node(id);
-  if (node?.state === 'down' && node.cause === 'manual') await swarm.markAlive(id);
+  if (bench?.holds(id) === true) await bench.keepOut(id);
+  else if (node?.state === 'down' && node.cause === 'manual') await swarm.markAlive(id);
   return { id, state: stateOf(parts, id) };
 }
 

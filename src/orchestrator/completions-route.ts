@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PeerPost } from '../net/peer-post.js';
+import type { CallOutcomes } from './member-bench.js';
 import type { SessionOptions } from '../sessions/session-types.js';
 import { ServeError } from '../wire/serve-error.js';
 import { AgentDrops } from './agent-drops.js';
@@ -39,6 +40,8 @@ export interface CompletionsRouteOptions {
   readonly idempotency?: IdempotencySettings;
   /** Verifies a share of the stage calls on other copies (verify-span.ts). */
   readonly checks?: SpanChecks;
+  /** Told whether each stage call's agent answered (member-bench.ts). */
+  readonly outcomes?: CallOutcomes;
 }
 
 /** The prompt's token ids: text through the tokenizer (after its bos token, as Llama's), ids checked against the vocabulary. */
@@ -99,7 +102,7 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
     const deadlineMs = Math.min(asker.cls?.deadlineMs ?? Number.POSITIVE_INFINITY, options.session.deadlineMs ?? Number.POSITIVE_INFINITY);
     return completionGeneration({
       swarm,
-      calls: { registry, metrics, post: options.post },
+      calls: { registry, metrics, post: options.post, ...(options.outcomes !== undefined ? { outcomes: options.outcomes } : {}) },
       model: ask.model,
       promptIds: ask.promptIds,
       maxTokens: ask.maxTokens,

@@ -10,6 +10,7 @@ import { Generation, rejectionOf } from './generation.js';
 import { generateBodySchema, type GenerateRequest } from './generate-protocol.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import type { PeerPost } from '../net/peer-post.js';
+import type { CallOutcomes } from './member-bench.js';
 import { AgentDrops } from './agent-drops.js';
 import { asServeError } from './error-answers.js';
 import { cancelOnHangUp } from './client-cancel.js';
@@ -42,6 +43,8 @@ export interface GenerateRouteOptions {
   readonly idempotency?: IdempotencySettings;
   /** Verifies a share of the stage calls on other copies (verify-span.ts). */
   readonly checks?: SpanChecks;
+  /** Told whether each stage call's agent answered (member-bench.ts). */
+  readonly outcomes?: CallOutcomes;
 }
 
 /**
@@ -82,7 +85,7 @@ export function registerGenerateRoute(app: FastifyInstance, parts: OrchestratorP
       const g = new Generation({
         swarm,
         request: body,
-        calls: { registry, metrics, post },
+        calls: { registry, metrics, post, ...(options.outcomes !== undefined ? { outcomes: options.outcomes } : {}) },
         clock,
         session: { ...options.session, ...(Number.isFinite(deadlineMs) ? { deadlineMs } : {}), dropSession: drops.hook(sessionNamespace) },
         ...(options.work !== undefined ? { work: options.work } : {}),

@@ -6,6 +6,7 @@
 import { DEFAULT_FORGET_AFTER_MS, SilentJoins } from './forget-silent.js';
 import { checkJoinUrl, JOIN_RATE, JoinGuard } from './join-guard.js';
 import type { JoinBody } from '../wire/member-protocol.js';
+import type { MemberBench } from './member-bench.js';
 import type { OrchestratorParts } from './orchestrator-parts.js';
 import { ServeError } from '../wire/serve-error.js';
 import { DEFAULT_WORK, type WorkModel } from './work-bounds.js';
@@ -29,6 +30,8 @@ export interface JoinEdge {
   readonly guard: JoinGuard;
   readonly silent: SilentJoins;
   readonly agentHosts: readonly string[];
+  /** Members benched for unanswered stage calls: their heartbeats and joins do not revive them (member-bench.ts). */
+  readonly bench?: MemberBench;
 }
 
 /** The default membership maximum: a topology file's nodes (docs/inputs.md, "Limits"; a test holds them equal). */

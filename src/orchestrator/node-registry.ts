@@ -38,9 +38,17 @@ type Entry = { -readonly [K in keyof AgentRecord]: AgentRecord[K] };
 /** Every agent the orchestrator has heard of, by id, in the order they were first written. */
 export class NodeRegistry {
   private readonly records = new Map<string, Entry>();
+  private readonly forgetters: ((id: string) => void)[] = [];
 
   /** @param onForget told of each id forgotten (its metrics series go with it: serve-metrics.ts) */
-  constructor(private readonly onForget: (id: string) => void = () => {}) {}
+  constructor(onForget: (id: string) => void = () => {}) {
+    this.forgetters.push(onForget);
+  }
+
+  /** `listener` is told of each id forgotten from now on (the bench forgets it too: member-bench.ts). */
+  whenForgotten(listener: (id: string) => void): void {
+    this.forgetters.push(listener);
+  }
 
   /** The entry of `id`, if it was ever declared or joined. */
   get(id: string): AgentRecord | undefined {
@@ -103,7 +111,7 @@ export class NodeRegistry {
   /** Forgets `id` entirely (an agent that joined and never heartbeated: forget-silent.ts). */
   forget(id: string): void {
     this.records.delete(id);
-    this.onForget(id);
+    for (const forget of this.forgetters) forget(id);
   }
 
   /** Entries that count as members: declared, waiting or joined (not left). */

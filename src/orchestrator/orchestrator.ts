@@ -36,6 +36,7 @@ import { serverTls, type TlsOptions } from '../net/tls-options.js';
 import { createJoinEdge, workModel, type EdgeOptions } from './join-edge.js';
 import { checkIdempotencyOptions, openIdempotency, type IdempotencyOptions } from './open-idempotency.js';
 import { spanChecks, type VerifyOptions } from './verify-span.js';
+import { healthProbe, MemberBench } from './member-bench.js';
 
 /** Options of {@link startOrchestrator}. */
 export interface OrchestratorOptions extends EdgeOptions, IdempotencyOptions, VerifyOptions {
@@ -153,7 +154,16 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const idempotency = await openIdempotency(parts, options, options.replication === undefined ? undefined : { ...options.replication, ...(options.auth !== undefined ? { secret: options.auth.secret } : {}) });
   const app = createHttpApp(serverTls(options.tls), asServeError);
   if (options.auth !== undefined) guardOrchestrator(app, options.classes === undefined ? options.auth : { ...options.auth, classTokens: classTokens(options.classes) }, log, parts.seat.replica?.trust);
-  const edge = createJoinEdge(parts, options);
+  // Calls, not beats, decide who is in: a member whose stage calls go unanswered is benched (member-bench.ts).
+  const bench = new MemberBench(parts, {
+    probe: healthProbe((url, signal) => poster.post(url, '', signal, 'GET', 'application/json', null)),
+    probeTimeoutMs: sessionOptions.stageTimeoutMs,
+    ...(options.ejection?.consecutiveFailures !== undefined ? { misses: options.ejection.consecutiveFailures } : {}),
+    ...(options.ejection?.banMs !== undefined ? { backoffMs: options.ejection.banMs } : {}),
+    ...(options.ejection?.maxBanMs !== undefined ? { maxBackoffMs: options.ejection.maxBanMs } : {}),
+  });
+  parts.registry.whenForgotten((id) => bench.forget(id));
+  const edge = { ...createJoinEdge(parts, options), bench };
   registerAgentRoutes(app, parts, edge, reserveGb);
   if (options.auth !== undefined) registerOperatorRoutes(app, parts); // guarded: the operator token's bearer only
   const checks = spanChecks(parts, options);
@@ -164,6 +174,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     ...(options.classes !== undefined ? { classes: options.classes } : {}),
     idempotency,
     ...(checks !== undefined ? { checks } : {}),
+    outcomes: bench,
   });
   // A model served with its tokenizer (serve --model) completes on real tokens here; the others go to upstream engines.
   const local = options.textModels === undefined ? undefined : localCompletions(parts, {
@@ -171,6 +182,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     session: sessionOptions,
     post: poster.post,
     idempotency,
+    outcomes: bench,
     ...(options.maxHistoryBytes !== undefined ? { maxHistoryBytes: options.maxHistoryBytes } : {}),
     ...(options.classes !== undefined ? { classes: options.classes } : {}),
     ...(checks !== undefined ? { checks } : {}),
@@ -179,6 +191,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
     edge.silent.close();
+    bench.close();
     parts.events.close();
     poster.close();
     await idempotency.store.close();

@@ -39,6 +39,7 @@ export class ServeMetrics {
   readonly joinsRefused = new Counter({ name: 'hecate_node_joins_refused_total', help: 'Joins refused, by reason (url, rate, full).', labelNames: ['reason'] as const, registers: [this.registry] });
   readonly verifications = new Counter({ name: 'hecate_verifications_total', help: 'Stage calls run again on another copy, by verdict (agreed, quarantined, inconclusive, skipped).', labelNames: ['verdict'] as const, registers: [this.registry] });
   readonly forgotten = new Counter({ name: 'hecate_nodes_forgotten_total', help: 'Agents that joined and never heartbeated within the grace period, forgotten.', registers: [this.registry] });
+  readonly bench = new Counter({ name: 'hecate_node_bench_total', help: 'Members benched for unanswered stage calls, probes they failed, and readmissions after a probe they answered (member-bench.ts).', labelNames: ['event'] as const, registers: [this.registry] });
   readonly promptTokens = new Counter({ name: 'hecate_prompt_tokens_total', help: 'Prompt tokens of generate requests (about four characters a token).', registers: [this.registry] });
   readonly cachedTokens = new Counter({ name: 'hecate_cached_tokens_total', help: 'Prompt tokens cached on the chosen copy: source=router, the swarm index estimate at routing; source=agent, what the first stage reported.', labelNames: ['source'] as const, registers: [this.registry] });
   /** Running sums behind hecate_prefix_hit_rate (cache-report.ts). */

@@ -12,6 +12,7 @@ import { ServeError } from '../wire/serve-error.js';
 import type { ServeMetrics } from './serve-metrics.js';
 import { callDigestStage, type DigestStageReply, type DigestStageRequest } from './stage-call.js';
 import { stageBudgetMs, type WorkModel } from './work-bounds.js';
+import type { CallOutcomes, CallVerdict } from './member-bench.js';
 
 export { plainPost };
 
@@ -22,6 +23,8 @@ export interface StageCalls {
   readonly metrics: ServeMetrics;
   /** Sends a call (signed with the swarm secret, over the configured TLS: peer-post.ts). @defaultValue {@link plainPost} */
   readonly post?: PeerPost;
+  /** Told whether each call's agent answered (member-bench.ts). */
+  readonly outcomes?: CallOutcomes;
 }
 
 /** How a generation's stage calls are timed: the base timeout of a call, the work model, the clock. */
@@ -71,6 +74,7 @@ export function httpStageRunner(options: StageRunnerOptions): StageRunner<number
       ...(prompt !== undefined && context.step === 0 ? { prompt } : {}),
     };
     let outcome = 'error';
+    let failure: unknown;
     const budget = new AbortController();
     let timer: unknown;
     let budgetMs = 0;
@@ -86,6 +90,7 @@ export function httpStageRunner(options: StageRunnerOptions): StageRunner<number
       outcome = 'ok';
       return reply.output;
     } catch (error) {
+      failure = error;
       if (context.signal.aborted) outcome = 'aborted';
       else if (budget.signal.aborted) {
         outcome = 'timeout';
@@ -94,27 +99,40 @@ export function httpStageRunner(options: StageRunnerOptions): StageRunner<number
       throw error;
     } finally {
       if (timer !== undefined) timing?.clock.clearTimeout(timer);
-      call.end(outcome);
+      call.end(outcome, failure);
     }
   };
 }
 
 /**
  * Begins one stage call to `nodeId` for any runner: the agent's address, the call counted in flight
- * (what routing sees at once); `end(outcome)` uncounts it and counts its outcome in `/metrics`.
+ * (what routing sees at once); `end(outcome, error)` uncounts it, counts its outcome in `/metrics`
+ * and tells `calls.outcomes` whether the agent answered.
  * @throws {ServeError} `StageFailed` 502 when the agent has no address
  */
-export function beginCall(calls: StageCalls, nodeId: string): { readonly url: string; end(outcome: string): void } {
+export function beginCall(calls: StageCalls, nodeId: string): { readonly url: string; end(outcome: string, error?: unknown): void } {
   const record = calls.registry.get(nodeId);
   if (record?.url === undefined) throw new ServeError('StageFailed', 502, `agent "${nodeId}" has no address (it never joined)`);
   record.inflight++;
   return {
     url: record.url,
-    end(outcome) {
+    end(outcome, error) {
       record.inflight--;
       calls.metrics.countStageCall(nodeId, outcome);
+      calls.outcomes?.called(nodeId, verdictOf(outcome, error));
     },
   };
+}
+
+/**
+ * Whether a call's agent answered: `ok` is an answer; a call past its budget, or one that got no
+ * HTTP reply at all (refused, reset: not a {@link ServeError}, which is a reply read and refused),
+ * is not; an aborted call or an answered error says nothing of it here.
+ */
+export function verdictOf(outcome: string, error?: unknown): CallVerdict {
+  if (outcome === 'ok') return 'answered';
+  if (outcome === 'timeout' || (outcome === 'error' && error !== undefined && !(error instanceof ServeError))) return 'unanswered';
+  return 'other';
 }
 
 /**

@@ -46,6 +46,7 @@ export function tensorStageRunner(options: TensorRunnerOptions): StageRunner<Ten
   return async (stage, input, context) => {
     const call = beginCall(calls, stage.nodeId);
     let outcome = 'error';
+    let failure: unknown;
     const budget = new AbortController();
     const budgetMs = timing === undefined ? 0 : timing.baseMs * (1 + context.replay.length / 16);
     const timer = timing?.clock.setTimeout(() => budget.abort(), budgetMs);
@@ -63,6 +64,7 @@ export function tensorStageRunner(options: TensorRunnerOptions): StageRunner<Ten
       outcome = 'ok';
       return reply.output;
     } catch (error) {
+      failure = error;
       if (context.signal.aborted) outcome = 'aborted';
       else if (budget.signal.aborted) {
         outcome = 'timeout';
@@ -71,7 +73,7 @@ export function tensorStageRunner(options: TensorRunnerOptions): StageRunner<Ten
       throw error;
     } finally {
       if (timer !== undefined) timing?.clock.clearTimeout(timer);
-      call.end(outcome);
+      call.end(outcome, failure);
     }
   };
 }

@@ -146,3 +146,40 @@ export async function statusNodes(url: string, operatorToken?: string): Promise<
   const status = (await (await fetch(`${url}/v1/status?limit=1000`, { headers })).json()) as { nodes: { id: string; state: string; downCause: string | null; url: string | null }[] };
   return new Map(status.nodes.map((n) => [n.id, n]));
 }
+
+const FAKES = join(import.meta.dirname, 'fixtures', 'fake-members.mjs');
+
+/**
+ * Fake members of `serve`'s swarm in one process (fixtures/fake-members.mjs): `silent`, `count`
+ * ids `prefix0…` that heartbeat and never answer a stage call; `flood`, new ids joined as fast as
+ * they can from many 127.1.x.y addresses. `stop` ends it (SIGTERM) and resolves with what it printed then.
+ */
+export async function startFakes(serve: StartedServe, prefix: string, count: number, score: number, mode: 'silent' | 'flood'): Promise<{ stop: () => Promise<string> }> {
+  const proc = spawn(process.execPath, [FAKES, serve.url, prefix, String(count), String(score), mode], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HECATE_TOKEN_FILE: serve.tokenFile } });
+  let err = '';
+  let out = '';
+  proc.stderr?.setEncoding('utf8').on('data', (c: string) => (err += c));
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    proc.stdout?.setEncoding('utf8').on('data', (c: string) => {
+      out += c;
+      if (out.includes('listening on') || out.includes('flooding')) resolve();
+    });
+    void exited.then(() => reject(new Error(`fake members ${prefix} exited: ${err}`)));
+  });
+  return {
+    stop: async () => {
+      const before = out.length;
+      proc.kill('SIGTERM');
+      const killer = setTimeout(() => proc.kill('SIGKILL'), 3000);
+      await exited;
+      clearTimeout(killer);
+      return out.slice(before);
+    },
+  };
+}
+
+/** The members `GET /v1/status` counts (`nodesTotal`). */
+export async function statusTotal(url: string): Promise<number> {
+  return ((await (await fetch(`${url}/v1/status?limit=1`)).json()) as { nodesTotal: number }).nodesTotal;
+}
