@@ -4,12 +4,13 @@
  * effective concurrency, the requests it serves at once: its nodes' declared `slots` when every
  * node declares them; else what its engines report ({@link CopyLoad.engineLoad}, the hook for an
  * upstream that publishes running and waiting counts); else what the router learns from the
- * latencies released on it, the in-flight count at which latency starts to rise.
+ * latencies released on it, the in-flight count at which latency starts to rise; else unknown
+ * (the guard then moves a request off the cache's copy only to a copy with nothing in flight).
  */
 
 /** What one request costs a copy beyond its uncached prompt, in prefill tokens: its answer's decode (128 tokens out decode in about the time 138 prompt tokens prefill, TensorRT-LLM's figures in docs/prefix-cache.md). */
 export const REQUEST_TOKENS = 128;
-/** Latency rises when it passes this many times the latency at the lowest in-flight count observed. */
+/** Latency rises when it passes this many times the fastest latency observed. */
 export const RISE = 1.5;
 /** A bucket counts once it has this many observations. */
 const MIN_SAMPLES = 3;
@@ -19,13 +20,16 @@ const ALPHA = 0.2;
 
 /**
  * The latencies one copy released, per in-flight count at their reservation, each divided by its
- * request's work (a cached request is quick whatever the load), and the concurrency they show.
+ * request's work as the copy's report showed it (a cached request is quick whatever the load), and
+ * the concurrency they show.
  */
 export class ConcurrencyLearner {
   private readonly latency = new Float64Array(MAX_LEARNT + 1);
   private readonly count = new Uint32Array(MAX_LEARNT + 1);
-  /** The estimate: 1 until latencies say more. */
-  concurrency = 1;
+  /** The estimate; undefined until latencies show one. */
+  concurrency: number | undefined;
+  /** The fastest latency per unit of work any request showed. */
+  private fastest = Infinity;
 
   /** A request reserved with `inflight` on the copy (itself included) took `latencyMs` per unit of its work. */
   observe(inflight: number, latencyMs: number): void {
@@ -33,21 +37,21 @@ export class ConcurrencyLearner {
     const n = this.count[b] as number;
     this.latency[b] = n === 0 ? latencyMs : (this.latency[b] as number) + ALPHA * (latencyMs - (this.latency[b] as number));
     this.count[b] = n + 1;
+    this.fastest = Math.min(this.fastest, latencyMs);
     this.concurrency = this.estimate();
   }
 
   /**
-   * The highest in-flight count up to which every observed level's latency stays within
-   * {@link RISE} × the latency of a request alone; 1 until a request alone was observed (a copy
-   * never seen idle shows queueing at every level, not where it starts).
+   * The highest in-flight count up to which every level observed {@link MIN_SAMPLES} times stays
+   * within {@link RISE} × the fastest latency any request showed (one that did not queue: its
+   * service time); undefined while no level does (a copy never seen unqueued shows queueing at
+   * every level, not where it starts).
    */
-  private estimate(): number {
-    if ((this.count[1] as number) < MIN_SAMPLES) return 1;
-    const base = this.latency[1] as number;
-    let k = 1;
-    for (let b = 2; b <= MAX_LEARNT; b++) {
+  private estimate(): number | undefined {
+    let k: number | undefined;
+    for (let b = 1; b <= MAX_LEARNT; b++) {
       if ((this.count[b] as number) < MIN_SAMPLES) continue;
-      if ((this.latency[b] as number) <= RISE * base) k = b;
+      if ((this.latency[b] as number) <= RISE * this.fastest) k = b;
       else break;
     }
     return k;
@@ -89,8 +93,11 @@ export class CopyLoad {
     return { copyId, work, inflight, adding, behind: open > 0 };
   }
 
-  /** A lease ended (released, or gone unreleased); a latency teaches the copy's concurrency. */
-  closed(note: LoadNote, latencyMs: number | undefined): void {
+  /**
+   * A lease ended (released, or gone unreleased); a latency teaches the copy's concurrency, per
+   * unit of `done`, the work the request turned out to be (its note's estimate unless given).
+   */
+  closed(note: LoadNote, latencyMs: number | undefined, done = note.work): void {
     const w = (this.work.get(note.copyId) ?? 0) - note.work;
     if (w > 1e-9) this.work.set(note.copyId, w);
     else this.work.delete(note.copyId);
@@ -99,10 +106,10 @@ export class CopyLoad {
       if (a > 0) this.adders.set(note.copyId, a);
       else this.adders.delete(note.copyId);
     }
-    if (latencyMs === undefined || note.work <= 0) return;
+    if (latencyMs === undefined || done <= 0) return;
     let l = this.learners.get(note.copyId);
     if (l === undefined) this.learners.set(note.copyId, (l = new ConcurrencyLearner()));
-    l.observe(note.inflight, latencyMs / note.work);
+    l.observe(note.inflight, latencyMs / done);
   }
 
   /** The copy holds nothing in flight: whatever work its notes left (leases that expired unreleased) is dropped. */
@@ -128,8 +135,30 @@ export class CopyLoad {
     return this.engines.get(nodeId);
   }
 
-  /** What the copy's latencies show (1 before any). */
-  learnt(copyId: string): number {
-    return this.learners.get(copyId)?.concurrency ?? 1;
+  /** What the copy's latencies show, if they show it yet. */
+  learnt(copyId: string): number | undefined {
+    return this.learners.get(copyId)?.concurrency;
   }
+
+  /**
+   * A copy's effective concurrency: its `slots` (the fewest its nodes declare, if all do), else
+   * its engines' report (the fewest, if every node reported), else what its latencies show; undefined when nothing does.
+   */
+  concurrency(copy: { readonly id: string; readonly stages: readonly { readonly nodeId: string }[] }, slots: number | undefined): number | undefined {
+    if (slots !== undefined) return slots;
+    let k = Infinity;
+    for (const s of copy.stages) k = Math.min(k, this.engines.get(s.nodeId) ?? NaN);
+    return Number.isNaN(k) || k === Infinity ? this.learnt(copy.id) : k;
+  }
+}
+
+/**
+ * The concurrencies the guard weighs the cache's copy and the load copy at: each its own; a copy
+ * whose concurrency is unknown counts as the other's; when neither is known, 1 each if the load
+ * copy has nothing in flight (the one copy sure to start the request now), else undefined: the
+ * request stays with the cache.
+ */
+export function guardConcurrency(cached: number | undefined, byLoad: number | undefined, byLoadInflight: number): readonly [number, number] | undefined {
+  if (cached === undefined && byLoad === undefined) return byLoadInflight > 0 ? undefined : [1, 1];
+  return [cached ?? (byLoad as number), byLoad ?? (cached as number)];
 }

@@ -15,7 +15,7 @@ import { promptTokens, type Prompt } from '../core/prompt.js';
 import type { Pipeline, Route, SwarmPlan } from '../core/types.js';
 import type { PrefixHook, PrefixHost, PrefixStats } from '../runtime/prefix-hook.js';
 import { imbalanced, promptTokensCost, type ResolvedPrefixCache } from './prefix-cache-options.js';
-import { CopyLoad, REQUEST_TOKENS, type LoadNote } from './copy-load.js';
+import { CopyLoad, guardConcurrency, REQUEST_TOKENS, type LoadNote } from './copy-load.js';
 import { PrefixIndex, type CopyCache } from './prefix-index.js';
 import { emptyBlocks, promptBlocks, stringSeed } from './prompt-blocks.js';
 
@@ -251,7 +251,11 @@ export class PrefixRouter implements PrefixHook {
     const [a, as] = this.loadOf(cached.pipeline.stages);
     const [b, bs] = this.loadOf(byLoad.pipeline.stages);
     if (this.options.guard === 'count') return imbalanced(a, as, b, bs, this.options);
-    return this.delay(cached, a, as, cachedHeld) > this.options.balanceRel * this.delay(byLoad, b, bs, loadHeld);
+    // An idle copy's notes keep only what leases that expired unreleased left: dropped.
+    if (a === 0) this.load.idle(cached.pipeline.id);
+    if (b === 0) this.load.idle(byLoad.pipeline.id);
+    const k = guardConcurrency(this.load.concurrency(cached.pipeline, as), this.load.concurrency(byLoad.pipeline, bs), b);
+    return k !== undefined && this.delay(cached, a, k[0], cachedHeld) > this.options.balanceRel * this.delay(byLoad, b, k[1], loadHeld);
   }
 
   /**
@@ -260,19 +264,9 @@ export class PrefixRouter implements PrefixHook {
    * beyond `k − 1`, each at the mean work of those in flight, shared by `k` servers), then its own
    * uncached tokens and {@link REQUEST_TOKENS}; over the copy's speed.
    */
-  private delay(c: CopyCache, inflight: number, slots: number | undefined, held: number): number {
-    const id = c.pipeline.id;
-    if (inflight === 0) this.load.idle(id);
-    const k = slots ?? this.engineSlots(c.pipeline.stages) ?? this.load.learnt(id);
-    const queued = inflight >= k ? ((inflight - k + 1) * this.load.workOf(id)) / inflight / k : 0;
+  private delay(c: CopyCache, inflight: number, k: number, held: number): number {
+    const queued = inflight >= k ? ((inflight - k + 1) * this.load.workOf(c.pipeline.id)) / inflight / k : 0;
     return (queued + this.uncached(c, held) + REQUEST_TOKENS) * this.secondsPerToken(c.pipeline.stages);
-  }
-
-  /** A copy's concurrency as its engines reported it (the fewest of its nodes), if every node reported. */
-  private engineSlots(stages: Route['stages']): number | undefined {
-    let k = Infinity;
-    for (const s of stages) k = Math.min(k, this.load.engineOf(s.nodeId) ?? NaN);
-    return Number.isNaN(k) || k === Infinity ? undefined : k;
   }
 
   /** Time per prompt token through the copy, relative: each stage's share of the model's layers over its node's score. */
@@ -340,7 +334,8 @@ export class PrefixRouter implements PrefixHook {
     const note = this.leases.get(leaseId);
     if (note === undefined) return;
     this.leases.delete(leaseId);
-    this.load.closed(note.load, latencyMs);
+    // The copy's report says what the prefill really was: fewer cached tokens than estimated, more work.
+    this.load.closed(note.load, latencyMs, cachedTokens === undefined ? note.load.work : Math.max(REQUEST_TOKENS, note.load.work + note.estimate - cachedTokens));
     if (cachedTokens === undefined) return;
     this.counters.reports++;
     this.counters.reportedTokens += cachedTokens;

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createSwarm, type NodeProfile } from '../../src/index.js';
-import { ConcurrencyLearner, CopyLoad } from '../../src/prefix/copy-load.js';
+import { ConcurrencyLearner, CopyLoad, guardConcurrency } from '../../src/prefix/copy-load.js';
 import { prefixCache, type PrefixCacheOptions } from '../../src/prefix/index.js';
 
 const nodes = (slots?: number): NodeProfile[] => Array.from({ length: 8 }, (_, i) => ({ id: `n${i}`, memoryGb: 24, score: 2, latencyMs: 10, ...(slots !== undefined ? { slots } : {}) }));
@@ -55,11 +55,44 @@ describe('the delay guard', () => {
   });
 });
 
+describe('the delay guard before and after latencies', () => {
+  /** 4 copies each holding one request of its own prompt, then 40 sharing a prefix held at once: the 40 per copy, highest first. */
+  function busyBurst(learn: boolean): number[] {
+    const swarm = createSwarm(nodes(), config, { seed: 1, prefixCache: prefixCache() });
+    if (learn) {
+      // new prompts one at a time, each alone on its copy and released after 40 ms
+      for (let i = 0; i < 12; i++) {
+        const r = swarm.route({ prompt: `${String(i).repeat(8)} ${prefix}` }, { reserve: true });
+        swarm.release(r.lease, { latencyMs: 40, ok: true });
+      }
+    }
+    const busy = new Set(Array.from({ length: 4 }, (_, i) => swarm.route({ prompt: `busy ${i} ${prefix}` }, { reserve: true }).pipelineId));
+    expect(busy.size).toBe(4);
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 40; i++) {
+      const r = swarm.route({ prompt: `${prefix} question ${i}?` }, { reserve: true });
+      counts.set(r.pipelineId, (counts.get(r.pipelineId) ?? 0) + 1);
+    }
+    swarm.stop();
+    return [...counts.values()].sort((a, b) => b - a);
+  }
+
+  it('keeps a burst with the cache while no copy is idle and no latency says what a copy serves at once; spreads it once latencies show one at a time', () => {
+    expect(busyBurst(false)).toEqual([40]);
+    const learnt = busyBurst(true);
+    expect(learnt.length).toBeGreaterThan(1);
+    expect(learnt[0]).toBeLessThanOrEqual(12);
+  });
+});
+
 describe('effective concurrency', () => {
-  it('learns 1 from a server whose latency grows with each request in flight, and 4 from one flat up to 4', () => {
+  it('learns 1 from a server whose latency grows with each request in flight, and 4 from one flat up to 4; nothing before a level was seen 3 times', () => {
     const one = new ConcurrencyLearner();
     const four = new ConcurrencyLearner();
-    expect(one.concurrency).toBe(1);
+    expect(one.concurrency).toBeUndefined();
+    one.observe(1, 40);
+    one.observe(1, 40);
+    expect(one.concurrency).toBeUndefined();
     for (let round = 0; round < 5; round++) {
       for (let n = 1; n <= 8; n++) {
         one.observe(n, 40 * n);
@@ -68,6 +101,21 @@ describe('effective concurrency', () => {
     }
     expect(one.concurrency).toBe(1);
     expect(four.concurrency).toBe(4);
+  });
+
+  it('knows nothing of a copy seen only queued: its fastest request was already slow at every level seen', () => {
+    const deep = new ConcurrencyLearner();
+    deep.observe(2, 10); // one request that did not queue, then only deep queues
+    for (let round = 0; round < 5; round++) for (let n = 30; n <= 40; n++) deep.observe(n, 10 * (n - 20));
+    expect(deep.concurrency).toBeUndefined();
+  });
+
+  it('weighs an unknown copy as the other one, and neither known only against a copy with nothing in flight', () => {
+    expect(guardConcurrency(4, 2, 3)).toEqual([4, 2]);
+    expect(guardConcurrency(undefined, 2, 3)).toEqual([2, 2]);
+    expect(guardConcurrency(4, undefined, 3)).toEqual([4, 4]);
+    expect(guardConcurrency(undefined, undefined, 0)).toEqual([1, 1]);
+    expect(guardConcurrency(undefined, undefined, 1)).toBeUndefined();
   });
 
   it('takes an engine\'s running and waiting counts: waiting means it is full at its running count', () => {
@@ -81,6 +129,30 @@ describe('effective concurrency', () => {
     expect(load.engineOf('a')).toBe(4);
     load.engineLoad('a', Number.NaN, 1);
     expect(load.engineOf('a')).toBe(4); // bad counts change nothing
+  });
+
+  it('learns from the work a request turned out to be: an estimated hit the copy reported a miss is no sign of queueing', () => {
+    const learn = (reported: boolean) => {
+      const load = new CopyLoad();
+      for (let i = 0; i < 3; i++) load.closed(load.opened('p', 2304, 1, true), 40);
+      for (let i = 0; i < 3; i++) load.closed(load.opened('p', 256, 2, false), 40, reported ? 2304 : undefined); // estimated cached
+      return load.learnt('p');
+    };
+    expect(learn(true)).toBe(2);
+    expect(learn(false)).toBe(1);
+  });
+
+  it('takes a copy\'s declared slots, else its engines\' report if every node gave one, else what it learnt', () => {
+    const load = new CopyLoad();
+    const copy = { id: 'p', stages: [{ nodeId: 'a' }, { nodeId: 'b' }] };
+    expect(load.concurrency(copy, undefined)).toBeUndefined();
+    for (let i = 0; i < 3; i++) load.closed(load.opened('p', 100, 1, true), 10);
+    expect(load.concurrency(copy, undefined)).toBe(1);
+    load.engineLoad('a', 6, 0);
+    expect(load.concurrency(copy, undefined)).toBe(1); // b has not reported
+    load.engineLoad('b', 3, 2);
+    expect(load.concurrency(copy, undefined)).toBe(3);
+    expect(load.concurrency(copy, 8)).toBe(8);
   });
 
   it('counts each lease\'s work until it closes, and drops what an idle copy still shows', () => {
