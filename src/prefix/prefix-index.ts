@@ -51,6 +51,8 @@ export class CopyCache implements FillSlot {
   count = 0;
   /** Bumped at every wipe: a lease routed before it corrects nothing after. */
   generation = 0;
+  /** Fed by its engine's reports (precise-feeds.ts): routes and releases no longer change its blocks. */
+  precise = false;
   head: Entry | undefined;
   heap: Entry[] = [];
   heapStamps: number[] = [];
@@ -112,6 +114,7 @@ export class PrefixIndex {
         this.fills.add(p.modelId, c);
       } else if (c.shape !== shape) {
         this.wipe(c);
+        c.precise = false;
         c.shape = shape;
         this.fills.add(p.modelId, c);
       }
@@ -139,8 +142,14 @@ export class PrefixIndex {
   nodeLost(nodeId: string): void {
     for (const c of this.byNode.get(nodeId) ?? []) {
       this.wipe(c);
+      c.precise = false;
       this.fills.add(c.pipeline.modelId, c);
     }
+  }
+
+  /** The copies (of `modelId`, or any) whose first stage runs on `nodeId`: the engine there sees their prompts' token ids. */
+  fedBy(nodeId: string, modelId?: string): CopyCache[] {
+    return (this.byNode.get(nodeId) ?? []).filter((c) => (modelId === undefined || c.pipeline.modelId === modelId) && c.pipeline.stages[0]?.nodeId === nodeId);
   }
 
   /** How many of `keys[0..count)` any copy holds, from the first: the deepest match anywhere. */
@@ -186,6 +195,7 @@ export class PrefixIndex {
    * and least-recently-used leaves are evicted past the copy's bounds.
    */
   record(c: CopyCache, keys: Float64Array, count: number, held: number, tokens: number): void {
+    if (c.precise) count = held; // only its engine's reports add blocks: the route stamps those held
     if (count === 0 || c.limit < tokens) return;
     const stamp = ++this.clock;
     let parent = held > 0 ? this.holder(keys[held - 1] as number, c.slot) : undefined;
@@ -216,9 +226,52 @@ export class PrefixIndex {
    * (never below one block); more raises it back, up to the capacity.
    */
   correct(c: CopyCache, estimate: number, reported: number, blockTokens: number): void {
+    if (c.precise) return;
     if (reported < estimate) c.limit = Math.max(blockTokens, Math.min(c.limit, c.used) - (estimate - reported));
     else if (reported > estimate) c.limit = Math.min(c.capacity, c.limit + (reported - estimate));
     this.evict(c);
+  }
+
+  /**
+   * A precise copy's engine stored block `key` after the block `parentKey` (none: a prompt's
+   * first), worth `tokens` tokens: held, most recent. False when the parent is not held (the block
+   * could never be matched).
+   */
+  store(c: CopyCache, key: number, parentKey: number | undefined, tokens: number): boolean {
+    const parent = parentKey === undefined ? undefined : this.holder(parentKey, c.slot);
+    if (parentKey !== undefined && parent === undefined) return false;
+    const stamp = ++this.clock;
+    const held = this.holder(key, c.slot);
+    if (held !== undefined) {
+      held.stamp = stamp;
+      return true;
+    }
+    const e: Entry = { key, slot: c.slot, tokens, parent, children: 0, stamp, inHeap: false, removed: false, prev: undefined, next: c.head };
+    if (c.head !== undefined) c.head.prev = e;
+    c.head = e;
+    this.hold(e);
+    if (parent !== undefined) parent.children++;
+    c.used += tokens;
+    c.count++;
+    this.push(c, e);
+    this.evict(c);
+    return true;
+  }
+
+  /** A precise copy's engine removed block `key`: it goes, with every block held after it (no prompt can reach them). */
+  unstore(c: CopyCache, key: number): void {
+    const e = this.holder(key, c.slot);
+    if (e === undefined) return;
+    const gone: [Entry, number][] = [];
+    if (e.children > 0) {
+      for (let x = c.head; x !== undefined; x = x.next) {
+        let depth = 0;
+        for (let up = x.parent; up !== undefined; up = up.parent, depth++) if (up === e) gone.push([x, depth]);
+      }
+      gone.sort((a, b) => b[1] - a[1]); // the deepest first: each is a leaf when it goes
+    }
+    for (const [x] of gone) this.remove(c, x);
+    this.remove(c, e);
   }
 
   /** Every entry of a copy dropped. */
@@ -236,7 +289,7 @@ export class PrefixIndex {
   }
 
   private evict(c: CopyCache): void {
-    while ((c.used > c.limit || c.count > this.maxBlocks) && c.heap.length > 0) {
+    while (((c.used > c.limit && !c.precise) || c.count > this.maxBlocks) && c.heap.length > 0) {
       const [e, pushed] = this.pop(c);
       if (e.removed) continue;
       e.inHeap = false;
