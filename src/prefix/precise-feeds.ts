@@ -28,8 +28,11 @@ interface NodeFeed {
 
 /** The precise feeds' counters. */
 export interface PreciseStats {
-  /** Copies fed by reports now (their ids). */
+  /** Copies fed by reports now, and the others (estimated), by id. */
   readonly precise: readonly string[];
+  readonly estimated: readonly string[];
+  /** Blocks the precise copies hold, over all of them. */
+  readonly blocks: number;
   /** Snapshots applied, and of those the ones that healed a gap in the sequence numbers. */
   readonly snapshots: number;
   readonly gapsHealed: number;
@@ -165,7 +168,12 @@ export class PreciseFeeds {
   /** The counters, and which copies are precise now. */
   stats(): PreciseStats {
     const precise: string[] = [];
-    for (const c of this.index().copies.values()) if (c.precise) precise.push(c.id);
-    return { precise, ...this.counters };
+    const estimated: string[] = [];
+    let blocks = 0;
+    for (const c of this.index().copies.values()) {
+      (c.precise ? precise : estimated).push(c.id);
+      if (c.precise) blocks += c.count;
+    }
+    return { precise, estimated, blocks, ...this.counters };
   }
 }

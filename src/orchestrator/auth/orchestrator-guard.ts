@@ -59,9 +59,10 @@ export interface BindingStore {
 }
 
 /** The agents' routes, by fastify route pattern: what each is called in messages. */
-const MEMBER_ROUTES: ReadonlyMap<string, 'join' | 'heartbeat' | 'leave'> = new Map([
+const MEMBER_ROUTES: ReadonlyMap<string, 'join' | 'heartbeat' | 'kv report' | 'leave'> = new Map([
   ['/v1/nodes', 'join'],
   ['/v1/nodes/:id/heartbeat', 'heartbeat'],
+  ['/v1/nodes/:id/kv', 'kv report'],
   ['/v1/nodes/:id/leave', 'leave'],
 ]);
 const ADMIN_ROUTE = '/v1/nodes/:id/key';
