@@ -13,6 +13,13 @@ import type { KvBlock, KvEvent, KvReport } from './kv-feed.js';
 import type { CopyCache, PrefixIndex } from './prefix-index.js';
 import { idBlockKey, stringSeed } from './prompt-blocks.js';
 
+/**
+ * Reports a route's blocks stay provisional on a precise copy (counted as coming, as the engine
+ * will store them once its prefill runs) unless the engine reports them: about a second at an
+ * agent's 100 ms reports.
+ */
+export const PROVISIONAL_REPORTS = 10;
+
 /** Why a node's feed waits for a snapshot. */
 type Want = 'new' | 'restart' | 'gap' | 'plan';
 
@@ -75,6 +82,7 @@ export class PreciseFeeds {
     }
     if (report.snapshot !== undefined && f.want !== undefined) this.snapshot(nodeId, f, report.snapshot);
     if (f.want !== undefined) return true;
+    for (const c of this.precise(nodeId)) index.expire(c, PROVISIONAL_REPORTS);
     for (const e of report.events) {
       if (e.seq <= f.seq) continue; // heard already
       if (e.seq !== f.seq + 1) {
@@ -144,7 +152,7 @@ export class PreciseFeeds {
     }
   }
 
-  private precise(nodeId: string, model: string): CopyCache[] {
+  private precise(nodeId: string, model?: string): CopyCache[] {
     return this.index().fedBy(nodeId, model).filter((c) => c.precise);
   }
 

@@ -18,10 +18,11 @@
  */
 import { FillOrder, type FillSlot } from './fill-order.js';
 import { kvCapacities } from './kv-capacity.js';
+import { popLeaf, pushLeaf } from './leaf-heap.js';
 import type { Pipeline, SwarmPlan } from '../core/types.js';
 
 /** One block held by one copy. */
-interface Entry {
+export interface Entry {
   readonly key: number;
   /** The copy's slot. */
   readonly slot: number;
@@ -33,6 +34,8 @@ interface Entry {
   stamp: number;
   inHeap: boolean;
   removed: boolean;
+  /** On a precise copy, a block a route sent that its engine has not reported yet: the report tick it came at (0: reported). */
+  provisional?: number;
   /** The copy's list of entries (wiped in one walk). */
   prev: Entry | undefined;
   next: Entry | undefined;
@@ -51,8 +54,11 @@ export class CopyCache implements FillSlot {
   count = 0;
   /** Bumped at every wipe: a lease routed before it corrects nothing after. */
   generation = 0;
-  /** Fed by its engine's reports (precise-feeds.ts): routes and releases no longer change its blocks. */
+  /** Fed by its engine's reports (precise-feeds.ts): releases no longer correct it, routes add only provisional blocks. */
   precise = false;
+  /** A precise copy's provisional blocks, and its reports heard (the ticks they expire by). */
+  provisional: Entry[] = [];
+  ticks = 0;
   head: Entry | undefined;
   heap: Entry[] = [];
   heapStamps: number[] = [];
@@ -195,8 +201,7 @@ export class PrefixIndex {
    * and least-recently-used leaves are evicted past the copy's bounds.
    */
   record(c: CopyCache, keys: Float64Array, count: number, held: number, tokens: number): void {
-    if (c.precise) count = held; // only its engine's reports add blocks: the route stamps those held
-    if (count === 0 || c.limit < tokens) return;
+    if (count === 0 || (c.limit < tokens && !c.precise)) return;
     const stamp = ++this.clock;
     let parent = held > 0 ? this.holder(keys[held - 1] as number, c.slot) : undefined;
     for (let k = held; k < count; k++) {
@@ -210,13 +215,17 @@ export class PrefixIndex {
         if (parent !== undefined) parent.children++;
         c.used += tokens;
         c.count++;
+        if (c.precise) {
+          e.provisional = c.ticks + 1; // coming: the prefill the route sends will store it
+          c.provisional.push(e);
+        }
       }
       parent = e;
     }
     const tip = parent;
     if (tip === undefined) return;
     tip.stamp = stamp;
-    if (tip.children === 0 && !tip.inHeap) this.push(c, tip);
+    if (tip.children === 0 && !tip.inHeap) pushLeaf(c, tip);
     this.evict(c);
   }
 
@@ -244,6 +253,7 @@ export class PrefixIndex {
     const held = this.holder(key, c.slot);
     if (held !== undefined) {
       held.stamp = stamp;
+      held.provisional = 0;
       return true;
     }
     const e: Entry = { key, slot: c.slot, tokens, parent, children: 0, stamp, inHeap: false, removed: false, prev: undefined, next: c.head };
@@ -253,7 +263,7 @@ export class PrefixIndex {
     if (parent !== undefined) parent.children++;
     c.used += tokens;
     c.count++;
-    this.push(c, e);
+    pushLeaf(c, e);
     this.evict(c);
     return true;
   }
@@ -274,6 +284,22 @@ export class PrefixIndex {
     this.remove(c, e);
   }
 
+  /**
+   * A precise copy's engine reported: the provisional blocks routes sent it `ttl` reports ago or
+   * more that its engine never stored are dropped (with the blocks after them).
+   */
+  expire(c: CopyCache, ttl: number): void {
+    c.ticks++;
+    if (c.provisional.length === 0) return;
+    const keep: Entry[] = [];
+    for (const e of c.provisional) {
+      if (e.removed || e.provisional === 0) continue;
+      if (c.ticks + 1 - (e.provisional ?? 0) < ttl) keep.push(e);
+      else this.unstore(c, e.key);
+    }
+    c.provisional = keep;
+  }
+
   /** Every entry of a copy dropped. */
   wipe(c: CopyCache): void {
     for (let e = c.head; e !== undefined; e = e.next) {
@@ -285,17 +311,18 @@ export class PrefixIndex {
     c.count = 0;
     c.heap = [];
     c.heapStamps = [];
+    c.provisional = [];
     c.generation++;
   }
 
   private evict(c: CopyCache): void {
     while (((c.used > c.limit && !c.precise) || c.count > this.maxBlocks) && c.heap.length > 0) {
-      const [e, pushed] = this.pop(c);
+      const [e, pushed] = popLeaf(c);
       if (e.removed) continue;
       e.inHeap = false;
       if (e.children > 0) continue; // no longer a leaf: queued again when it is one
       if (e.stamp > pushed) {
-        this.push(c, e); // touched since it was queued
+        pushLeaf(c, e); // touched since it was queued
         continue;
       }
       this.remove(c, e);
@@ -314,7 +341,7 @@ export class PrefixIndex {
     if (p !== undefined) {
       p.children--;
       if (e.stamp > p.stamp) p.stamp = e.stamp;
-      if (p.children === 0 && !p.inHeap) this.push(c, p);
+      if (p.children === 0 && !p.inHeap) pushLeaf(c, p);
     }
   }
 
@@ -340,51 +367,5 @@ export class PrefixIndex {
       h.delete(e.slot);
       if (h.size === 1) this.blocks.set(e.key, h.values().next().value as Entry);
     }
-  }
-
-  private push(c: CopyCache, e: Entry): void {
-    e.inHeap = true;
-    const heap = c.heap;
-    const stamps = c.heapStamps;
-    let i = heap.length;
-    heap.push(e);
-    stamps.push(e.stamp);
-    const s = e.stamp;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      const ps = stamps[parent] as number;
-      if (ps <= s) break;
-      heap[i] = heap[parent] as Entry;
-      stamps[i] = ps;
-      i = parent;
-    }
-    heap[i] = e;
-    stamps[i] = s;
-  }
-
-  private pop(c: CopyCache): [Entry, number] {
-    const heap = c.heap;
-    const stamps = c.heapStamps;
-    const top = heap[0] as Entry;
-    const topStamp = stamps[0] as number;
-    const last = heap.pop() as Entry;
-    const lastStamp = stamps.pop() as number;
-    const n = heap.length;
-    if (n > 0) {
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= n) break;
-        const r = l + 1;
-        const child = r < n && (stamps[r] as number) < (stamps[l] as number) ? r : l;
-        if ((stamps[child] as number) >= lastStamp) break;
-        heap[i] = heap[child] as Entry;
-        stamps[i] = stamps[child] as number;
-        i = child;
-      }
-      heap[i] = last;
-      stamps[i] = lastStamp;
-    }
-    return [top, topStamp];
   }
 }

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createSwarm, type NodeProfile } from '../../src/index.js';
 import { kvReportIssue, preciseCache, type KvBlock, type KvEvent, type KvReport } from '../../src/prefix/index.js';
+import { PROVISIONAL_REPORTS } from '../../src/prefix/precise-feeds.js';
 
 const nodes: NodeProfile[] = Array.from({ length: 4 }, (_, i) => ({ id: `n${i}`, memoryGb: 16, score: 1, latencyMs: 10 }));
 const config = { models: [{ id: 'm', layers: 8, layerGb: 1, pipelines: 4 }] };
@@ -38,7 +39,7 @@ function setup() {
 describe('precise mode', () => {
   const prompt = ids(64, 100);
 
-  it('a snapshot makes a copy precise: its blocks route the prompt to it, and routes no longer add blocks', () => {
+  it('a snapshot makes a copy precise: its blocks route the prompt to it; a route\'s blocks are provisional until its engine reports them', () => {
     const { swarm, pipelines, feeds, report } = setup();
     const [p2] = [pipelines[2]!];
     const node = p2.stages[0]!.nodeId;
@@ -48,11 +49,18 @@ describe('precise mode', () => {
     expect(feeds().stats().precise).toEqual([p2.id]);
     const r = swarm.route({ prompt: [...prompt, 7, 8] });
     expect([r.pipelineId, r.cachedTokens]).toEqual([p2.id, 64]);
-    // every copy precise: a route of another prompt adds nothing to any, only the engines' reports do
+    // every copy precise: a route's blocks are provisional on its copy (coming: its prefill will
+    // store them), and go after PROVISIONAL_REPORTS reports of its engine that do not store them
     for (const p of pipelines) if (p !== p2) report(p.stages[0]!.nodeId, { snapshot: { seq: 0, stored: [] } });
     expect(feeds().stats().precise).toHaveLength(4);
     const other = ids(48, 5000);
-    swarm.route({ prompt: other }, { reserve: true });
+    const sent = swarm.route({ prompt: other });
+    const again = swarm.route({ prompt: other });
+    expect([again.pipelineId, again.cachedTokens]).toEqual([sent.pipelineId, 48]);
+    const sentNode = pipelines.find((p) => p.id === sent.pipelineId)!.stages[0]!.nodeId;
+    for (let i = 1; i < PROVISIONAL_REPORTS; i++) report(sentNode, {});
+    expect(swarm.route({ prompt: other }).cachedTokens).toBe(48);
+    report(sentNode, {});
     expect(swarm.route({ prompt: other }).cachedTokens).toBe(0);
     swarm.stop();
   });
