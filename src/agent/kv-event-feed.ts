@@ -91,11 +91,14 @@ export class KvEventFeed {
     if (this.events.length > this.maxEvents) this.events.splice(0, this.events.length - this.maxEvents);
   }
 
-  /** The events since the last take (and the snapshot, when `withSnapshot`): what the agent reports. */
+  /**
+   * The events since the last take, and with `withSnapshot` the whole set as of the last of them:
+   * what the agent reports (a reader that needs the snapshot takes it, one in step the events).
+   */
   take(withSnapshot = false): KvReport {
     const events = this.events;
     this.events = [];
-    return { epoch: this.epoch, blockSize: this.blockSize, events: withSnapshot ? [] : events, ...(withSnapshot ? { snapshot: this.snapshot() } : {}) };
+    return { epoch: this.epoch, blockSize: this.blockSize, events, ...(withSnapshot ? { snapshot: this.snapshot() } : {}) };
   }
 
   /**

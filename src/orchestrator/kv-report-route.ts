@@ -21,7 +21,6 @@ export function registerKvReportRoute(app: FastifyInstance, parts: OrchestratorP
     if (record === undefined || record.url === undefined || record.left) throw new ServeError('UnknownNode', 404, `no agent "${id}" has joined; POST /v1/nodes first`, { field: 'id' });
     const issue = kvReportIssue(request.body);
     if (issue !== undefined) throw new ServeError('InvalidRequest', 400, issue, { field: issue.slice(0, issue.indexOf(':')) });
-    const feeds = parts.seat.swarm === undefined ? undefined : parts.precise.feeds();
-    return { snapshot: feeds?.accept(id, request.body as KvReport) ?? false };
+    return { snapshot: parts.seat.swarm === undefined ? false : parts.kv.accept(id, request.body as KvReport) };
   });
 }

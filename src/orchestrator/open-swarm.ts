@@ -77,6 +77,7 @@ async function joinReplicated(parts: OrchestratorParts, nodes: readonly NodeProf
     clock,
     ...rebalancing(parts),
     prefixCache: parts.precise.plugin,
+    kvShare: parts.kv,
     onRejected: rejectionLog(log),
     // The directory is the swarm's shared address book: an address written, or withdrawn (it left).
     // Its last heartbeat is its node's; kept if the node is gone by the time the withdrawal comes.

@@ -34,9 +34,10 @@ describe('KvEventFeed', () => {
     const feed = new KvEventFeed(2, 2, 'e');
     for (let i = 0; i < 5; i++) feed.hold('m', ids(2, 100 * i), []);
     expect(feed.take().events.map((e) => e.seq)).toEqual([4, 5]);
+    feed.hold('m', ids(2, 900), []);
     const withSnapshot = feed.take(true);
-    expect(withSnapshot.events).toEqual([]);
-    expect(withSnapshot.snapshot!.seq).toBe(5);
-    expect(withSnapshot.snapshot!.stored[0]!.blocks).toHaveLength(5);
+    expect(withSnapshot.events.map((e) => e.seq)).toEqual([6]);
+    expect(withSnapshot.snapshot!.seq).toBe(6);
+    expect(withSnapshot.snapshot!.stored[0]!.blocks).toHaveLength(6);
   });
 });
