@@ -10,7 +10,7 @@ import { W7_TOPOLOGY, W7C_TOPOLOGY } from './prefix-constants.js';
 import { oracleCache } from './prefix-policies.js';
 import type { PrefixPolicy } from './prefix-router.js';
 import { measurePrefix, runPrefixOnce, W7_RATES } from './prefix-sim.js';
-import { oursPrecise, oursPreciseNow, oursPrefix } from './prefix-swarm-policy.js';
+import { oursPrecise, oursPreciseNow, oursPrefix, oursReplicas } from './prefix-swarm-policy.js';
 import { PREFIX_WORKLOADS, type PrefixWorkload } from './prefix-workloads.js';
 import { median, round } from './run.js';
 
@@ -68,4 +68,9 @@ export function preciseTable(rows: readonly PreciseRow[], policies: readonly Pre
   const lines = [`| workload | ${policies.map((p) => p.id).join(' | ')} |`, `|---|${policies.map(() => '--:').join('|')}|`];
   for (const r of rows) lines.push(`| ${r.workload} | ${policies.map((p) => `${(r.hitRates[p.id] ?? 0).toFixed(3)} (${(r.ofOracle[p.id] ?? 0).toFixed(3)})`).join(' | ')} |`);
   return lines.join('\n');
+}
+
+/** W7a through 1, 2 and 4 replicas (or `counts`), each estimating and sharing precise reports, with the oracle for reference. */
+export function replicaPolicies(counts: readonly number[] = [1, 2, 4]): PrefixPolicy[] {
+  return [oracleCache, ...counts.flatMap((n) => [oursReplicas(n, false), oursReplicas(n, true)])];
 }

@@ -122,3 +122,42 @@ export const oursPreciseNow: PrefixPolicy = {
   label: 'ours, precise: KV events delivered at once',
   create: (context) => new SwarmPrefixRouter(context, true, false, 'now'),
 };
+
+/**
+ * `n` orchestrator replicas, each its own Swarm and index, each request taken by one at random:
+ * estimated, each learns only its own routes; precise, every replica hears every first stage's KV
+ * events (as replicas share them over NATS), at each telemetry tick.
+ */
+class ReplicaRouters implements PrefixRouter {
+  private readonly routers: SwarmPrefixRouter[];
+  private readonly owner = new Map<PromptRequest, SwarmPrefixRouter>();
+  kv?: (node: number, event: SimKvEvent) => void;
+  constructor(private readonly context: PrefixRouterContext, n: number, precise: boolean) {
+    this.routers = Array.from({ length: n }, (_, i) => new SwarmPrefixRouter({ ...context, seed: context.seed + i }, true, false, precise ? 'tick' : undefined));
+    if (precise) this.kv = (node, e) => this.routers.forEach((r) => r.kv?.(node, e));
+  }
+
+  pick(now: number, request: PromptRequest): PrefixPick | undefined {
+    const r = this.routers[this.context.rng.int(this.routers.length)] as SwarmPrefixRouter;
+    this.owner.set(request, r);
+    return r.pick(now, request);
+  }
+
+  first(now: number, pick: PrefixPick, request: PromptRequest, outcome: PrefixOutcome): void {
+    this.owner.get(request)?.first(now, pick, request, outcome);
+  }
+
+  done(now: number, pick: PrefixPick, request: PromptRequest): void {
+    this.owner.get(request)?.done(now, pick, request);
+    this.owner.delete(request);
+  }
+
+  telemetry(): void {
+    for (const r of this.routers) r.telemetry();
+  }
+}
+
+/** Ours as `n` replicas, estimated or sharing precise reports. */
+export function oursReplicas(n: number, precise: boolean): PrefixPolicy {
+  return { id: `ours-${precise ? 'precise' : 'estimated'}-x${n}`, label: `ours, ${n} replicas, ${precise ? 'sharing precise reports' : 'each estimating'}`, create: (context) => new ReplicaRouters(context, n, precise) };
+}
