@@ -208,13 +208,7 @@ export class PrefixIndex {
       const key = keys[k] as number;
       let e = this.holder(key, c.slot);
       if (e === undefined) {
-        e = { key, slot: c.slot, tokens, parent, children: 0, stamp, inHeap: false, removed: false, prev: undefined, next: c.head };
-        if (c.head !== undefined) c.head.prev = e;
-        c.head = e;
-        this.hold(e);
-        if (parent !== undefined) parent.children++;
-        c.used += tokens;
-        c.count++;
+        e = this.add(c, key, parent, tokens, stamp);
         if (c.precise) {
           e.provisional = c.ticks + 1; // coming: the prefill the route sends will store it
           c.provisional.push(e);
@@ -256,6 +250,13 @@ export class PrefixIndex {
       held.provisional = 0;
       return true;
     }
+    pushLeaf(c, this.add(c, key, parent, tokens, stamp));
+    this.evict(c);
+    return true;
+  }
+
+  /** A new entry of copy `c` for block `key` after `parent`: held, listed, counted. */
+  private add(c: CopyCache, key: number, parent: Entry | undefined, tokens: number, stamp: number): Entry {
     const e: Entry = { key, slot: c.slot, tokens, parent, children: 0, stamp, inHeap: false, removed: false, prev: undefined, next: c.head };
     if (c.head !== undefined) c.head.prev = e;
     c.head = e;
@@ -263,9 +264,7 @@ export class PrefixIndex {
     if (parent !== undefined) parent.children++;
     c.used += tokens;
     c.count++;
-    pushLeaf(c, e);
-    this.evict(c);
-    return true;
+    return e;
   }
 
   /** A precise copy's engine removed block `key`: it goes, with every block held after it (no prompt can reach them). */
