@@ -57,6 +57,8 @@ describe('a rogue first stage over https', () => {
       const rogue = await startRogue(serve, 'imp', 6, 3, 'huge', String(mb), tls);
       try {
         await waitFor('imp alive', async () => ((await stateOf('imp')) === 'alive' ? true : undefined), 10_000, 50);
+        // Its copy whole again (the Swarm's status, not only imp's state): else a generation is refused as degraded before imp is called.
+        await waitFor('the swarm healthy', async () => ((JSON.parse(await get('/v1/status')) as { status: string }).status === 'healthy' ? true : undefined), 10_000, 50);
         const h1Ok = await stageCalls('h1', 'ok');
         const rssBefore = rssMb(serve.child.process.pid as number);
         const answers: { status: number; body: string }[] = [];

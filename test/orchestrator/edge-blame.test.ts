@@ -67,6 +67,8 @@ describe('a rogue first stage', () => {
       const rogue = await startRogue(serve, 'imp', 6, 3, mode, extra === 'RECORDER' ? recorderUrl : extra);
       try {
         await waitFor('imp alive', async () => ((await statusNodes(serve.url)).get('imp')?.state === 'alive' ? true : undefined), 10_000, 50);
+        // Its copy whole again (the Swarm's status, not only imp's state): else a generation is refused as degraded before imp is called.
+        await waitFor('the swarm healthy', async () => (((await (await fetch(`${serve.url}/v1/status`)).json()) as { status: string }).status === 'healthy' ? true : undefined), 10_000, 50);
         const h1Errors = await stageCalls('h1', 'error');
         const h1Ok = await stageCalls('h1', 'ok');
         const rssBefore = rssMb(serve.child.process.pid as number);
