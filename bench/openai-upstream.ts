@@ -27,6 +27,8 @@ import { parseEngineLoad } from '../src/agent/upstream/engine-load.js';
 
 const runs = Number(process.argv[2] ?? 3);
 const routerProcess = process.argv[3] === 'process';
+/** Node options of the router's process (`ROUTER_NODE_ARGS='--cpu-prof'` profiles it). */
+const routerArgs = (process.env['ROUTER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] as number;
 
@@ -59,7 +61,7 @@ async function main(): Promise<void> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('./scripted-engines.js', import.meta.url)), '2', '5'], { stdio: ['pipe', 'pipe', 'inherit'] });
   const urls = await new Promise<string[]>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(JSON.parse(c.toString('utf8')) as string[])));
   const engines = urls.map((url) => ({ url, open: async () => parseEngineLoad(await (await fetch(`${url}/metrics`)).text())?.running ?? 0 }));
-  const router = routerProcess ? spawn(process.execPath, [fileURLToPath(new URL('./openai-router.js', import.meta.url)), urls.join(',')], { stdio: ['pipe', 'pipe', 'inherit'] }) : undefined;
+  const router = routerProcess ? spawn(process.execPath, [...routerArgs, fileURLToPath(new URL('./openai-router.js', import.meta.url)), urls.join(',')], { stdio: ['pipe', 'pipe', 'inherit'] }) : undefined;
   const orchestrator = router !== undefined
     ? { url: await new Promise<string>((resolve) => router.stdout?.once('data', (c: Buffer) => resolve(JSON.parse(c.toString('utf8')) as string))), close: async () => void router.stdin?.end() }
     : await startOrchestrator({ models: [{ id: 'm', kind: 'base', layers: 4, pipelines: 2 }] });

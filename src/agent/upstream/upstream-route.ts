@@ -6,7 +6,8 @@
  * engine's request at once. A continued chat (`continue_final_message`) goes through the model's
  * chat template as a plain completion when the agent has one, so any engine can continue it.
  */
-import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Agent, request as post, type Dispatcher } from 'undici';
 import type { TimeSource } from '../../runtime/types.js';
@@ -93,13 +94,7 @@ export function registerUpstreamRoutes(app: FastifyInstance, options: UpstreamRo
     reply.hijack();
     reply.raw.writeHead(status, { 'content-type': (Array.isArray(type) ? type[0] : type) ?? 'application/json', 'cache-control': 'no-cache', ...(load !== undefined ? { [LOAD_HEADER]: load.toFixed(3) } : {}) });
     try {
-      for await (const chunk of response.body as AsyncIterable<Buffer>) {
-        if (controller.signal.aborted) throw controller.signal.reason;
-        reply.raw.write(chunk);
-        // Back-pressure past 64 KB only: a response's write() answers false for every chunk while
-        // its first bytes are in flight, and waiting for each 'drain' held every token a beat.
-        if (reply.raw.writableLength > 65_536) await once(reply.raw, 'drain', { signal: controller.signal });
-      }
+      await relay(response.body, reply.raw);
       reply.raw.end();
     } catch (error) {
       // The engine died mid-answer, or the orchestrator went away: the answer is cut, never ended as if whole.
@@ -114,6 +109,33 @@ export function registerUpstreamRoutes(app: FastifyInstance, options: UpstreamRo
   // What the orchestrator forwards is a client's body (at most DEFAULT_BODY_LIMIT) written again.
   app.post(UPSTREAM_COMPLETIONS, { bodyLimit: 2 * DEFAULT_BODY_LIMIT }, forward(false));
   app.post(UPSTREAM_CHAT, { bodyLimit: 2 * DEFAULT_BODY_LIMIT }, forward(true));
+}
+
+/**
+ * Writes each chunk of the engine's `body` to `out` as it arrives (its `data` events: no promise
+ * per token), until the body ends; rejects when it fails or closes unfinished. Back-pressure past
+ * 64 KB only: a response's write() answers false for every chunk while its first bytes are in
+ * flight, and waiting for each 'drain' held every token a beat.
+ */
+function relay(body: Readable, out: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let ended = false;
+    body.on('data', (chunk: Buffer) => {
+      out.write(chunk);
+      if (out.writableLength > 65_536 && !body.isPaused()) {
+        body.pause();
+        out.once('drain', () => body.resume());
+      }
+    });
+    body.once('end', () => {
+      ended = true;
+      resolve();
+    });
+    body.once('error', reject);
+    body.once('close', () => {
+      if (!ended) reject(new Error('the engine\'s answer closed before its end'));
+    });
+  });
 }
 
 /**
