@@ -73,7 +73,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, parts: OrchestratorPa
     if (!chat && local !== undefined) {
       const passed = options.gate?.enter(); // 503 Draining once a drain began
       try {
-        return await local.handle(request, reply);
+        return await local.handle(request, reply, passed?.signal); // handed back by a drain past its grace period
       } finally {
         if (passed !== undefined) options.gate?.leave(passed);
       }
