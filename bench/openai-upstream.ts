@@ -1,5 +1,5 @@
 /**
- * `node dist-bench/bench/openai-upstream.js [runs] [process] [tokenMs]`: issue 37's figures for the
+ * `node dist-bench/bench/openai-upstream.js [runs] [process|apart] [tokenMs]`: issue 37's figures for the
  * OpenAI door (docs/openai.md), the orchestrator and two upstream agents in this process over
  * loopback, each agent in front of a scripted engine that paces its tokens `tokenMs` apart
  * (default 5; test/agent/upstream/scripted-upstream.ts), the engines in a child process
@@ -7,8 +7,9 @@
  * `process`, the orchestrator and its agents run in a child process of their own
  * (bench/openai-router.ts), as deployed, so the clients' own work here does not share the router's
  * event loop either (in this process, every served token is handled three times on one thread:
- * client, orchestrator, agent; a direct one once). `ROUTER_NODE_ARGS='--cpu-prof'` profiles that
- * child. The clients, direct and served alike, read with undici's `request` and count events in
+ * client, orchestrator, agent; a direct one once); with `apart`, the orchestrator and each agent
+ * in a process of its own, as `serve` and `agent --upstream` deploy. `ROUTER_NODE_ARGS='--cpu-prof'`
+ * profiles those. The clients, direct and served alike, read with undici's `request` and count events in
  * the bytes, so their own CPU (fetch's web streams and a TextDecoder a chunk cost about half the
  * router's) competes as little as it can with the router's on a 2-core machine:
  *
@@ -17,7 +18,7 @@
  * - added p99 at c = 32: 32 clients, 8 requests each of 16 tokens, through serve against straight
  *   to the engines (split over them as serve would), twice each, in the order direct, served,
  *   served, direct so the machine's drift weighs on both alike; p99 ratio of the pooled 512 each
- *   (target ≤ 5 %), and the router's CPU per served request (`process` only);
+ *   (target ≤ 5 %), and the router's CPU per served request (its processes: `process`, `apart`);
  * - cancellation: 200 concurrent streams, half of 400 tokens aborted at seeded random points, half
  *   of 60 read to the end; how long after the last client was done every engine stream was closed
  *   (target: within 1 s; NaN: not within 5 s).
@@ -30,11 +31,13 @@ import { startOrchestrator, type RunningOrchestrator } from '../src/orchestrator
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseEngineLoad } from '../src/agent/upstream/engine-load.js';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 
 const runs = Number(process.argv[2] ?? 3);
-const routerProcess = process.argv[3] === 'process';
+const routerProcess = process.argv[3] === 'process' || process.argv[3] === 'apart';
+/** `apart`: the orchestrator and each agent in a process of its own (bench/openai-router.ts). */
+const apart = process.argv[3] === 'apart';
 const tokenMs = Number(process.argv[4] ?? 5);
 /** Node options of the router's process (`ROUTER_NODE_ARGS='--cpu-prof'` profiles it). */
 const routerArgs = (process.env['ROUTER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
@@ -67,17 +70,27 @@ async function stream(base: string, prompt: string, maxTokens: number, abortAfte
   return { ttft, total: performance.now() - started };
 }
 
-/** CPU ms (user + system) of process `pid` so far. */
+/** CPU ms (user + system) so far of process `pid` and its children (the agents of `apart`). */
 function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  let ms = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let fields: string[];
+    try {
+      fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    } catch {
+      continue; // ended meanwhile
+    }
+    if (Number(entry) === pid || Number(fields[1]) === pid) ms += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  }
+  return ms;
 }
 
 async function main(): Promise<void> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('./scripted-engines.js', import.meta.url)), '2', String(tokenMs)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const urls = await new Promise<string[]>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(JSON.parse(c.toString('utf8')) as string[])));
   const engines = urls.map((url) => ({ url, open: async () => parseEngineLoad(await (await fetch(`${url}/metrics`)).text())?.running ?? 0 }));
-  const router = routerProcess ? spawn(process.execPath, [...routerArgs, fileURLToPath(new URL('./openai-router.js', import.meta.url)), urls.join(',')], { stdio: ['pipe', 'pipe', 'inherit'] }) : undefined;
+  const router = routerProcess ? spawn(process.execPath, [...routerArgs, fileURLToPath(new URL('./openai-router.js', import.meta.url)), urls.join(','), '4', ...(apart ? ['apart'] : [])], { stdio: ['pipe', 'pipe', 'inherit'] }) : undefined;
   const orchestrator = router !== undefined
     ? { url: await new Promise<string>((resolve) => router.stdout?.once('data', (c: Buffer) => resolve(JSON.parse(c.toString('utf8')) as string))), close: async () => void router.stdin?.end() }
     : await startOrchestrator({ models: [{ id: 'm', kind: 'base', layers: 4, pipelines: 2 }] });
@@ -143,7 +156,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(table[table.length - 1]));
   }
   const col = (k: string) => median(table.map((r) => r[k] as number));
-  console.log(JSON.stringify({ router: routerProcess ? 'own process' : 'this process', tokenMs, median: { addedTtftMs: col('addedTtftMs'), addedP99Pct: col('addedP99Pct'), openAfterAllMs: col('openAfterAllMs'), ...(routerProcess ? { routerCpuMsPerRequest: col('routerCpuMsPerRequest') } : {}) } }));
+  console.log(JSON.stringify({ router: apart ? 'orchestrator and each agent in its own process' : routerProcess ? 'own process' : 'this process', tokenMs, median: { addedTtftMs: col('addedTtftMs'), addedP99Pct: col('addedP99Pct'), openAfterAllMs: col('openAfterAllMs'), ...(routerProcess ? { routerCpuMsPerRequest: col('routerCpuMsPerRequest') } : {}) } }));
   await Promise.all(agents.map((a) => a.stop()));
   await orchestrator.close();
   child.stdin.end();
