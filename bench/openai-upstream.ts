@@ -1,22 +1,29 @@
 /**
- * `node dist-bench/bench/openai-upstream.js [runs] [process]`: issue 37's figures for the OpenAI door
- * (docs/openai.md), the orchestrator and two upstream agents in this process over loopback, each
- * agent in front of a scripted engine that paces its tokens (test/agent/upstream/scripted-upstream.ts),
- * the engines in a child process (bench/scripted-engines.ts), so no engine's CPU competes with the
- * router's event loop. With `process`, the orchestrator and its agents run in a child process of
- * their own (bench/openai-router.ts), as deployed, so the clients' own work here does not share
- * the router's event loop either (in this process, every served token is handled three times on
- * one thread: client, orchestrator, agent; a direct one once):
+ * `node dist-bench/bench/openai-upstream.js [runs] [process|apart] [tokenMs]`: issue 37's figures for the
+ * OpenAI door (docs/openai.md), the orchestrator and two upstream agents in this process over
+ * loopback, each agent in front of a scripted engine that paces its tokens `tokenMs` apart
+ * (default 5; test/agent/upstream/scripted-upstream.ts), the engines in a child process
+ * (bench/scripted-engines.ts), so no engine's CPU competes with the router's event loop. With
+ * `process`, the orchestrator and its agents run in a child process of their own
+ * (bench/openai-router.ts), as deployed, so the clients' own work here does not share the router's
+ * event loop either (in this process, every served token is handled three times on one thread:
+ * client, orchestrator, agent; a direct one once); with `apart`, the orchestrator and each agent
+ * in a process of its own, as `serve` and `agent --upstream` deploy. `ROUTER_NODE_ARGS='--cpu-prof'`
+ * profiles those. The clients, direct and served alike, read with undici's `request` and count events in
+ * the bytes, so their own CPU (fetch's web streams and a TextDecoder a chunk cost about half the
+ * router's) competes as little as it can with the router's on a 2-core machine:
  *
  * - added time to first token at c = 1: a streamed completion through serve against the same
  *   request straight to an engine, medians of 200 each, interleaved (target ≤ 2 ms);
- * - added p99 at c = 32: 32 clients, 8 requests each of 16 tokens 5 ms apart, through serve
- *   against straight to the engines (split over them as serve would), p99 ratio (target ≤ 5 %);
+ * - added p99 at c = 32: 32 clients, 8 requests each of 16 tokens, through serve against straight
+ *   to the engines (split over them as serve would), twice each, in the order direct, served,
+ *   served, direct so the machine's drift weighs on both alike; p99 ratio of the pooled 512 each
+ *   (target ≤ 5 %), and the router's CPU per served request (its processes: `process`, `apart`);
  * - cancellation: 200 concurrent streams, half of 400 tokens aborted at seeded random points, half
  *   of 60 read to the end; how long after the last client was done every engine stream was closed
  *   (target: within 1 s; NaN: not within 5 s).
  *
- *     npm run build:bench && node dist-bench/bench/openai-upstream.js 3
+ *     npm run build:bench && node dist-bench/bench/openai-upstream.js 3 process
  */
 import { uniform } from '../src/core/random.js';
 import { startUpstreamAgent, type RunningUpstreamAgent } from '../src/agent/upstream/upstream-agent.js';
@@ -24,27 +31,35 @@ import { startOrchestrator, type RunningOrchestrator } from '../src/orchestrator
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseEngineLoad } from '../src/agent/upstream/engine-load.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { Agent, request } from 'undici';
 
 const runs = Number(process.argv[2] ?? 3);
-const routerProcess = process.argv[3] === 'process';
+const routerProcess = process.argv[3] === 'process' || process.argv[3] === 'apart';
+/** `apart`: the orchestrator and each agent in a process of its own (bench/openai-router.ts). */
+const apart = process.argv[3] === 'apart';
+const tokenMs = Number(process.argv[4] ?? 5);
+/** Node options of the router's process (`ROUTER_NODE_ARGS='--cpu-prof'` profiles it). */
+const routerArgs = (process.env['ROUTER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] as number;
 
-/** A streamed completion: ms to the first text and to the end; aborted after `abortAfter` chunks if given. */
+/** The clients' connections (a pool per origin, as fetch's global one). */
+const clients = new Agent({ keepAliveTimeout: 30_000 });
+const EVENT_END = Buffer.from('\n\n');
+
+/** A streamed completion: ms to the first text and to the end; aborted after `abortAfter` events if given. */
 async function stream(base: string, prompt: string, maxTokens: number, abortAfter?: number): Promise<{ ttft: number; total: number }> {
   const started = performance.now();
   const controller = new AbortController();
-  const response = await fetch(`${base}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', prompt, max_tokens: maxTokens, stream: true }), signal: controller.signal });
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   let ttft = -1;
-  let chunks = 0;
+  let events = 0;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
+    const { body } = await request(`${base}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', prompt, max_tokens: maxTokens, stream: true }), signal: controller.signal, dispatcher: clients });
+    for await (const chunk of body as AsyncIterable<Buffer>) {
       if (ttft < 0) ttft = performance.now() - started;
-      chunks += new TextDecoder().decode(value).split('\n\n').length - 1;
-      if (abortAfter !== undefined && chunks >= abortAfter) {
+      for (let i = chunk.indexOf(EVENT_END); i >= 0; i = chunk.indexOf(EVENT_END, i + 2)) events++;
+      if (abortAfter !== undefined && events >= abortAfter) {
         controller.abort();
         break;
       }
@@ -55,11 +70,27 @@ async function stream(base: string, prompt: string, maxTokens: number, abortAfte
   return { ttft, total: performance.now() - started };
 }
 
+/** CPU ms (user + system) so far of process `pid` and its children (the agents of `apart`). */
+function cpuMs(pid: number): number {
+  let ms = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let fields: string[];
+    try {
+      fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    } catch {
+      continue; // ended meanwhile
+    }
+    if (Number(entry) === pid || Number(fields[1]) === pid) ms += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  }
+  return ms;
+}
+
 async function main(): Promise<void> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./scripted-engines.js', import.meta.url)), '2', '5'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./scripted-engines.js', import.meta.url)), '2', String(tokenMs)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const urls = await new Promise<string[]>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(JSON.parse(c.toString('utf8')) as string[])));
   const engines = urls.map((url) => ({ url, open: async () => parseEngineLoad(await (await fetch(`${url}/metrics`)).text())?.running ?? 0 }));
-  const router = routerProcess ? spawn(process.execPath, [fileURLToPath(new URL('./openai-router.js', import.meta.url)), urls.join(',')], { stdio: ['pipe', 'pipe', 'inherit'] }) : undefined;
+  const router = routerProcess ? spawn(process.execPath, [...routerArgs, fileURLToPath(new URL('./openai-router.js', import.meta.url)), urls.join(','), '4', ...(apart ? ['apart'] : [])], { stdio: ['pipe', 'pipe', 'inherit'] }) : undefined;
   const orchestrator = router !== undefined
     ? { url: await new Promise<string>((resolve) => router.stdout?.once('data', (c: Buffer) => resolve(JSON.parse(c.toString('utf8')) as string))), close: async () => void router.stdin?.end() }
     : await startOrchestrator({ models: [{ id: 'm', kind: 'base', layers: 4, pipelines: 2 }] });
@@ -80,7 +111,7 @@ async function main(): Promise<void> {
       direct.push((await stream(e0.url, `ttft ${i}`, 2)).ttft);
       served.push((await stream(orchestrator.url, `ttft ${i}`, 2)).ttft);
     }
-    // c = 32: p99 of whole requests.
+    // c = 32: p99 of whole requests, direct and served twice each (direct, served, served, direct).
     const load = async (base: (client: number) => string): Promise<number[]> => {
       const times: number[] = [];
       await Promise.all(Array.from({ length: 32 }, async (_, c) => {
@@ -88,8 +119,15 @@ async function main(): Promise<void> {
       }));
       return times;
     };
-    const directLoad = await load((c) => (engines[c % 2] as { url: string }).url);
-    const servedLoad = await load(() => orchestrator.url);
+    const directLoad: number[] = [];
+    const servedLoad: number[] = [];
+    let routerCpu = 0;
+    for (const served of [false, true, true, false]) {
+      const before = router?.pid !== undefined ? cpuMs(router.pid) : 0;
+      const times = await load(served ? () => orchestrator.url : (c) => (engines[c % 2] as { url: string }).url);
+      (served ? servedLoad : directLoad).push(...times);
+      if (served && router?.pid !== undefined) routerCpu += cpuMs(router.pid) - before;
+    }
     // Cancellation: 200 streams, every other one aborted at a random chunk.
     const rnd = uniform(37 + run);
     await Promise.all(Array.from({ length: 200 }, (_, i) => stream(orchestrator.url, `cancel ${run} ${i}`, i % 2 === 0 ? 400 : 60, i % 2 === 0 ? 2 + Math.floor(rnd() * 60) : undefined)));
@@ -110,15 +148,19 @@ async function main(): Promise<void> {
       p99DirectMs: +quantile(directLoad, 0.99).toFixed(1),
       p99ServedMs: +quantile(servedLoad, 0.99).toFixed(1),
       addedP99Pct: +((quantile(servedLoad, 0.99) / quantile(directLoad, 0.99) - 1) * 100).toFixed(2),
+      p50DirectMs: +median(directLoad).toFixed(1),
+      p50ServedMs: +median(servedLoad).toFixed(1),
+      ...(router !== undefined ? { routerCpuMsPerRequest: +(routerCpu / servedLoad.length).toFixed(2) } : {}),
       openAfterAllMs: +closedMs.toFixed(1),
     });
     console.log(JSON.stringify(table[table.length - 1]));
   }
   const col = (k: string) => median(table.map((r) => r[k] as number));
-  console.log(JSON.stringify({ router: routerProcess ? 'own process' : 'this process', median: { addedTtftMs: col('addedTtftMs'), addedP99Pct: col('addedP99Pct'), openAfterAllMs: col('openAfterAllMs') } }));
+  console.log(JSON.stringify({ router: apart ? 'orchestrator and each agent in its own process' : routerProcess ? 'own process' : 'this process', tokenMs, median: { addedTtftMs: col('addedTtftMs'), addedP99Pct: col('addedP99Pct'), openAfterAllMs: col('openAfterAllMs'), ...(routerProcess ? { routerCpuMsPerRequest: col('routerCpuMsPerRequest') } : {}) } }));
   await Promise.all(agents.map((a) => a.stop()));
   await orchestrator.close();
   child.stdin.end();
+  await clients.close();
 }
 
 await main();

@@ -110,6 +110,9 @@ export function readBoundedBody(request: FastifyRequest, payload: BodyStream, li
     else finish(null);
   });
   payload.on('error', (error) => finish(new ServeError('InvalidRequest', 400, `body: ${error.message}`, { field: 'body' })));
-  payload.on('close', () => finish(new ServeError('InvalidRequest', 400, 'body: the connection closed before the body ended', { field: 'body' })));
+  // Every body's stream closes: the error (and its stack) only for one that closed unfinished.
+  payload.on('close', () => {
+    if (!finished) finish(new ServeError('InvalidRequest', 400, 'body: the connection closed before the body ended', { field: 'body' }));
+  });
 }
 

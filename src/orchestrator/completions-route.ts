@@ -80,8 +80,12 @@ export interface LocalCompletions {
   serves(model: string): boolean;
   /** The model `id` of them, with its tokenizer. */
   textModel(id: string): TextModel | undefined;
-  /** Answers one `POST /v1/completions` (whole, or streamed on the raw response). */
-  handle(request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
+  /**
+   * Answers one `POST /v1/completions` (whole, or streamed on the raw response). `handedBack`: the
+   * drain's gate (drain-gate.ts) aborts it with 503 `Draining` to hand the completion back: its
+   * session is aborted and its client answered so (whole: the 503; streamed: an error event).
+   */
+  handle(request: FastifyRequest, reply: FastifyReply, handedBack?: AbortSignal): Promise<unknown>;
   /** Runs one completion as one Generation, as {@link LocalCompletions.handle} runs its own (the OpenAI chat route's, on its rendered prompt). */
   run(ask: LocalAsk, signal: AbortSignal, onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult>;
 }
@@ -126,7 +130,7 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
     return r;
   };
   const run = async (ask: LocalAsk, signal: AbortSignal, onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult> => counted(await generationOf(ask, { signal }, onText).run());
-  const answer = async (request: FastifyRequest, reply: FastifyReply, cls: ClientClass | undefined): Promise<unknown> => {
+  const answer = async (request: FastifyRequest, reply: FastifyReply, cls: ClientClass | undefined, handedBack: AbortSignal | undefined): Promise<unknown> => {
     const body = parseCompletionRequest(request.body);
     const model = options.models.get(body.model);
     if (model === undefined) throw new ServeError('InvalidRequest', 400, `model: "${body.model}" is not a model served here with a tokenizer (${[...options.models.keys()].map((m) => `"${m}"`).join(', ') || 'none'})`, { field: 'model' });
@@ -137,11 +141,12 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
     // Scoped to its caller (docs/serve.md, "Idempotent generation"): a token's hash, else the source address.
     const key = given === undefined ? undefined : scopedKey(given, { authorization: request.headers.authorization, address: request.socket.remoteAddress, ...(cls !== undefined ? { className: cls.name } : {}) });
     const hungUp = cancelOnHangUp(reply);
+    const signal = handedBack === undefined ? hungUp : AbortSignal.any([hungUp, handedBack]);
     const id = `cmpl-${boot}-${randomBytes(6).toString('hex')}`;
     const created = Math.floor(Date.now() / 1000);
     const ask: LocalAsk = { model, promptIds: ids, maxTokens: body.maxTokens, sampling: { temperature: body.temperature, topP: body.topP, seed: body.seed }, stop: body.stop };
     let built: CompletionGeneration | undefined;
-    const run = async (onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult> => counted(await (built = generationOf(ask, { signal: hungUp, cls, key }, onText)).run());
+    const run = async (onText?: (delta: string, tokenId: number) => void): Promise<CompletionResult> => counted(await (built = generationOf(ask, { signal, cls, key }, onText)).run());
     const extension = (r: CompletionResult): Record<string, unknown> => ({
       session_id: r.sessionId,
       resumes: r.resumes,
@@ -153,7 +158,8 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
     });
     /** A failure counted: by its code, and as an admission rejection when it never ran (a full queue, no slot in time, the client gone while it waited). */
     const failed = (error: unknown): unknown => {
-      const answered = asServeError(error);
+      // Handed back by a drain: the drain's 503 with Retry-After, not the session's abort.
+      const answered = asServeError(handedBack?.aborted === true && !hungUp.aborted && handedBack.reason instanceof ServeError ? handedBack.reason : error);
       counts.requests.inc({ outcome: answered instanceof ServeError ? answered.code : 'Internal' });
       const reason = rejectionOf(answered, hungUp.aborted, built?.generation);
       if (reason !== undefined) metrics.admission.rejections.inc({ reason });
@@ -201,7 +207,7 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
     return reply;
   };
   // A class's limit counts its completions under way, streamed ones until their last chunk.
-  const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+  const handle = async (request: FastifyRequest, reply: FastifyReply, handedBack?: AbortSignal): Promise<unknown> => {
     const cls = options.classes === undefined ? undefined : classOf(options.classes, request.headers);
     if (cls !== undefined) {
       try {
@@ -212,7 +218,7 @@ export function localCompletions(parts: OrchestratorParts, options: CompletionsR
       }
     }
     try {
-      return await answer(request, reply, cls);
+      return await answer(request, reply, cls, handedBack);
     } finally {
       if (cls !== undefined) classLimits.leave(cls);
     }

@@ -18,7 +18,7 @@ import { ServeError } from '../../wire/serve-error.js';
 import type { NodeRegistry } from '../node-registry.js';
 import { continuationBody, type EngineUsage, type StreamedIds } from './engine-body.js';
 import type { CompletionJob } from '../../wire/openai-request.js';
-import { sseData } from './sse-reader.js';
+import { readSse } from './sse-reader.js';
 import { StreamText } from './stream-text.js';
 
 /** What one completion runs with. */
@@ -90,14 +90,17 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
     const node = stage.nodeId;
     const started = clock.now();
     const before = tokens;
+    // The attempt's own signal, aborted with the request's (a listener: AbortSignal.any costs more, per request).
     const attempt = new AbortController();
-    const signal = AbortSignal.any([ctx.signal, attempt.signal]);
+    const follow = (): void => attempt.abort(ctx.signal.reason);
+    if (ctx.signal.aborted) follow();
+    else ctx.signal.addEventListener('abort', follow, { once: true });
     const firstByte = clock.setTimeout(() => attempt.abort(new EngineFailed(`agent "${node}" did not start answering within ${ctx.firstByteMs ?? 30_000} ms`)), ctx.firstByteMs ?? 30_000);
     record.inflight++;
     let segmentUsage: EngineUsage | undefined;
     let segmentFinish: string | undefined;
     try {
-      const reply = await ctx.post(`${record.url}${segment.chat ? '/v1/upstream/chat/completions' : '/v1/upstream/completions'}`, JSON.stringify(segment.body), signal, 'POST', 'application/json', agentAudience(node));
+      const reply = await ctx.post(`${record.url}${segment.chat ? '/v1/upstream/chat/completions' : '/v1/upstream/completions'}`, JSON.stringify(segment.body), attempt.signal, 'POST', 'application/json', agentAudience(node));
       clock.clearTimeout(firstByte);
       if (!reply.ok) {
         const said = (await reply.text().catch(() => '')).slice(0, 500);
@@ -105,11 +108,12 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
         throw new EngineFailed(`agent "${node}" answered ${reply.status} ${said}`);
       }
       const load = Number((reply as { headers?: Headers }).headers?.get('x-hecate-load'));
-      if (Number.isFinite(load)) report(swarm, node, Math.min(1, Math.max(0, load)));
+      if (Number.isFinite(load)) reportLoad(swarm, node, Math.min(1, Math.max(0, load)), clock.now());
       const body = reply.chunks ?? reply.body;
       if (body === undefined || body === null) throw new EngineFailed(`agent "${node}" answered without a body`);
       nodes.push(node);
-      for await (const data of sseData(body)) {
+      // Each event as it arrives, in the turn its bytes do (sse-reader.ts): no promise per token.
+      const end = await readSse(body, (data) => {
         const chunk = JSON.parse(data) as { choices?: { text?: string; delta?: { content?: string | null }; finish_reason?: string | null; token_ids?: unknown; prompt_token_ids?: unknown }[]; usage?: EngineUsage };
         const choice = chunk.choices?.[0];
         const piece = choice?.text ?? choice?.delta?.content ?? '';
@@ -121,13 +125,15 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
         if (piece !== '') {
           const go = text.push(piece);
           if (go !== '') emit(go);
-          if (text.stopped()) break;
+          if (text.stopped()) return false;
         }
         if (typeof choice?.finish_reason === 'string') segmentFinish = choice.finish_reason;
         if (chunk.usage != null) segmentUsage = chunk.usage;
-      }
-      // Whole (its [DONE]), or cut short here by a stop string: the engine's request is ended either way.
-      attempt.abort(new Error('answered'));
+        return true;
+      });
+      // Cut short here by a stop string: the engine's request is ended (its body was destroyed too).
+      // Whole (its [DONE]): its body is read to its end, the connection kept for the next request.
+      if (end === 'stopped') attempt.abort(new Error('answered'));
       completionTokens += segmentUsage?.completion_tokens ?? tokens - before;
       usage ??= segmentUsage === undefined ? undefined : { ...segmentUsage, prompt_tokens: segmentUsage.prompt_tokens - before };
       finish = text.stopped() ? 'stop' : (segmentFinish ?? 'stop');
@@ -152,6 +158,7 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
       // Before any text, wait a little (the swarm learns of the failure); midway, the client is waiting: continue at once.
       if (tokens === 0) await sleep(clock, (ctx.backoffMs ?? 25) * 2 ** (failures - 1), ctx.signal);
     } finally {
+      ctx.signal.removeEventListener('abort', follow);
       record.inflight--;
     }
   }
@@ -186,7 +193,19 @@ function release(swarm: Swarm, leased: LeasedRoute, outcome: Parameters<Swarm['r
   }
 }
 
-function report(swarm: Swarm, node: string, load: number): void {
+/** How often a node's load is fed to the swarm at most: it changes once an agent's probe (a second), answers come far more often. */
+const LOAD_EVERY_MS = 100;
+/** When each node's load was last fed to each swarm. */
+const loadFed = new WeakMap<Swarm, Map<string, number>>();
+
+/** Feeds `node`'s load to the swarm's telemetry, unless it was fed within {@link LOAD_EVERY_MS}. */
+function reportLoad(swarm: Swarm, node: string, load: number, now: number): void {
+  let fed = loadFed.get(swarm);
+  if (fed === undefined) loadFed.set(swarm, (fed = new Map()));
+  const last = fed.get(node);
+  if (last !== undefined && now - last >= 0 && now - last < LOAD_EVERY_MS) return;
+  if (fed.size >= 4096) fed.clear(); // nodes come and go: the table forgets rather than grows
+  fed.set(node, now);
   try {
     swarm.report(node, { load });
   } catch {

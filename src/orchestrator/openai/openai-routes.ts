@@ -12,7 +12,7 @@ import type { PeerPost } from '../../net/peer-post.js';
 import { sameSecret } from '../../wire/request-signing.js';
 import { ServeError } from '../../wire/serve-error.js';
 import { conversationPrompt, DEFAULT_CHAT_TEMPLATE, type ChatTemplate } from '../../wire/chat-prompt.js';
-import { cancelOnHangUp } from '../client-cancel.js';
+import { SessionError } from '../../core/errors.js';
 import { classOf, classTokens, type ClientClass, type ClientClasses } from '../client-classes.js';
 import type { OrchestratorParts } from '../orchestrator-parts.js';
 import { runCompletion, type CompletionOutcome } from './completion-run.js';
@@ -73,7 +73,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, parts: OrchestratorPa
     if (!chat && local !== undefined) {
       const passed = options.gate?.enter(); // 503 Draining once a drain began
       try {
-        return await local.handle(request, reply);
+        return await local.handle(request, reply, passed?.signal); // handed back by a drain past its grace period
       } finally {
         if (passed !== undefined) options.gate?.leave(passed);
       }
@@ -91,11 +91,21 @@ export function registerOpenAIRoutes(app: FastifyInstance, parts: OrchestratorPa
       throw error;
     }
     const deadlineMs = Math.min(cls?.deadlineMs ?? Number.POSITIVE_INFINITY, options.deadlineMs ?? 60_000);
-    const hungUp = cancelOnHangUp(reply);
-    const deadline = new AbortController();
-    const timer = parts.clock.setTimeout(() => deadline.abort(new ServeError('SessionFailed', 504, `the request did not finish within its deadline of ${deadlineMs} ms`)), deadlineMs);
-    const signal = AbortSignal.any([hungUp, deadline.signal, ...(passed !== undefined ? [passed.signal] : [])]);
-    const id = `${chat ? 'chatcmpl' : 'cmpl'}-${randomBytes(12).toString('hex')}`;
+    // One signal for the request: the client hanging up, its deadline, or a drain handing it back
+    // (listeners on one controller: AbortSignal.any and a controller each cost more, per request).
+    const stop = new AbortController();
+    const signal = stop.signal;
+    let hungUp = false;
+    const onClose = (): void => {
+      if (reply.raw.writableFinished) return;
+      hungUp = true;
+      stop.abort(new SessionError('Aborted', 'the client went away before the answer'));
+    };
+    reply.raw.once('close', onClose);
+    const timer = parts.clock.setTimeout(() => stop.abort(new ServeError('SessionFailed', 504, `the request did not finish within its deadline of ${deadlineMs} ms`)), deadlineMs);
+    const handedBack = (): void => stop.abort(passed?.signal.reason);
+    passed?.signal.addEventListener('abort', handedBack, { once: true });
+    const id = `${chat ? 'chatcmpl' : 'cmpl'}-${nextId()}`;
     const created = Math.floor(parts.clock.now() / 1000);
     const sse = job.stream ? new SseAnswer(reply, id, created, job) : undefined;
     let whole = '';
@@ -117,8 +127,9 @@ export function registerOpenAIRoutes(app: FastifyInstance, parts: OrchestratorPa
         ? { id, object: 'chat.completion', created, model: job.model, choices: [{ index: 0, message: { role: 'assistant', content: whole }, logprobs: null, finish_reason: outcome.finish }], usage }
         : { id, object: 'text_completion', created, model: job.model, choices: [{ index: 0, text: whole, logprobs: null, finish_reason: outcome.finish }], usage };
     } catch (error) {
-      const answered = passed?.signal.aborted === true && !hungUp.aborted ? passed.signal.reason : deadline.signal.aborted && !hungUp.aborted ? deadline.signal.reason : error;
-      parts.metrics.requests.inc({ outcome: hungUp.aborted ? 'Cancelled' : answered instanceof ServeError ? answered.code : 'Internal' });
+      // Handed back by a drain, or past its deadline: answered so (a hang-up has nobody to answer).
+      const answered = signal.aborted && !hungUp ? signal.reason : error;
+      parts.metrics.requests.inc({ outcome: hungUp ? 'Cancelled' : answered instanceof ServeError ? answered.code : 'Internal' });
       if (sse?.started() === true) {
         sse.fail(answered); // midway: the stream ends with OpenAI's error event
         return reply;
@@ -126,11 +137,18 @@ export function registerOpenAIRoutes(app: FastifyInstance, parts: OrchestratorPa
       throw answered;
     } finally {
       parts.clock.clearTimeout(timer);
+      reply.raw.off('close', onClose);
+      passed?.signal.removeEventListener('abort', handedBack);
       if (cls !== undefined) parts.classLimits.leave(cls);
       if (passed !== undefined) options.gate?.leave(passed);
     }
   };
 }
+
+/** This process's prefix of answer ids, then a count: unique ids without random bytes drawn per request. */
+const ID_PREFIX = randomBytes(8).toString('hex');
+let idCount = 0;
+const nextId = (): string => `${ID_PREFIX}${(++idCount).toString(16).padStart(8, '0')}`;
 
 /** OpenAI's `usage`. */
 function usageOf(o: CompletionOutcome): Record<string, unknown> {

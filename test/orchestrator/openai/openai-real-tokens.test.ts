@@ -3,7 +3,8 @@
  * process over loopback: a make-model model, one reference-engine agent holding every layer. The
  * chat is the completion of its conversation rendered by the model's chat template (or ChatML when
  * the orchestrator has none): its text equals `/v1/completions` on those token ids, whole and
- * streamed through the `openai` client; a drain waits for a chat under way.
+ * streamed through the `openai` client; a drain waits for a chat under way, and hands back a
+ * completion past its grace period (its stream ends with the `Draining` error, not its last token).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -90,5 +91,19 @@ describe('chat on real tokens', () => {
     const whole = await client.chat.completions.create({ model: served.text.id, messages, max_tokens: 8, temperature: 0 });
     expect(whole.choices[0]?.message.content).toBe(await completionOf(client, ids, 8));
     await expect(client.chat.completions.create({ model: served.text.id, messages, seed: -1 })).rejects.toMatchObject({ status: 400, param: 'seed' });
+  });
+
+  it('a drain hands back a streamed completion past its grace period, as the upstream routes are', async () => {
+    const { orchestrator } = await swarm();
+    const response = await fetch(`${orchestrator.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: served.text.id, prompt: 'Hello', max_tokens: 1500, temperature: 0, stream: true }) });
+    expect(response.status).toBe(200);
+    const reader = (response.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+    let sse = (await reader.read()).value ?? ''; // its first piece: it runs
+    expect(await orchestrator.drain(100)).toEqual({ finished: 0, handedBack: 1 });
+    for (let next = await reader.read(); next.done !== true; next = await reader.read()) sse += next.value;
+    const events = sse.trim().split('\n\n');
+    expect(events.at(-1)).toBe('data: [DONE]');
+    expect(JSON.parse(events.at(-2)?.slice(6) ?? '{}')).toMatchObject({ error: { code: 'Draining' } });
+    expect(events.length - 2).toBeLessThan(1500); // handed back midway: its pieces so far, not all of them
   });
 });
