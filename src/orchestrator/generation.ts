@@ -139,8 +139,7 @@ export class Generation<T = number, R = GenerateReply> {
     const from = this.resumedFrom;
     let session;
     try {
-      const prompt = task.prompt ?? task.promptIds;
-      const request = { model: task.model, tokens: this.promptTokens + task.steps, ...(prompt !== undefined ? { prompt } : {}) };
+      const request = { model: task.model, tokens: this.promptTokens + task.steps, ...(task.prompt !== undefined ? { prompt: task.prompt } : {}) };
       session = openSession<T>(this.host(), request, this.runner(), this.sessionOptions(progress?.signal));
     } catch (error) {
       throw asServeError(error); // e.g. an unknown model 400, no route 503
