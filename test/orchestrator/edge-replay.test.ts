@@ -1,17 +1,15 @@
 /**
  * Issue 41, point 6: a signed request captured on its way to one receiver and sent to another, or
- * to the same one restarted (docs/security.md, "Signed requests"). Two orchestrators in this
- * process on one replicated swarm over a real nats-server, a lone orchestrator, and two agents,
- * all on real sockets. The captured requests are signed here exactly as an agent or the
- * orchestrator signs them (signedHeaders), and sent byte for byte again.
+ * to the same one restarted (docs/security.md, "Signed requests"). Real processes: two
+ * `hecate-node serve` on one replicated swarm over a real nats-server, a lone one, and two
+ * `hecate-node agent`s, each restarted as a new process. The captured requests are signed here
+ * exactly as an agent or the orchestrator signs them (signedHeaders), and sent byte for byte again.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_MAX_AHEAD_MS } from '../../src/agent/stage-guard.js';
-import { startAgent, type RunningAgent } from '../../src/agent/agent.js';
-import { startOrchestrator, type RunningOrchestrator } from '../../src/orchestrator/orchestrator.js';
 import { loadAgentKey, type AgentKey } from '../../src/wire/agent-key.js';
 import { DROP_PATH } from '../../src/wire/drop-protocol.js';
 import { FRAME_CONTENT_TYPE } from '../../src/wire/frames.js';
@@ -19,14 +17,29 @@ import { agentAudience } from '../../src/wire/request-signing.js';
 import { signedHeaders } from '../../src/wire/signed-headers.js';
 import { stageMessage } from '../agent/stage-messages.js';
 import { freePort, NatsServer } from '../replication/nats-server.js';
-import { audienceOf } from './edge-helpers.js';
+import { audienceOf, topologyFile } from './edge-helpers.js';
+import { startCli, stopAll, type Child } from './processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hecate-replay-'));
 const secret = Buffer.from('5'.repeat(64));
 const models = [{ id: 'base', kind: 'base' as const, layers: 4, pipelines: 1 }];
+const topology = topologyFile('replay', { models, nodes: [{ id: 'a4', memoryGb: 8, score: 2 }] });
 let nats: NatsServer;
 let key: AgentKey;
-const running: { close?: () => Promise<void>; stop?: () => Promise<void> }[] = [];
+
+/** The swarm secret in a directory of `name`'s own (its key bindings are kept beside it). */
+function tokenIn(name: string): string {
+  const home = join(dir, name);
+  mkdirSync(home, { recursive: true });
+  writeFileSync(join(home, 'swarm-token'), secret.toString('utf8'), { mode: 0o600 });
+  return join(home, 'swarm-token');
+}
+
+/** `hecate-node serve` on `port` (0: any) as a process, with `extra` flags: its child and URL. */
+async function serve(name: string, port: number, extra: readonly string[]): Promise<{ child: Child; url: string }> {
+  const { child, match } = await startCli(name, ['serve', '--port', String(port), '--topology', topology, '--token-file', tokenIn(name), ...extra], /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000, { process: true });
+  return { child, url: match };
+}
 
 beforeAll(async () => {
   nats = await NatsServer.start();
@@ -34,7 +47,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  for (const r of running.reverse()) await (r.close ?? r.stop)?.().catch(() => {});
+  await stopAll();
   await nats?.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -46,9 +59,10 @@ interface Captured {
   readonly body: string | Uint8Array;
 }
 
-/** Closes `o`, and lets this process's pooled connections to it see they are closed (the next start takes its port). */
-async function closed(o: RunningOrchestrator): Promise<void> {
-  await o.close();
+/** Stops `child` with SIGTERM and waits for its exit, and for this process's pooled connections to see it (the next start takes its port). */
+async function closed(child: Child): Promise<void> {
+  child.process.kill('SIGTERM');
+  await child.exited;
   await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
@@ -67,12 +81,10 @@ async function send(base: string, captured: Captured): Promise<{ status: number;
 
 describe('member requests replayed across the replicas of a swarm', () => {
   it('a join or leave taken by one replica is refused by the other, and by it restarted; a swarm of another name refuses them', async () => {
-    const options = { models, nodes: [{ id: 'a4', memoryGb: 8, score: 2 }], replication: { servers: [nats.url], swarm: `replay${process.pid}` } };
-    const a = await startOrchestrator({ ...options, auth: { secret, bindingsFile: join(dir, 'a.json') } });
-    running.push(a);
+    const replicated = ['--nats', nats.url, '--swarm', `replay${process.pid}`];
+    const a = await serve('serve A', 0, replicated);
     const bPort = await freePort();
-    let b = await startOrchestrator({ ...options, port: bPort, auth: { secret, bindingsFile: join(dir, 'b.json') } });
-    running.push(b);
+    let b = await serve('serve B', bPort, replicated);
     expect(await audienceOf(a.url)).toBe(`swarm/replay${process.pid}`);
     expect(await audienceOf(b.url)).toBe(await audienceOf(a.url)); // one audience for the swarm
 
@@ -89,15 +101,13 @@ describe('member requests replayed across the replicas of a swarm', () => {
     expect((await send(b.url, beat)).status).not.toBe(401); // taken (404: a4 left)
     expect((await send(a.url, beat)).status).toBe(401);
 
-    // B restarted: the nonces live in the swarm's bucket, not in B.
-    await closed(b);
-    b = await startOrchestrator({ ...options, port: bPort, auth: { secret, bindingsFile: join(dir, 'b.json') } });
-    running.push(b);
+    // B restarted, a new process: the nonces live in the swarm's bucket, not in B.
+    await closed(b.child);
+    b = await serve('serve B again', bPort, replicated);
     for (const captured of [oldJoin, leave, beat]) expect((await send(b.url, captured)).status).toBe(401);
 
     // A lone orchestrator with the same secret: signed for another receiver.
-    const lone = await startOrchestrator({ models, nodes: [{ id: 'a4', memoryGb: 8, score: 2 }], auth: { secret, bindingsFile: join(dir, 'lone.json') } });
-    running.push(lone);
+    const lone = await serve('serve lone', 0, []);
     const elsewhere = await send(lone.url, await member(a.url, '/v1/nodes', { id: 'a4', memoryGb: 8, score: 2, url: 'http://127.0.0.1:9' }));
     expect(elsewhere.status).toBe(401);
     expect(elsewhere.message).toContain(`signed for "swarm/replay${process.pid}"`);
@@ -105,15 +115,12 @@ describe('member requests replayed across the replicas of a swarm', () => {
 
   it('a lone orchestrator restarted refuses what its last run took (its audience is new each start)', async () => {
     const port = await freePort();
-    const options = { models, port, nodes: [{ id: 'a4', memoryGb: 8, score: 2 }], auth: { secret, bindingsFile: join(dir, 'restarted.json') } };
-    let o = await startOrchestrator(options);
-    running.push(o);
+    let o = await serve('serve restarted', port, []);
     const first = await audienceOf(o.url);
     const joined = await member(o.url, '/v1/nodes', { id: 'a4', memoryGb: 8, score: 2, url: 'http://127.0.0.1:9' });
     expect((await send(o.url, joined)).status).toBe(200);
-    await closed(o);
-    o = await startOrchestrator(options);
-    running.push(o);
+    await closed(o.child);
+    o = await serve('serve restarted again', port, []);
     expect(await audienceOf(o.url)).not.toBe(first);
     const replayed = await send(o.url, joined);
     expect(replayed.status).toBe(401);
@@ -122,12 +129,12 @@ describe('member requests replayed across the replicas of a swarm', () => {
 });
 
 describe('orchestrator calls replayed to another agent, or to the agent restarted', () => {
-  let a1: RunningAgent;
-  let a2: RunningAgent;
-  const agent = async (id: string, port?: number) => {
-    const started = await startAgent({ id, memoryGb: 8, score: 1, join: `http://127.0.0.1:${await freePort()}`, perLayerMs: 0, jitter: 0, auth: { secret, key: loadAgentKey(join(dir, `${id}.json`), id).key }, ...(port !== undefined ? { port } : {}) });
-    running.push(started);
-    return started;
+  let a1: { child: Child; url: string };
+  let a2: { child: Child; url: string };
+  /** `hecate-node agent` `id` as a process, joining an orchestrator that is not there (calls to it are the point). */
+  const agent = async (id: string, port = 0) => {
+    const { child, match } = await startCli(id, ['agent', '--id', id, '--memory', '8', '--score', '1', '--join', `http://127.0.0.1:${await freePort()}`, '--port', String(port), '--per-layer-ms', '0', '--jitter', '0', '--token-file', tokenIn(id), '--state-file', join(dir, `${id}.json`)], /listening on (http:\/\/[0-9.]+:\d+)/, 30_000, { process: true });
+    return { child, url: match };
   };
   /** A call to agent `id` at `url`, as the orchestrator signs it. */
   const call = (url: string, id: string, path: string, body: string | Uint8Array, contentType: string): Captured => ({ path, body, headers: { 'content-type': contentType, ...signedHeaders({ secret }, 'POST', `${url}${path}`, body, Date.now(), agentAudience(id)) } });
@@ -153,8 +160,8 @@ describe('orchestrator calls replayed to another agent, or to the agent restarte
     const captured = stage(a1.url, 'a1', 's2');
     expect((await send(a1.url, captured)).status).toBe(200);
     const port = Number(new URL(a1.url).port);
-    await a1.stop();
-    a1 = await agent('a1', port);
+    await closed(a1.child);
+    a1 = await agent('a1', port); // a new process on the same port
     await new Promise((resolve) => setTimeout(resolve, AGENT_MAX_AHEAD_MS));
     const replayed = await send(a1.url, captured);
     expect(replayed.status).toBe(401);
