@@ -26,6 +26,7 @@ import { StageSlots } from './stage-slots.js';
 import { registerStageRoute } from './stage-route.js';
 import { heartbeatReport, registerHealthRoute } from './health-route.js';
 import { startMembership } from './membership.js';
+import { startKvReports } from './kv-reporter.js';
 
 /** Options of {@link startAgent}. */
 export interface AgentOptions {
@@ -98,6 +99,8 @@ export interface AgentOptions {
   readonly routes?: (app: FastifyInstance) => void;
   /** While this answers false no heartbeat goes out: what it fronts is down (docs/openai.md, "Health"). */
   readonly healthy?: () => boolean;
+  /** An engine with a KV feed: how often its events are reported (docs/prefix-cache.md, "Precise mode"). @defaultValue 100 */
+  readonly kvReportMs?: number;
 }
 
 /** A running agent. */
@@ -155,6 +158,13 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   models = membership.models;
 
   let stopped = false;
+  let kvReports: { stop(): void } | undefined;
+  const feed = engine.kvFeed;
+  if (feed !== undefined) {
+    void membership.joined.then(() => {
+      if (!stopped) kvReports = startKvReports({ id: options.id, feed, post: poster.post, orchestrator: membership.orchestrator, clock, log, ...(options.kvReportMs !== undefined ? { everyMs: options.kvReportMs } : {}) });
+    }, () => {});
+  }
   return {
     id: options.id,
     url,
@@ -163,6 +173,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     async stop() {
       if (stopped) return;
       stopped = true;
+      kvReports?.stop();
       await membership.leave();
       await app.close();
       poster.close();

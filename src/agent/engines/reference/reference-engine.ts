@@ -15,7 +15,8 @@ import { elementsOf, f32Tensor, type Tensor } from '../../../wire/tensor.js';
 import type { EngineHoldings, StageEngine, StageSpan, StageStep } from '../../stage-engine.js';
 import { ReferenceEngineError } from './engine-error.js';
 import { inverseFrequencies } from './llama-kernels.js';
-import { SessionCache } from './session-cache.js';
+import { KV_BLOCK_TOKENS, SessionCache } from './session-cache.js';
+import { KvEventFeed } from '../../kv-event-feed.js';
 import { forwardSpan, type SpanInput, type SpanModel } from './span-forward.js';
 import { loadSpanWeights } from './span-weights.js';
 import { WasmKernels } from './wasm-kernels.js';
@@ -64,6 +65,8 @@ export class ReferenceEngine implements StageEngine {
   private kvBytes = 0;
   /** Elements per token of the widest activation: the widest hidden size of its models. */
   readonly maxWidth: number;
+  /** The token-id blocks its first stages' caches hold, in blocks of {@link KV_BLOCK_TOKENS} (docs/prefix-cache.md, "Precise mode"). */
+  readonly kvFeed = new KvEventFeed(KV_BLOCK_TOKENS);
 
   constructor(options: ReferenceEngineOptions) {
     this.models = options.models;
@@ -157,6 +160,10 @@ export class ReferenceEngine implements StageEngine {
       this.caches.delete(ck); // most recently used last
       this.caches.set(ck, cache);
       held.truncateToStep(step);
+      if (held.ids.length > startTokens) {
+        held.ids.length = startTokens;
+        this.kvFeed.release(loaded.span.modelId, held.blocks, Math.floor(startTokens / KV_BLOCK_TOKENS));
+      }
     }
     const before = cache.bytes();
     cache.reserve(startTokens + tokens);
@@ -169,6 +176,10 @@ export class ReferenceEngine implements StageEngine {
       });
       cache.length = startTokens + tokens;
       cache.stepTokens.push(tokens);
+      if ('ids' in input) {
+        for (const id of input.ids) cache.ids.push(id);
+        this.kvFeed.hold(loaded.span.modelId, cache.ids, cache.blocks);
+      }
       return loaded.model.weights.norm === undefined ? f32Tensor(out, [tokens, config.hidden_size]) : f32Tensor(out, [1, config.vocab_size]);
     } finally {
       cache.busy--;
@@ -185,10 +196,9 @@ export class ReferenceEngine implements StageEngine {
       const bound = this.kvFixed !== undefined ? `its ${this.kvBound} bytes (kvMemoryBytes)` : `the ${this.kvBound} bytes the plan gave it (memory ${this.memoryBytes} less the weights of its layers, ${this.plannedWeightBytes()})`;
       throw new ReferenceEngineError('KvMemoryExhausted', `session "${sessionId}" needs ${extra} more bytes of KV cache on span ${key}; the engine holds ${this.kvBytes} of ${bound} and can free only ${freeable}`);
     }
-    for (const [k, c] of idle) {
+    for (const [k] of idle) {
       if (this.kvBytes + extra <= this.kvBound) break;
-      this.caches.delete(k);
-      this.kvBytes -= c.bytes();
+      this.dropOne(k);
     }
   }
 
@@ -235,6 +245,7 @@ export class ReferenceEngine implements StageEngine {
     if (cache === undefined) return false;
     this.caches.delete(ck);
     this.kvBytes -= cache.bytes();
+    this.kvFeed.release(this.spans.get(cache.spanKey)?.span.modelId ?? '', cache.blocks);
     return true;
   }
 
