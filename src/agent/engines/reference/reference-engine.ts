@@ -107,10 +107,10 @@ export class ReferenceEngine implements StageEngine {
     this.kvBound = this.kvFixed ?? this.memoryBytes - this.plannedWeightBytes();
   }
 
-  /** The weights of the layers it holds as the plan counts them, over every model (each layer once). */
-  plannedWeightBytes(): number {
+  /** The weights of the layers it holds (or of `spans`) as the plan counts them, over every model (each layer once). */
+  plannedWeightBytes(spans: Iterable<LoadedSpan> = this.spans.values()): number {
     const held = new Map<string, { config: LoadedSpan['model']['config']; layers: Set<number> }>();
-    for (const { span, model } of this.spans.values()) {
+    for (const { span, model } of spans) {
       const entry = held.get(span.modelId) ?? { config: model.config, layers: new Set<number>() };
       for (let l = span.layerStart; l < span.layerEnd; l++) entry.layers.add(l);
       held.set(span.modelId, entry);
@@ -143,6 +143,8 @@ export class ReferenceEngine implements StageEngine {
     const input = this.decodeInput(loaded, tensor, sessionId, step);
     const tokens = 'ids' in input ? input.ids.length : input.tokens;
     const ck = cacheKey(key, sessionId);
+    this.spans.delete(key); // most recently stepped last (unloadIdleSpans lets go of the first)
+    this.spans.set(key, loaded);
     const held = this.caches.get(ck);
     if (held === undefined ? step !== 0 : step > held.stepTokens.length || !Number.isInteger(step) || step < 0) {
       throw new ReferenceEngineError('SessionNotHeld', `session "${sessionId}" holds ${held?.stepTokens.length ?? 0} steps on span ${key}, so step ${step} cannot run: rebuild it`);
@@ -189,9 +191,14 @@ export class ReferenceEngine implements StageEngine {
   /** Evicts idle caches, least recently used first, until `extra` more bytes fit the bound. */
   private makeRoom(current: string, extra: number, sessionId: string, key: string): void {
     if (this.kvBytes + extra <= this.kvBound) return;
-    const idle = [...this.caches].filter(([k, c]) => k !== current && c.busy === 0);
+    let idle = [...this.caches].filter(([k, c]) => k !== current && c.busy === 0);
     let freeable = 0;
     for (const [, c] of idle) freeable += c.bytes();
+    if (this.kvBytes + extra - freeable > this.kvBound && this.unloadIdleSpans(current, key, extra)) {
+      idle = [...this.caches].filter(([k, c]) => k !== current && c.busy === 0);
+      freeable = 0;
+      for (const [, c] of idle) freeable += c.bytes();
+    }
     if (this.kvBytes + extra - freeable > this.kvBound) {
       const bound = this.kvFixed !== undefined ? `its ${this.kvBound} bytes (kvMemoryBytes)` : `the ${this.kvBound} bytes the plan gave it (memory ${this.memoryBytes} less the weights of its layers, ${this.plannedWeightBytes()})`;
       throw new ReferenceEngineError('KvMemoryExhausted', `session "${sessionId}" needs ${extra} more bytes of KV cache on span ${key}; the engine holds ${this.kvBytes} of ${bound} and can free only ${freeable}`);
@@ -200,6 +207,35 @@ export class ReferenceEngine implements StageEngine {
       if (this.kvBytes + extra <= this.kvBound) break;
       this.dropOne(k);
     }
+  }
+
+  /**
+   * When even every idle cache but `current` would not make room: lets go of spans other than
+   * `key`, least recently stepped first, with no step running on them (their caches with them),
+   * until `extra` more bytes could fit. A span a rebalance moved away is never stepped again, yet
+   * its weights would keep counting against the KV bound; a span let go of and called again is
+   * read again (the stage route loads before each step). Nothing goes if letting go of every such
+   * span would not make room (the refusal changes nothing). False if none went.
+   */
+  private unloadIdleSpans(current: string, key: string, extra: number): boolean {
+    if (this.kvFixed !== undefined) return false; // a fixed bound does not depend on the weights
+    const idle = [...this.spans.keys()].filter((k) => k !== key && ![...this.caches.values()].some((c) => c.spanKey === k && c.busy > 0));
+    const fits = (gone: ReadonlySet<string>): boolean => {
+      let freeable = 0;
+      for (const [ck, c] of this.caches) if (ck !== current && c.busy === 0) freeable += c.bytes(); // a span's caches go with it
+      const bound = this.memoryBytes - this.plannedWeightBytes([...this.spans].filter(([k]) => !gone.has(k)).map(([, s]) => s));
+      return this.kvBytes + extra - freeable <= bound;
+    };
+    if (idle.length === 0 || !fits(new Set(idle))) return false;
+    const gone = new Set<string>();
+    for (const k of idle) {
+      gone.add(k);
+      if (fits(gone)) break;
+    }
+    for (const [ck, c] of [...this.caches]) if (gone.has(c.spanKey)) this.dropOne(ck);
+    for (const k of gone) this.spans.delete(k);
+    this.kvBound = this.memoryBytes - this.plannedWeightBytes();
+    return true;
   }
 
   private decodeInput(loaded: LoadedSpan, tensor: Tensor, sessionId: string, step: number): SpanInput {
