@@ -18,6 +18,8 @@ export interface KvReportOptions {
   readonly post: PeerPost;
   /** The orchestrator's base URL now (membership.ts). */
   readonly orchestrator: () => string;
+  /** What the reports are signed for (signing protocol 2: the orchestrator's audience; null unsigned); undefined while not learnt: nothing is sent. */
+  readonly audience: () => string | null | undefined;
   readonly clock: Clock;
   /** @defaultValue 100 */
   readonly everyMs?: number;
@@ -37,13 +39,15 @@ export function startKvReports(o: KvReportOptions): { stop(): void } {
   let timer: unknown;
   const send = async (): Promise<void> => {
     if (busy) return;
+    const audience = o.audience();
+    if (audience === undefined) return; // not signable yet (a join learning it): the events wait in the feed
     const now = o.clock.now();
     const report = o.feed.take(wantSnapshot);
     if (report.events.length === 0 && report.snapshot === undefined && now - lastSent < keepaliveMs) return;
     busy = true;
     lastSent = now;
     try {
-      const response = await o.post(`${o.orchestrator()}/v1/nodes/${encodeURIComponent(o.id)}/kv`, JSON.stringify(report), AbortSignal.timeout(5000));
+      const response = await o.post(`${o.orchestrator()}/v1/nodes/${encodeURIComponent(o.id)}/kv`, JSON.stringify(report), AbortSignal.timeout(5000), 'POST', 'application/json', audience);
       const answer = (await response.json().catch(() => undefined)) as { snapshot?: unknown } | undefined;
       if (response.ok) wantSnapshot = answer?.snapshot === true;
       else if (response.status !== 404) o.log(`kv report: ${response.status} ${JSON.stringify(answer).slice(0, 300)}`);

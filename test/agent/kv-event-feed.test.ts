@@ -6,6 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { KvEventFeed } from '../../src/agent/kv-event-feed.js';
 import { kvReportIssue } from '../../src/prefix/kv-feed.js';
+import { startKvReports } from '../../src/agent/kv-reporter.js';
+import type { PeerPost } from '../../src/net/peer-post.js';
+import { ManualClock } from '../../src/runtime/clock.js';
 
 const ids = (n: number, from = 0): number[] => Array.from({ length: n }, (_, i) => from + i);
 
@@ -39,5 +42,30 @@ describe('KvEventFeed', () => {
     expect(withSnapshot.events.map((e) => e.seq)).toEqual([6]);
     expect(withSnapshot.snapshot!.seq).toBe(6);
     expect(withSnapshot.snapshot!.stored[0]!.blocks).toHaveLength(6);
+  });
+
+  it('reports signed for the orchestrator\'s audience, and holds its events while the audience is not learnt', async () => {
+    const feed = new KvEventFeed(2, 100, 'e');
+    const clock = new ManualClock(0);
+    const sent: { url: string; audience: string | null | undefined; events: number }[] = [];
+    // As a signed poster does: a request without an audience is refused (signing protocol 2).
+    const post: PeerPost = async (url, body, _signal, _method, _contentType, audience) => {
+      if (audience === undefined) throw new Error('a signed request needs its receiver\'s audience');
+      sent.push({ url, audience, events: (JSON.parse(body as string) as { events: unknown[] }).events.length });
+      return { status: 200, ok: true, text: async () => '{}', json: async () => ({}), arrayBuffer: async () => new ArrayBuffer(0) };
+    };
+    let audience: string | undefined;
+    const logged: string[] = [];
+    const reports = startKvReports({ id: 'a 1', feed, post, orchestrator: () => 'http://o', audience: () => audience, clock, log: (line) => logged.push(line), everyMs: 100 });
+    feed.hold('m', ids(4), []);
+    clock.advance(100);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toEqual([]); // not learnt yet: the events stay in the feed
+    audience = 'orchestrator-audience';
+    clock.advance(100);
+    await new Promise((resolve) => setImmediate(resolve));
+    reports.stop();
+    expect(sent).toEqual([{ url: 'http://o/v1/nodes/a%201/kv', audience: 'orchestrator-audience', events: 1 }]);
+    expect(logged).toEqual([]);
   });
 });
