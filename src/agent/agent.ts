@@ -27,6 +27,7 @@ import { registerStageRoute } from './stage-route.js';
 import { heartbeatReport, registerHealthRoute } from './health-route.js';
 import { startMembership } from './membership.js';
 import { startKvReports } from './kv-reporter.js';
+import { stageEngineAnswer } from './stage-engine-answer.js';
 
 /** Options of {@link startAgent}. */
 export interface AgentOptions {
@@ -140,7 +141,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
 
   // Two of its largest stage calls may be received at once, whatever the default budget.
   const maxBodyBytes = Math.max(DEFAULT_CONNECTION_LIMITS.maxBodyBytes, 2 * stageRequestBounds(engine.maxWidth ?? 1).maxBytes);
-  const app: FastifyInstance = createHttpApp(serverTls(options.tls), undefined, { maxBodyBytes });
+  const app: FastifyInstance = createHttpApp(serverTls(options.tls), stageEngineAnswer, { maxBodyBytes });
   const guard = options.auth !== undefined ? guardStageCalls(app, options.auth.secret, options.id, options.auth.clock) : undefined;
   registerHealthRoute(app, options.id, engine, slots, drops);
   registerDropRoute(app, options.id, drops, (sessionId) => engine.drop(sessionId));
@@ -162,7 +163,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const feed = engine.kvFeed;
   if (feed !== undefined) {
     void membership.joined.then(() => {
-      if (!stopped) kvReports = startKvReports({ id: options.id, feed, post: poster.post, orchestrator: membership.orchestrator, clock, log, ...(options.kvReportMs !== undefined ? { everyMs: options.kvReportMs } : {}) });
+      if (!stopped) kvReports = startKvReports({ id: options.id, feed, post: poster.post, orchestrator: membership.orchestrator, audience: membership.audience, clock, log, ...(options.kvReportMs !== undefined ? { everyMs: options.kvReportMs } : {}) });
     }, () => {});
   }
   return {
