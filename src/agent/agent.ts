@@ -26,6 +26,8 @@ import { StageSlots } from './stage-slots.js';
 import { registerStageRoute } from './stage-route.js';
 import { heartbeatReport, registerHealthRoute } from './health-route.js';
 import { startMembership } from './membership.js';
+import { startKvReports } from './kv-reporter.js';
+import { stageEngineAnswer } from './stage-engine-answer.js';
 
 /** Options of {@link startAgent}. */
 export interface AgentOptions {
@@ -98,6 +100,8 @@ export interface AgentOptions {
   readonly routes?: (app: FastifyInstance) => void;
   /** While this answers false no heartbeat goes out: what it fronts is down (docs/openai.md, "Health"). */
   readonly healthy?: () => boolean;
+  /** An engine with a KV feed: how often its events are reported (docs/prefix-cache.md, "Precise mode"). @defaultValue 100 */
+  readonly kvReportMs?: number;
 }
 
 /** A running agent. */
@@ -137,7 +141,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
 
   // Two of its largest stage calls may be received at once, whatever the default budget.
   const maxBodyBytes = Math.max(DEFAULT_CONNECTION_LIMITS.maxBodyBytes, 2 * stageRequestBounds(engine.maxWidth ?? 1).maxBytes);
-  const app: FastifyInstance = createHttpApp(serverTls(options.tls), undefined, { maxBodyBytes });
+  const app: FastifyInstance = createHttpApp(serverTls(options.tls), stageEngineAnswer, { maxBodyBytes });
   const guard = options.auth !== undefined ? guardStageCalls(app, options.auth.secret, options.id, options.auth.clock) : undefined;
   registerHealthRoute(app, options.id, engine, slots, drops);
   registerDropRoute(app, options.id, drops, (sessionId) => engine.drop(sessionId));
@@ -155,6 +159,13 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   models = membership.models;
 
   let stopped = false;
+  let kvReports: { stop(): void } | undefined;
+  const feed = engine.kvFeed;
+  if (feed !== undefined) {
+    void membership.joined.then(() => {
+      if (!stopped) kvReports = startKvReports({ id: options.id, feed, post: poster.post, orchestrator: membership.orchestrator, audience: membership.audience, clock, log, ...(options.kvReportMs !== undefined ? { everyMs: options.kvReportMs } : {}) });
+    }, () => {});
+  }
   return {
     id: options.id,
     url,
@@ -163,6 +174,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     async stop() {
       if (stopped) return;
       stopped = true;
+      kvReports?.stop();
       await membership.leave();
       await app.close();
       poster.close();

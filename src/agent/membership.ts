@@ -43,6 +43,8 @@ export interface Membership {
   models(): ReadonlyMap<string, number> | undefined;
   /** The orchestrator it talks to now. */
   orchestrator(): string;
+  /** What its requests are signed for (`GET /v1/audience` of the orchestrator joined); null unsigned; undefined while not yet learnt. */
+  audience(): string | null | undefined;
   /** Stops the heartbeats and leaves (best effort, bounded). */
   leave(): Promise<void>;
 }
@@ -156,6 +158,7 @@ export function startMembership(options: MembershipOptions): Membership {
     joined,
     models: () => models,
     orchestrator: base,
+    audience: () => audience,
     async leave() {
       if (stopped) return;
       stopped = true;

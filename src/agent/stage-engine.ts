@@ -5,6 +5,7 @@
  * (docs/engine.md).
  */
 import type { Tensor } from '../wire/tensor.js';
+import type { KvEventFeed } from './kv-event-feed.js';
 
 /** A contiguous layer range of one model, half-open, as the plan gives it to the agent. */
 export interface StageSpan {
@@ -107,4 +108,9 @@ export interface StageEngine {
    * "Bounds"). @defaultValue 1 (the digest's `[1, 1]`)
    */
   readonly maxWidth?: number;
+  /**
+   * Optional: the token-id blocks its caches hold, as events (docs/prefix-cache.md, "Precise
+   * mode"): the agent reports them and the router's index of its copies is then exact.
+   */
+  readonly kvFeed?: KvEventFeed;
 }

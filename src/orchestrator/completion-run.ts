@@ -117,6 +117,7 @@ const STORED: StoredAnswer<CompletionResult> = {
 class CompletionTask implements GenerationTask<Tensor, CompletionResult> {
   readonly model: string;
   readonly promptTokens: number;
+  readonly promptIds: readonly number[];
   readonly steps: number;
   readonly modelled = false;
   readonly fingerprint: string;
@@ -132,6 +133,7 @@ class CompletionTask implements GenerationTask<Tensor, CompletionResult> {
   constructor(private readonly o: CompletionRunOptions) {
     this.model = o.model.id;
     this.promptTokens = o.promptIds.length;
+    this.promptIds = o.promptIds;
     this.steps = o.maxTokens;
     this.stopText = new StopText(o.stop);
     const { temperature, topP, seed } = o.sampling;

@@ -67,6 +67,8 @@ export interface GenerationTask<T, R> {
   readonly steps: number;
   /** The prompt's text, sent with the first step for the agents' prompt-prefix cache and learnt by the router's index. */
   readonly prompt?: string;
+  /** The prompt's token ids, routed by (the router's index keys them as a precise copy's engine reports them: docs/prefix-cache.md, "Precise mode"); not sent. */
+  readonly promptIds?: readonly number[];
   /** Whether the orchestrator's work model times it: its deadline checked at build, its calls budgeted by their work. False: each call's budget is the stage timeout. */
   readonly modelled: boolean;
   /** What identifies the request behind an idempotency key (a hash: another request under the same key is refused). */

@@ -139,7 +139,8 @@ export class Generation<T = number, R = GenerateReply> {
     const from = this.resumedFrom;
     let session;
     try {
-      const request = { model: task.model, tokens: this.promptTokens + task.steps, ...(task.prompt !== undefined ? { prompt: task.prompt } : {}) };
+      const prompt = task.prompt ?? task.promptIds;
+      const request = { model: task.model, tokens: this.promptTokens + task.steps, ...(prompt !== undefined ? { prompt } : {}) };
       session = openSession<T>(this.host(), request, this.runner(), this.sessionOptions(progress?.signal));
     } catch (error) {
       throw asServeError(error); // e.g. an unknown model 400, no route 503

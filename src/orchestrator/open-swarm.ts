@@ -5,7 +5,6 @@
  */
 import { PlanError } from '../core/errors.js';
 import type { NodeProfile } from '../core/types.js';
-import { prefixCache } from '../prefix/index.js';
 import { createSwarm } from '../runtime/index.js';
 import type { Swarm } from '../runtime/swarm.js';
 import type { RebalancerPlugin } from '../runtime/rebalance-hook.js';
@@ -31,7 +30,7 @@ export async function openSwarm(parts: OrchestratorParts, origin: SwarmOrigin): 
     await joinReplicated(parts, nodes, replication);
   } else if (nodes !== undefined && nodes.length > 0) {
     // Declared nodes: planned now, down until their agent joins (before any listener: not events).
-    const created = createSwarm(nodes, parts.config, { clock: parts.clock, prefixCache: prefixCache(), ...rebalancing(parts) });
+    const created = createSwarm(nodes, parts.config, { clock: parts.clock, prefixCache: parts.precise.plugin, ...rebalancing(parts) });
     for (const profile of nodes) {
       parts.registry.declare(profile);
       created.markDown(profile.id);
@@ -47,7 +46,7 @@ export function planWhenReady(parts: OrchestratorParts): void {
   const waiting = room.profiles();
   let created: Swarm;
   try {
-    created = createSwarm(waiting, config, { clock, prefixCache: prefixCache(), ...rebalancing(parts) });
+    created = createSwarm(waiting, config, { clock, prefixCache: parts.precise.plugin, ...rebalancing(parts) });
   } catch (error) {
     if (error instanceof PlanError && error.code === 'InsufficientCapacity') return;
     throw error;
@@ -77,6 +76,8 @@ async function joinReplicated(parts: OrchestratorParts, nodes: readonly NodeProf
     config: parts.config,
     clock,
     ...rebalancing(parts),
+    prefixCache: parts.precise.plugin,
+    kvShare: parts.kv,
     onRejected: rejectionLog(log),
     // The directory is the swarm's shared address book: an address written, or withdrawn (it left).
     // Its last heartbeat is its node's; kept if the node is gone by the time the withdrawal comes.

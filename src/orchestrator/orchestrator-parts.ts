@@ -13,6 +13,9 @@ import { NodeRegistry } from './node-registry.js';
 import { ServeMetrics } from './serve-metrics.js';
 import { SwarmSeat } from './swarm-seat.js';
 import { WaitingRoom } from './waiting-room.js';
+import { preciseCache, type PreciseCache } from '../prefix/precise-cache.js';
+import { registerPreciseMetrics } from './precise-metrics.js';
+import { KvShare } from './kv-share.js';
 
 /** The orchestrator's shared state; every piece is one of these, none reaches into another. */
 export interface OrchestratorParts {
@@ -32,6 +35,10 @@ export interface OrchestratorParts {
   readonly log: (line: string) => void;
   /** `serve --rebalance` (docs/rebalance.md "Replicas, serve and agents"): every swarm is created with this rebalancer. */
   readonly rebalancer?: RebalancerPlugin;
+  /** The prefix-cache plug-in every swarm of this orchestrator gets, and its precise feeds (docs/prefix-cache.md, "Precise mode"). */
+  readonly precise: PreciseCache;
+  /** The agents' KV reports, applied to {@link precise}'s feeds and, replicated, shared with the other replicas. */
+  readonly kv: KvShare;
 }
 
 /** The parts of a new orchestrator, no swarm seated yet. */
@@ -70,5 +77,13 @@ export function createParts(clock: Clock, models: readonly ModelSpec[], config: 
       }
     },
   });
-  return { clock, models, config, registry, room, seat, events: new EventStream(clock, 15_000, () => metrics.sseDropped.inc()), metrics, classLimits, log, ...(rebalancer !== undefined ? { rebalancer } : {}) };
+  const precise = preciseCache();
+  registerPreciseMetrics(metrics.registry, () => {
+    try {
+      return precise.feeds()?.stats();
+    } catch {
+      return undefined; // the swarm was stopped (being replaced)
+    }
+  });
+  return { clock, models, config, registry, room, seat, precise, kv: new KvShare(() => precise.feeds()), events: new EventStream(clock, 15_000, () => metrics.sseDropped.inc()), metrics, classLimits, log, ...(rebalancer !== undefined ? { rebalancer } : {}) };
 }

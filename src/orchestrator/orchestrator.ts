@@ -14,6 +14,7 @@ import type { CommitMode, SwarmContract } from '../runtime/swarm-contract.js';
 import type { Clock, SwarmConfig } from '../runtime/types.js';
 import type { NatsAccess } from '../replication/nats-access.js';
 import { plannedMemoryGb, registerAgentRoutes } from './agent-routes.js';
+import { registerKvReportRoute } from './kv-report-route.js';
 import { guardOrchestrator, type OrchestratorAuth } from './auth/orchestrator-guard.js';
 import { classTokens, type ClientClasses } from './client-classes.js';
 import type { DrainReport } from './drain-gate.js';
@@ -165,6 +166,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   parts.registry.whenForgotten((id) => bench.forget(id));
   const edge = { ...createJoinEdge(parts, options), bench };
   registerAgentRoutes(app, parts, edge, reserveGb);
+  registerKvReportRoute(app, parts);
   if (options.auth !== undefined) registerOperatorRoutes(app, parts); // guarded: the operator token's bearer only
   const checks = spanChecks(parts, options);
   const generation = registerGenerateRoute(app, parts, {

@@ -13,6 +13,8 @@ import type { NonceBucket } from '../replication/nonce-bucket.js';
 import { DEFAULT_MAX_SKEW_MS } from '../wire/request-signing.js';
 import type { ReplicatedSwarm, ReplicationStatus } from '../replication/index.js';
 import { prefixCache } from '../prefix/index.js';
+import type { PrefixPlugin } from '../runtime/prefix-hook.js';
+import type { KvShare } from './kv-share.js';
 import type { Swarm } from '../runtime/swarm.js';
 import type { SwarmContract } from '../runtime/swarm-contract.js';
 import type { RebalancerPlugin } from '../runtime/rebalance-hook.js';
@@ -32,6 +34,10 @@ export interface ReplicaOptions {
   readonly nodes: readonly NodeProfile[];
   readonly config: SwarmConfig;
   readonly clock: Clock;
+  /** The prefix-cache plug-in (the orchestrator's, precise mode's). @defaultValue `prefixCache()` */
+  readonly prefixCache?: PrefixPlugin;
+  /** Shares the agents' KV reports with the other replicas over the load channel (kv-share.ts). */
+  readonly kvShare?: KvShare;
   /** `serve --rebalance`: the rebalancer, its moves committed through the log. */
   readonly rebalancer?: RebalancerPlugin;
   /** An agent's directory entry, as it is now and on every change (`undefined`: it left). */
@@ -68,7 +74,8 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   const { openAgentDirectory } = await import('../replication/agent-directory.js');
   const { openNonceBucket } = await import('../replication/nonce-bucket.js');
   const access = { ...(options.nats !== undefined ? { nats: options.nats } : {}), ...(options.secret !== undefined ? { secret: options.secret } : {}) };
-  const rs: ReplicatedSwarm = await connectSwarm({ servers: options.servers, swarm: options.swarm, profiles: options.nodes, config: options.config, clock: options.clock, prefixCache: prefixCache(), ...(options.rebalancer !== undefined ? { rebalancer: options.rebalancer } : {}), ...access });
+  const rs: ReplicatedSwarm = await connectSwarm({ servers: options.servers, swarm: options.swarm, profiles: options.nodes, config: options.config, clock: options.clock, prefixCache: options.prefixCache ?? prefixCache(), ...(options.rebalancer !== undefined ? { rebalancer: options.rebalancer } : {}), ...access });
+  if (rs.load !== undefined) options.kvShare?.attach(rs.load.channel);
   const onRejected = options.onRejected;
   if (onRejected !== undefined) rs.on('replication.rejected', (e) => onRejected(e.error.message));
   let directory: AgentDirectory;

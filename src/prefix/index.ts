@@ -9,5 +9,8 @@
 export { prefixCache } from './prefix-cache.js';
 export { PREFIX_CACHE_DEFAULTS, DEFAULT_KV_GB_PER_TOKEN, prefixCacheIssue } from './prefix-cache-options.js';
 export type { PrefixCacheOptions } from './prefix-cache-options.js';
+export { preciseCache, type PreciseCache } from './precise-cache.js';
+export { kvReportIssue, type KvBlock, type KvEvent, type KvReport, type KvSnapshot } from './kv-feed.js';
+export type { PreciseFeeds, PreciseStats } from './precise-feeds.js';
 export type { PrefixPlugin, PrefixStats } from '../runtime/prefix-hook.js';
 export type { Prompt } from '../core/prompt.js';

@@ -18,10 +18,11 @@
  */
 import { FillOrder, type FillSlot } from './fill-order.js';
 import { kvCapacities } from './kv-capacity.js';
+import { popLeaf, pushLeaf } from './leaf-heap.js';
 import type { Pipeline, SwarmPlan } from '../core/types.js';
 
 /** One block held by one copy. */
-interface Entry {
+export interface Entry {
   readonly key: number;
   /** The copy's slot. */
   readonly slot: number;
@@ -33,6 +34,8 @@ interface Entry {
   stamp: number;
   inHeap: boolean;
   removed: boolean;
+  /** On a precise copy, a block a route sent that its engine has not reported yet: the report tick it came at (0: reported). */
+  provisional?: number;
   /** The copy's list of entries (wiped in one walk). */
   prev: Entry | undefined;
   next: Entry | undefined;
@@ -51,6 +54,11 @@ export class CopyCache implements FillSlot {
   count = 0;
   /** Bumped at every wipe: a lease routed before it corrects nothing after. */
   generation = 0;
+  /** Fed by its engine's reports (precise-feeds.ts): releases no longer correct it, routes add only provisional blocks. */
+  precise = false;
+  /** A precise copy's provisional blocks, and its reports heard (the ticks they expire by). */
+  provisional: Entry[] = [];
+  ticks = 0;
   head: Entry | undefined;
   heap: Entry[] = [];
   heapStamps: number[] = [];
@@ -112,6 +120,7 @@ export class PrefixIndex {
         this.fills.add(p.modelId, c);
       } else if (c.shape !== shape) {
         this.wipe(c);
+        c.precise = false;
         c.shape = shape;
         this.fills.add(p.modelId, c);
       }
@@ -139,8 +148,14 @@ export class PrefixIndex {
   nodeLost(nodeId: string): void {
     for (const c of this.byNode.get(nodeId) ?? []) {
       this.wipe(c);
+      c.precise = false;
       this.fills.add(c.pipeline.modelId, c);
     }
+  }
+
+  /** The copies (of `modelId`, or any) whose first stage runs on `nodeId`: the engine there sees their prompts' token ids. */
+  fedBy(nodeId: string, modelId?: string): CopyCache[] {
+    return (this.byNode.get(nodeId) ?? []).filter((c) => (modelId === undefined || c.pipeline.modelId === modelId) && c.pipeline.stages[0]?.nodeId === nodeId);
   }
 
   /** How many of `keys[0..count)` any copy holds, from the first: the deepest match anywhere. */
@@ -186,27 +201,25 @@ export class PrefixIndex {
    * and least-recently-used leaves are evicted past the copy's bounds.
    */
   record(c: CopyCache, keys: Float64Array, count: number, held: number, tokens: number): void {
-    if (count === 0 || c.limit < tokens) return;
+    if (count === 0 || (c.limit < tokens && !c.precise)) return;
     const stamp = ++this.clock;
     let parent = held > 0 ? this.holder(keys[held - 1] as number, c.slot) : undefined;
     for (let k = held; k < count; k++) {
       const key = keys[k] as number;
       let e = this.holder(key, c.slot);
       if (e === undefined) {
-        e = { key, slot: c.slot, tokens, parent, children: 0, stamp, inHeap: false, removed: false, prev: undefined, next: c.head };
-        if (c.head !== undefined) c.head.prev = e;
-        c.head = e;
-        this.hold(e);
-        if (parent !== undefined) parent.children++;
-        c.used += tokens;
-        c.count++;
+        e = this.add(c, key, parent, tokens, stamp);
+        if (c.precise) {
+          e.provisional = c.ticks + 1; // coming: the prefill the route sends will store it
+          c.provisional.push(e);
+        }
       }
       parent = e;
     }
     const tip = parent;
     if (tip === undefined) return;
     tip.stamp = stamp;
-    if (tip.children === 0 && !tip.inHeap) this.push(c, tip);
+    if (tip.children === 0 && !tip.inHeap) pushLeaf(c, tip);
     this.evict(c);
   }
 
@@ -216,9 +229,74 @@ export class PrefixIndex {
    * (never below one block); more raises it back, up to the capacity.
    */
   correct(c: CopyCache, estimate: number, reported: number, blockTokens: number): void {
+    if (c.precise) return;
     if (reported < estimate) c.limit = Math.max(blockTokens, Math.min(c.limit, c.used) - (estimate - reported));
     else if (reported > estimate) c.limit = Math.min(c.capacity, c.limit + (reported - estimate));
     this.evict(c);
+  }
+
+  /**
+   * A precise copy's engine stored block `key` after the block `parentKey` (none: a prompt's
+   * first), worth `tokens` tokens: held, most recent. False when the parent is not held (the block
+   * could never be matched).
+   */
+  store(c: CopyCache, key: number, parentKey: number | undefined, tokens: number): boolean {
+    const parent = parentKey === undefined ? undefined : this.holder(parentKey, c.slot);
+    if (parentKey !== undefined && parent === undefined) return false;
+    const stamp = ++this.clock;
+    const held = this.holder(key, c.slot);
+    if (held !== undefined) {
+      held.stamp = stamp;
+      held.provisional = 0;
+      return true;
+    }
+    pushLeaf(c, this.add(c, key, parent, tokens, stamp));
+    this.evict(c);
+    return true;
+  }
+
+  /** A new entry of copy `c` for block `key` after `parent`: held, listed, counted. */
+  private add(c: CopyCache, key: number, parent: Entry | undefined, tokens: number, stamp: number): Entry {
+    const e: Entry = { key, slot: c.slot, tokens, parent, children: 0, stamp, inHeap: false, removed: false, prev: undefined, next: c.head };
+    if (c.head !== undefined) c.head.prev = e;
+    c.head = e;
+    this.hold(e);
+    if (parent !== undefined) parent.children++;
+    c.used += tokens;
+    c.count++;
+    return e;
+  }
+
+  /** A precise copy's engine removed block `key`: it goes, with every block held after it (no prompt can reach them). */
+  unstore(c: CopyCache, key: number): void {
+    const e = this.holder(key, c.slot);
+    if (e === undefined) return;
+    const gone: [Entry, number][] = [];
+    if (e.children > 0) {
+      for (let x = c.head; x !== undefined; x = x.next) {
+        let depth = 0;
+        for (let up = x.parent; up !== undefined; up = up.parent, depth++) if (up === e) gone.push([x, depth]);
+      }
+      gone.sort((a, b) => b[1] - a[1]); // the deepest first: each is a leaf when it goes
+    }
+    for (const [x] of gone) this.remove(c, x);
+    this.remove(c, e);
+  }
+
+  /**
+   * A precise copy's engine reported: the provisional blocks routes sent it `ttl` reports ago or
+   * more that its engine never stored are dropped (with the blocks after them).
+   */
+  expire(c: CopyCache, ttl: number): void {
+    c.ticks++;
+    if (c.provisional.length === 0) return;
+    const keep: Entry[] = [];
+    for (const e of c.provisional) {
+      if (e.removed || e.provisional === 0) continue;
+      if (c.ticks + 1 - (e.provisional ?? 0) < ttl) keep.push(e);
+      else this.unstore(c, e.key);
+    }
+    c.provisional = keep;
   }
 
   /** Every entry of a copy dropped. */
@@ -232,17 +310,18 @@ export class PrefixIndex {
     c.count = 0;
     c.heap = [];
     c.heapStamps = [];
+    c.provisional = [];
     c.generation++;
   }
 
   private evict(c: CopyCache): void {
-    while ((c.used > c.limit || c.count > this.maxBlocks) && c.heap.length > 0) {
-      const [e, pushed] = this.pop(c);
+    while (((c.used > c.limit && !c.precise) || c.count > this.maxBlocks) && c.heap.length > 0) {
+      const [e, pushed] = popLeaf(c);
       if (e.removed) continue;
       e.inHeap = false;
       if (e.children > 0) continue; // no longer a leaf: queued again when it is one
       if (e.stamp > pushed) {
-        this.push(c, e); // touched since it was queued
+        pushLeaf(c, e); // touched since it was queued
         continue;
       }
       this.remove(c, e);
@@ -261,7 +340,7 @@ export class PrefixIndex {
     if (p !== undefined) {
       p.children--;
       if (e.stamp > p.stamp) p.stamp = e.stamp;
-      if (p.children === 0 && !p.inHeap) this.push(c, p);
+      if (p.children === 0 && !p.inHeap) pushLeaf(c, p);
     }
   }
 
@@ -287,51 +366,5 @@ export class PrefixIndex {
       h.delete(e.slot);
       if (h.size === 1) this.blocks.set(e.key, h.values().next().value as Entry);
     }
-  }
-
-  private push(c: CopyCache, e: Entry): void {
-    e.inHeap = true;
-    const heap = c.heap;
-    const stamps = c.heapStamps;
-    let i = heap.length;
-    heap.push(e);
-    stamps.push(e.stamp);
-    const s = e.stamp;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      const ps = stamps[parent] as number;
-      if (ps <= s) break;
-      heap[i] = heap[parent] as Entry;
-      stamps[i] = ps;
-      i = parent;
-    }
-    heap[i] = e;
-    stamps[i] = s;
-  }
-
-  private pop(c: CopyCache): [Entry, number] {
-    const heap = c.heap;
-    const stamps = c.heapStamps;
-    const top = heap[0] as Entry;
-    const topStamp = stamps[0] as number;
-    const last = heap.pop() as Entry;
-    const lastStamp = stamps.pop() as number;
-    const n = heap.length;
-    if (n > 0) {
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= n) break;
-        const r = l + 1;
-        const child = r < n && (stamps[r] as number) < (stamps[l] as number) ? r : l;
-        if ((stamps[child] as number) >= lastStamp) break;
-        heap[i] = heap[child] as Entry;
-        stamps[i] = stamps[child] as number;
-        i = child;
-      }
-      heap[i] = last;
-      stamps[i] = lastStamp;
-    }
-    return [top, topStamp];
   }
 }

@@ -17,6 +17,7 @@ import type { PrefixHook, PrefixHost, PrefixStats } from '../runtime/prefix-hook
 import { imbalanced, promptTokensCost, type ResolvedPrefixCache } from './prefix-cache-options.js';
 import { CopyLoad, guardConcurrency, REQUEST_TOKENS, type LoadNote } from './copy-load.js';
 import { PrefixIndex, type CopyCache } from './prefix-index.js';
+import type { PreciseFeeds } from './precise-feeds.js';
 import { emptyBlocks, promptBlocks, stringSeed } from './prompt-blocks.js';
 
 /** Affinity prices at most this many copies holding a prompt's deepest block (the lookup never scans every copy). */
@@ -37,6 +38,8 @@ export class PrefixRouter implements PrefixHook {
   private readonly leases = new Map<string, LeaseNote>();
   /** Each copy's open work and effective concurrency (the delay guard's). */
   readonly load = new CopyLoad();
+  /** Precise mode's feeds, when plugged in by `preciseCache` (docs/prefix-cache.md, "Precise mode"). */
+  precise: PreciseFeeds | undefined;
   private readonly counters = { requests: 0, promptTokens: 0, estimatedTokens: 0, reports: 0, reportedTokens: 0, reportedEstimate: 0, guarded: 0 };
   // The request in hand, between begin and finish.
   private tokens = 0;
@@ -69,11 +72,13 @@ export class PrefixRouter implements PrefixHook {
   private hash(prompt: Prompt, modelId: string, o: ResolvedPrefixCache): void {
     // The model id is hashed each time (a few characters): a cache by id would grow with any id a caller sends.
     const text = typeof prompt === 'string';
-    promptBlocks(prompt, stringSeed(modelId), text ? o.textBlockChars : o.idBlockSize, this.blocks);
-    this.blockTokens = text ? o.textBlockChars / 4 : o.idBlockSize;
+    const ids = this.precise?.blockSize(modelId) ?? o.idBlockSize; // its precise copies' engine's block size
+    promptBlocks(prompt, stringSeed(modelId), text ? o.textBlockChars : ids, this.blocks);
+    this.blockTokens = text ? o.textBlockChars / 4 : ids;
   }
 
-  private get built(): PrefixIndex {
+  /** The index, built at first use. */
+  get built(): PrefixIndex {
     return (this.index ??= new PrefixIndex(this.host.plan(), (id) => this.host.memoryOf(id), this.options.maxBlocksPerCopy));
   }
 
@@ -366,11 +371,13 @@ export class PrefixRouter implements PrefixHook {
   /** A node went down or left: the copies through it lose their entries. */
   nodeLost(nodeId: string): void {
     this.index?.nodeLost(nodeId);
+    this.precise?.nodeLost(nodeId);
   }
 
   /** The statechart adopted a plan (growth, retirement). */
   adopt(plan: SwarmPlan): void {
     this.index?.adopt(plan);
+    this.precise?.adopted();
   }
 
   /** The counters (plain data). */
@@ -381,10 +388,5 @@ export class PrefixRouter implements PrefixHook {
 
 function sameStages(a: Route['stages'], b: Route['stages']): boolean {
   if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i] as Route['stages'][number];
-    const y = b[i] as Route['stages'][number];
-    if (x.nodeId !== y.nodeId || x.layerStart !== y.layerStart || x.layerEnd !== y.layerEnd) return false;
-  }
-  return true;
+  return a.every((x, i) => x.nodeId === b[i]?.nodeId && x.layerStart === b[i]?.layerStart && x.layerEnd === b[i]?.layerEnd);
 }

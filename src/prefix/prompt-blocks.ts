@@ -84,6 +84,19 @@ export function promptBlocks(prompt: Prompt, modelSeed: number, blockSize: numbe
   return out;
 }
 
+const one = emptyBlocks();
+
+/**
+ * The key of one block of token ids after the block keyed `parentKey` (none: the prompt's first),
+ * for the model of `modelSeed`: the key {@link promptBlocks} gives that block of an id prompt cut
+ * at `ids.length` ids a block. How a precise copy's reported blocks enter the index.
+ */
+export function idBlockKey(parentKey: number | undefined, modelSeed: number, ids: readonly number[]): number {
+  // A key's low 32 bits are the chain word the next block starts from (finish).
+  idBlocks(ids, parentKey === undefined ? (modelSeed ^ IDS_SEED) | 0 : (parentKey % 4294967296) | 0, ids.length, 1, one);
+  return one.keys[0] as number;
+}
+
 function idBlocks(ids: readonly number[], seed: number, size: number, count: number, out: PromptBlocks): void {
   let prev = seed;
   let i = 0;

@@ -64,7 +64,7 @@ export class ReplicatedSwarm extends SwarmFront<'log'> {
   private readonly moves: ReplicaMoves;
   private store: SnapshotStore | undefined;
   /** The shared load signal (docs/replication.md, "Shared load"); undefined with `shareLoad: false`. */
-  private readonly load: ReplicaLoad | undefined;
+  readonly load: ReplicaLoad | undefined;
   private compactor: LogCompactor | undefined;
   private forgetting: MemberForgetting | undefined;
   private announceTimer: unknown;

@@ -57,7 +57,7 @@ describe('H1 and H2', () => {
     const t = heldoutTopology(heldoutBursts);
     const prompt = (k: number): PromptRequest => {
       const ids = Uint32Array.from({ length: 160 }, (_, i) => k * 1000 + i);
-      return { at: 0, ids, blocks: blockHashes(ids), fullBlocks: blockHashes(ids), outTokens: 0, group: k };
+      return { at: 0, ids, blocks: blockHashes(ids), fullBlocks: blockHashes(ids), fullIds: ids, outTokens: 0, group: k };
     };
     const clock = { t: 0 };
     const stages = (t.pipelines[0] as { stages: readonly SimStage[] }).stages;

@@ -15,7 +15,7 @@ function req(at: number, prompt: Uint32Array, out = 16): PromptRequest {
   const full = new Uint32Array(prompt.length + out);
   full.set(prompt);
   full.set(ids(out, 900_000), prompt.length);
-  return { at, ids: prompt, blocks: blockHashes(prompt), fullBlocks: blockHashes(full), outTokens: out, group: 0 };
+  return { at, ids: prompt, blocks: blockHashes(prompt), fullBlocks: blockHashes(full), fullIds: full, outTokens: out, group: 0 };
 }
 
 describe('BlockCache', () => {

@@ -81,9 +81,10 @@ export function orchestratorAudience(shared: SharedTrust | undefined): string {
 const unsigned = (reason: string): ServeError => new ServeError('Unauthenticated', 401, reason, { field: reason.startsWith(`header ${SIGNATURE_HEADERS.audience}`) ? SIGNATURE_HEADERS.audience : 'headers' });
 
 /** The agents' routes, by fastify route pattern: what each is called in messages. */
-const MEMBER_ROUTES: ReadonlyMap<string, 'join' | 'heartbeat' | 'leave'> = new Map([
+const MEMBER_ROUTES: ReadonlyMap<string, 'join' | 'heartbeat' | 'kv report' | 'leave'> = new Map([
   ['/v1/nodes', 'join'],
   ['/v1/nodes/:id/heartbeat', 'heartbeat'],
+  ['/v1/nodes/:id/kv', 'kv report'],
   ['/v1/nodes/:id/leave', 'leave'],
 ]);
 const ADMIN_ROUTE = '/v1/nodes/:id/key';

@@ -23,6 +23,12 @@ export function blockHashes(ids: Uint32Array, blockTokens: number = BLOCK_TOKENS
   return out;
 }
 
+/** Who hears a cache's changes (a precise engine's KV events): blocks `from` on of an insert stored, a block evicted. */
+export interface BlockCacheObserver {
+  stored(hashes: Float64Array, from: number): void;
+  removed(hash: number): void;
+}
+
 /** An LRU set of block hashes with a capacity in blocks. */
 export class BlockCache {
   private readonly blocks = new Map<number, true>();
@@ -52,12 +58,20 @@ export class BlockCache {
     return k;
   }
 
-  /** Holds every block of `hashes` (most recently used last), evicting the least recently used beyond capacity. */
-  insert(hashes: Float64Array): void {
+  /**
+   * Holds every block of `hashes` (most recently used last), evicting the least recently used
+   * beyond capacity. `observer` hears the blocks from the first one not held on (each after its
+   * parent: those after a new block are linked to the prompt again), then each eviction.
+   */
+  insert(hashes: Float64Array, observer?: BlockCacheObserver): void {
+    let from = hashes.length;
+    if (observer !== undefined) for (let i = 0; i < hashes.length && from === hashes.length; i++) if (!this.blocks.has(hashes[i] as number)) from = i;
     for (let i = 0; i < hashes.length; i++) this.touch(hashes[i] as number);
+    if (from < hashes.length) observer?.stored(hashes, from);
     for (const h of this.blocks.keys()) {
       if (this.blocks.size <= this.capacity) break;
       this.blocks.delete(h);
+      observer?.removed(h);
     }
   }
 

@@ -12,7 +12,7 @@ import { BlockCache } from './block-cache.js';
 import { EventQueue } from './event-queue.js';
 import type { BuiltTopology, SimStage } from './load-topology.js';
 import { BLOCK_TOKENS, CLIENT_TIMEOUT_MS, DECODE_MS_PER_TOKEN, nodeCacheBlocks, PREFILL_MS_PER_TOKEN } from './prefix-constants.js';
-import type { CopySample, PrefixPick, PrefixRouter, PrefixTruth } from './prefix-router.js';
+import type { CopySample, PrefixPick, PrefixRouter, PrefixTruth, SimKvEvent } from './prefix-router.js';
 import type { PrefixWorkload, PromptRequest } from './prefix-workloads.js';
 
 /** What one request saw. */
@@ -118,6 +118,25 @@ export function runPrefixEngine(options: PrefixEngineOptions): PrefixTrace {
     },
   };
   const router = options.router(truth);
+  /** Node `node` caches `hashes`, blocks `offset` on of `ids`: its engine's events to a router that hears them. */
+  const insert = (node: number, hashes: Float64Array, ids: Uint32Array, offset: number, parent: number | undefined): void => {
+    if (router.kv === undefined) return server(node).cache.insert(hashes);
+    const events: SimKvEvent[] = [];
+    const removed: string[] = [];
+    server(node).cache.insert(hashes, {
+      stored: (all, from) => {
+        const blocks = [];
+        for (let k = from; k < all.length; k++) {
+          const up = k > 0 ? all[k - 1] : parent;
+          blocks.push({ hash: String(all[k]), ...(up !== undefined ? { parent: String(up) } : {}), tokens: Array.from(ids.subarray((offset + k) * BLOCK_TOKENS, (offset + k + 1) * BLOCK_TOKENS)) });
+        }
+        events.push({ kind: 'stored', blocks });
+      },
+      removed: (h) => removed.push(String(h)),
+    });
+    if (removed.length > 0) events.push({ kind: 'removed', hashes: removed });
+    for (const e of events) router.kv(node, e);
+  };
 
   /** Starts queued jobs while the node has a free slot. */
   const start = (node: number): void => {
@@ -193,10 +212,10 @@ export function runPrefixEngine(options: PrefixEngineOptions): PrefixTrace {
         const { job, node } = e;
         const q = job.q;
         if (job.decode) {
-          server(node).cache.insert(q.r.fullBlocks.subarray(q.r.blocks.length)); // the prompt's blocks were held at its prefill
+          insert(node, q.r.fullBlocks.subarray(q.r.blocks.length), q.r.fullIds, q.r.blocks.length, q.r.blocks[q.r.blocks.length - 1]); // the prompt's blocks were held at its prefill
           if (--q.decodesLeft === 0 && !q.gaveUp) finish(q);
         } else {
-          server(node).cache.insert(q.r.blocks);
+          insert(node, q.r.blocks, q.r.ids, 0, undefined);
           unpend(server(node), q.r.blocks);
           if (job.stage + 1 < q.pick.stages.length) {
             ev.push(t + hop, { k: 'enter', q, stage: job.stage + 1 });

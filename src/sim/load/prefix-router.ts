@@ -49,7 +49,14 @@ export interface PrefixRouter {
   /** The request finished answering (its decode is over, or it timed out). */
   done(now: number, pick: PrefixPick, request: PromptRequest): void;
   telemetry(now: number, copies: readonly CopySample[]): void;
+  /** Optional: a node's cache changed, as its engine's KV events say (precise mode: docs/prefix-cache.md). */
+  kv?(node: number, event: SimKvEvent): void;
 }
+
+/** One change of a node's cache: blocks stored (hash, parent, token ids) or removed, hashes as the engine names them. */
+export type SimKvEvent =
+  | { readonly kind: 'stored'; readonly blocks: readonly { readonly hash: string; readonly parent?: string; readonly tokens: readonly number[] }[] }
+  | { readonly kind: 'removed'; readonly hashes: readonly string[] };
 
 /** What a W7 policy is built with. */
 export interface PrefixRouterContext {

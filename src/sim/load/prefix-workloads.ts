@@ -17,6 +17,8 @@ export interface PromptRequest {
   readonly blocks: Float64Array;
   /** Block hashes of the prompt and answer together (what the node caches once it has answered). */
   readonly fullBlocks: Float64Array;
+  /** The token ids of the prompt and answer together (what a precise engine reports of `fullBlocks`). */
+  readonly fullIds: Uint32Array;
   readonly outTokens: number;
   /** The prefix group or session it belongs to (-1 for none). */
   readonly group: number;
@@ -59,7 +61,8 @@ export function concat(parts: readonly Uint32Array[]): Uint32Array {
 
 /** A request of a prompt and its answer, with their block hashes. */
 export function request(at: number, prompt: Uint32Array, answer: Uint32Array, group: number): PromptRequest {
-  return { at, ids: prompt, blocks: blockHashes(prompt), fullBlocks: blockHashes(concat([prompt, answer])), outTokens: answer.length, group };
+  const fullIds = concat([prompt, answer]);
+  return { at, ids: prompt, blocks: blockHashes(prompt), fullBlocks: blockHashes(fullIds), fullIds, outTokens: answer.length, group };
 }
 
 /** Poisson arrival offsets at unit rate. */

@@ -156,6 +156,26 @@ describe('ReferenceEngine: memory', () => {
     expect(fixed.kvBoundBytes()).toBe(4 * block);
     expect(() => new ReferenceEngine({ models: new Map([['m', dir]]), memoryBytes: 0 })).toThrow(/memoryBytes must be a positive number/);
   });
+
+  it('lets go of a span no longer stepped (a rebalance moved it away) when its weights leave the KV bound no room, and of none when that would not do', async () => {
+    const config = await readLlamaConfig(dir);
+    const block = KV_BLOCK_TOKENS * kvBytesPerToken(config, 4);
+    const hidden = (n: number): Tensor => f32Tensor(new Float32Array(64 * n), [n, 64]);
+    // Memory for one middle layer and two blocks of KV on it: holding both spans leaves none.
+    const engine = new ReferenceEngine({ models: new Map([['m', dir]]), memoryBytes: heldWeightBytes(config, 1, false, false) + 2 * block });
+    await engine.load(span(1, 2));
+    await engine.step({ sessionId: 'a', span: span(1, 2), step: 0, input: hidden(1), signal });
+    await engine.load(span(2, 3)); // the move's new span, loaded while the old one still serves
+    expect(engine.kvBoundBytes()).toBeLessThan(0);
+    // Too big for the bound even alone: refused, and the old span and its session stay.
+    await expect(engine.step({ sessionId: 'big', span: span(2, 3), step: 0, input: hidden(3 * KV_BLOCK_TOKENS), signal })).rejects.toMatchObject({ code: 'KvMemoryExhausted' });
+    expect(engine.holds()).toMatchObject({ sessions: 1, spans: [span(1, 2), span(2, 3)] });
+    // A step that fits once the idle old span goes: it goes, its session's cache with it.
+    await engine.step({ sessionId: 'b', span: span(2, 3), step: 0, input: hidden(1), signal });
+    expect(engine.holds()).toMatchObject({ sessions: 1, spans: [span(2, 3)], kvBytes: block });
+    expect(engine.kvBoundBytes()).toBe(2 * block);
+    await expect(engine.step({ sessionId: 'a', span: span(1, 2), step: 1, input: hidden(1), signal })).rejects.toMatchObject({ code: 'SpanNotLoaded' });
+  });
 });
 
 describe('ReferenceEngine: dtypes and tied embeddings', () => {

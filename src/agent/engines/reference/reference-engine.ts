@@ -15,7 +15,8 @@ import { elementsOf, f32Tensor, type Tensor } from '../../../wire/tensor.js';
 import type { EngineHoldings, StageEngine, StageSpan, StageStep } from '../../stage-engine.js';
 import { ReferenceEngineError } from './engine-error.js';
 import { inverseFrequencies } from './llama-kernels.js';
-import { SessionCache } from './session-cache.js';
+import { KV_BLOCK_TOKENS, SessionCache } from './session-cache.js';
+import { KvEventFeed } from '../../kv-event-feed.js';
 import { forwardSpan, type SpanInput, type SpanModel } from './span-forward.js';
 import { loadSpanWeights } from './span-weights.js';
 import { WasmKernels } from './wasm-kernels.js';
@@ -64,6 +65,8 @@ export class ReferenceEngine implements StageEngine {
   private kvBytes = 0;
   /** Elements per token of the widest activation: the widest hidden size of its models. */
   readonly maxWidth: number;
+  /** The token-id blocks its first stages' caches hold, in blocks of {@link KV_BLOCK_TOKENS} (docs/prefix-cache.md, "Precise mode"). */
+  readonly kvFeed = new KvEventFeed(KV_BLOCK_TOKENS);
 
   constructor(options: ReferenceEngineOptions) {
     this.models = options.models;
@@ -104,10 +107,10 @@ export class ReferenceEngine implements StageEngine {
     this.kvBound = this.kvFixed ?? this.memoryBytes - this.plannedWeightBytes();
   }
 
-  /** The weights of the layers it holds as the plan counts them, over every model (each layer once). */
-  plannedWeightBytes(): number {
+  /** The weights of the layers it holds (or of `spans`) as the plan counts them, over every model (each layer once). */
+  plannedWeightBytes(spans: Iterable<LoadedSpan> = this.spans.values()): number {
     const held = new Map<string, { config: LoadedSpan['model']['config']; layers: Set<number> }>();
-    for (const { span, model } of this.spans.values()) {
+    for (const { span, model } of spans) {
       const entry = held.get(span.modelId) ?? { config: model.config, layers: new Set<number>() };
       for (let l = span.layerStart; l < span.layerEnd; l++) entry.layers.add(l);
       held.set(span.modelId, entry);
@@ -140,6 +143,8 @@ export class ReferenceEngine implements StageEngine {
     const input = this.decodeInput(loaded, tensor, sessionId, step);
     const tokens = 'ids' in input ? input.ids.length : input.tokens;
     const ck = cacheKey(key, sessionId);
+    this.spans.delete(key); // most recently stepped last (unloadIdleSpans lets go of the first)
+    this.spans.set(key, loaded);
     const held = this.caches.get(ck);
     if (held === undefined ? step !== 0 : step > held.stepTokens.length || !Number.isInteger(step) || step < 0) {
       throw new ReferenceEngineError('SessionNotHeld', `session "${sessionId}" holds ${held?.stepTokens.length ?? 0} steps on span ${key}, so step ${step} cannot run: rebuild it`);
@@ -157,6 +162,10 @@ export class ReferenceEngine implements StageEngine {
       this.caches.delete(ck); // most recently used last
       this.caches.set(ck, cache);
       held.truncateToStep(step);
+      if (held.ids.length > startTokens) {
+        held.ids.length = startTokens;
+        this.kvFeed.release(loaded.span.modelId, held.blocks, Math.floor(startTokens / KV_BLOCK_TOKENS));
+      }
     }
     const before = cache.bytes();
     cache.reserve(startTokens + tokens);
@@ -169,6 +178,10 @@ export class ReferenceEngine implements StageEngine {
       });
       cache.length = startTokens + tokens;
       cache.stepTokens.push(tokens);
+      if ('ids' in input) {
+        for (const id of input.ids) cache.ids.push(id);
+        this.kvFeed.hold(loaded.span.modelId, cache.ids, cache.blocks);
+      }
       return loaded.model.weights.norm === undefined ? f32Tensor(out, [tokens, config.hidden_size]) : f32Tensor(out, [1, config.vocab_size]);
     } finally {
       cache.busy--;
@@ -178,18 +191,51 @@ export class ReferenceEngine implements StageEngine {
   /** Evicts idle caches, least recently used first, until `extra` more bytes fit the bound. */
   private makeRoom(current: string, extra: number, sessionId: string, key: string): void {
     if (this.kvBytes + extra <= this.kvBound) return;
-    const idle = [...this.caches].filter(([k, c]) => k !== current && c.busy === 0);
+    let idle = [...this.caches].filter(([k, c]) => k !== current && c.busy === 0);
     let freeable = 0;
     for (const [, c] of idle) freeable += c.bytes();
+    if (this.kvBytes + extra - freeable > this.kvBound && this.unloadIdleSpans(current, key, extra)) {
+      idle = [...this.caches].filter(([k, c]) => k !== current && c.busy === 0);
+      freeable = 0;
+      for (const [, c] of idle) freeable += c.bytes();
+    }
     if (this.kvBytes + extra - freeable > this.kvBound) {
       const bound = this.kvFixed !== undefined ? `its ${this.kvBound} bytes (kvMemoryBytes)` : `the ${this.kvBound} bytes the plan gave it (memory ${this.memoryBytes} less the weights of its layers, ${this.plannedWeightBytes()})`;
       throw new ReferenceEngineError('KvMemoryExhausted', `session "${sessionId}" needs ${extra} more bytes of KV cache on span ${key}; the engine holds ${this.kvBytes} of ${bound} and can free only ${freeable}`);
     }
-    for (const [k, c] of idle) {
+    for (const [k] of idle) {
       if (this.kvBytes + extra <= this.kvBound) break;
-      this.caches.delete(k);
-      this.kvBytes -= c.bytes();
+      this.dropOne(k);
     }
+  }
+
+  /**
+   * When even every idle cache but `current` would not make room: lets go of spans other than
+   * `key`, least recently stepped first, with no step running on them (their caches with them),
+   * until `extra` more bytes could fit. A span a rebalance moved away is never stepped again, yet
+   * its weights would keep counting against the KV bound; a span let go of and called again is
+   * read again (the stage route loads before each step). Nothing goes if letting go of every such
+   * span would not make room (the refusal changes nothing). False if none went.
+   */
+  private unloadIdleSpans(current: string, key: string, extra: number): boolean {
+    if (this.kvFixed !== undefined) return false; // a fixed bound does not depend on the weights
+    const idle = [...this.spans.keys()].filter((k) => k !== key && ![...this.caches.values()].some((c) => c.spanKey === k && c.busy > 0));
+    const fits = (gone: ReadonlySet<string>): boolean => {
+      let freeable = 0;
+      for (const [ck, c] of this.caches) if (ck !== current && c.busy === 0) freeable += c.bytes(); // a span's caches go with it
+      const bound = this.memoryBytes - this.plannedWeightBytes([...this.spans].filter(([k]) => !gone.has(k)).map(([, s]) => s));
+      return this.kvBytes + extra - freeable <= bound;
+    };
+    if (idle.length === 0 || !fits(new Set(idle))) return false;
+    const gone = new Set<string>();
+    for (const k of idle) {
+      gone.add(k);
+      if (fits(gone)) break;
+    }
+    for (const [ck, c] of [...this.caches]) if (gone.has(c.spanKey)) this.dropOne(ck);
+    for (const k of gone) this.spans.delete(k);
+    this.kvBound = this.memoryBytes - this.plannedWeightBytes();
+    return true;
   }
 
   private decodeInput(loaded: LoadedSpan, tensor: Tensor, sessionId: string, step: number): SpanInput {
@@ -235,6 +281,7 @@ export class ReferenceEngine implements StageEngine {
     if (cache === undefined) return false;
     this.caches.delete(ck);
     this.kvBytes -= cache.bytes();
+    this.kvFeed.release(this.spans.get(cache.spanKey)?.span.modelId ?? '', cache.blocks);
     return true;
   }
 

@@ -21,6 +21,9 @@ export class SessionCache {
   readonly stepTokens: number[] = [];
   /** Steps running on it now: it is not evicted while one does. */
   busy = 0;
+  /** On a first stage: the token ids held, and the hashes of their whole blocks in the engine's feed (kv-event-feed.ts). */
+  readonly ids: number[] = [];
+  readonly blocks: string[] = [];
 
   constructor(sessionId: string, spanKey: string, layers: number, rowFloats: number) {
     this.sessionId = sessionId;
