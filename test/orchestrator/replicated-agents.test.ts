@@ -4,32 +4,15 @@
  * state and last heartbeat from each one's node actor (which hears the heartbeat subject), its
  * address and its leave from the shared directory.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOrchestrator, type RunningOrchestrator } from '../../src/orchestrator/orchestrator.js';
-import { NatsServer } from '../replication/nats-server.js';
+import { describe, expect, it } from 'vitest';
+import type { RunningOrchestrator } from '../../src/orchestrator/orchestrator.js';
 import { until } from '../replication/replicas.js';
 import { waitFor } from './processes.js';
+import { replicatedPair } from './replicated-pair.js';
 
-let nats: NatsServer;
 let a: RunningOrchestrator;
 let b: RunningOrchestrator;
-
-beforeAll(async () => {
-  nats = await NatsServer.start();
-  const options = {
-    models: [{ id: 'base', kind: 'base' as const, layers: 4, pipelines: 1 }],
-    nodes: [{ id: 'a1', memoryGb: 8, score: 2 }],
-    replication: { servers: [nats.url], swarm: 'agents' },
-  };
-  a = await startOrchestrator(options);
-  b = await startOrchestrator(options);
-}, 30_000);
-
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await nats?.dispose();
-});
+replicatedPair('agents', (pair) => ({ a, b } = pair));
 
 const post = async (url: string): Promise<{ status: number; body: any }> => {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(url.endsWith('/v1/nodes') ? { id: 'a1', memoryGb: 8, score: 2, url: 'http://127.0.0.1:9' } : {}) });

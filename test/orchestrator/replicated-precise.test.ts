@@ -3,31 +3,14 @@
  * an agent's KV report to one orchestrator feeds the other's index too, over the load channel, so
  * a prompt sharing the reported blocks routes with them cached on either.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOrchestrator, type RunningOrchestrator } from '../../src/orchestrator/orchestrator.js';
-import { NatsServer } from '../replication/nats-server.js';
+import { describe, expect, it } from 'vitest';
+import type { RunningOrchestrator } from '../../src/orchestrator/orchestrator.js';
 import { waitFor } from './processes.js';
+import { replicatedPair } from './replicated-pair.js';
 
-let nats: NatsServer;
 let a: RunningOrchestrator;
 let b: RunningOrchestrator;
-
-beforeAll(async () => {
-  nats = await NatsServer.start();
-  const options = {
-    models: [{ id: 'base', kind: 'base' as const, layers: 4, pipelines: 1 }],
-    nodes: [{ id: 'a1', memoryGb: 8, score: 2 }],
-    replication: { servers: [nats.url], swarm: 'precise' },
-  };
-  a = await startOrchestrator(options);
-  b = await startOrchestrator(options);
-}, 30_000);
-
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await nats?.dispose();
-});
+replicatedPair('precise', (pair) => ({ a, b } = pair));
 
 const post = async (url: string, body: unknown): Promise<any> => (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
 const gauge = async (o: RunningOrchestrator, name: string): Promise<number | undefined> => {
