@@ -242,7 +242,7 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
    * call returns: a third party's output decides which of the two has two copies behind it,
    * unless the lone one outweighs both {@link OUTWEIGH} times over. The loser is quarantined (a
    * chain narrowed to its hop); the winner's output is returned.
-   * @throws {SessionError} `Disputed` when no third party can be drawn, it gives a third output or its call fails.
+   * @throws {SessionError} `Disputed` when no third party can be drawn, it gives a third output or its call fails; the third party's error itself when the call was given up meanwhile (`context.signal`).
    */
   const settle = async (stage: SessionStage, own: Side, first: Side, input: T, replay: readonly T[], context: StageContext<T>): Promise<T> => {
     const exclude = new Set([stage.nodeId, ...quarantined, ...nodesOf(first.copy)]);
@@ -252,6 +252,8 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
     try {
       runs = await runCopy(stage, third, input, replay, context);
     } catch (error) {
+      // The call itself was given up meanwhile (its node went down, its caller left): nothing to settle.
+      if (context.signal.aborted) throw error;
       throw disputed(stage, `the third party's call (${nodesOf(third).join(' → ')}) failed`, error);
     }
     const t: Side = { copy: third, output: outputOf(runs), runs };

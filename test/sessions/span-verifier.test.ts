@@ -111,6 +111,26 @@ describe('verifySpans', () => {
     expect(chained.quarantined).toEqual([]);
   });
 
+  it('is no dispute when the call was given up while its third party ran (another generation took its node down): the abort goes on, no verdict', async () => {
+    const honest = nodes((id) => id === 'a');
+    const given = new AbortController();
+    const gone = new Error('stage 0 on node "a" was given up: node-down');
+    const runner: StageRunner<number> = (s, input, c) => {
+      if (s.nodeId !== 'z') return honest.runner(s, input, c);
+      given.abort(gone); // the node of the call went down meanwhile; the third's call is cancelled with it
+      return Promise.reject(gone);
+    };
+    const verdicts: SpanVerdict[] = [];
+    const v = verifySpans(runner, { sample: 1, random: () => 0, copies: copiesOf([whole('x')]), thirdNodes: () => ['z'], quarantine: () => {}, onVerdict: (k) => verdicts.push(k) });
+    await expect(v.runner(stage('a'), 7, { ...context(0), signal: given.signal })).rejects.toBe(gone);
+    expect(verdicts).toEqual([]);
+    // Still a dispute when the third's call fails on its own.
+    const failing: StageRunner<number> = (s, input, c) => (s.nodeId === 'z' ? Promise.reject(new Error('z is full')) : honest.runner(s, input, c));
+    const w = verifySpans(failing, { sample: 1, random: () => 0, copies: copiesOf([whole('x')]), thirdNodes: () => ['z'], quarantine: () => {}, onVerdict: (k) => verdicts.push(k) });
+    await expect(w.runner(stage('a'), 7, context(0))).rejects.toMatchObject({ code: 'Disputed', message: expect.stringContaining('(z) failed') });
+    expect(verdicts).toEqual(['disputed']);
+  });
+
   it('settles two copies with a third node re-running the span alone: the liar quarantined, its lie never goes on', async () => {
     const r = await run('a', [whole('x')], (id, sessionId, step) => id === 'a' && sessionId === 's' && step === 1, 3, { thirdNodes: () => ['z'] });
     expect(r.verdicts.map((v) => v[0])).toEqual(['agreed', 'quarantined', 'agreed']);
