@@ -35,15 +35,16 @@ export function guardStageCalls(app: FastifyInstance, secret: Uint8Array, id: st
   const window: SignatureWindow = { audience: agentAudience(id), maxSkewMs, maxAheadMs: AGENT_MAX_AHEAD_MS, notBefore: Math.round(clock.now()) + AGENT_MAX_AHEAD_MS };
   const nonces = new NonceCache(maxSkewMs + AGENT_MAX_AHEAD_MS);
   const guarded = (url: string | undefined): boolean => url !== undefined && GUARDED.has(url);
-  app.addHook('onRequest', async (request) => {
-    if (!guarded(request.routeOptions.url)) return;
+  // Callback hooks, not async ones: every stage call passes both, and a promise each is measurable there (docs/performance.md, "Data plane").
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (!guarded(request.routeOptions.url)) return done();
     const refused = checkSignatureHeaders(request.headers, clock.now(), nonces, window);
-    if (refused !== undefined) throw new ServeError('Unauthenticated', 401, `agent "${id}" refused the call: ${refused}`, { field: 'headers' });
+    done(refused === undefined ? undefined : new ServeError('Unauthenticated', 401, `agent "${id}" refused the call: ${refused}`, { field: 'headers' }));
   });
-  app.addHook('preValidation', async (request) => {
-    if (!guarded(request.routeOptions.url)) return;
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (!guarded(request.routeOptions.url)) return done();
     const verdict = verifySignature(secret, { method: request.method, path: request.url, headers: request.headers, body: rawBody(request) }, clock.now(), nonces, window);
-    if (!verdict.ok) throw new ServeError('Unauthenticated', 401, `agent "${id}" refused the call: ${verdict.reason}`, { field: 'headers' });
+    done(verdict.ok ? undefined : new ServeError('Unauthenticated', 401, `agent "${id}" refused the call: ${verdict.reason}`, { field: 'headers' }));
   });
   return { notBefore: window.notBefore as number };
 }

@@ -37,6 +37,7 @@ export function registerStageRoute(app: FastifyInstance, parts: StageRouteParts)
   const { id, engine, slots, drops, clock, signer } = parts;
   const maxWidth = engine.maxWidth ?? 1;
   const bodyLimit = stageRequestBounds(maxWidth).maxBytes;
+  const audience = agentAudience(id);
   addBinaryParser(app, FRAME_CONTENT_TYPE);
   app.post(STAGE_PATH, { bodyLimit }, async (request, reply) => {
     if (!(request.body instanceof Uint8Array)) throw new ServeError('InvalidRequest', 415, `body: a stage call is a ${FRAME_CONTENT_TYPE} message (docs/engine.md)`, { field: 'body' });
@@ -71,7 +72,7 @@ export function registerStageRoute(app: FastifyInstance, parts: StageRouteParts)
     }
     void reply.header('content-type', FRAME_CONTENT_TYPE);
     const nonce = request.headers[SIGNATURE_HEADERS.nonce];
-    if (signer !== undefined && typeof nonce === 'string') void reply.headers(replySignatureHeaders(signer.secret, { audience: agentAudience(id), method: request.method, path: request.url, nonce, timestamp: Math.round(signer.clock.now()), body: answer }));
+    if (signer !== undefined && typeof nonce === 'string') void reply.headers(replySignatureHeaders(signer.secret, { audience, method: request.method, path: request.url, nonce, timestamp: Math.round(signer.clock.now()), body: answer }));
     return reply.send(Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength));
   });
 }

@@ -52,18 +52,21 @@ export function tensorFrameBytes(tensor: Tensor): number {
  * @throws {ServeError} 400 naming `tensors/i` when a tensor's bytes do not match its dtype and shape
  */
 export function encodeFrame(header: object, tensors: readonly Tensor[]): Uint8Array {
-  const json = Buffer.from(JSON.stringify(header), 'utf8');
-  const headerBytes = pad4(json.byteLength);
+  // The JSON written straight into the message, and a plain loop: this runs twice a stage call (docs/performance.md, "Data plane").
+  const json = JSON.stringify(header);
+  const jsonBytes = Buffer.byteLength(json, 'utf8');
+  const headerBytes = pad4(jsonBytes);
   let size = 8 + headerBytes + 4;
-  for (const [i, t] of tensors.entries()) {
-    checkTensor(t, `tensors/${i}`);
+  for (let i = 0; i < tensors.length; i++) {
+    const t = tensors[i] as Tensor;
+    checkTensor(t, 'tensors', i);
     size += tensorFrameBytes(t);
   }
   const out = Buffer.allocUnsafe(size);
   out.writeUInt32LE(FRAME_MAGIC, 0);
   out.writeUInt32LE(headerBytes, 4);
-  json.copy(out, 8);
-  out.fill(0x20, 8 + json.byteLength, 8 + headerBytes);
+  out.write(json, 8, 'utf8');
+  out.fill(0x20, 8 + jsonBytes, 8 + headerBytes);
   let at = 8 + headerBytes;
   out.writeUInt32LE(tensors.length, at);
   at += 4;
@@ -119,14 +122,14 @@ export function decodeFrame(bytes: Uint8Array, bounds: FrameBounds): Frame {
   const tensors: Tensor[] = [];
   let previous: readonly number[] | undefined;
   for (let i = 0; i < count; i++) {
-    const field = names.tensor(i);
-    need(at, 4, field, 'its dtype and rank');
+    const field = (): string => names.tensor(i); // named only when refused: a replay may carry thousands
+    if (at + 4 > bytes.byteLength) need(at, 4, field(), 'its dtype and rank');
     const dtype = DTYPES[bytes[at] as number];
     const rank = bytes[at + 1] as number;
-    if (dtype === undefined) throw bad(`${field}/dtype`, `unknown dtype code ${bytes[at]} (1 f32, 2 f16, 3 bf16, 4 i32, 5 u32)`);
-    if (rank > MAX_RANK) throw bad(`${field}/shape`, `rank ${rank}, over ${MAX_RANK}`);
+    if (dtype === undefined) throw bad(`${field()}/dtype`, `unknown dtype code ${bytes[at]} (1 f32, 2 f16, 3 bf16, 4 i32, 5 u32)`);
+    if (rank > MAX_RANK) throw bad(`${field()}/shape`, `rank ${rank}, over ${MAX_RANK}`);
     at += 4;
-    need(at, 4 * rank + 4, `${field}/shape`, 'its dimensions and data length');
+    if (at + 4 * rank + 4 > bytes.byteLength) need(at, 4 * rank + 4, `${field()}/shape`, 'its dimensions and data length');
     const dims: number[] = [];
     for (let r = 0; r < rank; r++, at += 4) dims.push(view.getUint32(at, true));
     // A replay of thousands of one shape shares one frozen shape array (a digest replay is all [1, 1]).
@@ -135,8 +138,8 @@ export function decodeFrame(bytes: Uint8Array, bounds: FrameBounds): Frame {
     const dataBytes = view.getUint32(at, true);
     at += 4;
     const expected = elementsOf(shape) * DTYPE_BYTES[dtype];
-    if (dataBytes !== expected) throw bad(`${field}/data`, `${dataBytes} bytes, but ${dtype} [${shape.join(', ')}] takes ${expected}`);
-    need(at, pad4(dataBytes), `${field}/data`, 'its data');
+    if (dataBytes !== expected) throw bad(`${field()}/data`, `${dataBytes} bytes, but ${dtype} [${shape.join(', ')}] takes ${expected}`);
+    if (at + pad4(dataBytes) > bytes.byteLength) need(at, pad4(dataBytes), `${field()}/data`, 'its data');
     tensors.push({ dtype, shape, data: new Uint8Array(bytes.buffer, bytes.byteOffset + at, dataBytes) });
     at += pad4(dataBytes);
   }
@@ -144,10 +147,11 @@ export function decodeFrame(bytes: Uint8Array, bounds: FrameBounds): Frame {
   return { header: header as Record<string, unknown>, tensors };
 }
 
-/** Refuses a tensor whose bytes are not its shape's (400 naming `field`). */
-export function checkTensor(t: Tensor, field: string): void {
-  if (DTYPE_CODES[t.dtype] === undefined) throw new ServeError('InvalidRequest', 400, `${field}/dtype: unknown dtype "${String(t.dtype)}"`, { field: `${field}/dtype` });
-  if (t.shape.length > MAX_RANK || t.shape.some((d) => !Number.isInteger(d) || d < 0 || d > 0xffff_ffff)) throw new ServeError('InvalidRequest', 400, `${field}/shape: [${t.shape.join(', ')}] is not up to ${MAX_RANK} 32-bit dimensions`, { field: `${field}/shape` });
+/** Refuses a tensor whose bytes are not its shape's (400 naming `field`, or `field/index` with an index). */
+export function checkTensor(t: Tensor, field: string, index?: number): void {
+  const named = (): string => (index === undefined ? field : `${field}/${index}`);
+  if (DTYPE_CODES[t.dtype] === undefined) throw new ServeError('InvalidRequest', 400, `${named()}/dtype: unknown dtype "${String(t.dtype)}"`, { field: `${named()}/dtype` });
+  if (t.shape.length > MAX_RANK || t.shape.some((d) => !Number.isInteger(d) || d < 0 || d > 0xffff_ffff)) throw new ServeError('InvalidRequest', 400, `${named()}/shape: [${t.shape.join(', ')}] is not up to ${MAX_RANK} 32-bit dimensions`, { field: `${named()}/shape` });
   const expected = elementsOf(t.shape) * DTYPE_BYTES[t.dtype];
-  if (t.data.byteLength !== expected) throw new ServeError('InvalidRequest', 400, `${field}/data: ${t.data.byteLength} bytes, but ${t.dtype} [${t.shape.join(', ')}] takes ${expected}`, { field: `${field}/data` });
+  if (t.data.byteLength !== expected) throw new ServeError('InvalidRequest', 400, `${named()}/data: ${t.data.byteLength} bytes, but ${t.dtype} [${t.shape.join(', ')}] takes ${expected}`, { field: `${named()}/data` });
 }
