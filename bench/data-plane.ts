@@ -111,9 +111,11 @@ export async function dataPlaneBench(log: (line: string) => void, quick = proces
         if (reply.output.data.byteLength !== input.data.byteLength) throw new Error('the raw server answered another tensor');
       };
       const small = tokens === 1;
-      const rounds = quick ? 3 : 5;
+      // Rounds long enough that a GC pause or the machine's drift is a small part of one (at 4 KB a
+      // round at c = 16 is about a second), and enough of them that the median holds still.
+      const rounds = quick ? 3 : 9;
       const serial = (small ? 400 : 20) / (quick ? 2 : 1);
-      const parallel = (small ? 1600 : 64) / (quick ? 2 : 1);
+      const parallel = (small ? 4000 : 64) / (quick ? 2 : 1);
       await drive(viaAgent, serial, 1); // warm both: connections, JIT
       await drive(viaRaw, serial, 1);
       const latency = { agent: [] as number[], raw: [] as number[] };
