@@ -119,12 +119,21 @@ export function libraryErrorAnswer(error: unknown): HttpAnswer | undefined {
 /**
  * A library error as the {@link ServeError} to answer, its message starting with the library's
  * own code (`NoHealthyPipeline: …`), its `retryAfterMs` (a `Saturated` refusal's) kept for the
- * `Retry-After` header; any other error as it is.
+ * `Retry-After` header; a session that failed only on busy nodes as 503 `Full` (retry after 1 s);
+ * any other error as it is.
  */
 export function asServeError(error: unknown): unknown {
+  // Every call that failed met a node at capacity (503 Full): the swarm is full now, not broken — 503, to retry.
+  if (error instanceof SessionError && error.code === 'RetryBudgetExhausted' && onlyBusy(error)) return new ServeError('Full', 503, `Full: ${error.message}`, { cause: error, retryAfterMs: 1000 });
   const found = libraryErrorAnswer(error);
   if (found === undefined) return error;
   const { code, message } = error as { code: string; message: string };
   const retryAfterMs = (error as { retryAfterMs?: unknown }).retryAfterMs; // Saturated's estimate: answered as Retry-After
   return new ServeError(found.code, found.status, `${code}: ${message}`, { cause: error, ...(found.field !== undefined ? { field: found.field } : {}), ...(typeof retryAfterMs === 'number' ? { retryAfterMs } : {}) });
+}
+
+/** Whether a session failed only on busy nodes (docs/sessions.md, "A busy node"). */
+function onlyBusy(error: SessionError): boolean {
+  const failed = error.attempts.filter((a) => a.outcome !== 'ok');
+  return failed.length > 0 && failed.every((a) => a.outcome === 'busy');
 }

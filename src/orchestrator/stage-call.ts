@@ -11,16 +11,20 @@ import { FRAME_CONTENT_TYPE } from '../wire/frames.js';
 import { ServeError } from '../wire/serve-error.js';
 import { encodeStageRequest, STAGE_PATH, type StageReply, type StageRequest } from '../wire/stage-protocol.js';
 import { readStageReply } from './stage-reply.js';
+import { NodeBusyError } from '../sessions/node-busy.js';
 
 /**
  * Sends `request` to the agent at `url` and returns its checked reply.
- * @throws {ServeError} `StageFailed` 502 when the agent answers an error, an unsigned or a malformed reply
+ * @throws {NodeBusyError} when the agent answers 503 (at capacity: its KV memory or body budget taken), charged to no node
+ * @throws {ServeError} `StageFailed` 502 when the agent answers another error, an unsigned or a malformed reply
  */
 export async function callStage(post: PeerPost, url: string, nodeId: string, request: StageRequest, signal: AbortSignal): Promise<StageReply> {
   const response = await post(`${url}${STAGE_PATH}`, encodeStageRequest(request), signal, 'POST', FRAME_CONTENT_TYPE, agentAudience(nodeId));
   if (!response.ok) {
     const text = await response.text().catch(() => '');
-    throw new ServeError('StageFailed', 502, `agent "${nodeId}" answered ${response.status}: ${text.slice(0, 300)}`);
+    const said = `agent "${nodeId}" answered ${response.status}: ${text.slice(0, 300)}`;
+    if (response.status === 503) throw new NodeBusyError(nodeId, said);
+    throw new ServeError('StageFailed', 502, said);
   }
   return readStageReply(response, nodeId, request);
 }

@@ -13,6 +13,7 @@ import type { ServeMetrics } from './serve-metrics.js';
 import { callDigestStage, type DigestStageReply, type DigestStageRequest } from './stage-call.js';
 import { stageBudgetMs, type WorkModel } from './work-bounds.js';
 import type { CallOutcomes, CallVerdict } from './member-bench.js';
+import { NodeBusyError } from '../sessions/node-busy.js';
 
 export { plainPost };
 
@@ -92,6 +93,7 @@ export function httpStageRunner(options: StageRunnerOptions): StageRunner<number
     } catch (error) {
       failure = error;
       if (context.signal.aborted) outcome = 'aborted';
+      else if (error instanceof NodeBusyError) outcome = 'busy';
       else if (budget.signal.aborted) {
         outcome = 'timeout';
         throw new ServeError('StageFailed', 504, `agent "${stage.nodeId}" did not answer layers [${stage.layerStart}, ${stage.layerEnd}) × ${body.tokens + body.replay.length} tokens within their budget of ${Math.round(budgetMs)} ms`, { cause: error });
@@ -125,12 +127,13 @@ export function beginCall(calls: StageCalls, nodeId: string): { readonly url: st
 }
 
 /**
- * Whether a call's agent answered: `ok` is an answer; a call past its budget, or one that got no
- * HTTP reply at all (refused, reset: not a {@link ServeError}, which is a reply read and refused),
- * is not; an aborted call or an answered error says nothing of it here.
+ * Whether a call's agent answered: `ok` and `busy` (it said it was at capacity) are answers; a call
+ * past its budget, or one that got no HTTP reply at all (refused, reset: not a {@link ServeError},
+ * which is a reply read and refused), is not; an aborted call or an answered error says nothing of
+ * it here.
  */
 export function verdictOf(outcome: string, error?: unknown): CallVerdict {
-  if (outcome === 'ok') return 'answered';
+  if (outcome === 'ok' || outcome === 'busy') return 'answered';
   if (outcome === 'timeout' || (outcome === 'error' && error !== undefined && !(error instanceof ServeError))) return 'unanswered';
   return 'other';
 }

@@ -17,6 +17,7 @@ import { admittedStart, waitForAdmission } from './session-admission.js';
 import { checkStepOptions, resolveSessionOptions, sessionHostIssue, type ResolvedSessionOptions } from './session-options.js';
 import type { SessionHost, SessionOptions, SessionStats, StageRunner, StepOptions, TimerClock } from './session-types.js';
 import { attemptOf, callStage, describeFailures, type CallResult } from './stage-call.js';
+import { aroundBusy } from './node-busy.js';
 import { StateHolders } from './state-holders.js';
 import type { Lease, LeasedRoute, ReleaseOutcome, SwarmRequest } from '../runtime/types.js';
 
@@ -152,11 +153,17 @@ export class Session<T> {
         if (result.error instanceof SessionError && result.error.code === 'Disputed') throw this.fail('Disputed', `session "${this.id}" step ${stepIndex}: ${result.error.message}`, attempts, result.error, true);
         // The deadline is the request's budget, not a node's failure: charged to none (docs/sessions.md).
         if (result.outcome === 'deadline') throw this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline at step ${stepIndex}, stage ${s} (node "${stage.nodeId}")`, attempts, undefined, true);
-        this.failed.add(stage.nodeId);
-        for (const key of [...this.warm]) if (key.startsWith(`${stage.nodeId}\u0000`)) this.warm.delete(key);
-        this.host.stageFailed?.(stage.nodeId, result.outcome);
-        // The failed node is known: only it counts the failure towards ejection (docs/detection.md).
-        this.endLease({ ok: false, latencyMs: boundedLatency(this.clock.now() - started), failedNode: stage.nodeId });
+        // A busy node (at capacity) failed the call, not itself: charged nothing, it keeps the session's state, and is
+        // only stepped around this once (docs/sessions.md, "A busy node").
+        const busy = result.outcome === 'busy';
+        if (busy) this.endLease({});
+        else {
+          this.failed.add(stage.nodeId);
+          for (const key of [...this.warm]) if (key.startsWith(`${stage.nodeId}\u0000`)) this.warm.delete(key);
+          this.host.stageFailed?.(stage.nodeId, result.outcome);
+          // The failed node is known: only it counts the failure towards ejection (docs/detection.md).
+          this.endLease({ ok: false, latencyMs: boundedLatency(this.clock.now() - started), failedNode: stage.nodeId });
+        }
         resumes++;
         if (resumes > this.o.retries) {
           throw this.fail('RetryBudgetExhausted', `session "${this.id}" step ${stepIndex} failed ${resumes} times (retry budget ${this.o.retries}): ${describeFailures(attempts)}`, attempts, result.error);
@@ -169,7 +176,7 @@ export class Session<T> {
             ? this.fail(closed ? 'Closed' : 'Aborted', `session "${this.id}" step ${stepIndex} was ${closed ? 'closed' : 'aborted'} while waiting to resume`, attempts, undefined, true)
             : this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline while waiting to resume step ${stepIndex}`, attempts, undefined, true);
         }
-        s = await this.reroute(s, stepIndex, attempts, signals);
+        s = await this.reroute(s, stepIndex, attempts, signals, busy ? stage.nodeId : undefined);
         if (s === 0) {
           x = input;
           inputs.clear();
@@ -243,8 +250,11 @@ export class Session<T> {
     return this.history.heldBytes;
   }
 
-  /** Routes the remaining layers after stage `s` failed; returns the stage index to continue from. */
-  private async reroute(s: number, stepIndex: number, attempts: readonly StageAttempt[], signals: readonly AbortSignal[]): Promise<number> {
+  /**
+   * Routes the remaining layers after stage `s` failed; returns the stage index to continue from.
+   * After a `busy` node's answer, around that node when another copy can take its layers, else on it again.
+   */
+  private async reroute(s: number, stepIndex: number, attempts: readonly StageAttempt[], signals: readonly AbortSignal[], busy?: string): Promise<number> {
     const state = this.host.state();
     const failedNode = (this.current.stages[s] as Stage).nodeId;
     let route: Route;
@@ -255,11 +265,13 @@ export class Session<T> {
           // failover knows one failed node; the others must not be served either
           throw new RoutingError('Unrecoverable', `node "${n}" failed this session but the swarm still counts it alive`);
         }
-        route = failoverInSwarm(this.current, failedNode, state, { allowDegraded: this.o.allowDegraded, request: this.request }).route;
+        route = busy !== undefined ? (aroundBusy(() => failoverInSwarm(this.current, failedNode, state, { allowDegraded: this.o.allowDegraded, request: this.request }).route) ?? this.current) : failoverInSwarm(this.current, failedNode, state, { allowDegraded: this.o.allowDegraded, request: this.request }).route;
         from = 0;
         this.warm.clear();
       } else {
-        const resumption = resumeRoute(this.current, s, state, { allowDegraded: this.o.allowDegraded, request: this.request, prefer: this.o.prefer, dead: [...this.failed] });
+        const resume = (dead: readonly string[]) => resumeRoute(this.current, s, state, { allowDegraded: this.o.allowDegraded, request: this.request, prefer: this.o.prefer, dead: [...dead] });
+        // Around a busy node when another copy can take its layers; else on it again, where the step stood.
+        const resumption = busy === undefined ? resume([...this.failed]) : (aroundBusy(() => resume([...this.failed, busy])) ?? { route: this.current, resumeAt: s });
         route = resumption.route;
         from = resumption.resumeAt;
       }

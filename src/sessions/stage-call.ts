@@ -5,6 +5,7 @@
  */
 import { SessionError, type StageAttempt, type StageAttemptOutcome } from '../core/errors.js';
 import type { Stage } from '../core/types.js';
+import { NodeBusyError } from './node-busy.js';
 import type { SessionStage, StageContext, StageRunner, TimerClock } from './session-types.js';
 
 /** How a call ended: the output (and the replay outputs the runner handed back), or why not. */
@@ -111,7 +112,7 @@ export function callStage<T>(call: StageCall<T>): Promise<CallResult<T>> {
     }
     pending.then(
       (output) => finish({ ok: true, output, replayOutputs }),
-      (error: unknown) => finish({ ok: false, outcome: 'rejected', error }),
+      (error: unknown) => finish({ ok: false, outcome: error instanceof NodeBusyError ? 'busy' : 'rejected', error }),
     );
   });
 }

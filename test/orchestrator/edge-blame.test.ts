@@ -6,7 +6,8 @@
  * the size cap, a redirect — the orchestrator refuses it before the honest agent sees it, and
  * charges the rogue: it is ejected, the honest agent is never called and stays alive. The
  * orchestrator's memory stays flat under the oversized reply (scaled down from the issue's
- * 400 MB to 64 MiB: the cap is 1 MiB, so the point holds at any size past it).
+ * 400 MB to 64 MiB: the cap is 1 MiB, so the point holds at any size past it). A 503 `Full` (an
+ * agent at capacity) is no failure: never charged, never ejected (docs/sessions.md, "A busy node").
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -90,4 +91,27 @@ describe('a rogue first stage', () => {
       }
     }, 60_000);
   }
+
+  it('answering 503 Full (at capacity) is not charged: never ejected, it stays alive; the generation fails 503 with Retry-After once its retries are spent', async () => {
+    const rogue = await startRogue(serve, 'imp', 6, 3, 'full');
+    try {
+      await waitFor('imp alive', async () => ((await statusNodes(serve.url)).get('imp')?.state === 'alive' ? true : undefined), 10_000, 50);
+      await waitFor('the swarm healthy', async () => (((await (await fetch(`${serve.url}/v1/status`)).json()) as { status: string }).status === 'healthy' ? true : undefined), 10_000, 50);
+      const h1Ok = await stageCalls('h1', 'ok');
+      const impErrors = await stageCalls('imp', 'error'); // the rogues before it were charged
+      for (let i = 0; i < 3; i++) {
+        const answer = await fetch(`${serve.url}/v1/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'base', prompt: `full ${i}`, steps: 2 }) });
+        const body = await answer.text();
+        expect(answer.status, body).toBe(503);
+        expect(answer.headers.get('retry-after')).toBe('1');
+        expect(body).toContain('"code":"Full"');
+      }
+      expect(await stageCalls('imp', 'busy')).toBeGreaterThanOrEqual(6); // with --eject-after 2, as failures these would have ejected it
+      expect(await stageCalls('imp', 'error')).toBe(impErrors);
+      expect(await stageCalls('h1', 'ok')).toBe(h1Ok);
+      expect((await statusNodes(serve.url)).get('imp')?.state).toBe('alive');
+    } finally {
+      await rogue.kill();
+    }
+  }, 60_000);
 });

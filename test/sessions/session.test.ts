@@ -3,7 +3,7 @@ import { SessionError, type Route } from '../../src/index.js';
 import type { Session } from '../../src/sessions/session.js';
 import { executeOnce, openSession } from '../../src/sessions/index.js';
 import type { SessionHost } from '../../src/sessions/session-types.js';
-import { harness, LAYERS, nextInput, referenceRun } from './session-fixtures.js';
+import { config, harness, LAYERS, nextInput, referenceRun } from './session-fixtures.js';
 
 /** Runs `steps` steps, feeding each output into the next input; returns the outputs. */
 async function generate(h: ReturnType<typeof harness>, session: Session<number>, first: number, steps: number, onStep?: (t: number) => void): Promise<number[]> {
@@ -157,6 +157,42 @@ describe('swarm.session', () => {
     expect(session.route.stages.some((s) => s.nodeId === victim.nodeId)).toBe(false);
     session.close();
     expect(h.swarm.inFlight()).toBe(0);
+  });
+
+  it('routes around a busy node (NodeBusyError) and charges it nothing: no failure penalty, never ejected, however often', async () => {
+    for (const kind of ['busy', 'reject'] as const) {
+      const h = harness();
+      const victim = h.swarm.state().plan.pipelines[0]?.stages[1]?.nodeId as string;
+      const before = h.swarm.state().nodes[victim]?.latencyMs;
+      h.behaviour.set(victim, () => ({ kind }));
+      // Twelve sessions of one step each at once: load spreads about half of them onto the victim's copy first.
+      const sessions = Array.from({ length: 12 }, () => h.swarm.session({}, h.runStage, { backoffMs: 0 }));
+      expect(await h.drive(Promise.all(sessions.map((session, i) => session.step(i))))).toEqual(sessions.map((_, i) => referenceRun(i, 1).outputs[0]));
+      for (const session of sessions) session.close();
+      const refusals = h.calls.filter((c) => c.stage.nodeId === victim).length;
+      expect(refusals).toBeGreaterThanOrEqual(5); // past the ejection threshold (5 in a row)
+      const node = h.swarm.node(victim);
+      if (kind === 'busy') {
+        expect(node).toMatchObject({ state: 'alive', failures: 0, ejections: 0 });
+        expect(h.swarm.state().nodes[victim]?.latencyMs).toBe(before);
+      } else expect(node?.ejections ?? 0).toBeGreaterThan(0); // the same refusals, as failures, eject it
+      expect(h.swarm.inFlight()).toBe(0);
+    }
+  });
+
+  it('stays on a busy node that no other copy can replace, after its backoff, and gets the answer when it frees up', async () => {
+    const h = harness({ swarmConfig: { ...config, models: [{ id: 'base', layers: LAYERS, pipelines: 1 }] } });
+    const session = h.swarm.session({}, h.runStage, { backoffMs: 10, retries: 5 });
+    const victim = session.route.stages[0]?.nodeId as string;
+    // No spare node either: only the route's own nodes are up.
+    for (const id of Object.keys(h.swarm.state().nodes)) if (!session.route.stages.some((st) => st.nodeId === id)) h.swarm.markDown(id);
+    let busy = 2;
+    h.behaviour.set(victim, () => (busy-- > 0 ? { kind: 'busy' } : { kind: 'ok' }));
+    expect(await h.drive(session.step(4))).toBe(referenceRun(4, 1).outputs[0]);
+    expect(h.calls.filter((c) => c.stage.nodeId === victim).length).toBe(3);
+    expect(session.stats().resumes).toBe(2);
+    expect(h.swarm.node(victim)).toMatchObject({ state: 'alive', failures: 0 });
+    session.close();
   });
 
   it('charges a failed stage to the node that failed it, not to the other nodes of its route', async () => {

@@ -1,0 +1,33 @@
+/**
+ * A stage call's node at capacity (docs/sessions.md, "A busy node"): the call failed, the node did
+ * not. The session routes around it after its backoff, as for any failed call, but charges it
+ * nothing towards ejection and tells no failure detector; the node keeps the session's state.
+ */
+import { describeValue } from '../core/describe.js';
+import { RoutingError } from '../core/errors.js';
+
+/**
+ * What a stage runner rejects with when the node answered that it cannot take the call now (an
+ * agent's 503 `Full`: its KV memory or its body budget taken). The call's outcome is `busy`.
+ */
+export class NodeBusyError extends Error {
+  override readonly name = 'NodeBusyError';
+
+  /** The node that answered it was busy. */
+  readonly nodeId: string;
+
+  constructor(nodeId: string, message: string, options?: ErrorOptions) {
+    super(typeof message === 'string' ? message : describeValue(message), options);
+    this.nodeId = typeof nodeId === 'string' ? nodeId : describeValue(nodeId);
+  }
+}
+
+/** `route()`, or undefined when no route avoids the busy node (the session then stays on it). */
+export function aroundBusy<R>(route: () => R): R | undefined {
+  try {
+    return route();
+  } catch (error) {
+    if (error instanceof RoutingError) return undefined;
+    throw error;
+  }
+}
