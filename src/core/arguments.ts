@@ -21,7 +21,7 @@ const PENALTY_KEYS: readonly string[] = Object.freeze(Object.keys({ latencyMs: 0
 /** The keys of `swarm.route`'s options (`RouteOptions`). */
 export const ROUTE_OPTION_KEYS: readonly string[] = Object.freeze(['reserve']);
 /** The keys of a release's outcome (`ReleaseOutcome`). */
-export const OUTCOME_KEYS: readonly string[] = Object.freeze(['latencyMs', 'ok', 'failedNode', 'cachedTokens']);
+export const OUTCOME_KEYS: readonly string[] = Object.freeze(['latencyMs', 'ok', 'failedNode', 'cachedTokens', 'neutral', 'busyNode']);
 
 /** The first enumerable key of `value` (own or inherited) that is not one of `known`; undefined when there is none. */
 export function unknownKey(value: object, known: readonly string[]): string | undefined {
@@ -87,9 +87,11 @@ export interface CheckedOutcome {
   readonly ok: boolean | undefined;
   readonly failedNode: string | undefined;
   readonly cachedTokens: number | undefined;
+  readonly neutral: boolean;
+  readonly busyNode: string | undefined;
 }
 
-const NO_OUTCOME: CheckedOutcome = Object.freeze({ latencyMs: undefined, ok: undefined, failedNode: undefined, cachedTokens: undefined });
+const NO_OUTCOME: CheckedOutcome = Object.freeze({ latencyMs: undefined, ok: undefined, failedNode: undefined, cachedTokens: undefined, neutral: false, busyNode: undefined });
 
 function badOutcome(leaseId: unknown, problem: string): SwarmError {
   return new SwarmError('BadTelemetry', `release of lease ${describeValue(leaseId)}: ${problem}`);
@@ -99,19 +101,21 @@ function badOutcome(leaseId: unknown, problem: string): SwarmError {
  * Checks a release's outcome and reads each of its fields once (a getter cannot change a value
  * after its check): an object of {@link OUTCOME_KEYS}; `latencyMs` a number from 0 to
  * `TELEMETRY_LIMITS.latencyMs`; `ok` a boolean; `failedNode` a string, given only with
- * `ok: false` (it names the node that failed); `cachedTokens` an integer from 0 to `PROMPT_LIMIT`. Whether `failedNode` is one of the lease's nodes
+ * `ok: false` (it names the node that failed); `cachedTokens` an integer from 0 to `PROMPT_LIMIT`; `neutral` a boolean, true
+ * only without `ok`, `latencyMs` and `failedNode`; `busyNode` a string, without them too (it makes the outcome
+ * neutral). Whether `failedNode` or `busyNode` is one of the lease's nodes
  * is the swarm's to check.
  * @throws {SwarmError} `BadTelemetry` naming the lease and the key.
  */
 export function checkReleaseOutcome(outcome: unknown, leaseId: unknown): CheckedOutcome {
-  if (!isRecordLike(outcome)) throw badOutcome(leaseId, `the outcome must be an object { latencyMs?, ok?, failedNode? }, got ${describeValue(outcome)}`);
+  if (!isRecordLike(outcome)) throw badOutcome(leaseId, `the outcome must be an object { latencyMs?, ok?, failedNode?, cachedTokens?, neutral?, busyNode? }, got ${describeValue(outcome)}`);
   let keys = 0;
   for (const key in outcome) {
-    if (key !== 'latencyMs' && key !== 'ok' && key !== 'failedNode' && key !== 'cachedTokens') throw badOutcome(leaseId, unknownKeyMessage('outcome', key, OUTCOME_KEYS));
+    if (key !== 'latencyMs' && key !== 'ok' && key !== 'failedNode' && key !== 'cachedTokens' && key !== 'neutral' && key !== 'busyNode') throw badOutcome(leaseId, unknownKeyMessage('outcome', key, OUTCOME_KEYS));
     keys++;
   }
   if (keys === 0) return NO_OUTCOME;
-  const { latencyMs, ok, failedNode, cachedTokens } = outcome; // read once
+  const { latencyMs, ok, failedNode, cachedTokens, neutral, busyNode } = outcome; // read once
   if (latencyMs !== undefined && !(typeof latencyMs === 'number' && latencyMs >= 0 && latencyMs <= TELEMETRY_LIMITS.latencyMs)) {
     throw badOutcome(leaseId, `"latencyMs" must be a number from 0 to ${TELEMETRY_LIMITS.latencyMs} (ms), got ${describeValue(latencyMs)}`);
   }
@@ -123,5 +127,11 @@ export function checkReleaseOutcome(outcome: unknown, leaseId: unknown): Checked
   if (cachedTokens !== undefined && !(typeof cachedTokens === 'number' && Number.isInteger(cachedTokens) && cachedTokens >= 0 && cachedTokens <= PROMPT_LIMIT)) {
     throw badOutcome(leaseId, `"cachedTokens" must be an integer from 0 to ${PROMPT_LIMIT}, got ${describeValue(cachedTokens)}`);
   }
-  return { latencyMs, ok, failedNode, cachedTokens };
+  if (neutral !== undefined && typeof neutral !== 'boolean') throw badOutcome(leaseId, `"neutral" must be a boolean, got ${describeValue(neutral)}`);
+  if (neutral === true && (ok !== undefined || latencyMs !== undefined || failedNode !== undefined)) throw badOutcome(leaseId, `"neutral: true" says the request tells nothing of its nodes: give it without "ok", "latencyMs" or "failedNode"`);
+  if (busyNode !== undefined) {
+    if (typeof busyNode !== 'string') throw badOutcome(leaseId, `"busyNode" must be a node id string, got ${describeValue(busyNode)}`);
+    if (ok !== undefined || latencyMs !== undefined || failedNode !== undefined) throw badOutcome(leaseId, `"busyNode" names a node that was at capacity, which tells nothing else: give it without "ok", "latencyMs" or "failedNode"`);
+  }
+  return { latencyMs, ok, failedNode, cachedTokens, neutral: neutral === true || busyNode !== undefined, busyNode };
 }

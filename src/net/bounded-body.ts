@@ -68,7 +68,7 @@ export function readBoundedBody(request: FastifyRequest, payload: BodyStream, li
   const full = (): ServeError => new ServeError('Full', 503, `body: this process holds ${budget.maxBytes} bytes of bodies being received; try again`, { field: 'body', retryAfterMs: 1000 });
   // Grown as bytes arrive (never past the declared length): a connection that declares much and sends little holds little,
   // at most FIRST_BYTES; a body that fits there (a stage call of a few tokens) is read into one allocation, a large one
-  // grows fourfold (a 4 MB activation: four copies of what had arrived, not twelve).
+  // with a declared length grows fourfold (a 4 MB activation: four copies of what had arrived, not twelve).
   const most = Math.min(limit, length ?? limit);
   let taken = Math.min(most, length === undefined ? 1024 : FIRST_BYTES);
   if (!budget.take(taken)) {
@@ -100,7 +100,8 @@ export function readBoundedBody(request: FastifyRequest, payload: BodyStream, li
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     if (size + bytes.length > most) return finish(size + bytes.length > limit ? tooLarge(`more than ${limit} bytes`, limit) : new ServeError('InvalidRequest', 400, `body: more bytes than its content-length of ${length}`, { field: 'body' }));
     if (size + bytes.length > buffer.length) {
-      const grown = Math.min(most, Math.max(4 * buffer.length, size + bytes.length));
+      // Fourfold with a declared length (it ends there), twofold without (at most twice what arrived).
+      const grown = Math.min(most, Math.max((length === undefined ? 2 : 4) * buffer.length, size + bytes.length));
       if (!budget.take(grown - buffer.length)) return finish(full());
       taken += grown - buffer.length;
       const next = Buffer.allocUnsafeSlow(grown);

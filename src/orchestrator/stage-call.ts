@@ -15,7 +15,7 @@ import { NodeBusyError } from '../sessions/node-busy.js';
 
 /**
  * Sends `request` to the agent at `url` and returns its checked reply.
- * @throws {NodeBusyError} when the agent answers 503 (at capacity: its KV memory or body budget taken), charged to no node
+ * @throws {NodeBusyError} when the agent answers 503 `Full` (at capacity: its KV memory or body budget taken), charged to no node
  * @throws {ServeError} `StageFailed` 502 when the agent answers another error, an unsigned or a malformed reply
  */
 export async function callStage(post: PeerPost, url: string, nodeId: string, request: StageRequest, signal: AbortSignal): Promise<StageReply> {
@@ -23,7 +23,8 @@ export async function callStage(post: PeerPost, url: string, nodeId: string, req
   if (!response.ok) {
     const text = await response.text().catch(() => '');
     const said = `agent "${nodeId}" answered ${response.status}: ${text.slice(0, 300)}`;
-    if (response.status === 503) throw new NodeBusyError(nodeId, said);
+    // The agent's own word that it is at capacity; a bare 503 (a proxy before a dead agent, a closing server) is a failure.
+    if (response.status === 503 && saysFull(text)) throw new NodeBusyError(nodeId, said);
     throw new ServeError('StageFailed', 502, said);
   }
   return readStageReply(response, nodeId, request);
@@ -51,5 +52,14 @@ export async function callDigestStage(post: PeerPost, url: string, nodeId: strin
     return { ...reply, output: digestOf(reply.output, 'output'), replayOutputs: reply.replayOutputs.map((t, i) => digestOf(t, `replayOutputs/${i}`)) };
   } catch (error) {
     throw new ServeError('StageFailed', 502, `agent "${nodeId}" replied a malformed stage output: ${(error as Error).message}`, { field: (error as ServeError).field ?? 'output', cause: error });
+  }
+}
+
+/** Whether an error answer is the house's `Full` (`{ "error": { "code": "Full" } }`). */
+function saysFull(text: string): boolean {
+  try {
+    return (JSON.parse(text) as { error?: { code?: unknown } } | null)?.error?.code === 'Full';
+  } catch {
+    return false;
   }
 }

@@ -127,14 +127,14 @@ export function beginCall(calls: StageCalls, nodeId: string): { readonly url: st
 }
 
 /**
- * Whether a call's agent answered: `ok` and `busy` (it said it was at capacity) are answers; a call
- * past its budget, or one that got no HTTP reply at all (refused, reset: not a {@link ServeError},
- * which is a reply read and refused), is not; an aborted call or an answered error says nothing of
- * it here.
+ * Whether a call's agent answered: `ok` is an answer; a call past its budget, or one that got no
+ * HTTP reply at all (refused, reset: not a {@link ServeError}, which is a reply read and refused),
+ * is not; an aborted call, a busy one (503 `Full`: no useful answer, but no silence either) or an
+ * answered error says nothing of it here.
  */
 export function verdictOf(outcome: string, error?: unknown): CallVerdict {
-  if (outcome === 'ok' || outcome === 'busy') return 'answered';
-  if (outcome === 'timeout' || (outcome === 'error' && error !== undefined && !(error instanceof ServeError))) return 'unanswered';
+  if (outcome === 'ok') return 'answered';
+  if (outcome === 'timeout' || (outcome === 'error' && error !== undefined && !(error instanceof ServeError) && !(error instanceof NodeBusyError))) return 'unanswered';
   return 'other';
 }
 

@@ -22,5 +22,9 @@ export function checkRelease(leases: LeaseTable, ttlMs: number, lease: Lease | s
   if (failedNode !== undefined && !nodes.includes(failedNode) && isMember(failedNode)) {
     throw new SwarmError('BadTelemetry', `release of lease "${String(id)}": "failedNode" must be one of the lease's nodes (${nodes.join(', ')}), got ${String(failedNode)}`);
   }
+  const busyNode = checked.busyNode;
+  if (busyNode !== undefined && !nodes.includes(busyNode) && isMember(busyNode)) {
+    throw new SwarmError('BadTelemetry', `release of lease "${String(id)}": "busyNode" must be one of the lease's nodes (${nodes.join(', ')}), got ${String(busyNode)}`);
+  }
   return { ...checked, id: id as string };
 }

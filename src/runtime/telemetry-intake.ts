@@ -38,6 +38,11 @@ export class TelemetryIntake {
     ref.send({ type: 'node.seen', at: this.clock.now() });
   }
 
+  /** A node that answered it was at capacity: costly to route to for a while (the failure penalty into its latency), nothing else. */
+  busy(nodeId: string): void {
+    if (this.view.table.get(nodeId)?.alive === true) this.ingest(nodeId, { latencyMs: this.failurePenaltyMs });
+  }
+
   /**
    * A released request's outcome, checked already, for the nodes it held: to their actors, and
    * its latency into their EWMAs (split in proportion to their latency estimates, through the

@@ -145,6 +145,19 @@ export interface ReleaseOutcome {
    * for that copy (docs/prefix-cache.md); checked, and ignored by a swarm without the index.
    */
   readonly cachedTokens?: number;
+  /**
+   * The request says nothing of its nodes (the deadline passed, the client left): no proof of
+   * life, no failure, no latency for any of them. Takes no `ok`, `latencyMs` or `failedNode`.
+   * @defaultValue false
+   */
+  readonly neutral?: boolean;
+  /**
+   * The node that answered it was at capacity (an agent's 503 `Full`): routing sees it as costly
+   * for a while (`failurePenaltyMs` into its latency, as for a failure), but nothing counts towards
+   * its ejection and nothing is a proof of life, for it or the route's other nodes. Neutral
+   * otherwise: takes no `ok`, `latencyMs` or `failedNode`.
+   */
+  readonly busyNode?: string;
 }
 
 /** One telemetry sample for a node's EWMA. */

@@ -31,3 +31,15 @@ export function aroundBusy<R>(route: () => R): R | undefined {
     throw error;
   }
 }
+
+/** Where a call's busy answer came from: its stage's node (`around`: route around it), or a party checking its output. */
+export interface BusyAnswer {
+  readonly nodeId: string;
+  readonly around: boolean;
+}
+
+/** The busy answer of a call on `nodeId` that ended with `result`; undefined when it was not busy. */
+export function busyAnswer(nodeId: string, result: { readonly ok: boolean; readonly outcome?: string; readonly error?: unknown }): BusyAnswer | undefined {
+  if (result.ok || result.outcome !== 'busy') return undefined;
+  return { nodeId, around: !(result.error instanceof NodeBusyError) || result.error.nodeId === nodeId };
+}

@@ -17,7 +17,7 @@ import { admittedStart, waitForAdmission } from './session-admission.js';
 import { checkStepOptions, resolveSessionOptions, sessionHostIssue, type ResolvedSessionOptions } from './session-options.js';
 import type { SessionHost, SessionOptions, SessionStats, StageRunner, StepOptions, TimerClock } from './session-types.js';
 import { attemptOf, callStage, describeFailures, type CallResult } from './stage-call.js';
-import { aroundBusy } from './node-busy.js';
+import { aroundBusy, busyAnswer, type BusyAnswer } from './node-busy.js';
 import { StateHolders } from './state-holders.js';
 import type { Lease, LeasedRoute, ReleaseOutcome, SwarmRequest } from '../runtime/types.js';
 
@@ -153,10 +153,10 @@ export class Session<T> {
         if (result.error instanceof SessionError && result.error.code === 'Disputed') throw this.fail('Disputed', `session "${this.id}" step ${stepIndex}: ${result.error.message}`, attempts, result.error, true);
         // The deadline is the request's budget, not a node's failure: charged to none (docs/sessions.md).
         if (result.outcome === 'deadline') throw this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline at step ${stepIndex}, stage ${s} (node "${stage.nodeId}")`, attempts, undefined, true);
-        // A busy node (at capacity) failed the call, not itself: charged nothing, it keeps the session's state, and is
-        // only stepped around this once (docs/sessions.md, "A busy node").
-        const busy = result.outcome === 'busy';
-        if (busy) this.endLease({});
+        // At capacity (docs/sessions.md, "A busy node"): charged nothing, its state kept; stepped around once when
+        // the stage's node was busy, stayed on when a party checking its output was (verifySpans).
+        const busy = busyAnswer(stage.nodeId, result);
+        if (busy !== undefined) this.endLease(busy.around ? { busyNode: stage.nodeId } : { neutral: true });
         else {
           this.failed.add(stage.nodeId);
           for (const key of [...this.warm]) if (key.startsWith(`${stage.nodeId}\u0000`)) this.warm.delete(key);
@@ -176,7 +176,7 @@ export class Session<T> {
             ? this.fail(closed ? 'Closed' : 'Aborted', `session "${this.id}" step ${stepIndex} was ${closed ? 'closed' : 'aborted'} while waiting to resume`, attempts, undefined, true)
             : this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline while waiting to resume step ${stepIndex}`, attempts, undefined, true);
         }
-        s = await this.reroute(s, stepIndex, attempts, signals, busy ? stage.nodeId : undefined);
+        s = await this.reroute(s, stepIndex, attempts, signals, busy);
         if (s === 0) {
           x = input;
           inputs.clear();
@@ -252,15 +252,16 @@ export class Session<T> {
 
   /**
    * Routes the remaining layers after stage `s` failed; returns the stage index to continue from.
-   * After a `busy` node's answer, around that node when another copy can take its layers, else on it again.
+   * After a `busy` answer: around that node when another copy can take its layers, else where it stood.
    */
-  private async reroute(s: number, stepIndex: number, attempts: readonly StageAttempt[], signals: readonly AbortSignal[], busy?: string): Promise<number> {
+  private async reroute(s: number, stepIndex: number, attempts: readonly StageAttempt[], signals: readonly AbortSignal[], busy?: BusyAnswer): Promise<number> {
     const state = this.host.state();
     const failedNode = (this.current.stages[s] as Stage).nodeId;
     let route: Route;
     let from: number;
     try {
-      if (this.o.onFailure === 'restart') {
+      if (busy !== undefined && !busy.around) [route, from] = [this.current, s];
+      else if (this.o.onFailure === 'restart') {
         for (const n of this.failed) if (n !== failedNode && state.nodes[n]?.alive === true) {
           // failover knows one failed node; the others must not be served either
           throw new RoutingError('Unrecoverable', `node "${n}" failed this session but the swarm still counts it alive`);
@@ -271,7 +272,7 @@ export class Session<T> {
       } else {
         const resume = (dead: readonly string[]) => resumeRoute(this.current, s, state, { allowDegraded: this.o.allowDegraded, request: this.request, prefer: this.o.prefer, dead: [...dead] });
         // Around a busy node when another copy can take its layers; else on it again, where the step stood.
-        const resumption = busy === undefined ? resume([...this.failed]) : (aroundBusy(() => resume([...this.failed, busy])) ?? { route: this.current, resumeAt: s });
+        const resumption = busy === undefined ? resume([...this.failed]) : (aroundBusy(() => resume([...this.failed, busy.nodeId])) ?? { route: this.current, resumeAt: s });
         route = resumption.route;
         from = resumption.resumeAt;
       }
@@ -392,7 +393,7 @@ export class Session<T> {
   /** Fails the session: no lease left open, the error to throw. */
   private fail(code: SessionError['code'], message: string, attempts: readonly StageAttempt[], cause?: unknown, neutral = false): SessionError {
     if (this.status === 'open') this.status = 'failed';
-    this.endLease(neutral ? {} : { ok: false });
+    this.endLease(neutral ? { neutral: true } : { ok: false });
     this.holders.drop();
     return new SessionError(code, message, [...attempts], cause === undefined ? undefined : { cause });
   }

@@ -10,6 +10,7 @@ import { SessionError } from '../core/errors.js';
 import type { SessionStage, StageContext, StageRunner } from './session-types.js';
 import { checkSpanVerifierArguments } from './span-verifier-options.js';
 import { OUTWEIGH, SpanStanding } from './span-standing.js';
+import { NodeBusyError } from './node-busy.js';
 
 /** One hop of another copy of a span: a node and the layers it runs of it. */
 export interface SpanHop {
@@ -242,20 +243,32 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
    * call returns: a third party's output decides which of the two has two copies behind it,
    * unless the lone one outweighs both {@link OUTWEIGH} times over. The loser is quarantined (a
    * chain narrowed to its hop); the winner's output is returned.
-   * @throws {SessionError} `Disputed` when no third party can be drawn, it gives a third output or its call fails; the third party's error itself when the call was given up meanwhile (`context.signal`).
+   * @throws {SessionError} `Disputed` when no third party can be drawn, it gives a third output or its call fails; the third party's error itself when the call was given up meanwhile (`context.signal`); a {@link NodeBusyError} when every third party drawn was at capacity.
    */
   const settle = async (stage: SessionStage, own: Side, first: Side, input: T, replay: readonly T[], context: StageContext<T>): Promise<T> => {
     const exclude = new Set([stage.nodeId, ...quarantined, ...nodesOf(first.copy)]);
-    const third = standing.draw(parties(stage, stage.layerStart, stage.layerEnd, exclude), options.random);
-    if (third === undefined) throw disputed(stage, 'no third holder of the span could settle it');
-    let runs: HopRun[];
-    try {
-      runs = await runCopy(stage, third, input, replay, context);
-    } catch (error) {
-      // The call itself was given up meanwhile (its node went down, its caller left): nothing to settle.
-      if (context.signal.aborted) throw error;
-      throw disputed(stage, `the third party's call (${nodesOf(third).join(' → ')}) failed`, error);
+    let third: readonly SpanHop[] | undefined;
+    let runs: HopRun[] | undefined;
+    let busy: NodeBusyError | undefined;
+    while (runs === undefined) {
+      third = standing.draw(parties(stage, stage.layerStart, stage.layerEnd, exclude), options.random);
+      // Every third party at capacity: no verdict, the step retries later (docs/sessions.md, "A busy node").
+      if (third === undefined) throw busy ?? disputed(stage, 'no third holder of the span could settle it');
+      try {
+        runs = await runCopy(stage, third, input, replay, context);
+      } catch (error) {
+        // The call itself was given up meanwhile (its node went down, its caller left): nothing to settle.
+        if (context.signal.aborted) throw error;
+        // A third party at capacity is no answer: another is drawn.
+        if (error instanceof NodeBusyError) {
+          busy = error;
+          for (const n of nodesOf(third)) exclude.add(n);
+          continue;
+        }
+        throw disputed(stage, `the third party's call (${nodesOf(third).join(' → ')}) failed`, error);
+      }
     }
+    if (third === undefined) throw disputed(stage, 'no third holder of the span could settle it');
     const t: Side = { copy: third, output: outputOf(runs), runs };
     const [two, one] = same(t.output, first.output) ? [[first, t], own] : same(t.output, own.output) ? [[own, t], first] : [undefined, undefined];
     if (two === undefined || one === undefined) throw disputed(stage, `the third party (${nodesOf(third).join(' → ')}) gave a third output`);

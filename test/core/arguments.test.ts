@@ -89,7 +89,7 @@ describe('checkReleaseOutcome', () => {
   it.each<[string, unknown, RegExp]>([
     ['ok: "no" (the issue’s example)', { ok: 'no' }, /^release of lease "L": "ok" must be a boolean, got "no"$/],
     ['ok: 0', { ok: 0 }, /"ok" must be a boolean, got 0/],
-    ['a misspelt ok', { okk: false }, /^release of lease "L": outcome: unknown key "okk" \(known: latencyMs, ok, failedNode, cachedTokens\)$/],
+    ['a misspelt ok', { okk: false }, /^release of lease "L": outcome: unknown key "okk" \(known: latencyMs, ok, failedNode, cachedTokens, neutral, busyNode\)$/],
     ['a misspelt latency', { latency: 20 }, /unknown key "latency"/],
     ['a latency of 1e308', { latencyMs: 1e308 }, /"latencyMs" must be a number from 0 to 600000 \(ms\), got 1e\+308/],
     ['a latency just past the bound', { latencyMs: TELEMETRY_LIMITS.latencyMs + 0.001 }, /"latencyMs" must be a number from 0 to 600000/],
@@ -100,17 +100,25 @@ describe('checkReleaseOutcome', () => {
     ['a failedNode that is not a string', { ok: false, failedNode: 3 }, /"failedNode" must be a node id string, got 3/],
     ['a failedNode with ok: true', { ok: true, failedNode: 'a' }, /"failedNode" names the node that failed: give it with ok: false, got ok: true/],
     ['a failedNode without ok', { failedNode: 'a' }, /give it with ok: false, got ok: undefined/],
-    ['null', null, /the outcome must be an object \{ latencyMs\?, ok\?, failedNode\? \}, got null/],
+    ['null', null, /the outcome must be an object \{ latencyMs\?, ok\?, failedNode\?, cachedTokens\?, neutral\?, busyNode\? \}, got null/],
+    ['a busyNode that is not a string', { busyNode: 7 }, /"busyNode" must be a node id string, got 7/],
+    ['a busyNode with ok: false', { busyNode: 'a', ok: false }, /"busyNode" names a node that was at capacity, which tells nothing else: give it without "ok", "latencyMs" or "failedNode"/],
+    ['neutral: "yes"', { neutral: 'yes' }, /"neutral" must be a boolean, got "yes"/],
+    ['neutral with ok: false', { neutral: true, ok: false }, /"neutral: true" says the request tells nothing of its nodes: give it without "ok", "latencyMs" or "failedNode"/],
+    ['neutral with a latency', { neutral: true, latencyMs: 5 }, /"neutral: true"/],
     ['an array', [], /got an array/],
   ])('refuses %s with BadTelemetry naming the lease and the key', (_what, outcome, message) => {
     expectRefused(() => checkReleaseOutcome(outcome, 'L'), SwarmError, 'BadTelemetry', message);
   });
 
   it('takes every known key, and the bound itself', () => {
-    const full: Required<ReleaseOutcome> = { latencyMs: TELEMETRY_LIMITS.latencyMs, ok: false, failedNode: 'a', cachedTokens: 12 };
-    expect(checkReleaseOutcome(full, 'L')).toEqual(full);
-    expect(checkReleaseOutcome({}, 'L')).toEqual({ latencyMs: undefined, ok: undefined, failedNode: undefined, cachedTokens: undefined });
-    expect(checkReleaseOutcome({ latencyMs: 0, ok: true }, 'L')).toEqual({ latencyMs: 0, ok: true, failedNode: undefined, cachedTokens: undefined });
+    // Every key but busyNode, which takes no ok (below).
+    const full: Omit<Required<ReleaseOutcome>, 'busyNode'> = { latencyMs: TELEMETRY_LIMITS.latencyMs, ok: false, failedNode: 'a', cachedTokens: 12, neutral: false };
+    expect(checkReleaseOutcome(full, 'L')).toEqual({ ...full, busyNode: undefined });
+    expect(checkReleaseOutcome({ busyNode: 'b' }, 'L')).toEqual({ latencyMs: undefined, ok: undefined, failedNode: undefined, cachedTokens: undefined, neutral: true, busyNode: 'b' });
+    expect(checkReleaseOutcome({}, 'L')).toEqual({ latencyMs: undefined, ok: undefined, failedNode: undefined, cachedTokens: undefined, neutral: false, busyNode: undefined });
+    expect(checkReleaseOutcome({ latencyMs: 0, ok: true }, 'L')).toEqual({ latencyMs: 0, ok: true, failedNode: undefined, cachedTokens: undefined, neutral: false, busyNode: undefined });
+    expect(checkReleaseOutcome({ neutral: true, cachedTokens: 3 }, 'L')).toEqual({ latencyMs: undefined, ok: undefined, failedNode: undefined, cachedTokens: 3, neutral: true, busyNode: undefined });
   });
 
   it('reads each field once: a getter cannot change a value after its check', () => {
@@ -125,7 +133,7 @@ describe('the key lists match the types', () => {
   it('lists every key of each type (a new key fails to compile here, or is refused)', () => {
     expect(REQUEST_KEYS).toEqual(Object.keys({ tokens: 0, weights: 0, penalties: 0, costModel: 0, prompt: 0, model: 0, cache: 0 } satisfies Record<keyof SwarmRequest, 0>));
     expect(ROUTE_OPTION_KEYS).toEqual(Object.keys({ reserve: 0 } satisfies Record<keyof RouteOptions, 0>));
-    expect(OUTCOME_KEYS).toEqual(Object.keys({ latencyMs: 0, ok: 0, failedNode: 0, cachedTokens: 0 } satisfies Record<keyof ReleaseOutcome, 0>));
+    expect(OUTCOME_KEYS).toEqual(Object.keys({ latencyMs: 0, ok: 0, failedNode: 0, cachedTokens: 0, neutral: 0, busyNode: 0 } satisfies Record<keyof ReleaseOutcome, 0>));
   });
 });
 

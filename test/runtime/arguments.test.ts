@@ -76,7 +76,7 @@ describe('route', () => {
 describe('release', () => {
   it.each<[string, unknown, RegExp]>([
     ['{ ok: "no" }', { ok: 'no' }, /"ok" must be a boolean, got "no"/],
-    ['{ okk: false }', { okk: false }, /outcome: unknown key "okk" \(known: latencyMs, ok, failedNode, cachedTokens\)/],
+    ['{ okk: false }', { okk: false }, /outcome: unknown key "okk" \(known: latencyMs, ok, failedNode, cachedTokens, neutral, busyNode\)/],
     ['{ latencyMs: 1e308 }', { latencyMs: 1e308 }, /"latencyMs" must be a number from 0 to 600000 \(ms\), got 1e\+308/],
     ['{ failedNode } without ok: false', { failedNode: 'a' }, /"failedNode" names the node that failed: give it with ok: false/],
   ])('%s is BadTelemetry naming the key; the lease stays open and nothing is fed', (_what, outcome, message) => {

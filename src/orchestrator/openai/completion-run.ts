@@ -20,6 +20,7 @@ import { continuationBody, type EngineUsage, type StreamedIds } from './engine-b
 import type { CompletionJob } from '../../wire/openai-request.js';
 import { readSse } from './sse-reader.js';
 import { StreamText } from './stream-text.js';
+import { NodeBusyError } from '../../sessions/node-busy.js';
 
 /** What one completion runs with. */
 export interface CompletionContext {
@@ -105,6 +106,8 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
       if (!reply.ok) {
         const said = (await reply.text().catch(() => '')).slice(0, 500);
         if (reply.status >= 400 && reply.status < 500 && reply.status !== 408 && reply.status !== 429) throw new ServeError('InvalidRequest', 400, `the engine refused the request: ${reply.status} ${said}`);
+        // At capacity (the engine's 429, the agent's 503 Full): tried elsewhere, charged nothing (docs/sessions.md, "A busy node").
+        if (reply.status === 429 || (reply.status === 503 && /"code"\s*:\s*"Full"/.test(said))) throw new NodeBusyError(node, `agent "${node}" answered ${reply.status} ${said}`);
         throw new EngineFailed(`agent "${node}" answered ${reply.status} ${said}`);
       }
       const load = Number((reply as { headers?: Headers }).headers?.get('x-hecate-load'));
@@ -151,7 +154,7 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
         release(swarm, leased, {});
         throw error;
       }
-      release(swarm, leased, { ok: false, failedNode: node });
+      release(swarm, leased, error instanceof NodeBusyError ? { busyNode: node } : { ok: false, failedNode: node });
       tried.add(node);
       failures++;
       if (failures > retries) throw new ServeError('SessionFailed', 502, `model "${job.model}": ${failures} engines failed this request (${[...tried].join(', ')}); the last: ${(error as Error).message}`, { cause: error });

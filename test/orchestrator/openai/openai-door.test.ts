@@ -134,6 +134,32 @@ describe('failover of the OpenAI door', () => {
     expect(refused).toBeGreaterThan(0);
   });
 
+  it('tries an engine at capacity (429) on another copy and charges its agent nothing, where a 503 refusal counts a failure', async () => {
+    const swarm = orchestrator.swarm();
+    let refused = 0;
+    for (const [status, charged] of [[429, 0], [503, 1]] as const) {
+      const failures = () => agents.map((a) => swarm?.node(a.id)?.failures ?? 0);
+      const before = failures();
+      const calls = engines.map((e) => e.bodies.length);
+      engines.forEach((e, i) => e.refuse(i === 2 ? 0 : 100, status));
+      try {
+        // Until a refusing engine was tried first (the swarm spreads fresh requests over the copies).
+        for (let n = 0; n < 6 && [0, 1].every((i) => engines[i]?.bodies.length === calls[i]); n++) {
+          const prompt = `capacity ${status} ${n}`;
+          const answer = await client.completions.create({ model: MODEL, prompt, max_tokens: 4 });
+          expect(answer.choices[0]?.text).toBe(expected('/v1/completions', { prompt, max_tokens: 4 }));
+        }
+      } finally {
+        engines.forEach((e) => e.refuse(0, 503));
+      }
+      const refusers = [0, 1].filter((i) => (engines[i]?.bodies.length as number) > (calls[i] as number));
+      refused += refusers.length;
+      const after = failures();
+      for (const i of refusers) expect(after[i], `${status}: agent u${i}`).toBe(Math.min((before[i] as number) + charged, 5));
+    }
+    expect(refused).toBeGreaterThan(0);
+  });
+
   it('answers 503 once every engine refused, each tried once', async () => {
     const before = engines.map((e) => e.bodies.length);
     engines.forEach((e) => e.refuse(100, 503));
