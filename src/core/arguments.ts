@@ -108,10 +108,10 @@ function badOutcome(leaseId: unknown, problem: string): SwarmError {
  * @throws {SwarmError} `BadTelemetry` naming the lease and the key.
  */
 export function checkReleaseOutcome(outcome: unknown, leaseId: unknown): CheckedOutcome {
-  if (!isRecordLike(outcome)) throw badOutcome(leaseId, `the outcome must be an object { latencyMs?, ok?, failedNode?, cachedTokens?, neutral?, busyNode? }, got ${describeValue(outcome)}`);
+  if (!isRecordLike(outcome)) throw badOutcome(leaseId, `the outcome must be an object { ${OUTCOME_KEYS.join('?, ')}? }, got ${describeValue(outcome)}`);
   let keys = 0;
   for (const key in outcome) {
-    if (key !== 'latencyMs' && key !== 'ok' && key !== 'failedNode' && key !== 'cachedTokens' && key !== 'neutral' && key !== 'busyNode') throw badOutcome(leaseId, unknownKeyMessage('outcome', key, OUTCOME_KEYS));
+    if (!OUTCOME_KEYS.includes(key)) throw badOutcome(leaseId, unknownKeyMessage('outcome', key, OUTCOME_KEYS));
     keys++;
   }
   if (keys === 0) return NO_OUTCOME;
@@ -119,19 +119,16 @@ export function checkReleaseOutcome(outcome: unknown, leaseId: unknown): Checked
   if (latencyMs !== undefined && !(typeof latencyMs === 'number' && latencyMs >= 0 && latencyMs <= TELEMETRY_LIMITS.latencyMs)) {
     throw badOutcome(leaseId, `"latencyMs" must be a number from 0 to ${TELEMETRY_LIMITS.latencyMs} (ms), got ${describeValue(latencyMs)}`);
   }
-  if (ok !== undefined && typeof ok !== 'boolean') throw badOutcome(leaseId, `"ok" must be a boolean, got ${describeValue(ok)}`);
-  if (failedNode !== undefined) {
-    if (typeof failedNode !== 'string') throw badOutcome(leaseId, `"failedNode" must be a node id string, got ${describeValue(failedNode)}`);
-    if (ok !== false) throw badOutcome(leaseId, `"failedNode" names the node that failed: give it with ok: false, got ok: ${describeValue(ok)}`);
+  for (const [key, flag] of [['ok', ok], ['neutral', neutral]]) if (flag !== undefined && typeof flag !== 'boolean') throw badOutcome(leaseId, `"${key}" must be a boolean, got ${describeValue(flag)}`);
+  for (const [key, node] of [['failedNode', failedNode], ['busyNode', busyNode]]) {
+    if (node !== undefined && typeof node !== 'string') throw badOutcome(leaseId, `"${key}" must be a node id string, got ${describeValue(node)}`);
   }
+  if (failedNode !== undefined && ok !== false) throw badOutcome(leaseId, `"failedNode" names the node that failed: give it with ok: false, got ok: ${describeValue(ok)}`);
   if (cachedTokens !== undefined && !(typeof cachedTokens === 'number' && Number.isInteger(cachedTokens) && cachedTokens >= 0 && cachedTokens <= PROMPT_LIMIT)) {
     throw badOutcome(leaseId, `"cachedTokens" must be an integer from 0 to ${PROMPT_LIMIT}, got ${describeValue(cachedTokens)}`);
   }
-  if (neutral !== undefined && typeof neutral !== 'boolean') throw badOutcome(leaseId, `"neutral" must be a boolean, got ${describeValue(neutral)}`);
-  if (neutral === true && (ok !== undefined || latencyMs !== undefined || failedNode !== undefined)) throw badOutcome(leaseId, `"neutral: true" says the request tells nothing of its nodes: give it without "ok", "latencyMs" or "failedNode"`);
-  if (busyNode !== undefined) {
-    if (typeof busyNode !== 'string') throw badOutcome(leaseId, `"busyNode" must be a node id string, got ${describeValue(busyNode)}`);
-    if (ok !== undefined || latencyMs !== undefined || failedNode !== undefined) throw badOutcome(leaseId, `"busyNode" names a node that was at capacity, which tells nothing else: give it without "ok", "latencyMs" or "failedNode"`);
+  if ((neutral === true || busyNode !== undefined) && (ok !== undefined || latencyMs !== undefined || failedNode !== undefined)) {
+    throw badOutcome(leaseId, `"neutral" and "busyNode" take no "ok", "latencyMs" or "failedNode"`);
   }
-  return { latencyMs, ok, failedNode, cachedTokens, neutral: neutral === true || busyNode !== undefined, busyNode };
+  return { latencyMs, ok: ok as boolean | undefined, failedNode: failedNode as string | undefined, cachedTokens, neutral: neutral === true || busyNode !== undefined, busyNode: busyNode as string | undefined };
 }

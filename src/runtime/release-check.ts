@@ -16,15 +16,10 @@ export function checkRelease(leases: LeaseTable, ttlMs: number, lease: Lease | s
   if (!leases.isOpen(id)) throw new SwarmError('UnknownLease', `unknown lease "${String(id)}": never issued, already released, or expired after ${ttlMs} ms`);
   const checked = checkReleaseOutcome(outcome, id); // each field read once
   const nodes = leases.held(id) ?? [];
-  const failedNode = checked.failedNode;
-  // A failed node that has left the swarm since (removeNode drops it from every lease) is no
-  // error: there is nothing left to charge. A member the lease does not hold is a wrong name.
-  if (failedNode !== undefined && !nodes.includes(failedNode) && isMember(failedNode)) {
-    throw new SwarmError('BadTelemetry', `release of lease "${String(id)}": "failedNode" must be one of the lease's nodes (${nodes.join(', ')}), got ${String(failedNode)}`);
-  }
-  const busyNode = checked.busyNode;
-  if (busyNode !== undefined && !nodes.includes(busyNode) && isMember(busyNode)) {
-    throw new SwarmError('BadTelemetry', `release of lease "${String(id)}": "busyNode" must be one of the lease's nodes (${nodes.join(', ')}), got ${String(busyNode)}`);
+  // A failed (or busy) node that has left the swarm since (removeNode drops it from every lease) is
+  // no error: there is nothing left to charge. A member the lease does not hold is a wrong name.
+  for (const [key, node] of [['failedNode', checked.failedNode], ['busyNode', checked.busyNode]]) {
+    if (node !== undefined && !nodes.includes(node) && isMember(node)) throw new SwarmError('BadTelemetry', `release of lease "${String(id)}": "${key}" must be one of the lease's nodes (${nodes.join(', ')}), got ${String(node)}`);
   }
   return { ...checked, id: id as string };
 }

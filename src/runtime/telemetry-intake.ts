@@ -40,7 +40,7 @@ export class TelemetryIntake {
 
   /** A node that answered it was at capacity: costly to route to for a while (the failure penalty into its latency), nothing else. */
   busy(nodeId: string): void {
-    if (this.view.table.get(nodeId)?.alive === true) this.ingest(nodeId, { latencyMs: this.failurePenaltyMs });
+    this.ingest(nodeId, { latencyMs: this.failurePenaltyMs }); // a down node's table stays as it was
   }
 
   /**

@@ -102,10 +102,10 @@ describe('checkReleaseOutcome', () => {
     ['a failedNode without ok', { failedNode: 'a' }, /give it with ok: false, got ok: undefined/],
     ['null', null, /the outcome must be an object \{ latencyMs\?, ok\?, failedNode\?, cachedTokens\?, neutral\?, busyNode\? \}, got null/],
     ['a busyNode that is not a string', { busyNode: 7 }, /"busyNode" must be a node id string, got 7/],
-    ['a busyNode with ok: false', { busyNode: 'a', ok: false }, /"busyNode" names a node that was at capacity, which tells nothing else: give it without "ok", "latencyMs" or "failedNode"/],
+    ['a busyNode with ok: false', { busyNode: 'a', ok: false }, /"neutral" and "busyNode" take no "ok"/],
     ['neutral: "yes"', { neutral: 'yes' }, /"neutral" must be a boolean, got "yes"/],
-    ['neutral with ok: false', { neutral: true, ok: false }, /"neutral: true" says the request tells nothing of its nodes: give it without "ok", "latencyMs" or "failedNode"/],
-    ['neutral with a latency', { neutral: true, latencyMs: 5 }, /"neutral: true"/],
+    ['neutral with ok: false', { neutral: true, ok: false }, /"neutral" and "busyNode" take no "ok", "latencyMs" or "failedNode"/],
+    ['neutral with a latency', { neutral: true, latencyMs: 5 }, /"neutral" and "busyNode" take no/],
     ['an array', [], /got an array/],
   ])('refuses %s with BadTelemetry naming the lease and the key', (_what, outcome, message) => {
     expectRefused(() => checkReleaseOutcome(outcome, 'L'), SwarmError, 'BadTelemetry', message);
