@@ -239,11 +239,10 @@ export class Swarm implements SwarmContract<'now'> {
   release(lease: Lease | string, outcome: ReleaseOutcome = {}): void {
     this.running();
     if (this.leases.size > 0) this.leases.expire();
-    const { id, latencyMs, ok, failedNode, cachedTokens, neutral, busyNode } = checkRelease(this.leases, this.leaseTtlMs, lease, outcome, (n) => this.actorRef.getSnapshot().context.members.has(n));
-    const held = this.leases.end(id) ?? [];
-    this.prefix.released(id, cachedTokens, latencyMs);
-    if (busyNode !== undefined && held.includes(busyNode)) this.intake.busy(busyNode);
-    if (!neutral) this.intake.released(held, latencyMs, ok, failedNode, this.leases.now().now);
+    const checked = checkRelease(this.leases, this.leaseTtlMs, lease, outcome, (n) => this.actorRef.getSnapshot().context.members.has(n));
+    const held = this.leases.end(checked.id) ?? [];
+    this.prefix.released(checked.id, checked.cachedTokens, checked.latencyMs);
+    this.intake.released(held, checked, this.leases.now().now);
   }
 
   /**

@@ -5,6 +5,7 @@
  * samples are not lifecycle facts: they keep this direct path, off the statechart.
  */
 import type { NodeActorRef } from '../../machines/swarm.machine.js';
+import type { CheckedOutcome } from '../core/arguments.js';
 import type { NodeTelemetry } from '../core/types.js';
 import { telemetryEntry } from './plain.js';
 import type { SwarmView } from './swarm-view.js';
@@ -38,19 +39,19 @@ export class TelemetryIntake {
     ref.send({ type: 'node.seen', at: this.clock.now() });
   }
 
-  /** A node that answered it was at capacity: costly to route to for a while (the failure penalty into its latency), nothing else. */
-  busy(nodeId: string): void {
-    this.ingest(nodeId, { latencyMs: this.failurePenaltyMs }); // a down node's table stays as it was
-  }
-
   /**
    * A released request's outcome, checked already, for the nodes it held: to their actors, and
    * its latency into their EWMAs (split in proportion to their latency estimates, through the
    * release window). A failure is a signal too: otherwise a fail-fast node looks idle, hence
    * cheapest, until the monitor marks it down. The named node pays; when none is named, every
-   * node of the route.
+   * node of the route. A busy node (at capacity) gets only the failure penalty into its latency,
+   * so routing leaves it a while; a neutral outcome, nothing.
    */
-  released(held: readonly string[], latencyMs: number | undefined, ok: boolean | undefined, failedNode: string | undefined, now: number): void {
+  released(held: readonly string[], outcome: CheckedOutcome, now: number): void {
+    const { latencyMs, ok, failedNode, neutral, busyNode } = outcome;
+    // Busy: one of `held`, or gone from the swarm (release-check.ts), when ingest leaves it be.
+    if (busyNode !== undefined) this.ingest(busyNode, { latencyMs: this.failurePenaltyMs });
+    if (neutral) return;
     const table = this.view.table;
     this.feedOutcome(held, ok === false, failedNode);
     if (ok !== false && table.waits.size > 0) table.answered(held, now);
