@@ -179,6 +179,7 @@ const ENTRIES: readonly Entry[] = [
   { name: 'verifySpans', arity: 2, errors: [SessionError], call: (a) => sessions.verifySpans(a[0] as never, a[1] as never) },
   { name: 'SpanStanding', arity: 1, errors: [SessionError], call: (a) => new sessions.SpanStanding(a[0] as never) },
   { name: 'NodeBusyError', arity: 3, errors: [], call: (a) => new sessions.NodeBusyError(a[0] as never, a[1] as never, a[2] as never) },
+  { name: 'StateLostError', arity: 3, errors: [], call: (a) => new sessions.StateLostError(a[0] as never, a[1] as never, a[2] as never) },
   { name: 'executeOnce', arity: 4, errors: ANY_RUNTIME, call: onSwarm((s, a) => sessions.executeOnce(s, a[0] as never, a[1], a[2] as never, a[3] as never)), numRuns: 100, async: true },
   { name: 'swarmSessionHost', arity: 1, errors: ANY_RUNTIME, call: (a) => sessions.swarmSessionHost(a[0] as never) },
   { name: 'timerClock', arity: 1, errors: [], call: (a) => sessions.timerClock(a[0] as never) },

@@ -71,8 +71,12 @@ export type SessionErrorCode =
   | 'ReplayOutputsMissing'
   | 'Disputed';
 
-/** How one call of a stage ended; `busy`: the runner rejected with the sessions' `NodeBusyError` (the node at capacity: charged to no node). */
-export type StageAttemptOutcome = 'ok' | 'rejected' | 'busy' | 'timeout' | 'node-down' | 'aborted' | 'deadline';
+/**
+ * How one call of a stage ended; `busy`: the runner rejected with the sessions' `NodeBusyError` (the
+ * node at capacity), `lost`: with `StateLostError` (the node no longer holds the session's state);
+ * neither is charged to the node.
+ */
+export type StageAttemptOutcome = 'ok' | 'rejected' | 'busy' | 'lost' | 'timeout' | 'node-down' | 'aborted' | 'deadline';
 
 /** One call of one stage during a session: which node, which layers, how it ended. */
 export interface StageAttempt {

@@ -12,10 +12,12 @@ import { ServeError } from '../wire/serve-error.js';
 import { encodeStageRequest, STAGE_PATH, type StageReply, type StageRequest } from '../wire/stage-protocol.js';
 import { readStageReply } from './stage-reply.js';
 import { NodeBusyError } from '../sessions/node-busy.js';
+import { StateLostError } from '../sessions/state-lost.js';
 
 /**
  * Sends `request` to the agent at `url` and returns its checked reply.
  * @throws {NodeBusyError} when the agent answers 503 `Full` (at capacity: its KV memory or body budget taken), charged to no node
+ * @throws {StateLostError} when the agent answers 409 `UnknownSession` (it does not hold the session's earlier steps), charged to no node
  * @throws {ServeError} `StageFailed` 502 when the agent answers another error, an unsigned or a malformed reply
  */
 export async function callStage(post: PeerPost, url: string, nodeId: string, request: StageRequest, signal: AbortSignal): Promise<StageReply> {
@@ -23,8 +25,10 @@ export async function callStage(post: PeerPost, url: string, nodeId: string, req
   if (!response.ok) {
     const text = await response.text().catch(() => '');
     const said = `agent "${nodeId}" answered ${response.status}: ${text.slice(0, 300)}`;
-    // The agent's own word that it is at capacity; a bare 503 (a proxy before a dead agent, a closing server) is a failure.
-    if (response.status === 503 && saysFull(text)) throw new NodeBusyError(nodeId, said);
+    // The agent's own word that it is at capacity, or that it lost the session's state (send it fresh with its
+    // replay); a bare 503 or 409 (a proxy before a dead agent, a closing server) is a failure.
+    if (response.status === 503 && errorCode(text) === 'Full') throw new NodeBusyError(nodeId, said);
+    if (response.status === 409 && errorCode(text) === 'UnknownSession') throw new StateLostError(nodeId, said);
     throw new ServeError('StageFailed', 502, said);
   }
   return readStageReply(response, nodeId, request);
@@ -55,11 +59,11 @@ export async function callDigestStage(post: PeerPost, url: string, nodeId: strin
   }
 }
 
-/** Whether an error answer is the house's `Full` (`{ "error": { "code": "Full" } }`). */
-function saysFull(text: string): boolean {
+/** The house's error code of an error answer (`{ "error": { "code": … } }`), if it is one. */
+function errorCode(text: string): unknown {
   try {
-    return (JSON.parse(text) as { error?: { code?: unknown } } | null)?.error?.code === 'Full';
+    return (JSON.parse(text) as { error?: { code?: unknown } } | null)?.error?.code;
   } catch {
-    return false;
+    return undefined;
   }
 }

@@ -14,6 +14,7 @@ import { callDigestStage, type DigestStageReply, type DigestStageRequest } from 
 import { stageBudgetMs, type WorkModel } from './work-bounds.js';
 import type { CallOutcomes, CallVerdict } from './member-bench.js';
 import { NodeBusyError } from '../sessions/node-busy.js';
+import { StateLostError } from '../sessions/state-lost.js';
 
 export { plainPost };
 
@@ -94,6 +95,7 @@ export function httpStageRunner(options: StageRunnerOptions): StageRunner<number
       failure = error;
       if (context.signal.aborted) outcome = 'aborted';
       else if (error instanceof NodeBusyError) outcome = 'busy';
+      else if (error instanceof StateLostError) outcome = 'lost';
       else if (budget.signal.aborted) {
         outcome = 'timeout';
         throw new ServeError('StageFailed', 504, `agent "${stage.nodeId}" did not answer layers [${stage.layerStart}, ${stage.layerEnd}) × ${body.tokens + body.replay.length} tokens within their budget of ${Math.round(budgetMs)} ms`, { cause: error });
@@ -129,12 +131,12 @@ export function beginCall(calls: StageCalls, nodeId: string): { readonly url: st
 /**
  * Whether a call's agent answered: `ok` is an answer; a call past its budget, or one that got no
  * HTTP reply at all (refused, reset: not a {@link ServeError}, which is a reply read and refused),
- * is not; an aborted call, a busy one (503 `Full`: no useful answer, but no silence either) or an
- * answered error says nothing of it here.
+ * is not; an aborted call, a busy one (503 `Full`: no useful answer, but no silence either), one
+ * that lost its state (409 `UnknownSession`) or an answered error says nothing of it here.
  */
 export function verdictOf(outcome: string, error?: unknown): CallVerdict {
   if (outcome === 'ok') return 'answered';
-  if (outcome === 'timeout' || (outcome === 'error' && error !== undefined && !(error instanceof ServeError) && !(error instanceof NodeBusyError))) return 'unanswered';
+  if (outcome === 'timeout' || (outcome === 'error' && error !== undefined && !(error instanceof ServeError) && !(error instanceof NodeBusyError) && !(error instanceof StateLostError))) return 'unanswered';
   return 'other';
 }
 

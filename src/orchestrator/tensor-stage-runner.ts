@@ -13,6 +13,7 @@ import type { Tensor } from '../wire/tensor.js';
 import { beginCall, plainPost, stageCallHead, type StageCalls } from './stage-client.js';
 import { callStage } from './stage-call.js';
 import { NodeBusyError } from '../sessions/node-busy.js';
+import { StateLostError } from '../sessions/state-lost.js';
 
 /** Options of {@link tensorStageRunner}: one generation's. */
 export interface TensorRunnerOptions {
@@ -68,6 +69,7 @@ export function tensorStageRunner(options: TensorRunnerOptions): StageRunner<Ten
       failure = error;
       if (context.signal.aborted) outcome = 'aborted';
       else if (error instanceof NodeBusyError) outcome = 'busy';
+      else if (error instanceof StateLostError) outcome = 'lost';
       else if (budget.signal.aborted) {
         outcome = 'timeout';
         throw new ServeError('StageFailed', 504, `agent "${stage.nodeId}" did not answer layers [${stage.layerStart}, ${stage.layerEnd}) × ${tokensOf(input)} tokens and ${context.replay.length} replayed inputs within their budget of ${Math.round(budgetMs)} ms`, { cause: error });

@@ -8,6 +8,7 @@
 export { createSessionSwarm, SessionSwarm, openSession, executeOnce, swarmSessionHost } from './session-swarm.js';
 export { Session } from './session.js';
 export { NodeBusyError } from './node-busy.js';
+export { StateLostError } from './state-lost.js';
 export { timerClock } from './session-options.js';
 export { verifySpans } from './span-verifier.js';
 export { SpanStanding, STANDING_CAP, OUTWEIGH } from './span-standing.js';

@@ -32,14 +32,20 @@ export function aroundBusy<R>(route: () => R): R | undefined {
   }
 }
 
-/** Where a call's busy answer came from: its stage's node (`around`: route around it), or a party checking its output. */
+/**
+ * A call's answer that charges no node: busy (its stage's node: `around` it; or a party checking
+ * its output), or `lost` (the node lost the session's state: called again, fresh, where it stood).
+ */
 export interface BusyAnswer {
   readonly nodeId: string;
   readonly around: boolean;
+  readonly lost: boolean;
 }
 
-/** The busy answer of a call on `nodeId` that ended with `result`; undefined when it was not busy. */
+/** The uncharged answer of a call on `nodeId` that ended with `result`; undefined for any other end. */
 export function busyAnswer(nodeId: string, result: { readonly ok: boolean; readonly outcome?: string; readonly error?: unknown }): BusyAnswer | undefined {
-  if (result.ok || result.outcome !== 'busy') return undefined;
-  return { nodeId, around: !(result.error instanceof NodeBusyError) || result.error.nodeId === nodeId };
+  if (result.ok) return undefined;
+  if (result.outcome === 'lost') return { nodeId, around: false, lost: true };
+  if (result.outcome !== 'busy') return undefined;
+  return { nodeId, around: !(result.error instanceof NodeBusyError) || result.error.nodeId === nodeId, lost: false };
 }

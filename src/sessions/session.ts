@@ -153,9 +153,9 @@ export class Session<T> {
         if (result.error instanceof SessionError && result.error.code === 'Disputed') throw this.fail('Disputed', `session "${this.id}" step ${stepIndex}: ${result.error.message}`, attempts, result.error, true);
         // The deadline is the request's budget, not a node's failure: charged to none (docs/sessions.md).
         if (result.outcome === 'deadline') throw this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline at step ${stepIndex}, stage ${s} (node "${stage.nodeId}")`, attempts, undefined, true);
-        // At capacity (docs/sessions.md, "A busy node"): charged nothing, its state kept; stepped around once when
-        // the stage's node was busy, stayed on when a party checking its output was (verifySpans).
+        // Busy or lost (docs/sessions.md): charged nothing; stepped around once, or stayed on (lost: called fresh).
         const busy = busyAnswer(stage.nodeId, result);
+        if (busy?.lost === true) this.warm.delete(stageKey(stage));
         if (busy !== undefined) this.endLease(busy.around ? { busyNode: stage.nodeId } : { neutral: true });
         else {
           this.failed.add(stage.nodeId);
@@ -168,8 +168,8 @@ export class Session<T> {
         if (resumes > this.o.retries) {
           throw this.fail('RetryBudgetExhausted', `session "${this.id}" step ${stepIndex} failed ${resumes} times (retry budget ${this.o.retries}): ${describeFailures(attempts)}`, attempts, result.error);
         }
-        // Backoff spares a node that may be briefly overloaded; one the swarm knows is down is routed around at once.
-        const waited = result.outcome === 'node-down' || this.isDown(stage.nodeId) ? 'ok' : await this.backoff(resumes, signals);
+        // Backoff spares a node that may be briefly overloaded; one the swarm knows is down is routed around at once, one that lost the state called again.
+        const waited = result.outcome === 'node-down' || result.outcome === 'lost' || this.isDown(stage.nodeId) ? 'ok' : await this.backoff(resumes, signals);
         if (waited !== 'ok') {
           const closed = this.interrupted !== undefined;
           throw waited === 'aborted'

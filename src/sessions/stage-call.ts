@@ -6,6 +6,7 @@
 import { SessionError, type StageAttempt, type StageAttemptOutcome } from '../core/errors.js';
 import type { Stage } from '../core/types.js';
 import { NodeBusyError } from './node-busy.js';
+import { StateLostError } from './state-lost.js';
 import type { SessionStage, StageContext, StageRunner, TimerClock } from './session-types.js';
 
 /** How a call ended: the output (and the replay outputs the runner handed back), or why not. */
@@ -112,7 +113,7 @@ export function callStage<T>(call: StageCall<T>): Promise<CallResult<T>> {
     }
     pending.then(
       (output) => finish({ ok: true, output, replayOutputs }),
-      (error: unknown) => finish({ ok: false, outcome: error instanceof NodeBusyError ? 'busy' : 'rejected', error }),
+      (error: unknown) => finish({ ok: false, outcome: error instanceof NodeBusyError ? 'busy' : error instanceof StateLostError ? 'lost' : 'rejected', error }),
     );
   });
 }

@@ -1,5 +1,5 @@
 import type { NodeProfile, PrefixPlugin, SwarmConfig } from '../../src/index.js';
-import { createSessionSwarm, NodeBusyError, type SessionSwarm, type SessionStage, type StageContext } from '../../src/sessions/index.js';
+import { createSessionSwarm, NodeBusyError, StateLostError, type SessionSwarm, type SessionStage, type StageContext } from '../../src/sessions/index.js';
 import { DigestNodes, DigestReference, mix } from '../../src/core/digest-model.js';
 import { VirtualTimers } from '../../src/sim/load/virtual-timers.js';
 
@@ -26,8 +26,8 @@ export interface Call {
   readonly step: number;
 }
 
-/** What a fake node does with the next call: answer after `ms`, reject, say it is at capacity, or never answer. */
-export type Behaviour = { readonly kind: 'ok'; readonly ms?: number } | { readonly kind: 'reject' } | { readonly kind: 'busy' } | { readonly kind: 'hang' };
+/** What a fake node does with the next call: answer after `ms`, reject, say it is at capacity or lost the session's state, or never answer. */
+export type Behaviour = { readonly kind: 'ok'; readonly ms?: number } | { readonly kind: 'reject' } | { readonly kind: 'busy' } | { readonly kind: 'lost' } | { readonly kind: 'hang' };
 
 /** A swarm on virtual timers, and fake stateful nodes (the digest model) behind a stage runner. */
 export function harness(options: { swarmConfig?: SwarmConfig; prefixCache?: PrefixPlugin } = {}) {
@@ -45,6 +45,7 @@ export function harness(options: { swarmConfig?: SwarmConfig; prefixCache?: Pref
     const b = behaviour.get(stage.nodeId)?.(call) ?? { kind: 'ok' };
     if (b.kind === 'reject') return Promise.reject(new Error(`node ${stage.nodeId} refused`));
     if (b.kind === 'busy') return Promise.reject(new NodeBusyError(stage.nodeId, `node ${stage.nodeId} is at capacity`));
+    if (b.kind === 'lost') return Promise.reject(new StateLostError(stage.nodeId, `node ${stage.nodeId} does not hold session ${stage.sessionId}`));
     if (b.kind === 'hang' || killed.has(stage.nodeId)) return new Promise<number>(() => {});
     return new Promise<number>((resolve, reject) => {
       timers.setTimeout(() => {
