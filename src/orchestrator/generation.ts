@@ -241,7 +241,7 @@ export class Generation<T = number, R = GenerateReply> {
     const unfit = this.unfit(leased);
     if (unfit === undefined) return leased;
     try {
-      base.release(leased.lease, {});
+      base.release(leased.lease, { neutral: true }); // no node was called
     } catch {
       // expired, or its swarm stopped: nothing left to release
     }

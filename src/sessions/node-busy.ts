@@ -33,19 +33,28 @@ export function aroundBusy<R>(route: () => R): R | undefined {
 }
 
 /**
- * A call's answer that charges no node: busy (its stage's node: `around` it; or a party checking
- * its output), or `lost` (the node lost the session's state: called again, fresh, where it stood).
+ * A call's answer that charges no node: busy (its stage's node: `around` it), or busy elsewhere (a
+ * party checking its output) or `lost` (the node lost the session's state): the stage called again,
+ * fresh, where it stood.
  */
 export interface BusyAnswer {
   readonly nodeId: string;
   readonly around: boolean;
-  readonly lost: boolean;
 }
 
-/** The uncharged answer of a call on `nodeId` that ended with `result`; undefined for any other end. */
-export function busyAnswer(nodeId: string, result: { readonly ok: boolean; readonly outcome?: string; readonly error?: unknown }): BusyAnswer | undefined {
+/**
+ * The uncharged answer of a call on `nodeId` that ended with `result`; undefined for any other end.
+ * A node loses a session's state once uncharged (`lostOn`, the session's): to a fresh call, or a
+ * second time, it is a failure (an engine that cannot hold the state, or a node that says so to
+ * every warm call to be sent the whole history again).
+ */
+export function busyAnswer(nodeId: string, result: { readonly ok: boolean; readonly outcome?: string; readonly error?: unknown }, fresh: boolean, lostOn: Set<string>): BusyAnswer | undefined {
   if (result.ok) return undefined;
-  if (result.outcome === 'lost') return { nodeId, around: false, lost: true };
+  if (result.outcome === 'lost') {
+    if (fresh || lostOn.has(nodeId)) return undefined;
+    lostOn.add(nodeId);
+    return { nodeId, around: false };
+  }
   if (result.outcome !== 'busy') return undefined;
-  return { nodeId, around: !(result.error instanceof NodeBusyError) || result.error.nodeId === nodeId, lost: false };
+  return { nodeId, around: !(result.error instanceof NodeBusyError) || result.error.nodeId === nodeId };
 }

@@ -47,8 +47,8 @@ export class Session<T> {
   private readonly history: SessionHistory<T>;
   private readonly holders: StateHolders; // the nodes a call went to, told to drop its state at the end (dropSession)
   private status: 'open' | 'closed' | 'failed' = 'open';
-  /** True while a step runs. */
-  private running = false;
+  private running = false; // true while a step runs
+  private readonly lostOn = new Set<string>(); // nodes that lost this session's state once: again is a failure
   /** Gives up the running call or backoff at once (set while one waits); `close` uses it. */
   private interrupt: (() => void) | undefined;
   /** Why the session was interrupted (closed during a step). */
@@ -80,7 +80,7 @@ export class Session<T> {
     }
     const leased = host.route(request, { reserve: true });
     if (leased.degraded && !this.o.allowDegraded) {
-      this.releaseQuietly(leased.lease, {});
+      this.releaseQuietly(leased.lease, { neutral: true });
       throw new SessionError('Unrecoverable', `model "${request.model ?? leased.modelId}" has only a degraded route (layers missing); pass allowDegraded: true to run on it`);
     }
     this.id = `session-${leased.lease.id}`; // lease ids are unique and deterministic per swarm
@@ -154,8 +154,8 @@ export class Session<T> {
         // The deadline is the request's budget, not a node's failure: charged to none (docs/sessions.md).
         if (result.outcome === 'deadline') throw this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline at step ${stepIndex}, stage ${s} (node "${stage.nodeId}")`, attempts, undefined, true);
         // Busy or lost (docs/sessions.md): charged nothing; stepped around once, or stayed on (lost: called fresh).
-        const busy = busyAnswer(stage.nodeId, result);
-        if (busy?.lost === true) this.warm.delete(stageKey(stage));
+        const busy = busyAnswer(stage.nodeId, result, fresh, this.lostOn);
+        if (busy !== undefined && !busy.around) this.warm.delete(stageKey(stage)); // it ran the step, or lost it: called fresh
         if (busy !== undefined) this.endLease(busy.around ? { busyNode: stage.nodeId } : { neutral: true });
         else {
           this.failed.add(stage.nodeId);
@@ -360,7 +360,7 @@ export class Session<T> {
     if (!('code' in got)) {
       // Admitted onto a degraded route: refused as an unadmitted session's first route is.
       if (got.degraded && !this.o.allowDegraded) {
-        this.releaseQuietly(got.lease, {});
+        this.releaseQuietly(got.lease, { neutral: true });
         throw this.fail('Unrecoverable', `session "${this.id}" step ${stepIndex}: model "${this.request.model ?? got.modelId}" has only a degraded route (layers missing); pass allowDegraded: true to run on it`, attempts, undefined, true);
       }
       return got;

@@ -37,14 +37,17 @@ describe('a node that lost the session\'s state (StateLostError)', () => {
     expect(h.swarm.inFlight()).toBe(0);
   });
 
-  it('spends a retry each time: a node that always says so fails the step past the budget, still uncharged', async () => {
+  it('is a failure when it says so again, even to the fresh call: charged once, and the step goes around it', async () => {
     const h = harness();
-    const session = h.swarm.session({}, h.runStage, { backoffMs: 0, retries: 2 });
+    const session = h.swarm.session({}, h.runStage, { backoffMs: 0 });
     const victim = session.route.stages[0]?.nodeId as string;
+    const y0 = await h.drive(session.step(1));
     h.behaviour.set(victim, () => ({ kind: 'lost' }));
-    await expect(h.drive(session.step(1))).rejects.toMatchObject({ code: 'RetryBudgetExhausted', attempts: expect.arrayContaining([expect.objectContaining({ outcome: 'lost', nodeId: victim })]) });
-    expect(h.calls.filter((c) => c.stage.nodeId === victim)).toHaveLength(3);
-    expect(h.swarm.node(victim)).toMatchObject({ state: 'alive', failures: 0 });
+    expect(await h.drive(session.step(nextInput(y0, 0)))).toBe(referenceRun(1, 2).outputs[1]);
+    expect(h.calls.filter((c) => c.step === 1 && c.stage.nodeId === victim).map((c) => c.fresh)).toEqual([false, true]);
+    expect(h.swarm.node(victim)).toMatchObject({ failures: 1 });
+    expect(session.route.stages.some((s) => s.nodeId === victim)).toBe(false);
+    session.close();
     expect(h.swarm.inFlight()).toBe(0);
   });
 });

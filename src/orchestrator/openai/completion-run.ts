@@ -85,7 +85,7 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
     const stage = leased.stages[0];
     const record = stage === undefined ? undefined : registry.get(stage.nodeId);
     if (stage === undefined || leased.stages.length !== 1 || record?.url === undefined) {
-      release(swarm, leased, {});
+      release(swarm, leased, { neutral: true }); // no node was called
       throw new ServeError('NoRoute', 503, `model "${job.model}": the copy chosen (${leased.stages.map((s) => s.nodeId).join(', ')}) is not one upstream agent holding every layer (docs/openai.md)`);
     }
     const node = stage.nodeId;
@@ -147,7 +147,7 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
       attempt.abort(error);
       completionTokens += tokens - before;
       if (ctx.signal.aborted) {
-        release(swarm, leased, {});
+        release(swarm, leased, { neutral: true }); // the client left: it says nothing of the agent
         throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new ServeError('NoRoute', 503, 'the client went away');
       }
       if (error instanceof ServeError) {
