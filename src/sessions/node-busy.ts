@@ -6,20 +6,23 @@
 import { describeValue } from '../core/describe.js';
 import { RoutingError } from '../core/errors.js';
 
-/**
- * What a stage runner rejects with when the node answered that it cannot take the call now (an
- * agent's 503 `Full`: its KV memory or its body budget taken). The call's outcome is `busy`.
- */
-export class NodeBusyError extends Error {
-  override readonly name = 'NodeBusyError';
-
-  /** The node that answered it was busy. */
+/** A node's answer that is none of its failures (busy here, or `StateLostError`): which node said so. */
+export abstract class NodeAnswerError extends Error {
+  /** The node that answered so. */
   readonly nodeId: string;
 
   constructor(nodeId: string, message: string, options?: ErrorOptions) {
     super(typeof message === 'string' ? message : describeValue(message), options);
     this.nodeId = typeof nodeId === 'string' ? nodeId : describeValue(nodeId);
   }
+}
+
+/**
+ * What a stage runner rejects with when the node answered that it cannot take the call now (an
+ * agent's 503 `Full`: its KV memory or its body budget taken). The call's outcome is `busy`.
+ */
+export class NodeBusyError extends NodeAnswerError {
+  override readonly name = 'NodeBusyError';
 }
 
 /** `route()`, or undefined when no route avoids the busy node (the session then stays on it). */

@@ -51,6 +51,12 @@ async function stageCalls(node: string, outcome: string): Promise<number> {
   return parseMetrics(await (await fetch(`${serve.url}/metrics`)).text()).get(`hecate_stage_calls_total{node="${node}",outcome="${outcome}"}`) ?? 0;
 }
 
+/** Until imp is alive and its copy whole again (the Swarm's status, not only imp's state): else a generation is refused as degraded before imp is called. */
+async function seated(): Promise<void> {
+  await waitFor('imp alive', async () => ((await statusNodes(serve.url)).get('imp')?.state === 'alive' ? true : undefined), 10_000, 50);
+  await waitFor('the swarm healthy', async () => (((await (await fetch(`${serve.url}/v1/status`)).json()) as { status: string }).status === 'healthy' ? true : undefined), 10_000, 50);
+}
+
 const modes: [string, string, string][] = [
   ['an output that is not a number ("pwned")', 'pwned', ''],
   ['a reply of the wrong shape (layers [null, null], output 1 and no more)', 'nulls', ''],
@@ -68,9 +74,7 @@ describe('a rogue first stage', () => {
     it(`answering ${what} is charged and ejected; the honest agent after it is never called and stays alive`, async () => {
       const rogue = await startRogue(serve, 'imp', 6, 3, mode, extra === 'RECORDER' ? recorderUrl : extra);
       try {
-        await waitFor('imp alive', async () => ((await statusNodes(serve.url)).get('imp')?.state === 'alive' ? true : undefined), 10_000, 50);
-        // Its copy whole again (the Swarm's status, not only imp's state): else a generation is refused as degraded before imp is called.
-        await waitFor('the swarm healthy', async () => (((await (await fetch(`${serve.url}/v1/status`)).json()) as { status: string }).status === 'healthy' ? true : undefined), 10_000, 50);
+        await seated();
         const h1Errors = await stageCalls('h1', 'error');
         const h1Ok = await stageCalls('h1', 'ok');
         const rssBefore = rssMb(serve.child.process.pid as number);
@@ -96,8 +100,7 @@ describe('a rogue first stage', () => {
   it('answering 503 Full (at capacity) is not charged: never ejected, it stays alive; the generation fails 503 with Retry-After once its retries are spent', async () => {
     const rogue = await startRogue(serve, 'imp', 6, 3, 'full');
     try {
-      await waitFor('imp alive', async () => ((await statusNodes(serve.url)).get('imp')?.state === 'alive' ? true : undefined), 10_000, 50);
-      await waitFor('the swarm healthy', async () => (((await (await fetch(`${serve.url}/v1/status`)).json()) as { status: string }).status === 'healthy' ? true : undefined), 10_000, 50);
+      await seated();
       const h1Ok = await stageCalls('h1', 'ok');
       const impErrors = await stageCalls('imp', 'error'); // the rogues before it were charged
       for (let i = 0; i < 3; i++) {
@@ -119,8 +122,7 @@ describe('a rogue first stage', () => {
   it('answering 409 UnknownSession once to a warm call (it evicted the state) is not charged: the step goes again fresh, with its replay, and succeeds', async () => {
     const rogue = await startRogue(serve, 'imp', 6, 3, 'lost');
     try {
-      await waitFor('imp alive', async () => ((await statusNodes(serve.url)).get('imp')?.state === 'alive' ? true : undefined), 10_000, 50);
-      await waitFor('the swarm healthy', async () => (((await (await fetch(`${serve.url}/v1/status`)).json()) as { status: string }).status === 'healthy' ? true : undefined), 10_000, 50);
+      await seated();
       const impErrors = await stageCalls('imp', 'error');
       const lost = await stageCalls('imp', 'lost');
       for (let i = 0; i < 3; i++) {
