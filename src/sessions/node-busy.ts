@@ -36,14 +36,11 @@ export function aroundBusy<R>(route: () => R): R | undefined {
 }
 
 /**
- * A call's answer that charges no node: busy (its stage's node: `around` it), or busy elsewhere (a
- * party checking its output) or `lost` (the node lost the session's state): the stage called again,
- * fresh, where it stood.
+ * What a call's answer that charges no node asks of the session: `around` its stage's node (it was
+ * busy), or `stay` and call the stage again fresh where it stood (a party checking its output was
+ * busy, so the node already ran the step; or the node lost the session's state).
  */
-export interface BusyAnswer {
-  readonly nodeId: string;
-  readonly around: boolean;
-}
+export type BusyAnswer = 'around' | 'stay';
 
 /**
  * The uncharged answer of a call on `nodeId` that ended with `result`; undefined for any other end.
@@ -56,8 +53,8 @@ export function busyAnswer(nodeId: string, result: { readonly ok: boolean; reado
   if (result.outcome === 'lost') {
     if (fresh || lostOn.has(nodeId)) return undefined;
     lostOn.add(nodeId);
-    return { nodeId, around: false };
+    return 'stay';
   }
   if (result.outcome !== 'busy') return undefined;
-  return { nodeId, around: !(result.error instanceof NodeBusyError) || result.error.nodeId === nodeId };
+  return !(result.error instanceof NodeBusyError) || result.error.nodeId === nodeId ? 'around' : 'stay';
 }

@@ -155,8 +155,8 @@ export class Session<T> {
         if (result.outcome === 'deadline') throw this.fail('DeadlineExceeded', `session "${this.id}" passed its deadline at step ${stepIndex}, stage ${s} (node "${stage.nodeId}")`, attempts, undefined, true);
         // Busy or lost (docs/sessions.md): charged nothing; stepped around once, or stayed on (lost: called fresh).
         const busy = busyAnswer(stage.nodeId, result, fresh, this.lostOn);
-        if (busy !== undefined && !busy.around) this.warm.delete(stageKey(stage)); // it ran the step, or lost it: called fresh
-        if (busy !== undefined) this.endLease(busy.around ? { busyNode: stage.nodeId } : { neutral: true });
+        if (busy === 'stay') this.warm.delete(stageKey(stage)); // it ran the step, or lost it: called fresh
+        if (busy !== undefined) this.endLease(busy === 'around' ? { busyNode: stage.nodeId } : { neutral: true });
         else {
           this.failed.add(stage.nodeId);
           for (const key of [...this.warm]) if (key.startsWith(`${stage.nodeId}\u0000`)) this.warm.delete(key);
@@ -260,19 +260,19 @@ export class Session<T> {
     let route: Route;
     let from: number;
     try {
-      if (busy !== undefined && !busy.around) [route, from] = [this.current, s];
+      if (busy === 'stay') [route, from] = [this.current, s];
       else if (this.o.onFailure === 'restart') {
         for (const n of this.failed) if (n !== failedNode && state.nodes[n]?.alive === true) {
           // failover knows one failed node; the others must not be served either
           throw new RoutingError('Unrecoverable', `node "${n}" failed this session but the swarm still counts it alive`);
         }
-        route = busy !== undefined ? (aroundBusy(() => failoverInSwarm(this.current, failedNode, state, { allowDegraded: this.o.allowDegraded, request: this.request }).route) ?? this.current) : failoverInSwarm(this.current, failedNode, state, { allowDegraded: this.o.allowDegraded, request: this.request }).route;
+        const failover = () => failoverInSwarm(this.current, failedNode, state, { allowDegraded: this.o.allowDegraded, request: this.request }).route;
+        route = busy === 'around' ? (aroundBusy(failover) ?? this.current) : failover();
         from = 0;
         this.warm.clear();
       } else {
-        const resume = (dead: readonly string[]) => resumeRoute(this.current, s, state, { allowDegraded: this.o.allowDegraded, request: this.request, prefer: this.o.prefer, dead: [...dead] });
-        // Around a busy node when another copy can take its layers; else on it again, where the step stood.
-        const resumption = busy === undefined ? resume([...this.failed]) : (aroundBusy(() => resume([...this.failed, busy.nodeId])) ?? { route: this.current, resumeAt: s });
+        const resume = (dead: string[]) => resumeRoute(this.current, s, state, { allowDegraded: this.o.allowDegraded, request: this.request, prefer: this.o.prefer, dead });
+        const resumption = busy === 'around' ? (aroundBusy(() => resume([...this.failed, failedNode])) ?? { route: this.current, resumeAt: s }) : resume([...this.failed]);
         route = resumption.route;
         from = resumption.resumeAt;
       }
