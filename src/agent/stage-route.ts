@@ -56,11 +56,15 @@ export function registerStageRoute(app: FastifyInstance, parts: StageRouteParts)
     reply.raw.once('close', hangUp);
     let answer: Uint8Array;
     try {
-      await slots.acquire(call.signal);
+      await slots.acquire(call);
       try {
-        await engine.load(span, call.signal);
+        // A span's load is shared by every call that needs it (engines keep one per span): no one
+        // caller's going away cancels it.
+        await engine.load(span);
         const replayOutputs = body.fresh ? await rebuildFrom(engine, body, span, call.signal) : [];
-        const stepped = await engine.step({ sessionId: body.sessionId, span, step: body.step, input: body.input, signal: call.signal, tokens: body.tokens, ...(body.prompt !== undefined ? { prompt: body.prompt } : {}) });
+        // The call's signal is made when the engine first reads it: the controller makes it lazily,
+        // and an engine that never listens (zero compute) pays nothing for it (docs/performance.md, "Data plane").
+        const stepped = await engine.step({ sessionId: body.sessionId, span, step: body.step, input: body.input, get signal() { return call.signal; }, tokens: body.tokens, ...(body.prompt !== undefined ? { prompt: body.prompt } : {}) });
         const { output, cachedTokens } = 'output' in stepped ? stepped : { output: stepped, cachedTokens: undefined };
         answer = encodeStageReply({ nodeId: id, layerStart: body.layerStart, layerEnd: body.layerEnd, output, replayOutputs, ms: clock.now() - started, ...(cachedTokens !== undefined ? { cachedTokens } : {}) });
       } finally {

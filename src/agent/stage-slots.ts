@@ -21,12 +21,16 @@ export class StageSlots {
     return this.queue.length;
   }
 
-  /** Resolves once a slot is this call's; rejects, leaving the queue, if `signal` aborts first. */
-  acquire(signal: AbortSignal): Promise<void> {
+  /**
+   * Resolves once a slot is this call's; rejects, leaving the queue, if its signal aborts first.
+   * The signal is read only when the call must wait (an `AbortController` makes its signal on first read).
+   */
+  acquire(call: { readonly signal: AbortSignal }): Promise<void> {
     if (this.busy < this.slots) {
       this.busy++;
       return Promise.resolve();
     }
+    const signal = call.signal;
     return new Promise((resolve, reject) => {
       const take = (): void => {
         signal.removeEventListener('abort', leave);

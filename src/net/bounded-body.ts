@@ -76,7 +76,10 @@ export function readBoundedBody(request: FastifyRequest, payload: BodyStream, li
     return;
   }
   // Its own memory, not a slice of Node's shared pool: a parsed message may keep views into it.
-  let buffer = Buffer.allocUnsafeSlow(taken);
+  // Made at the first chunk that is not the whole body: a body that arrives whole in one chunk (a
+  // stage call of a few tokens) is that chunk, the socket's own read, neither copied nor allocated again.
+  let buffer: Buffer | undefined;
+  let whole: Buffer | undefined;
   let size = 0;
   let finished = false;
   const finish = (error: Error | null): void => {
@@ -89,6 +92,8 @@ export function readBoundedBody(request: FastifyRequest, payload: BodyStream, li
       done(error);
       return;
     }
+    if (whole !== undefined) return done(null, whole);
+    if (buffer === undefined) return done(null, Buffer.alloc(0));
     // Exactly its bytes (a body without content-length may end short of the buffer grown for it).
     if (size === buffer.length) return done(null, buffer);
     const exact = Buffer.allocUnsafeSlow(size);
@@ -99,6 +104,12 @@ export function readBoundedBody(request: FastifyRequest, payload: BodyStream, li
     if (finished) return;
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     if (size + bytes.length > most) return finish(size + bytes.length > limit ? tooLarge(`more than ${limit} bytes`, limit) : new ServeError('InvalidRequest', 400, `body: more bytes than its content-length of ${length}`, { field: 'body' }));
+    if (size === 0 && bytes.length === length) {
+      whole = bytes; // nothing can follow it: a byte more is past its content-length, refused above
+      size = bytes.length;
+      return;
+    }
+    buffer ??= Buffer.allocUnsafeSlow(taken);
     if (size + bytes.length > buffer.length) {
       // Fourfold with a declared length (it ends there), twofold without (at most twice what arrived).
       const grown = Math.min(most, Math.max((length === undefined ? 2 : 4) * buffer.length, size + bytes.length));

@@ -7,6 +7,7 @@ import { connect, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpApp, listen } from '../../src/net/http-app.js';
+import { addBinaryParser } from '../../src/net/raw-body.js';
 import type { ConnectionLimits } from '../../src/net/connection-limits.js';
 
 let app: FastifyInstance | undefined;
@@ -22,6 +23,11 @@ async function start(limits: Partial<ConnectionLimits>): Promise<{ port: number 
   app = createHttpApp(undefined, undefined, limits);
   app.post('/echo', async (request) => ({ got: request.body }));
   app.get('/ok', async () => ({ ok: true }));
+  addBinaryParser(app, 'application/octet-stream');
+  app.post('/bytes', async (request) => {
+    const b = request.body as Uint8Array;
+    return { length: b.byteLength, sum: b.reduce((s, x) => (s * 31 + x) >>> 0, 7) };
+  });
   const url = await listen(app, '127.0.0.1', 0);
   return { port: Number(new URL(url).port) };
 }
@@ -97,6 +103,26 @@ describe('createHttpApp bodies', () => {
     await settle(300);
     expect(trickled.text()).toMatch(/^HTTP\/1\.1 200/);
     expect(trickled.text()).toContain(`{"got":${body}}`);
+  });
+
+  it('reads a binary body whole in one chunk, or in many, to the same bytes', async () => {
+    const { port } = await start({});
+    const body = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 7) % 251));
+    const expected = { length: 5000, sum: body.reduce((s, x) => (s * 31 + x) >>> 0, 7) };
+    const head = `POST /bytes HTTP/1.1\r\nhost: x\r\ncontent-type: application/octet-stream\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n`;
+    const whole = await open(port);
+    whole.socket.write(Buffer.concat([Buffer.from(head), body]));
+    const pieces = await open(port);
+    pieces.socket.write(head);
+    for (let at = 0; at < body.length; at += 1500) {
+      pieces.socket.write(body.subarray(at, at + 1500));
+      await settle(20);
+    }
+    await Promise.all([Promise.race([whole.ended, settle(2000)]), Promise.race([pieces.ended, settle(2000)])]);
+    for (const c of [whole, pieces]) {
+      expect(c.text()).toMatch(/^HTTP\/1\.1 200/);
+      expect(JSON.parse(c.text().slice(c.text().indexOf('\r\n\r\n') + 4))).toEqual(expected);
+    }
   });
 
   it('refuses a body past its route\'s bound from its content-length (413, unread, closed), and reads one within it', async () => {
