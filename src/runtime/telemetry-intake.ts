@@ -11,7 +11,13 @@ import { telemetryEntry } from './plain.js';
 import type { SwarmView } from './swarm-view.js';
 import type { TelemetrySample, TimeSource } from './types.js';
 
+/** How often, at most, reports and releases restart a watched node's detector wait (ms of the swarm's clock). */
+export const SEEN_EVERY_MS = 50;
+
 export class TelemetryIntake {
+  /** Node actor → when a report or release last restarted its wait (a heartbeat's is the actor's own). */
+  private readonly lastSeen = new WeakMap<NodeActorRef, number>();
+
   constructor(
     private readonly view: SwarmView,
     private readonly clock: TimeSource,
@@ -34,9 +40,19 @@ export class TelemetryIntake {
     return next;
   }
 
-  /** A proof of life of a watched node: restarts its detector's wait, brings it back from a detector down or suspicion. */
+  /**
+   * A proof of life of a watched node: restarts its detector's wait, brings it back from a detector
+   * down or suspicion. A node being watched has its wait restarted at most every
+   * {@link SEEN_EVERY_MS} this way (a heartbeat always restarts it): at hundreds of releases a
+   * second, re-entering the state and rescheduling its timer each time was a tenth of the router's
+   * work (docs/performance.md), and a wait of seconds started up to that much earlier is the same wait.
+   */
   seen(ref: NodeActorRef): void {
-    ref.send({ type: 'node.seen', at: this.clock.now() });
+    const now = this.clock.now();
+    const last = this.lastSeen.get(ref);
+    if (last !== undefined && now >= last && now - last < SEEN_EVERY_MS && ref.getSnapshot().value === 'watching') return;
+    this.lastSeen.set(ref, now);
+    ref.send({ type: 'node.seen', at: now });
   }
 
   /**

@@ -6,6 +6,7 @@ import { openSession } from '../../src/sessions/index.js';
 import type { SwarmEmitted } from '../../machines/swarm.machine.js';
 import { caught } from './fixtures.js';
 import { expectedRequestMs } from '../../src/runtime/stall-expectation.js';
+import { SEEN_EVERY_MS } from '../../src/runtime/telemetry-intake.js';
 
 /** Two copies on disjoint nodes: gpu+desktop and laptop+tablet. */
 const profiles: NodeProfile[] = [
@@ -168,6 +169,37 @@ describe('failure detection in the swarm', () => {
     swarm.report('gpu', { load: 0.3 }); // a report from it: back
     expect(swarm.state().nodes['gpu']?.alive).toBe(true);
     expect(swarm.state().nodes['gpu']?.load).toBeCloseTo(0.3 * 0.3 + 0.7 * 0.2, 9);
+    swarm.stop();
+  });
+
+  it('releases restart a watched node\'s wait at most every SEEN_EVERY_MS, and clear a suspicion at once', () => {
+    const clock = new ManualClock();
+    let seen = 0;
+    const swarm = createSwarm(profiles, config, { clock, seed: 1, inspect: (e) => {
+      if (e.type === '@xstate.event' && (e.event as { type: string }).type === 'node.seen') seen++;
+    } });
+    for (let i = 0; i < 20; i++) {
+      clock.advance(1000);
+      for (const p of profiles) swarm.heartbeat(p.id);
+    }
+    const release = () => swarm.release(swarm.route({}, { reserve: true }).lease, { latencyMs: 5 });
+    // 200 releases over 200 ms through the cheapest copy (gpu, desktop): a proof of life each, sent 4 times per node.
+    for (let i = 0; i < 200; i++) {
+      clock.advance(1);
+      release();
+    }
+    expect(seen).toBe(2 * Math.ceil(200 / SEEN_EVERY_MS));
+    // Silent past the suspect level, then a release 1 ms after the last one: the suspicion is cleared at once.
+    for (let i = 0; i < 4; i++) {
+      clock.advance(1000);
+      for (const p of profiles) if (p.id !== 'gpu') swarm.heartbeat(p.id);
+    }
+    clock.advance(400);
+    expect(swarm.state().nodes['gpu']?.suspect).toBe(true);
+    const before = seen;
+    swarm.report('gpu', { load: 0.1 });
+    expect(seen).toBe(before + 1);
+    expect(swarm.state().nodes['gpu']?.suspect).toBeUndefined();
     swarm.stop();
   });
 
