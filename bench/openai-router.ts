@@ -1,10 +1,12 @@
 /**
- * `node dist-bench/bench/openai-router.js URL,URL,… [MEMORY_GB] [apart]`: the router of
+ * `node dist-bench/bench/openai-router.js URL,URL,… [MEMORY_GB] [apart|beside]`: the router of
  * bench/openai-upstream.ts in its own process: an orchestrator of model "m" and one upstream agent
- * in front of each scripted engine. With `apart`, each agent runs in a child process of its own, as
- * `serve` and `hecate-node agent --upstream` deploy (an agent beside its engine, the orchestrator
- * elsewhere): each program's event loop then handles its own hop. Prints the orchestrator's URL as
- * one JSON line once its swarm is planned; ends (and ends its agents) on stdin's close.
+ * in front of each scripted engine. With `apart`, each agent runs in a child process of its own:
+ * each program's event loop then handles its own hop. Prints the orchestrator's URL as one JSON
+ * line once its swarm is planned; ends (and ends its agents) on stdin's close. With `beside`, it
+ * starts no agent (they run in the engines' process, bench/scripted-engines.ts, as `serve` and
+ * `hecate-node agent --upstream` deploy: an agent beside its engine, the orchestrator elsewhere):
+ * it prints its URL at once, then `"planned"` once the agents joined and its swarm is planned.
  *
  * `node dist-bench/bench/openai-router.js agent ID ORCHESTRATOR_URL ENGINE_URL MEMORY_GB`: one
  * such agent; prints a line once it joined, ends on stdin's close.
@@ -34,10 +36,14 @@ if (process.argv[2] === 'agent') {
   /** Each agent's memory: 4 GB holds the 4 layers' weights; more is the engine's KV cache the prefix index fills. */
   const memoryGb = Number(process.argv[3] ?? 4);
   const apart = process.argv[4] === 'apart';
+  /** `beside`: no agent here; each runs beside its engine (bench/scripted-engines.ts) and joins the URL printed first. */
+  const beside = process.argv[4] === 'beside';
   const orchestrator = await startOrchestrator({ models: [{ id: 'm', kind: 'base', layers: 4, pipelines: urls.length }] });
   const children: ChildProcess[] = [];
   const agents: RunningUpstreamAgent[] = [];
-  if (apart) {
+  if (beside) {
+    process.stdout.write(`${JSON.stringify(orchestrator.url)}\n`);
+  } else if (apart) {
     await Promise.all(urls.map(async (upstream, i) => {
       const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), 'agent', `u${i}`, orchestrator.url, upstream, String(memoryGb)], { stdio: ['pipe', 'pipe', 'inherit'] });
       children.push(child);
@@ -48,7 +54,7 @@ if (process.argv[2] === 'agent') {
     await Promise.all(agents.map((a) => a.joined));
   }
   for (let i = 0; i < 200 && orchestrator.swarm()?.state().plan.pipelines.length !== urls.length; i++) await new Promise((r) => setTimeout(r, 25));
-  process.stdout.write(`${JSON.stringify(orchestrator.url)}\n`);
+  process.stdout.write(`${JSON.stringify(beside ? 'planned' : orchestrator.url)}\n`);
   onStdinEnd(async () => {
     await Promise.all(agents.map((a) => a.stop()));
     await Promise.all(children.map((c) => new Promise((resolve) => {

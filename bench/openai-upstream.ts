@@ -1,14 +1,15 @@
 /**
- * `node dist-bench/bench/openai-upstream.js [runs] [process|apart] [tokenMs]`: issue 37's figures for the
+ * `node dist-bench/bench/openai-upstream.js [runs] [process|apart|beside] [tokenMs]`: issue 37's figures for the
  * OpenAI door (docs/openai.md), the orchestrator and two upstream agents in this process over
  * loopback, each agent in front of a scripted engine that paces its tokens `tokenMs` apart
  * (default 5; test/agent/upstream/scripted-upstream.ts), the engines in a child process
  * (bench/scripted-engines.ts), so no engine's CPU competes with the router's event loop. With
  * `process`, the orchestrator and its agents run in a child process of their own
- * (bench/openai-router.ts), as deployed, so the clients' own work here does not share the router's
+ * (bench/openai-router.ts), so the clients' own work here does not share the router's
  * event loop either (in this process, every served token is handled three times on one thread:
  * client, orchestrator, agent; a direct one once); with `apart`, the orchestrator and each agent
- * in a process of its own, as `serve` and `agent --upstream` deploy. `ROUTER_NODE_ARGS='--cpu-prof'`
+ * in a process of its own; with `beside`, each agent in its engine's process (as deployed: an agent
+ * on its engine's host) and the orchestrator in its own. `ROUTER_NODE_ARGS='--cpu-prof'`
  * profiles those. The clients, direct and served alike, read with undici's `request` and count events in
  * the bytes, so their own CPU (fetch's web streams and a TextDecoder a chunk cost about half the
  * router's) competes as little as it can with the router's on a 2-core machine:
@@ -18,7 +19,9 @@
  * - added p99 at c = 32: 32 clients, 8 requests each of 16 tokens, through serve against straight
  *   to the engines (split over them as serve would), twice each, in the order direct, served,
  *   served, direct so the machine's drift weighs on both alike; p99 ratio of the pooled 512 each
- *   (target ≤ 5 %), and the router's CPU per served request (its processes: `process`, `apart`);
+ *   (target ≤ 5 %), and the router's CPU per served request (its processes: `process`, `apart`,
+ *   `beside`); between them, the same load through a raw relay of the bytes (bench/raw-relay.ts,
+ *   its own process) over one hop and over two, the floor of what any router adds on these hops;
  * - cancellation: 200 concurrent streams, half of 400 tokens aborted at seeded random points, half
  *   of 60 read to the end; how long after the last client was done every engine stream was closed
  *   (target: within 1 s; NaN: not within 5 s).
@@ -32,12 +35,15 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseEngineLoad } from '../src/agent/upstream/engine-load.js';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { Agent, request } from 'undici';
 
 const runs = Number(process.argv[2] ?? 3);
-const routerProcess = process.argv[3] === 'process' || process.argv[3] === 'apart';
+const routerProcess = process.argv[3] === 'process' || process.argv[3] === 'apart' || process.argv[3] === 'beside';
 /** `apart`: the orchestrator and each agent in a process of its own (bench/openai-router.ts). */
 const apart = process.argv[3] === 'apart';
+/** `beside`: each agent in its engine's process (bench/scripted-engines.ts), the orchestrator in its own, as deployed. */
+const beside = process.argv[3] === 'beside';
 const tokenMs = Number(process.argv[4] ?? 5);
 /** Node options of the router's process (`ROUTER_NODE_ARGS='--cpu-prof'` profiles it). */
 const routerArgs = (process.env['ROUTER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
@@ -70,6 +76,16 @@ async function stream(base: string, prompt: string, maxTokens: number, abortAfte
   return { ttft, total: performance.now() - started };
 }
 
+/** The lines of `stream`, one per call, in order. */
+function lines(stream: NodeJS.ReadableStream): () => Promise<string> {
+  const iterator = createInterface({ input: stream })[Symbol.asyncIterator]();
+  return async () => {
+    const next = await iterator.next();
+    if (next.done === true) throw new Error('the process ended before its line');
+    return next.value as string;
+  };
+}
+
 /** CPU ms (user + system) so far of process `pid` and its children (the agents of `apart`). */
 function cpuMs(pid: number): number {
   let ms = 0;
@@ -88,12 +104,23 @@ function cpuMs(pid: number): number {
 
 async function main(): Promise<void> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('./scripted-engines.js', import.meta.url)), '2', String(tokenMs)], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const urls = await new Promise<string[]>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(JSON.parse(c.toString('utf8')) as string[])));
+  const fromEngines = lines(child.stdout);
+  const urls = JSON.parse(await fromEngines()) as string[];
   const engines = urls.map((url) => ({ url, open: async () => parseEngineLoad(await (await fetch(`${url}/metrics`)).text())?.running ?? 0 }));
-  const router = routerProcess ? spawn(process.execPath, [...routerArgs, fileURLToPath(new URL('./openai-router.js', import.meta.url)), urls.join(','), '4', ...(apart ? ['apart'] : [])], { stdio: ['pipe', 'pipe', 'inherit'] }) : undefined;
-  const orchestrator = router !== undefined
-    ? { url: await new Promise<string>((resolve) => router.stdout?.once('data', (c: Buffer) => resolve(JSON.parse(c.toString('utf8')) as string))), close: async () => void router.stdin?.end() }
+  const relays = Object.fromEntries(await Promise.all(([1, 2] as const).map(async (hops) => {
+    const relay = spawn(process.execPath, [fileURLToPath(new URL('./raw-relay.js', import.meta.url)), urls.join(','), String(hops)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    return [hops, { url: JSON.parse(await lines(relay.stdout)()) as string, close: (): void => void relay.stdin.end() }] as const;
+  }))) as unknown as Record<1 | 2, { url: string; close: () => void }>;
+  const router = routerProcess ? spawn(process.execPath, [...routerArgs, fileURLToPath(new URL('./openai-router.js', import.meta.url)), urls.join(','), '4', ...(apart ? ['apart'] : beside ? ['beside'] : [])], { stdio: ['pipe', 'pipe', 'inherit'] }) : undefined;
+  const fromRouter = router === undefined ? undefined : lines(router.stdout);
+  const orchestrator = router !== undefined && fromRouter !== undefined
+    ? { url: JSON.parse(await fromRouter()) as string, close: async () => void router.stdin?.end() }
     : await startOrchestrator({ models: [{ id: 'm', kind: 'base', layers: 4, pipelines: 2 }] });
+  if (beside && fromRouter !== undefined) {
+    child.stdin.write(`${JSON.stringify({ join: orchestrator.url })}\n`);
+    await fromEngines(); // "joined"
+    await fromRouter(); // "planned"
+  }
   const agents: RunningUpstreamAgent[] = [];
   if (router === undefined) {
     const o = orchestrator as RunningOrchestrator;
@@ -103,6 +130,11 @@ async function main(): Promise<void> {
   }
   const e0 = engines[0] as { url: string };
   const table: Record<string, number>[] = [];
+  // Warm every path (connections, JIT), unmeasured: the relays' processes have served nothing yet,
+  // and serve's CPU a request still fell by a third over the first two runs without it.
+  await Promise.all(Array.from({ length: 32 }, async (_, c) => {
+    for (const base of [orchestrator.url, relays[1].url, relays[2].url, (engines[c % 2] as { url: string }).url]) for (let k = 0; k < (base === orchestrator.url ? 24 : 8); k++) await stream(base, `warm ${c} ${k}`, 16);
+  }));
   for (let run = 0; run < runs; run++) {
     // c = 1: time to first token, interleaved so drift hits both alike.
     const direct: number[] = [];
@@ -121,12 +153,19 @@ async function main(): Promise<void> {
     };
     const directLoad: number[] = [];
     const servedLoad: number[] = [];
+    /** The raw relays' loads: the same bytes over one hop and over two, nothing else done (bench/raw-relay.ts). */
+    const relayLoad: Record<1 | 2, number[]> = { 1: [], 2: [] };
     let routerCpu = 0;
-    for (const served of [false, true, true, false]) {
+    /** The engines' process CPU under the served loads and the direct ones (with `beside`, the agents' share is the difference). */
+    const enginesCpu = { served: 0, direct: 0 };
+    for (const target of ['direct', 1, 2, 'served', 'served', 2, 1, 'direct'] as const) {
+      const served = target === 'served';
       const before = router?.pid !== undefined ? cpuMs(router.pid) : 0;
-      const times = await load(served ? () => orchestrator.url : (c) => (engines[c % 2] as { url: string }).url);
-      (served ? servedLoad : directLoad).push(...times);
+      const enginesBefore = child.pid !== undefined ? cpuMs(child.pid) : 0;
+      const times = await load(served ? () => orchestrator.url : target === 'direct' ? (c) => (engines[c % 2] as { url: string }).url : () => relays[target].url);
+      (served ? servedLoad : target === 'direct' ? directLoad : relayLoad[target]).push(...times);
       if (served && router?.pid !== undefined) routerCpu += cpuMs(router.pid) - before;
+      if (child.pid !== undefined && (served || target === 'direct')) enginesCpu[served ? 'served' : 'direct'] += cpuMs(child.pid) - enginesBefore;
     }
     // Cancellation: 200 streams, every other one aborted at a random chunk.
     const rnd = uniform(37 + run);
@@ -148,17 +187,24 @@ async function main(): Promise<void> {
       p99DirectMs: +quantile(directLoad, 0.99).toFixed(1),
       p99ServedMs: +quantile(servedLoad, 0.99).toFixed(1),
       addedP99Pct: +((quantile(servedLoad, 0.99) / quantile(directLoad, 0.99) - 1) * 100).toFixed(2),
+      addedP99RawRelay1HopPct: +((quantile(relayLoad[1], 0.99) / quantile(directLoad, 0.99) - 1) * 100).toFixed(2),
+      addedP99RawRelay2HopsPct: +((quantile(relayLoad[2], 0.99) / quantile(directLoad, 0.99) - 1) * 100).toFixed(2),
+      /** Serve's p99 against the raw relay's over the same two hops: what serve's own work adds. */
+      p99OverRawRelay2HopsPct: +((quantile(servedLoad, 0.99) / quantile(relayLoad[2], 0.99) - 1) * 100).toFixed(2),
       p50DirectMs: +median(directLoad).toFixed(1),
       p50ServedMs: +median(servedLoad).toFixed(1),
       ...(router !== undefined ? { routerCpuMsPerRequest: +(routerCpu / servedLoad.length).toFixed(2) } : {}),
+      enginesCpuMsPerRequest: +(enginesCpu.direct / directLoad.length).toFixed(2),
+      enginesCpuMsPerServedRequest: +(enginesCpu.served / servedLoad.length).toFixed(2),
       openAfterAllMs: +closedMs.toFixed(1),
     });
     console.log(JSON.stringify(table[table.length - 1]));
   }
   const col = (k: string) => median(table.map((r) => r[k] as number));
-  console.log(JSON.stringify({ router: apart ? 'orchestrator and each agent in its own process' : routerProcess ? 'own process' : 'this process', tokenMs, median: { addedTtftMs: col('addedTtftMs'), addedP99Pct: col('addedP99Pct'), openAfterAllMs: col('openAfterAllMs'), ...(routerProcess ? { routerCpuMsPerRequest: col('routerCpuMsPerRequest') } : {}) } }));
+  console.log(JSON.stringify({ router: apart ? 'orchestrator and each agent in its own process' : beside ? "orchestrator in its own process, each agent in its engine's" : routerProcess ? 'own process' : 'this process', tokenMs, median: { addedTtftMs: col('addedTtftMs'), addedP99Pct: col('addedP99Pct'), addedP99RawRelay1HopPct: col('addedP99RawRelay1HopPct'), addedP99RawRelay2HopsPct: col('addedP99RawRelay2HopsPct'), p99OverRawRelay2HopsPct: col('p99OverRawRelay2HopsPct'), openAfterAllMs: col('openAfterAllMs'), ...(routerProcess ? { routerCpuMsPerRequest: col('routerCpuMsPerRequest') } : {}) } }));
   await Promise.all(agents.map((a) => a.stop()));
   await orchestrator.close();
+  for (const relay of Object.values(relays)) relay.close();
   child.stdin.end();
   await clients.close();
 }
