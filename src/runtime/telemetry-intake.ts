@@ -4,6 +4,7 @@
  * towards ejection, successes as proof of life) and its latency into their EWMAs. Telemetry
  * samples are not lifecycle facts: they keep this direct path, off the statechart.
  */
+import { suspectAfterMs } from '../../machines/node.machine.js';
 import type { NodeActorRef } from '../../machines/swarm.machine.js';
 import type { CheckedOutcome } from '../core/arguments.js';
 import type { NodeTelemetry } from '../core/types.js';
@@ -11,11 +12,11 @@ import { telemetryEntry } from './plain.js';
 import type { SwarmView } from './swarm-view.js';
 import type { TelemetrySample, TimeSource } from './types.js';
 
-/** How often, at most, reports and releases restart a watched node's detector wait (ms of the swarm's clock). */
+/** How often, at most, reports and releases restart a watched node's detector wait (ms of the swarm's clock); a tenth of the wait when that is shorter. */
 export const SEEN_EVERY_MS = 50;
 
 export class TelemetryIntake {
-  /** Node actor → when a report or release last restarted its wait (a heartbeat's is the actor's own). */
+  /** Node actor → until when reports and releases do not restart its wait (a heartbeat's is the actor's own). */
   private readonly lastSeen = new WeakMap<NodeActorRef, number>();
 
   constructor(
@@ -43,15 +44,17 @@ export class TelemetryIntake {
   /**
    * A proof of life of a watched node: restarts its detector's wait, brings it back from a detector
    * down or suspicion. A node being watched has its wait restarted at most every
-   * {@link SEEN_EVERY_MS} this way (a heartbeat always restarts it): at hundreds of releases a
+   * {@link SEEN_EVERY_MS} (or a tenth of its wait, if shorter) this way (a heartbeat always restarts it): at hundreds of releases a
    * second, re-entering the state and rescheduling its timer each time was a tenth of the router's
    * work (docs/performance.md), and a wait of seconds started up to that much earlier is the same wait.
    */
   seen(ref: NodeActorRef): void {
     const now = this.clock.now();
-    const last = this.lastSeen.get(ref);
-    if (last !== undefined && now >= last && now - last < SEEN_EVERY_MS && ref.getSnapshot().value === 'watching') return;
-    this.lastSeen.set(ref, now);
+    const until = this.lastSeen.get(ref) ?? now;
+    // Within its window (at most SEEN_EVERY_MS ahead, whatever the clock did) and still watching: skipped.
+    if (now < until && until - now <= SEEN_EVERY_MS && ref.getSnapshot().value === 'watching') return;
+    // A tenth of a short wait at most (fast heartbeats): proofs of life well within it keep the node unsuspected.
+    this.lastSeen.set(ref, now + Math.min(SEEN_EVERY_MS, suspectAfterMs(ref.getSnapshot().context) / 10));
     ref.send({ type: 'node.seen', at: now });
   }
 

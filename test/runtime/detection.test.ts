@@ -203,6 +203,25 @@ describe('failure detection in the swarm', () => {
     swarm.stop();
   });
 
+  it('a node proving life well within a short wait (under SEEN_EVERY_MS) is neither suspected nor taken down', () => {
+    // Heartbeats every 20 ms: the suspect wait is about 27 ms, the down one 3 ms after.
+    const { clock, swarm, events } = setup({ failureDetector: { expectedIntervalMs: 20, acceptablePauseMs: 0, minStdDevMs: 2 } });
+    for (let i = 0; i < 50; i++) {
+      clock.advance(20);
+      for (const p of profiles) swarm.heartbeat(p.id);
+    }
+    events.length = 0;
+    // gpu's heartbeats stop, its reports arrive every 8 ms (a third of its wait): each one restarts it.
+    for (let i = 0; i < 100; i++) {
+      clock.advance(8);
+      if (i % 2 === 1) for (const p of profiles) if (p.id !== 'gpu') swarm.heartbeat(p.id);
+      swarm.report('gpu', { load: 0.1 });
+    }
+    expect(events.filter((e) => 'nodeId' in e && e.nodeId === 'gpu')).toEqual([]);
+    expect(swarm.state().nodes['gpu']?.alive).toBe(true);
+    swarm.stop();
+  });
+
   it('uses SwarmConfig.failureDetector', () => {
     const fast = setup({ failureDetector: { acceptablePauseMs: 0, threshold: 3 } });
     fast.beat(20);
