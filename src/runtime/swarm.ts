@@ -3,7 +3,7 @@ import { badSampleField, sampleProblem } from '../../machines/node.machine.js';
 import { nodeActorOf, provideSwarm, type RescueIndex, type SwarmEmitted } from '../../machines/swarm.machine.js';
 import { checkRouteOptions } from '../core/arguments.js';
 import { resolveRequest } from '../core/cost.js';
-import { RoutingError, SwarmError } from '../core/errors.js';
+import { SwarmError } from '../core/errors.js';
 import { deepFreeze } from '../core/freeze.js';
 import { planSwarm } from '../core/plan.js';
 import { routeResolved } from '../core/route.js';
@@ -182,8 +182,7 @@ export class Swarm implements SwarmContract<'now'> {
     checkRouteOptions(options);
     const r = resolveRequest(request); // before any change: it rejects a malformed request or an unknown key
     if (this.leases.size > 0) this.leases.expire();
-    const modelId = request.model ?? this.baseModel;
-    if (typeof modelId !== 'string') throw new RoutingError('InvalidRequest', `request field "model" must be a model id string, got ${String(modelId)}`);
+    const modelId = request.model ?? this.baseModel; // a string: resolveRequest refused any other `model`
     const prompted = this.prefix.begin(request, modelId, r); // docs/prefix-cache.md
     const choose = () => chooseRoute(this.view, this.actorRef.getSnapshot().context.plan, modelId, r, this.allowDegraded);
     const route = unstalledRoute(this.view, () => this.leases.now().now, () => (prompted ? this.prefix.choose(modelId, r, choose) : choose()));
