@@ -54,6 +54,7 @@ if (process.argv[2] === 'agent') {
     await Promise.all(agents.map((a) => a.joined));
   }
   for (let i = 0; i < 200 && orchestrator.swarm()?.state().plan.pipelines.length !== urls.length; i++) await new Promise((r) => setTimeout(r, 25));
+  if (orchestrator.swarm()?.state().plan.pipelines.length !== urls.length) throw new Error(`the swarm was not planned with ${urls.length} copies within 5 s`);
   process.stdout.write(`${JSON.stringify(beside ? 'planned' : orchestrator.url)}\n`);
   onStdinEnd(async () => {
     await Promise.all(agents.map((a) => a.stop()));

@@ -53,27 +53,46 @@ const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math
 /** The clients' connections (a pool per origin, as fetch's global one). */
 const clients = new Agent({ keepAliveTimeout: 30_000 });
 const EVENT_END = Buffer.from('\n\n');
+const DONE = Buffer.from('data: [DONE]');
 
-/** A streamed completion: ms to the first text and to the end; aborted after `abortAfter` events if given. */
-async function stream(base: string, prompt: string, maxTokens: number, abortAfter?: number): Promise<{ ttft: number; total: number }> {
+/**
+ * A streamed completion: ms to the first text and to the end; aborted after `abortAfter` events if
+ * given. `whole`: answered 200 with every token and `[DONE]` (a failed request is not a fast one).
+ */
+async function stream(base: string, prompt: string, maxTokens: number, abortAfter?: number): Promise<{ ttft: number; total: number; whole: boolean }> {
   const started = performance.now();
   const controller = new AbortController();
   let ttft = -1;
   let events = 0;
+  let status = 0;
+  let done = false;
   try {
-    const { body } = await request(`${base}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', prompt, max_tokens: maxTokens, stream: true }), signal: controller.signal, dispatcher: clients });
-    for await (const chunk of body as AsyncIterable<Buffer>) {
+    const answer = await request(`${base}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', prompt, max_tokens: maxTokens, stream: true }), signal: controller.signal, dispatcher: clients });
+    status = answer.statusCode;
+    let lastByte = 0;
+    let tail: Buffer = Buffer.alloc(0);
+    for await (const chunk of answer.body as AsyncIterable<Buffer>) {
       if (ttft < 0) ttft = performance.now() - started;
+      if (lastByte === 0x0a && chunk[0] === 0x0a) events++; // an event's end split across two chunks
       for (let i = chunk.indexOf(EVENT_END); i >= 0; i = chunk.indexOf(EVENT_END, i + 2)) events++;
+      lastByte = chunk[chunk.length - 1] ?? lastByte;
+      if (!done) done = chunk.includes(DONE) || Buffer.concat([tail, chunk.subarray(0, DONE.length)]).includes(DONE); // whole, or split across two chunks
+      tail = chunk.subarray(-DONE.length);
       if (abortAfter !== undefined && events >= abortAfter) {
         controller.abort();
         break;
       }
     }
   } catch {
-    // aborted
+    // aborted, or failed: not whole
   }
-  return { ttft, total: performance.now() - started };
+  return { ttft, total: performance.now() - started, whole: status === 200 && done && events >= maxTokens + 1 };
+}
+
+/** A measured request's figures; a request that was not answered whole ends the bench. */
+function measured<T extends { whole: boolean }>(figures: T, where: string): T {
+  if (!figures.whole) throw new Error(`a measured request to ${where} was not answered whole (200, every token, [DONE])`);
+  return figures;
 }
 
 /** The lines of `stream`, one per call, in order. */
@@ -140,14 +159,14 @@ async function main(): Promise<void> {
     const direct: number[] = [];
     const served: number[] = [];
     for (let i = 0; i < 200; i++) {
-      direct.push((await stream(e0.url, `ttft ${i}`, 2)).ttft);
-      served.push((await stream(orchestrator.url, `ttft ${i}`, 2)).ttft);
+      direct.push(measured(await stream(e0.url, `ttft ${i}`, 2), 'direct').ttft);
+      served.push(measured(await stream(orchestrator.url, `ttft ${i}`, 2), 'served').ttft);
     }
     // c = 32: p99 of whole requests, direct and served twice each (direct, served, served, direct).
     const load = async (base: (client: number) => string): Promise<number[]> => {
       const times: number[] = [];
       await Promise.all(Array.from({ length: 32 }, async (_, c) => {
-        for (let k = 0; k < 8; k++) times.push((await stream(base(c), `load ${c} ${k}`, 16)).total);
+        for (let k = 0; k < 8; k++) times.push(measured(await stream(base(c), `load ${c} ${k}`, 16), base(c)).total);
       }));
       return times;
     };
@@ -201,7 +220,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(table[table.length - 1]));
   }
   const col = (k: string) => median(table.map((r) => r[k] as number));
-  console.log(JSON.stringify({ router: apart ? 'orchestrator and each agent in its own process' : beside ? "orchestrator in its own process, each agent in its engine's" : routerProcess ? 'own process' : 'this process', tokenMs, median: { addedTtftMs: col('addedTtftMs'), addedP99Pct: col('addedP99Pct'), addedP99RawRelay1HopPct: col('addedP99RawRelay1HopPct'), addedP99RawRelay2HopsPct: col('addedP99RawRelay2HopsPct'), p99OverRawRelay2HopsPct: col('p99OverRawRelay2HopsPct'), openAfterAllMs: col('openAfterAllMs'), ...(routerProcess ? { routerCpuMsPerRequest: col('routerCpuMsPerRequest') } : {}) } }));
+  console.log(JSON.stringify({ router: apart ? 'orchestrator and each agent in its own process' : beside ? "orchestrator in its own process, each agent in its engine's" : routerProcess ? 'own process' : 'this process', tokenMs, median: { addedTtftMs: col('addedTtftMs'), addedP99Pct: col('addedP99Pct'), addedP99RawRelay1HopPct: col('addedP99RawRelay1HopPct'), addedP99RawRelay2HopsPct: col('addedP99RawRelay2HopsPct'), p99OverRawRelay2HopsPct: col('p99OverRawRelay2HopsPct'), enginesCpuMsPerServedRequest: col('enginesCpuMsPerServedRequest'), enginesCpuMsPerRequest: col('enginesCpuMsPerRequest'), openAfterAllMs: col('openAfterAllMs'), ...(routerProcess ? { routerCpuMsPerRequest: col('routerCpuMsPerRequest') } : {}) } }));
   await Promise.all(agents.map((a) => a.stop()));
   await orchestrator.close();
   for (const relay of Object.values(relays)) relay.close();
