@@ -245,7 +245,13 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
    * chain narrowed to its hop); the winner's output is returned.
    * @throws {SessionError} `Disputed` when no third party can be drawn, it gives a third output or its call fails; the third party's error itself when the call was given up meanwhile (`context.signal`); a {@link NodeBusyError} when every third party drawn was at capacity.
    */
-  const settle = async (stage: SessionStage, own: Side, first: Side, input: T, replay: readonly T[], context: StageContext<T>): Promise<T> => {
+  const settleNow = async (stage: SessionStage, own: Side, first: Side, input: T, replay: readonly T[], context: StageContext<T>): Promise<T> => {
+    // A side with a node quarantined meanwhile (by the disagreement settled before this one) has lost already.
+    const lost = [own, first].filter((side) => nodesOf(side.copy).some((n) => quarantined.includes(n)));
+    if (lost.length === 1) {
+      verdict('quarantined', stage, nodesOf((lost[0] as Side).copy).find((n) => quarantined.includes(n)));
+      return (lost[0] === own ? first : own).output;
+    }
     const exclude = new Set([stage.nodeId, ...quarantined, ...nodesOf(first.copy)]);
     let third: readonly SpanHop[] | undefined;
     let runs: HopRun[] | undefined;
@@ -283,6 +289,17 @@ export function verifySpans<T>(runner: StageRunner<T>, options: SpanVerifierOpti
     if (blamed.length > 0) verdict('quarantined', stage, blamed[0]);
     else verdict('inconclusive', stage);
     return (winners[0] as Side).output;
+  };
+
+  /** Span → the disagreement being settled on it: the next waits for it, and sees its quarantines (two liars' calls at once). */
+  const settling = new Map<string, Promise<unknown>>();
+  const settle = (stage: SessionStage, own: Side, first: Side, input: T, replay: readonly T[], context: StageContext<T>): Promise<T> => {
+    const key = `${stage.modelId}/${stage.layerStart}/${stage.layerEnd}`;
+    const mine = (settling.get(key) ?? Promise.resolve()).then(() => settleNow(stage, own, first, input, replay, context));
+    const done = mine.catch(() => undefined);
+    settling.set(key, done);
+    void done.then(() => settling.get(key) === done && settling.delete(key));
+    return mine;
   };
 
   const verify = async (stage: SessionStage, input: T, output: T, context: StageContext<T>): Promise<T> => {

@@ -159,6 +159,29 @@ describe('verifySpans', () => {
     expect(fresh.quarantined).toEqual(['a']);
   });
 
+  it('settles two liars\' calls at once one after the other: the second sees the first\'s quarantines (no Disputed)', async () => {
+    const liars = (id: string) => id === 'x' || id === 'y';
+    const standing = new SpanStanding();
+    for (let i = 0; i < 7; i++) standing.agreed(['a']);
+    const { runner } = nodes(liars);
+    const verdicts: SpanVerdict[] = [];
+    const quarantined: string[] = [];
+    // Quarantining takes a while (the swarm's answer): the second call's disagreement arrives meanwhile.
+    const quarantine = async (id: string): Promise<void> => {
+      quarantined.push(id);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    const v = verifySpans(runner, { sample: 1, random: () => 0, copies: copiesOf([whole('a'), whole('x'), whole('y')]), quarantine, standing, onVerdict: (k) => verdicts.push(k) });
+    const on = (nodeId: string, sessionId: string): SessionStage => ({ ...stage(nodeId), sessionId });
+    const first = v.runner(on('x', 's1'), 7, context(0));
+    await new Promise((resolve) => setTimeout(resolve, 5)); // x's disagreement settled, x being quarantined
+    const second = v.runner(on('y', 's2'), 7, context(0));
+    const outcomes = await Promise.allSettled([first, second]);
+    expect(outcomes).toEqual([{ status: 'fulfilled', value: reference(1)[0] }, { status: 'fulfilled', value: reference(1)[0] }]);
+    expect(quarantined).toEqual(['x', 'y']);
+    expect(verdicts).toEqual(['quarantined', 'quarantined']);
+  });
+
   it('verifies every call of a node on probation, sampled or not, until enough of its checks agreed', async () => {
     const { runner } = nodes(() => false);
     const standing = new SpanStanding();
