@@ -14,6 +14,7 @@ import { signedHeaders } from '../../src/wire/signed-headers.js';
 import { agentAudience } from '../../src/wire/request-signing.js';
 import { AGENT_MAX_AHEAD_MS } from '../../src/agent/stage-guard.js';
 import { SessionDrops } from '../../src/agent/session-drops.js';
+import type { StageEngine } from '../../src/agent/stage-engine.js';
 import { postStage, type DigestCall } from './stage-messages.js';
 import { freePort } from '../replication/nats-server.js';
 import { waitFor } from '../orchestrator/processes.js';
@@ -85,6 +86,42 @@ describe('POST /v1/sessions/drop on the agent', () => {
     expect(await hungUp).toBe('hung up');
     await waitFor('c gave its slot back', async () => ((await health()).running === 0 ? true : undefined), 5000, 5);
     expect(await health()).toMatchObject({ sessions: 1, calls: 0 }); // c built no caches
+  });
+
+  it('a span\'s load is every waiting call\'s: its first caller hanging up fails no other (a stage call\'s load gets no signal)', async () => {
+    // An engine that loads a span once, shared by every call waiting for it, honouring the signal it is given (as the reference engine does).
+    let release = (): void => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const given: (AbortSignal | undefined)[] = [];
+    let loading: Promise<void> | undefined;
+    const engine: StageEngine = {
+      kind: 'shared-load',
+      load(_span, signal) {
+        given.push(signal);
+        loading ??= gate.then(() => {
+          if (signal?.aborted === true) throw new Error('loading was aborted');
+        });
+        return loading;
+      },
+      step: async (call) => call.input,
+      rebuild: async (_s, _span, inputs) => inputs,
+      drop: () => false,
+      holds: () => ({ sessions: 0, cachedTokens: 0, memoryBytes: 0, spans: [] }),
+    };
+    const { key } = loadAgentKey(join(mkdtempSync(join(tmpdir(), 'hecate-drops-')), 'key.json'), 'd1');
+    agent = await startAgent({ id: 'd1', memoryGb: 4, score: 1, join: `http://127.0.0.1:${await freePort()}`, engine, auth: { secret, key } });
+    const url = agent.url;
+    await new Promise((resolve) => setTimeout(resolve, AGENT_MAX_AHEAD_MS));
+    const first = new AbortController();
+    const hungUp = signedStage(`${url}/v1/stage`, stage('x'), first.signal).catch(() => 'hung up');
+    const other = signedStage(`${url}/v1/stage`, stage('y'));
+    await waitFor('both wait for the load', async () => (given.length === 2 ? true : undefined), 5000, 5);
+    first.abort();
+    expect(await hungUp).toBe('hung up');
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the hang-up reached the agent
+    release();
+    expect((await other).status).toBe(200);
+    expect(given).toEqual([undefined, undefined]);
   });
 });
 
