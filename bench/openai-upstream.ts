@@ -162,7 +162,7 @@ async function main(): Promise<void> {
       direct.push(measured(await stream(e0.url, `ttft ${i}`, 2), 'direct').ttft);
       served.push(measured(await stream(orchestrator.url, `ttft ${i}`, 2), 'served').ttft);
     }
-    // c = 32: p99 of whole requests, direct and served twice each (direct, served, served, direct).
+    // c = 32: p99 of whole requests, each path twice, in mirrored order (direct, relay 1, relay 2, served, served, relay 2, relay 1, direct).
     const load = async (base: (client: number) => string): Promise<number[]> => {
       const times: number[] = [];
       await Promise.all(Array.from({ length: 32 }, async (_, c) => {

@@ -46,7 +46,7 @@ export class TelemetryIntake {
    * down or suspicion. A node being watched has its wait restarted at most every
    * {@link SEEN_EVERY_MS} (or a tenth of its wait, if shorter) this way (a heartbeat always restarts it): at hundreds of releases a
    * second, re-entering the state and rescheduling its timer each time was a tenth of the router's
-   * work (docs/performance.md), and a wait of seconds started up to that much earlier is the same wait.
+   * work (docs/detection.md), and a wait of seconds started up to that much earlier is the same wait.
    */
   seen(ref: NodeActorRef): void {
     const now = this.clock.now();
