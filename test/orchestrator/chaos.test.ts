@@ -341,6 +341,9 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
     a.child.process.kill('SIGSTOP');
     await waitFor('A quiet', () => (Date.now() - Math.max(stoppedAt, lastAnswer[0] ?? 0) >= REPLICATED.quietMs ? true : undefined), 10_000, 20);
     const inflightAtKill = new Set(inflight[0]);
+    // Attempts are in start order: those before this index started before the kill. A timestamp
+    // cannot say so, as an attempt can start in the kill's millisecond, after it.
+    const startedBeforeKill = attempts.length;
     const killedAt = Date.now();
     a.child.process.kill('SIGKILL');
 
@@ -356,8 +359,8 @@ describe('two hecate-node serve on one swarm (NATS), one of them killed', () => 
     // Interrupted: attempts on A that were open at the kill. Each failed; no other attempt failed
     // but those sent to A after it died (refused, and retried on B) and those B answered
     // InProgress while A's claim on their key ran out (retried after Retry-After).
-    const interrupted = attempts.filter((x) => x.on === 0 && x.ok === false && x.startedAt <= killedAt);
-    const refused = attempts.filter((x) => x.on === 0 && x.startedAt > killedAt);
+    const interrupted = attempts.slice(0, startedBeforeKill).filter((x) => x.on === 0 && x.ok === false);
+    const refused = attempts.slice(startedBeforeKill).filter((x) => x.on === 0);
     expect(new Set(interrupted), 'sessions interrupted = sessions in flight on A at its kill').toEqual(inflightAtKill);
     expect(interrupted.length, 'the kill hit running sessions').toBeGreaterThan(0);
     expect(interrupted.every((x) => x.error?.startsWith('unreachable') === true)).toBe(true);
