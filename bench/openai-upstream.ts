@@ -18,8 +18,9 @@
  *   request straight to an engine, medians of 200 each, interleaved (target ≤ 2 ms);
  * - added p99 at c = 32: 32 clients, 8 requests each of 16 tokens, through serve against straight
  *   to the engines (split over them as serve would), twice each, in the order direct, served,
- *   served, direct so the machine's drift weighs on both alike; p99 ratio of the pooled 512 each
- *   (target ≤ 5 %), and the router's CPU per served request (its processes: `process`, `apart`,
+ *   served, direct so the machine's drift weighs on both alike, each load after one unmeasured request a
+ *   client (its connections open on every hop); p99 ratio of the pooled 512 each
+ *   (target ≤ 5 %; at the end, that of every run's requests pooled), and the router's CPU per served request (its processes: `process`, `apart`,
  *   `beside`); between them, the same load through a raw relay of the bytes (bench/raw-relay.ts,
  *   its own process) over one hop and over two, the floor of what any router adds on these hops;
  * - cancellation: 200 concurrent streams, half of 400 tokens aborted at seeded random points, half
@@ -52,6 +53,8 @@ const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math
 
 /** The clients' connections (a pool per origin, as fetch's global one). */
 const clients = new Agent({ keepAliveTimeout: 30_000 });
+/** Served requests a client makes to warm up (32 clients): about 3,000, the three runs it took to settle. */
+const WARM_SERVED = Number(process.env['WARM_SERVED'] ?? 96);
 const EVENT_END = Buffer.from('\n\n');
 const DONE = Buffer.from('data: [DONE]');
 
@@ -149,11 +152,15 @@ async function main(): Promise<void> {
   }
   const e0 = engines[0] as { url: string };
   const table: Record<string, number>[] = [];
-  // Warm every path (connections, JIT), unmeasured: the relays' processes have served nothing yet,
-  // and serve's CPU a request still fell by a third over the first two runs without it.
+  // Warm every path (connections, JIT) to its steady state, unmeasured: with 24 requests a client
+  // here, the router's CPU a served request still fell from 1.6 to 1.0 ms over the first three
+  // runs (about 4,000 requests) and its p99 with it. A router serves for days: its steady state is
+  // what clients meet.
   await Promise.all(Array.from({ length: 32 }, async (_, c) => {
-    for (const base of [orchestrator.url, relays[1].url, relays[2].url, (engines[c % 2] as { url: string }).url]) for (let k = 0; k < (base === orchestrator.url ? 24 : 8); k++) await stream(base, `warm ${c} ${k}`, 16);
+    for (const base of [orchestrator.url, relays[1].url, relays[2].url, (engines[c % 2] as { url: string }).url]) for (let k = 0; k < (base === orchestrator.url ? WARM_SERVED : 16); k++) await stream(base, `warm ${c} ${k}`, 16);
   }));
+  /** Every run's loads pooled: a run's p99 is the 6th longest of its 512 requests, the pooled one of all runs' (steadier). */
+  const pooled = { direct: [] as number[], served: [] as number[], relay1: [] as number[], relay2: [] as number[] };
   for (let run = 0; run < runs; run++) {
     // c = 1: time to first token, interleaved so drift hits both alike.
     const direct: number[] = [];
@@ -163,10 +170,19 @@ async function main(): Promise<void> {
       served.push(measured(await stream(orchestrator.url, `ttft ${i}`, 2), 'served').ttft);
     }
     // c = 32: p99 of whole requests, each path twice, in mirrored order (direct, relay 1, relay 2, served, served, relay 2, relay 1, direct).
+    /** Served requests' time to first token under the load: where serve's p99 is spent (a burst of 32 starts). */
+    const servedTtft: number[] = [];
     const load = async (base: (client: number) => string): Promise<number[]> => {
       const times: number[] = [];
+      // One unmeasured request a client first, so each load starts with its connections open on every
+      // hop, as under steady traffic: the previous run's aborted streams closed a hundred of serve's.
+      await Promise.all(Array.from({ length: 32 }, (_, c) => stream(base(c), `prime ${c}`, 2)));
       await Promise.all(Array.from({ length: 32 }, async (_, c) => {
-        for (let k = 0; k < 8; k++) times.push(measured(await stream(base(c), `load ${c} ${k}`, 16), base(c)).total);
+        for (let k = 0; k < 8; k++) {
+          const figures = measured(await stream(base(c), `load ${c} ${k}`, 16), base(c));
+          times.push(figures.total);
+          if (base(c) === orchestrator.url) servedTtft.push(figures.ttft);
+        }
       }));
       return times;
     };
@@ -186,6 +202,10 @@ async function main(): Promise<void> {
       if (served && router?.pid !== undefined) routerCpu += cpuMs(router.pid) - before;
       if (child.pid !== undefined && (served || target === 'direct')) enginesCpu[served ? 'served' : 'direct'] += cpuMs(child.pid) - enginesBefore;
     }
+    pooled.direct.push(...directLoad);
+    pooled.served.push(...servedLoad);
+    pooled.relay1.push(...relayLoad[1]);
+    pooled.relay2.push(...relayLoad[2]);
     // Cancellation: 200 streams, every other one aborted at a random chunk.
     const rnd = uniform(37 + run);
     await Promise.all(Array.from({ length: 200 }, (_, i) => stream(orchestrator.url, `cancel ${run} ${i}`, i % 2 === 0 ? 400 : 60, i % 2 === 0 ? 2 + Math.floor(rnd() * 60) : undefined)));
@@ -210,6 +230,8 @@ async function main(): Promise<void> {
       addedP99RawRelay2HopsPct: +((quantile(relayLoad[2], 0.99) / quantile(directLoad, 0.99) - 1) * 100).toFixed(2),
       /** Serve's p99 against the raw relay's over the same two hops: what serve's own work adds. */
       p99OverRawRelay2HopsPct: +((quantile(servedLoad, 0.99) / quantile(relayLoad[2], 0.99) - 1) * 100).toFixed(2),
+      servedTtftP50Ms: +median(servedTtft).toFixed(1),
+      servedTtftP99Ms: +quantile(servedTtft, 0.99).toFixed(1),
       p50DirectMs: +median(directLoad).toFixed(1),
       p50ServedMs: +median(servedLoad).toFixed(1),
       ...(router !== undefined ? { routerCpuMsPerRequest: +(routerCpu / servedLoad.length).toFixed(2) } : {}),
@@ -220,6 +242,8 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(table[table.length - 1]));
   }
   const col = (k: string) => median(table.map((r) => r[k] as number));
+  const pooledPct = (xs: number[]) => +((quantile(xs, 0.99) / quantile(pooled.direct, 0.99) - 1) * 100).toFixed(2);
+  console.log(JSON.stringify({ pooled: { requests: pooled.served.length, p99DirectMs: +quantile(pooled.direct, 0.99).toFixed(1), addedP99Pct: pooledPct(pooled.served), addedP99RawRelay1HopPct: pooledPct(pooled.relay1), addedP99RawRelay2HopsPct: pooledPct(pooled.relay2) } }));
   console.log(JSON.stringify({ router: apart ? 'orchestrator and each agent in its own process' : beside ? "orchestrator in its own process, each agent in its engine's" : routerProcess ? 'own process' : 'this process', tokenMs, median: { addedTtftMs: col('addedTtftMs'), addedP99Pct: col('addedP99Pct'), addedP99RawRelay1HopPct: col('addedP99RawRelay1HopPct'), addedP99RawRelay2HopsPct: col('addedP99RawRelay2HopsPct'), p99OverRawRelay2HopsPct: col('p99OverRawRelay2HopsPct'), enginesCpuMsPerServedRequest: col('enginesCpuMsPerServedRequest'), enginesCpuMsPerRequest: col('enginesCpuMsPerRequest'), openAfterAllMs: col('openAfterAllMs'), ...(routerProcess ? { routerCpuMsPerRequest: col('routerCpuMsPerRequest') } : {}) } }));
   await Promise.all(agents.map((a) => a.stop()));
   await orchestrator.close();

@@ -10,6 +10,7 @@ import { Agent, request } from 'undici';
 import type { TimeSource } from '../runtime/types.js';
 import { checkReplySignature, SIGNATURE_HEADERS } from '../wire/request-signing.js';
 import { signedHeaders, type RequestSigner } from '../wire/signed-headers.js';
+import { streamPost, type PeerStreamReply } from './peer-stream.js';
 
 /** The parts of a reply the callers read. */
 export interface PeerReply {
@@ -54,9 +55,17 @@ export interface PeerPostOptions {
   readonly connections?: number;
 }
 
+/**
+ * POSTs JSON `body` to `url` and reads its answer as it arrives (peer-stream.ts): signed for
+ * `audience` as {@link PeerPost}'s, its reply not checked (a stream is not signed back).
+ */
+export type PeerStream = (url: string, body: string, signal: AbortSignal, audience?: string | null) => Promise<PeerStreamReply>;
+
 /** A poster with its connection pools, closed with {@link PeerPoster.close}. */
 export interface PeerPoster {
   readonly post: PeerPost;
+  /** The same pools, an answer read as it arrives. */
+  readonly stream: PeerStream;
   close(): void;
 }
 
@@ -119,8 +128,14 @@ export function createPeerPoster(options: PeerPostOptions): PeerPoster {
     };
     return reply;
   };
+  const stream: PeerStream = async (url, body, signal, audience) => {
+    if (options.signer !== undefined && audience === undefined) throw new Error(`POST ${url}: a signed request needs its receiver's audience`);
+    const signed = options.signer !== undefined && audience !== null ? signedHeaders(options.signer, 'POST', url, body, options.clock.now(), audience as string) : undefined;
+    return streamPost(dispatcher, url, { 'content-type': 'application/json', ...signed }, body, signal);
+  };
   return {
     post,
+    stream,
     close: () => {
       void dispatcher.destroy().catch(() => {});
     },

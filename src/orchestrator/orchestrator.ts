@@ -189,7 +189,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     ...(options.classes !== undefined ? { classes: options.classes } : {}),
     ...(checks !== undefined ? { checks } : {}),
   });
-  registerOpenAIRoutes(app, parts, { post: poster.post, ...(options.classes !== undefined ? { classes: options.classes } : {}), ...(options.auth?.clientToken !== undefined ? { clientToken: options.auth.clientToken } : {}), deadlineMs: sessionOptions.deadlineMs, retries: sessionOptions.retries, gate: generation.gate, ...(local !== undefined ? { local } : {}), ...(options.chatTemplate !== undefined ? { chatTemplate: options.chatTemplate } : {}) });
+  registerOpenAIRoutes(app, parts, { post: poster.post, stream: poster.stream, ...(options.classes !== undefined ? { classes: options.classes } : {}), ...(options.auth?.clientToken !== undefined ? { clientToken: options.auth.clientToken } : {}), deadlineMs: sessionOptions.deadlineMs, retries: sessionOptions.retries, gate: generation.gate, ...(local !== undefined ? { local } : {}), ...(options.chatTemplate !== undefined ? { chatTemplate: options.chatTemplate } : {}) });
   registerStatusRoutes(app, parts, failureDetector, sessionOptions);
   app.addHook('onClose', async () => {
     edge.silent.close();

@@ -9,7 +9,7 @@ import type { ChatTemplate } from '../../wire/chat-prompt.js';
 import type { CompletionJob } from '../../wire/openai-request.js';
 import { MAX_COMPLETION_TOKENS } from '../completion-request.js';
 import type { LocalCompletions } from '../completions-route.js';
-import type { CompletionOutcome } from './completion-run.js';
+import type { CompletionOutcome } from './upstream-completion.js';
 
 const bad = (param: string, message: string): ServeError => new ServeError('InvalidRequest', 400, `${param}: ${message}`, { field: param });
 

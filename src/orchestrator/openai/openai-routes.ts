@@ -1,21 +1,21 @@
 /**
  * The OpenAI door of `hecate-node serve` (docs/openai.md): `GET /v1/models`,
  * `POST /v1/completions` and `POST /v1/chat/completions`, streamed as OpenAI's chunks ending in
- * `data: [DONE]` or answered whole, over the swarm's upstream copies (completion-run.ts). A bearer
+ * `data: [DONE]` or answered whole, over the swarm's upstream copies (upstream-completion.ts). A bearer
  * key picks the caller's class (client-classes.ts: priority, deadline, in-flight limit); errors
  * come in OpenAI's error object (openai-error.ts). Nothing is sent before the first piece of text,
  * so a request refused or failed before it gets a real status.
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { PeerPost } from '../../net/peer-post.js';
+import type { PeerPost, PeerStream } from '../../net/peer-post.js';
 import { sameSecret } from '../../wire/request-signing.js';
 import { ServeError } from '../../wire/serve-error.js';
 import { conversationPrompt, DEFAULT_CHAT_TEMPLATE, type ChatTemplate } from '../../wire/chat-prompt.js';
 import { SessionError } from '../../core/errors.js';
 import { classOf, classTokens, type ClientClass, type ClientClasses } from '../client-classes.js';
 import type { OrchestratorParts } from '../orchestrator-parts.js';
-import { runCompletion, type CompletionOutcome } from './completion-run.js';
+import { runCompletion, type CompletionOutcome } from './upstream-completion.js';
 import { openAIError, openAIErrorHandler } from '../../net/openai-error.js';
 import { asServeError } from '../error-answers.js';
 import { checkCompletionRequest, type CompletionJob } from '../../wire/openai-request.js';
@@ -27,6 +27,8 @@ import { runLocalChat } from './local-chat.js';
 export interface OpenAIRouteOptions {
   /** Sends the forwarded calls to the agents (signed: peer-post.ts). */
   readonly post: PeerPost;
+  /** Forwards them, each answer read as it arrives (peer-stream.ts); without it, `post`. */
+  readonly stream?: PeerStream;
   /** Client classes: a bearer key is a class's token (docs/openai.md, "Keys"). */
   readonly classes?: ClientClasses;
   /** When set, every request needs `authorization: Bearer` with it or a class's token. */
@@ -116,7 +118,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, parts: OrchestratorPa
       };
       const outcome = local !== undefined
         ? await runLocalChat(local, options.chatTemplate ?? DEFAULT_CHAT_TEMPLATE, job, signal, emit)
-        : await runCompletion({ swarm, registry: parts.registry, clock: parts.clock, post: options.post, affinity: chat ? conversationPrompt(job.messages ?? [], options.chatTemplate) : (job.prompt ?? ''), priority: cls?.priority ?? 0, deadlineMs, signal, ...(options.retries !== undefined ? { retries: options.retries } : {}), ...(options.firstByteMs !== undefined ? { firstByteMs: options.firstByteMs } : {}) }, job, emit);
+        : await runCompletion({ swarm, registry: parts.registry, clock: parts.clock, post: options.post, ...(options.stream !== undefined ? { stream: options.stream } : {}), affinity: chat ? conversationPrompt(job.messages ?? [], options.chatTemplate) : (job.prompt ?? ''), priority: cls?.priority ?? 0, deadlineMs, signal, ...(options.retries !== undefined ? { retries: options.retries } : {}), ...(options.firstByteMs !== undefined ? { firstByteMs: options.firstByteMs } : {}) }, job, emit);
       parts.metrics.requests.inc({ outcome: 'ok' });
       if (sse !== undefined) {
         sse.end(outcome);

@@ -2,8 +2,9 @@
  * Server-sent events off an answer's body, as OpenAI-compatible engines stream them: each event's
  * `data:` text, whole events only (a body cut mid-event loses that event, never half of it). Events
  * are found in the bytes and each is decoded whole, so a UTF-8 character split across chunks is
- * joined. A Node stream is read by its `data` events, the events handed on in the same turn (no
- * promise per chunk: the orchestrator re-streams every token of every answer).
+ * joined. A pushed body (net/peer-stream.ts) and a Node stream (by its `data` events) hand their
+ * events on in the turn they arrive (no promise per chunk: the orchestrator re-streams every token
+ * of every answer).
  */
 import type { Readable } from 'node:stream';
 
@@ -26,10 +27,16 @@ const CR = 0x0d;
  * or until `each` answers false.
  * @throws {StreamCut} when the body ends (or fails) before `[DONE]`
  */
-export function readSse(body: Readable | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>, each: (data: string) => boolean | void): Promise<SseEnd> {
+export function readSse(body: Readable | PushedBody | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>, each: (data: string) => boolean | void): Promise<SseEnd> {
   const events = new SseEvents(each);
   if (isNodeStream(body)) return readNode(body, events);
+  if (isPushed(body)) return readPushed(body, events);
   return readIterated(body, events);
+}
+
+/** A body that hands its chunks over as they arrive (net/peer-stream.ts): false from `each` aborts it. */
+export interface PushedBody {
+  read(each: (chunk: Buffer) => boolean | void): Promise<'end' | 'stopped'>;
 }
 
 /** The events in a byte stream, fed chunk by chunk. */
@@ -91,6 +98,33 @@ function readNode(body: Readable, events: SseEvents): Promise<SseEnd> {
   });
 }
 
+/** A pushed body, chunk by chunk; after `[DONE]` its rest is read to its end (its connection then serves the next request). */
+function readPushed(body: PushedBody, events: SseEvents): Promise<SseEnd> {
+  return new Promise<SseEnd>((resolve, reject) => {
+    let settled = false;
+    body
+      .read((chunk) => {
+        if (settled) return true;
+        let outcome: SseEnd | undefined;
+        try {
+          outcome = events.feed(chunk);
+        } catch (error) {
+          settled = true;
+          reject(error); // an event too large, or `each` threw: as a loop's body would
+          return false;
+        }
+        if (outcome === undefined) return true;
+        settled = true;
+        resolve(outcome);
+        return outcome === 'done';
+      })
+      .then(
+        () => settled || ((settled = true), reject(new StreamCut('the answer ended before data: [DONE]'))),
+        (error: Error) => settled || ((settled = true), reject(new StreamCut(`the answer broke off: ${(error as { cause?: { code?: string } }).cause?.code ?? error.message}`, { cause: error }))),
+      );
+  });
+}
+
 /** A web stream or any async iterable, chunk by chunk; its iterator's `return` cancels it. */
 async function readIterated(body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>, events: SseEvents): Promise<SseEnd> {
   const chunks = 'getReader' in body ? readerChunks(body.getReader()) : body[Symbol.asyncIterator]();
@@ -133,6 +167,10 @@ function withoutCrLf(bytes: Buffer): Buffer {
     out[n++] = b;
   }
   return out.subarray(0, n);
+}
+
+function isPushed(body: unknown): body is PushedBody {
+  return typeof (body as PushedBody).read === 'function' && !('getReader' in (body as object)) && !(Symbol.asyncIterator in (body as object));
 }
 
 function isNodeStream(body: unknown): body is Readable {

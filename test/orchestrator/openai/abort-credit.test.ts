@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createSwarm } from '../../../src/runtime/create-swarm.js';
-import { runCompletion } from '../../../src/orchestrator/openai/completion-run.js';
+import { runCompletion } from '../../../src/orchestrator/openai/upstream-completion.js';
 import type { NodeRegistry } from '../../../src/orchestrator/node-registry.js';
 
 describe('a client that leaves the OpenAI door', () => {
@@ -21,6 +21,33 @@ describe('a client that leaves the OpenAI door', () => {
     setTimeout(() => client.abort(new Error('client left')), 10);
     await expect(run).rejects.toThrow('client left');
     expect(swarm.node('u0')?.failures).toBe(3);
+    swarm.stop?.();
+  });
+});
+
+describe("an agent's error answer", () => {
+  it('is busy, not failed, when its code Full comes after the 500 characters told (and only 64 KB of it is read)', async () => {
+    const swarm = createSwarm([{ id: 'u0', memoryGb: 8, score: 1, latencyMs: 5 }, { id: 'u1', memoryGb: 8, score: 1, latencyMs: 5 }], { models: [{ id: 'm', layers: 4, pipelines: 2 }] });
+    const registry = new Map([['u0', { url: 'http://u0.invalid', inflight: 0 }], ['u1', { url: 'http://u1.invalid', inflight: 0 }]]) as unknown as NodeRegistry;
+    const asked: { node: string; limit?: number }[] = [];
+    const full = JSON.stringify({ error: { message: `every slot taken: ${'x'.repeat(600)}`, code: 'Full' } });
+    const sse = ['data: {"choices":[{"text":"ok","finish_reason":null}]}\n\n', 'data: {"choices":[{"text":"","finish_reason":"stop"}]}\n\n', 'data: [DONE]\n\n'];
+    const post = async (url: string) => {
+      const node = url.startsWith('http://u0') ? 'u0' : 'u1';
+      const first = asked.length === 0;
+      asked.push({ node });
+      if (first) return { status: 503, ok: false, text: async () => full, json: async () => JSON.parse(full), arrayBuffer: async () => new ArrayBuffer(0), bytes: async (limit: number) => ((asked.at(-1) as { limit?: number }).limit = limit, Buffer.from(full)) };
+      return { status: 200, ok: true, text: async () => '', json: async () => ({}), arrayBuffer: async () => new ArrayBuffer(0), chunks: (async function* () { for (const e of sse) yield Buffer.from(e); })() };
+    };
+    const clock = { now: () => Date.now(), setTimeout: (f: () => void, ms: number) => setTimeout(f, ms), clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout) };
+    let text = '';
+    const outcome = await runCompletion({ swarm, registry, clock, post: post as never, affinity: 'hi', priority: 0, deadlineMs: undefined, signal: new AbortController().signal, backoffMs: 1 }, { chat: false, model: 'm', prompt: 'hi', messages: undefined, maxTokens: 4, stop: [], stream: true, includeUsage: false, sampling: {} }, (t) => (text += t));
+    const busy = asked[0]?.node as string;
+    expect(asked.map((a) => a.node)).toEqual([busy, busy === 'u0' ? 'u1' : 'u0']);
+    expect(asked[0]?.limit).toBe(64 * 1024);
+    expect(text).toBe('ok');
+    expect(outcome.nodes).toEqual([busy === 'u0' ? 'u1' : 'u0']);
+    expect(swarm.node(busy)?.failures, 'a busy agent is not a failed one').toBe(0);
     swarm.stop?.();
   });
 });

@@ -13,7 +13,8 @@ import type { Route } from '../../core/types.js';
 import type { Swarm } from '../../runtime/swarm.js';
 import type { Clock, LeasedRoute, SwarmRequest } from '../../runtime/types.js';
 import { swarmSessionHost } from '../../sessions/session-swarm.js';
-import type { PeerPost } from '../../net/peer-post.js';
+import type { PeerPost, PeerReply, PeerStream } from '../../net/peer-post.js';
+import type { PeerStreamReply } from '../../net/peer-stream.js';
 import { ServeError } from '../../wire/serve-error.js';
 import type { NodeRegistry } from '../node-registry.js';
 import { continuationBody, type EngineUsage, type StreamedIds } from './engine-body.js';
@@ -28,6 +29,8 @@ export interface CompletionContext {
   readonly registry: NodeRegistry;
   readonly clock: Clock;
   readonly post: PeerPost;
+  /** Forwards a completion, its answer read as it arrives (peer-stream.ts); without it, {@link CompletionContext.post}. */
+  readonly stream?: PeerStream;
   /** The prompt the prefix index keys on: the completion's prompt, or the whole conversation. */
   readonly affinity: string | readonly number[];
   readonly priority: number;
@@ -101,18 +104,21 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
     let segmentUsage: EngineUsage | undefined;
     let segmentFinish: string | undefined;
     try {
-      const reply = await ctx.post(`${record.url}${segment.chat ? '/v1/upstream/chat/completions' : '/v1/upstream/completions'}`, JSON.stringify(segment.body), attempt.signal, 'POST', 'application/json', agentAudience(node));
+      const url = `${record.url}${segment.chat ? '/v1/upstream/chat/completions' : '/v1/upstream/completions'}`;
+      const reply: PeerReply | PeerStreamReply = ctx.stream !== undefined ? await ctx.stream(url, JSON.stringify(segment.body), attempt.signal, agentAudience(node)) : await ctx.post(url, JSON.stringify(segment.body), attempt.signal, 'POST', 'application/json', agentAudience(node));
       clock.clearTimeout(firstByte);
       if (!reply.ok) {
-        const said = (await reply.text().catch(() => '')).slice(0, 500);
+        // At most ERROR_BODY_BYTES of it read (a failing engine's body may be anything), 500 characters of it told.
+        const whole = await errorText(reply);
+        const said = whole.slice(0, 500);
         if (reply.status >= 400 && reply.status < 500 && reply.status !== 408 && reply.status !== 429) throw new ServeError('InvalidRequest', 400, `the engine refused the request: ${reply.status} ${said}`);
         // At capacity (the engine's 429, the agent's 503 Full): tried elsewhere, charged nothing (docs/sessions.md, "A busy node").
-        if (reply.status === 429 || (reply.status === 503 && /"code"\s*:\s*"Full"/.test(said))) throw new NodeBusyError(node, `agent "${node}" answered ${reply.status} ${said}`);
+        if (reply.status === 429 || (reply.status === 503 && /"code"\s*:\s*"Full"/.test(whole))) throw new NodeBusyError(node, `agent "${node}" answered ${reply.status} ${said}`);
         throw new EngineFailed(`agent "${node}" answered ${reply.status} ${said}`);
       }
-      const load = Number((reply as { headers?: Headers }).headers?.get('x-hecate-load'));
+      const load = Number(reply.headers?.get('x-hecate-load'));
       if (Number.isFinite(load)) reportLoad(swarm, node, Math.min(1, Math.max(0, load)), clock.now());
-      const body = reply.chunks ?? reply.body;
+      const body = 'read' in reply ? reply : (reply.chunks ?? reply.body);
       if (body === undefined || body === null) throw new EngineFailed(`agent "${node}" answered without a body`);
       nodes.push(node);
       // Each event as it arrives, in the turn its bytes do (sse-reader.ts): no promise per token.
@@ -169,6 +175,20 @@ export async function runCompletion(ctx: CompletionContext, job: CompletionJob, 
   if (tail !== '') emit(tail);
   const promptTokens = usage?.prompt_tokens ?? (typeof ctx.affinity === 'string' ? Math.ceil(ctx.affinity.length / 4) : ctx.affinity.length);
   return { finish, promptTokens: Math.max(0, promptTokens), completionTokens, cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0, nodes };
+}
+
+/** How much of an agent's error answer is read: its error object, with room to spare. */
+const ERROR_BODY_BYTES = 64 * 1024;
+
+/** An error answer's text, at most {@link ERROR_BODY_BYTES} of it (why not, when it cannot be read). */
+async function errorText(reply: PeerReply | PeerStreamReply): Promise<string> {
+  try {
+    if ('read' in reply) return await reply.text(ERROR_BODY_BYTES);
+    if (reply.bytes !== undefined) return Buffer.from(await reply.bytes(ERROR_BODY_BYTES)).toString('utf8');
+    return (await reply.text()).slice(0, ERROR_BODY_BYTES);
+  } catch (error) {
+    return `(its body was not read: ${(error as Error).message})`;
+  }
 }
 
 /** An array of token ids. */
