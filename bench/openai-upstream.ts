@@ -1,5 +1,5 @@
 /**
- * `node dist-bench/bench/openai-upstream.js [runs] [process|apart|beside] [tokenMs]`: issue 37's figures for the
+ * `node dist-bench/bench/openai-upstream.js [runs] [process|apart|beside] [tokenMs] [tokens]`: issue 37's figures for the
  * OpenAI door (docs/openai.md), the orchestrator and two upstream agents in this process over
  * loopback, each agent in front of a scripted engine that paces its tokens `tokenMs` apart
  * (default 5; test/agent/upstream/scripted-upstream.ts), the engines in a child process
@@ -16,7 +16,7 @@
  *
  * - added time to first token at c = 1: a streamed completion through serve against the same
  *   request straight to an engine, medians of 200 each, interleaved (target ≤ 2 ms);
- * - added p99 at c = 32: 32 clients, 8 requests each of 16 tokens, through serve against straight
+ * - added p99 at c = 32: 32 clients, 8 requests each of `tokens` tokens (default 16), through serve against straight
  *   to the engines (split over them as serve would), twice each, in the order direct, served,
  *   served, direct so the machine's drift weighs on both alike, each load after one unmeasured request a
  *   client (its connections open on every hop); p99 ratio of the pooled 512 each
@@ -46,6 +46,8 @@ const apart = process.argv[3] === 'apart';
 /** `beside`: each agent in its engine's process (bench/scripted-engines.ts), the orchestrator in its own, as deployed. */
 const beside = process.argv[3] === 'beside';
 const tokenMs = Number(process.argv[4] ?? 5);
+/** Tokens of each request of the c = 32 loads (16: serve's cost of starting one weighs most). */
+const loadTokens = Number(process.argv[5] ?? 16);
 /** Node options of the router's process (`ROUTER_NODE_ARGS='--cpu-prof'` profiles it). */
 const routerArgs = (process.env['ROUTER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -170,18 +172,19 @@ async function main(): Promise<void> {
       served.push(measured(await stream(orchestrator.url, `ttft ${i}`, 2), 'served').ttft);
     }
     // c = 32: p99 of whole requests, each path twice, in mirrored order (direct, relay 1, relay 2, served, served, relay 2, relay 1, direct).
-    /** Served requests' time to first token under the load: where serve's p99 is spent (a burst of 32 starts). */
+    /** Served and direct requests' time to first token under the load: where serve's p99 is spent (a burst of 32 starts). */
     const servedTtft: number[] = [];
-    const load = async (base: (client: number) => string): Promise<number[]> => {
+    const directTtft: number[] = [];
+    const load = async (base: (client: number) => string, ttfts?: number[]): Promise<number[]> => {
       const times: number[] = [];
       // One unmeasured request a client first, so each load starts with its connections open on every
       // hop, as under steady traffic: the previous run's aborted streams closed a hundred of serve's.
       await Promise.all(Array.from({ length: 32 }, (_, c) => stream(base(c), `prime ${c}`, 2)));
       await Promise.all(Array.from({ length: 32 }, async (_, c) => {
         for (let k = 0; k < 8; k++) {
-          const figures = measured(await stream(base(c), `load ${c} ${k}`, 16), base(c));
+          const figures = measured(await stream(base(c), `load ${c} ${k}`, loadTokens), base(c));
           times.push(figures.total);
-          if (base(c) === orchestrator.url) servedTtft.push(figures.ttft);
+          ttfts?.push(figures.ttft);
         }
       }));
       return times;
@@ -197,7 +200,7 @@ async function main(): Promise<void> {
       const served = target === 'served';
       const before = router?.pid !== undefined ? cpuMs(router.pid) : 0;
       const enginesBefore = child.pid !== undefined ? cpuMs(child.pid) : 0;
-      const times = await load(served ? () => orchestrator.url : target === 'direct' ? (c) => (engines[c % 2] as { url: string }).url : () => relays[target].url);
+      const times = await load(served ? () => orchestrator.url : target === 'direct' ? (c) => (engines[c % 2] as { url: string }).url : () => relays[target].url, served ? servedTtft : target === 'direct' ? directTtft : undefined);
       (served ? servedLoad : target === 'direct' ? directLoad : relayLoad[target]).push(...times);
       if (served && router?.pid !== undefined) routerCpu += cpuMs(router.pid) - before;
       if (child.pid !== undefined && (served || target === 'direct')) enginesCpu[served ? 'served' : 'direct'] += cpuMs(child.pid) - enginesBefore;
@@ -232,6 +235,8 @@ async function main(): Promise<void> {
       p99OverRawRelay2HopsPct: +((quantile(servedLoad, 0.99) / quantile(relayLoad[2], 0.99) - 1) * 100).toFixed(2),
       servedTtftP50Ms: +median(servedTtft).toFixed(1),
       servedTtftP99Ms: +quantile(servedTtft, 0.99).toFixed(1),
+      directTtftP50Ms: +median(directTtft).toFixed(1),
+      directTtftP99Ms: +quantile(directTtft, 0.99).toFixed(1),
       p50DirectMs: +median(directLoad).toFixed(1),
       p50ServedMs: +median(servedLoad).toFixed(1),
       ...(router !== undefined ? { routerCpuMsPerRequest: +(routerCpu / servedLoad.length).toFixed(2) } : {}),
@@ -244,7 +249,7 @@ async function main(): Promise<void> {
   const col = (k: string) => median(table.map((r) => r[k] as number));
   const pooledPct = (xs: number[]) => +((quantile(xs, 0.99) / quantile(pooled.direct, 0.99) - 1) * 100).toFixed(2);
   console.log(JSON.stringify({ pooled: { requests: pooled.served.length, p99DirectMs: +quantile(pooled.direct, 0.99).toFixed(1), addedP99Pct: pooledPct(pooled.served), addedP99RawRelay1HopPct: pooledPct(pooled.relay1), addedP99RawRelay2HopsPct: pooledPct(pooled.relay2) } }));
-  console.log(JSON.stringify({ router: apart ? 'orchestrator and each agent in its own process' : beside ? "orchestrator in its own process, each agent in its engine's" : routerProcess ? 'own process' : 'this process', tokenMs, median: { addedTtftMs: col('addedTtftMs'), addedP99Pct: col('addedP99Pct'), addedP99RawRelay1HopPct: col('addedP99RawRelay1HopPct'), addedP99RawRelay2HopsPct: col('addedP99RawRelay2HopsPct'), p99OverRawRelay2HopsPct: col('p99OverRawRelay2HopsPct'), enginesCpuMsPerServedRequest: col('enginesCpuMsPerServedRequest'), enginesCpuMsPerRequest: col('enginesCpuMsPerRequest'), openAfterAllMs: col('openAfterAllMs'), ...(routerProcess ? { routerCpuMsPerRequest: col('routerCpuMsPerRequest') } : {}) } }));
+  console.log(JSON.stringify({ tokens: loadTokens, router: apart ? 'orchestrator and each agent in its own process' : beside ? "orchestrator in its own process, each agent in its engine's" : routerProcess ? 'own process' : 'this process', tokenMs, median: { addedTtftMs: col('addedTtftMs'), addedP99Pct: col('addedP99Pct'), addedP99RawRelay1HopPct: col('addedP99RawRelay1HopPct'), addedP99RawRelay2HopsPct: col('addedP99RawRelay2HopsPct'), p99OverRawRelay2HopsPct: col('p99OverRawRelay2HopsPct'), enginesCpuMsPerServedRequest: col('enginesCpuMsPerServedRequest'), enginesCpuMsPerRequest: col('enginesCpuMsPerRequest'), openAfterAllMs: col('openAfterAllMs'), ...(routerProcess ? { routerCpuMsPerRequest: col('routerCpuMsPerRequest') } : {}) } }));
   await Promise.all(agents.map((a) => a.stop()));
   await orchestrator.close();
   for (const relay of Object.values(relays)) relay.close();
