@@ -1,6 +1,7 @@
 /**
  * `--tls-cert`, `--tls-key` and `--ca` (docs/security.md, "TLS"): a serve and an agent on https with a
- * self-signed certificate made here with openssl, serving a generate; and serve refusing to bind
+ * self-signed certificate made here with openssl, serving a generate, and an upstream agent's
+ * completion streamed through serve over https; and serve refusing to bind
  * beyond loopback without TLS unless `--insecure` is given.
  */
 import { execFileSync } from 'node:child_process';
@@ -10,6 +11,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/runtime/clock.js';
 import { createPeerPoster } from '../../src/net/peer-post.js';
+import { streamPost } from '../../src/net/peer-stream.js';
+import { Agent } from 'undici';
+import { scriptedRun, startScriptedUpstream } from '../agent/upstream/scripted-upstream.js';
 import { expectedDigest } from '../../src/wire/digest.js';
 import { cli } from '../cli/run-cli.js';
 import { startCli, stopAll, waitFor } from './processes.js';
@@ -48,6 +52,45 @@ describe('serve and agent over TLS (real processes)', () => {
     // Without the CA the certificate is not trusted; plain http is not served.
     await expect(fetch(`${serveUrl}/v1/status`)).rejects.toThrow();
     await expect(fetch(`${serveUrl.replace('https:', 'http:')}/v1/status`)).rejects.toThrow();
+  }, 60_000);
+});
+
+describe('the OpenAI door over TLS (real processes)', () => {
+  it('streams a completion over https piece by piece: serve calls its upstream agent trusting the CA, and reads its answer as it arrives', async () => {
+    const tls = ['--tls-cert', cert, '--tls-key', key, '--ca', cert, '--token-file', token];
+    const engine = await startScriptedUpstream({ tokenMs: 25 });
+    try {
+      const serveUrl = (await startCli('serve-openai', ['serve', '--port', '0', '--layers', '4', '--pipelines', '1', ...tls], /listening on (https:\/\/127\.0\.0\.1:\d+)/, 30_000, { process: true })).match;
+      await startCli('u1', ['agent', '--id', 'u1', '--memory', '4', '--score', '1', '--join', serveUrl, '--port', '0', '--upstream', `${engine.url}/v1`, ...tls], /listening on (https:\/\/\S+?),/, 30_000, { process: true });
+      const client = new Agent({ connect: { ca: readFileSync(cert, 'utf8') } });
+      const poster = createPeerPoster({ clock: systemClock, ca: readFileSync(cert, 'utf8') });
+      try {
+        await waitFor('u1 alive over https', async () => {
+          const s = (await (await poster.post(`${serveUrl}/v1/status`, '', AbortSignal.timeout(5000), 'GET')).json()) as { status: string };
+          return s.status === 'healthy' ? true : undefined;
+        }, 20_000);
+        const body = { model: 'base', prompt: 'over tls, streamed', max_tokens: 8 };
+        const reply = await streamPost(client, `${serveUrl}/v1/completions`, { 'content-type': 'application/json' }, JSON.stringify({ ...body, stream: true }), AbortSignal.timeout(10_000));
+        expect(reply.status).toBe(200);
+        const arrivals: number[] = [];
+        let text = '';
+        await reply.read((chunk) => {
+          arrivals.push(performance.now());
+          text += chunk.toString('utf8');
+        });
+        const pieces = text.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => (JSON.parse(e.slice(6)) as { choices: { text: string }[] }).choices[0]?.text ?? '');
+        expect(pieces.join('')).toBe(scriptedRun('/v1/completions', { ...body, model: 'scripted' }).tokens.join(''));
+        expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+        // 8 tokens 25 ms apart: they come as they are made, not in one piece at the end.
+        expect(arrivals.length).toBeGreaterThanOrEqual(4);
+        expect((arrivals.at(-1) as number) - (arrivals[0] as number)).toBeGreaterThan(75);
+      } finally {
+        poster.close();
+        await client.close();
+      }
+    } finally {
+      await engine.close();
+    }
   }, 60_000);
 });
 
