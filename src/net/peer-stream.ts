@@ -19,6 +19,9 @@ export interface PeerStreamReply {
   text(limit: number): Promise<string>;
 }
 
+/** Bytes of an answer held before anyone reads it; past them its parser (and the sender) waits. */
+const EARLY_BYTES = 64 * 1024;
+
 /**
  * POSTs `body` to `url` with `headers` through `dispatcher`; resolves with the answer's head once
  * it arrives, rejects if the call fails before it. `signal` aborts the call at any point.
@@ -33,6 +36,9 @@ export function streamPost(dispatcher: Dispatcher, url: string, headers: Record<
     let abort: ((error: Error) => void) | undefined;
     /** Chunks that came before a reader (headers and body can arrive in one read). */
     let early: Buffer[] | undefined = [];
+    let earlyBytes = 0;
+    /** Resumes the answer's parser, paused when {@link EARLY_BYTES} came before a reader. */
+    let resume: (() => void) | undefined;
     /** How the body ended before a reader came: `true` whole, else its error. */
     let endedEarly: true | Error | undefined;
     let reader: { each: (chunk: Buffer) => boolean | void; resolve: (end: 'end' | 'stopped') => void; reject: (error: Error) => void } | undefined;
@@ -68,6 +74,7 @@ export function streamPost(dispatcher: Dispatcher, url: string, headers: Record<
         for (const chunk of pending) if (!hand(chunk)) return;
         if (endedEarly === true) res('end');
         else if (endedEarly !== undefined) rej(endedEarly);
+        else if (earlyBytes > EARLY_BYTES) resume?.();
       });
     const text = async (limit: number): Promise<string> => {
       const chunks: Buffer[] = [];
@@ -87,8 +94,10 @@ export function streamPost(dispatcher: Dispatcher, url: string, headers: Record<
         abort = a;
         if (signal.aborted) onAbort();
       },
-      onHeaders(status: number, raw: Buffer[]) {
+      onHeaders(status: number, raw: Buffer[], go: () => void) {
+        if (status < 200) return true; // an informational head (103 Early Hints): the answer's own comes next
         answered = true;
+        resume = go;
         const named = new Map<string, string>();
         for (let i = 0; i + 1 < raw.length; i += 2) {
           const name = (raw[i] as Buffer).toString('latin1').toLowerCase();
@@ -101,7 +110,8 @@ export function streamPost(dispatcher: Dispatcher, url: string, headers: Record<
         if (stopped) return false;
         if (reader === undefined) {
           early?.push(chunk);
-          return true;
+          earlyBytes += chunk.length;
+          return earlyBytes <= EARLY_BYTES; // past it, paused until a reader comes
         }
         return hand(chunk);
       },

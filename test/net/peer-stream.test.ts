@@ -1,10 +1,12 @@
 /**
  * An answer read as it arrives (src/net/peer-stream.ts): its chunks in order, those that came with
- * its head included; a reader that stops aborts the request; an abort midway rejects the read; an
- * error answer is read only up to its limit.
+ * its head included; a reader that stops aborts the request; an abort midway (or before the
+ * connection) rejects; at most 64 KB held for a reader not there yet; no listener left; an error
+ * answer is read only up to its limit.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
 import { streamPost } from '../../src/net/peer-stream.js';
@@ -37,6 +39,19 @@ beforeAll(async () => {
             res.end();
           }
         }, 5);
+      } else if (path === '/big') {
+        // 32 MB, more than the sockets' buffers hold: it finishes only if it is read.
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        const piece = Buffer.alloc(64 * 1024, 0x61);
+        let sent = 0;
+        const more = (): void => {
+          while (sent < 32 * 1024 * 1024 && !res.destroyed) {
+            sent += piece.length;
+            if (!res.write(piece)) return void res.once('drain', more);
+          }
+          res.end();
+        };
+        more();
       } else if (path === '/big-error') {
         res.writeHead(503, { 'content-type': 'application/json' });
         res.write('x'.repeat(40_000));
@@ -91,6 +106,36 @@ describe('streamPost', () => {
     const gone = new AbortController();
     gone.abort(new Error('before anything'));
     await expect(streamPost(dispatcher, `${base}/paced`, {}, '', gone.signal)).rejects.toThrow('before anything');
+  });
+
+  it('aborts a call whose signal fires before its connection is made', async () => {
+    const fresh = new Agent(); // no connection yet: the call waits for one
+    try {
+      const stop = new AbortController();
+      const call = streamPost(fresh, `${base}/paced`, {}, '', stop.signal);
+      stop.abort(new Error('right away'));
+      await expect(call).rejects.toThrow('right away');
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('holds at most 64 KB of an answer nobody reads yet: the sender waits, then everything comes to the reader', async () => {
+    const reply = await streamPost(dispatcher, `${base}/big`, {}, '', new AbortController().signal);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(ended.some((e) => e.path === '/big'), 'the 32 MB answer is not all sent while unread').toBe(false);
+    let bytes = 0;
+    expect(await reply.read((chunk) => void (bytes += chunk.length))).toBe('end');
+    expect(bytes).toBe(32 * 1024 * 1024);
+  });
+
+  it('leaves no listener on the signal, however the answer ends', async () => {
+    const signals = [new AbortController(), new AbortController(), new AbortController(), new AbortController()];
+    await (await streamPost(dispatcher, `${base}/whole`, {}, '', signals[0]!.signal)).read(() => true);
+    await (await streamPost(dispatcher, `${base}/paced`, {}, '', signals[1]!.signal)).read(() => false);
+    await expect((await streamPost(dispatcher, `${base}/paced`, {}, '', signals[2]!.signal)).read(() => { throw new Error('the reader broke'); })).rejects.toThrow('the reader broke');
+    await expect(streamPost(dispatcher, 'http://127.0.0.1:1/x', {}, '', signals[3]!.signal)).rejects.toThrow();
+    expect(signals.map((s) => getEventListeners(s.signal, 'abort').length)).toEqual([0, 0, 0, 0]);
   });
 
   it('reads an error answer up to its limit, and refuses past it', async () => {

@@ -110,6 +110,7 @@ function relayEngine(dispatcher: Dispatcher, call: { origin: string; path: strin
       if (hungUp) a(new Error('the orchestrator hung up'));
     },
     onHeaders(status: number, raw: Buffer[], go: () => void) {
+      if (status < 200) return true; // an informational head (103 Early Hints): the engine's answer comes next
       answered = true;
       resume = go;
       let type: string | undefined;

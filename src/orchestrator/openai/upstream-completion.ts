@@ -186,8 +186,8 @@ async function errorText(reply: PeerReply | PeerStreamReply): Promise<string> {
     if ('read' in reply) return await reply.text(ERROR_BODY_BYTES);
     if (reply.bytes !== undefined) return Buffer.from(await reply.bytes(ERROR_BODY_BYTES)).toString('utf8');
     return (await reply.text()).slice(0, ERROR_BODY_BYTES);
-  } catch (error) {
-    return `(its body was not read: ${(error as Error).message})`;
+  } catch {
+    return `(its body was not read: over ${ERROR_BODY_BYTES / 1024} KB, or cut)`; // the reason would name the agent's address
   }
 }
 
