@@ -50,6 +50,8 @@ const tokenMs = Number(process.argv[4] ?? 5);
 const loadTokens = Number(process.argv[5] ?? 16);
 /** Node options of the router's process (`ROUTER_NODE_ARGS='--cpu-prof'` profiles it). */
 const routerArgs = (process.env['ROUTER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+/** Node options of the engines' process (with `beside`, the agents' too). */
+const engineArgs = (process.env['ENGINE_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] as number;
 
@@ -127,7 +129,7 @@ function cpuMs(pid: number): number {
 }
 
 async function main(): Promise<void> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./scripted-engines.js', import.meta.url)), '2', String(tokenMs)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...engineArgs, fileURLToPath(new URL('./scripted-engines.js', import.meta.url)), '2', String(tokenMs)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const fromEngines = lines(child.stdout);
   const urls = JSON.parse(await fromEngines()) as string[];
   const engines = urls.map((url) => ({ url, open: async () => parseEngineLoad(await (await fetch(`${url}/metrics`)).text())?.running ?? 0 }));

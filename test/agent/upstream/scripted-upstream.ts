@@ -33,7 +33,7 @@ export interface ScriptedUpstream {
   openStreams(): number;
   /** Requests received, by path. */
   readonly requests: Map<string, number>;
-  /** The bodies of the completions received, in order. */
+  /** The bodies of the completions received, in order (the last 2,048 to 4,096 of them). */
   readonly bodies: unknown[];
   /** From now on, every stream dies (its socket destroyed) after `tokens` tokens; undefined: never. */
   dieAfter(tokens: number | undefined): void;
@@ -44,16 +44,20 @@ export interface ScriptedUpstream {
   close(): Promise<void>;
 }
 
-/** FNV-1a over UTF-16 code units: the script's choice of the next token. */
-function hash(text: string): number {
-  let h = 0x811c9dc5;
+/** FNV-1a over UTF-16 code units, from the hash `h` of what came before `text`: the script's choice of the next token. */
+function hashOn(h: number, text: string): number {
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
   return h;
 }
 
+const hash = (text: string): number => hashOn(0x811c9dc5, text);
+
+/** The token of a context's hash. */
+const tokenOf = (h: number): string => SCRIPT_WORDS[h % SCRIPT_WORDS.length] as string;
+
 /** The next token after `context`. */
 export function scriptedToken(context: string): string {
-  return SCRIPT_WORDS[hash(context) % SCRIPT_WORDS.length] as string;
+  return tokenOf(hash(context));
 }
 
 interface Msg { role: string; content: string }
@@ -76,19 +80,21 @@ export function scriptedRun(path: string, body: Record<string, unknown>): { toke
   const max = typeof body['max_tokens'] === 'number' ? body['max_tokens'] : 16;
   const stops = body['stop'] === undefined ? [] : Array.isArray(body['stop']) ? (body['stop'] as string[]) : [body['stop'] as string];
   const tokens: string[] = [];
-  let text = generated;
+  // The context's hash carried on token by token (FNV-1a reads its text in order): a run costs its
+  // length once, not once a token (the bench's engines share a process with the agents).
+  let h = hash(base + generated);
   let out = '';
   while (tokens.length < max) {
-    const t = scriptedToken(base + text);
-    const hit = stops.map((s) => (out + t).indexOf(s)).filter((i) => i >= 0);
+    const t = tokenOf(h);
+    const hit = stops.length === 0 ? [] : stops.map((s) => (out + t).indexOf(s)).filter((i) => i >= 0);
     if (hit.length > 0) {
       const cut = Math.min(...hit) - out.length;
       if (cut > 0) tokens.push(t.slice(0, cut));
       return { tokens, finish: 'stop', promptTokens: Math.ceil((base.length + generated.length) / 4) };
     }
     tokens.push(t);
-    text += t;
-    out += t;
+    h = hashOn(h, t);
+    if (stops.length > 0) out += t;
   }
   return { tokens, finish: 'length', promptTokens: Math.ceil((base.length + generated.length) / 4) };
 }
@@ -198,6 +204,7 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
         return;
       }
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      if (bodies.length >= 4096) bodies.splice(0, 2048); // a bench sends tens of thousands
       bodies.push(body);
       if (refusals > 0) {
         refusals--;
