@@ -10,6 +10,7 @@ import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
 import { streamPost } from '../../src/net/peer-stream.js';
+import { writeBig } from './big-answer.js';
 
 let server: Server;
 let base = '';
@@ -40,18 +41,8 @@ beforeAll(async () => {
           }
         }, 5);
       } else if (path === '/big') {
-        // 32 MB, more than the sockets' buffers hold: it finishes only if it is read.
         res.writeHead(200, { 'content-type': 'application/octet-stream' });
-        const piece = Buffer.alloc(64 * 1024, 0x61);
-        let sent = 0;
-        const more = (): void => {
-          while (sent < 32 * 1024 * 1024 && !res.destroyed) {
-            sent += piece.length;
-            if (!res.write(piece)) return void res.once('drain', more);
-          }
-          res.end();
-        };
-        more();
+        writeBig(res);
       } else if (path === '/big-error') {
         res.writeHead(503, { 'content-type': 'application/json' });
         res.write('x'.repeat(40_000));

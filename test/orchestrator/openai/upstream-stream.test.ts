@@ -17,6 +17,7 @@ import type { NodeRegistry } from '../../../src/orchestrator/node-registry.js';
 import { startUpstreamAgent } from '../../../src/agent/upstream/upstream-agent.js';
 import { startOrchestrator } from '../../../src/orchestrator/orchestrator.js';
 import { waitFor } from '../processes.js';
+import { writeBig } from '../../net/big-answer.js';
 
 const SSE = ['data: {"choices":[{"text":"ok","finish_reason":null}]}\n\n', 'data: {"choices":[{"text":"","finish_reason":"stop"}]}\n\n', 'data: [DONE]\n\n'];
 const FULL = JSON.stringify({ error: { message: `every slot taken: ${'x'.repeat(600)}`, code: 'Full' } });
@@ -36,18 +37,8 @@ beforeAll(async () => {
       if (path === '/health') return void res.writeHead(200).end('ok');
       if (path.startsWith('/full-once') && fullServed++ === 0) return void res.writeHead(503, { 'content-type': 'application/json' }).end(FULL);
       if (path.startsWith('/huge-400')) {
-        // 32 MB, more than the sockets' buffers hold: the server finishes only if it is read to its end.
         res.writeHead(400, { 'content-type': 'application/json' });
-        const piece = Buffer.alloc(64 * 1024, 0x79);
-        let sent = 0;
-        const more = (): void => {
-          while (sent < 32 * 1024 * 1024 && !res.destroyed) {
-            sent += piece.length;
-            if (!res.write(piece)) return void res.once('drain', more);
-          }
-          res.end();
-        };
-        return more();
+        return writeBig(res);
       }
       if (path.startsWith('/hints') || path.endsWith('/v1/completions')) res.writeEarlyHints({ link: '</x.css>; rel=preload' });
       res.writeHead(200, { 'content-type': 'text/event-stream' });
