@@ -95,6 +95,7 @@ describe('a join flood from many addresses', () => {
     await startAgentCli('s0', spread, 16, 3);
     await waitFor('s0 alive', async () => ((await statusNodes(spread.url)).get('s0')?.state === 'alive' ? true : undefined), 20_000, 50);
     const flood = await startFakes(spread, 'flood-', 0, 1, 'flood');
+    const floodStarted = Date.now();
     try {
       await startAgentCli('late', spread, 16, 1);
       const statuses: number[] = [];
@@ -106,11 +107,15 @@ describe('a join flood from many addresses', () => {
       }, 30_000, 0);
       expect(statuses.filter((s) => s !== 200)).toEqual([]);
     } finally {
-      const answers = JSON.parse(/answers (.*)/.exec(await flood.stop())?.[1] ?? '{}') as Record<string, number>;
+      // The flood goes on at least 3 s (on a fast machine the rest can be done in one), so its
+      // joins meet the limit however quickly the declared agent got in.
+      if (Date.now() - floodStarted < 3000) await new Promise((r) => setTimeout(r, 3000 - (Date.now() - floodStarted)));
+      const said = await flood.stop();
+      const answers = JSON.parse(/answers (.*)/.exec(said)?.[1] ?? '{}') as Record<string, number>;
       const refused = answers['429'] ?? 0;
       const admitted = answers['200'] ?? 0;
       // One box's many addresses are one network: 30 new ids at once, then one a second.
-      expect(refused).toBeGreaterThan(admitted);
+      expect(refused, `the flood's answers by status: ${said.trim() || '(it said nothing)'}`).toBeGreaterThan(admitted);
       expect(await statusTotal(spread.url)).toBeLessThanOrEqual(2 + admitted);
     }
   }, 90_000);
